@@ -1,0 +1,16 @@
+/** A conversation's memory: a JSON object, loaded into `envelope.memory` at the start of a run. */
+export type MemoryRecord = Record<string, unknown>;
+
+/**
+ * Where `memory.kv` keeps memories, keyed by conversation id. Implementations: in-process, file,
+ * and (distributed mode) NATS KV. Conversation ids are checked with `isValidConversationId`.
+ */
+export interface MemoryStore {
+  load(conversationId: string): Promise<MemoryRecord | undefined>;
+  save(conversationId: string, memory: MemoryRecord): Promise<void>;
+}
+
+/** Conversation ids are 1–128 characters of letters, digits, `_`, `-`, `.` (not starting with `.`). */
+export function isValidConversationId(id: string): boolean {
+  return /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/.test(id);
+}

@@ -1,0 +1,49 @@
+import type { ErrorInfo } from '../errors.js';
+
+/** What a tool's `execute` is given besides its (already validated) input. */
+export interface ToolContext {
+  /** Aborted when the run is aborted or times out, or the tool's own timeout passes. */
+  readonly signal: AbortSignal;
+  /**
+   * Stable for one logical call: a call re-sent after a crash carries the same key, so a tool with
+   * external effects can make them once.
+   */
+  readonly idempotencyKey: string;
+  readonly traceId: string;
+  readonly iteration: number;
+}
+
+/**
+ * A tool the agent may call: what `tool.module` files export, and what `tool.http` builds.
+ *
+ * @example
+ * ```ts
+ * export default {
+ *   name: 'add',
+ *   description: 'Adds two numbers',
+ *   inputSchema: { type: 'object', required: ['a', 'b'], properties: { a: { type: 'number' }, b: { type: 'number' } } },
+ *   execute: ({ a, b }) => ({ sum: a + b }),
+ * } satisfies ToolDefinition<{ a: number; b: number }>;
+ * ```
+ */
+export interface ToolDefinition<Input = Record<string, unknown>, Output = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of `input`; the core validates the model's input against it before calling. */
+  readonly inputSchema: Record<string, unknown>;
+  execute(input: Input, context: ToolContext): Promise<Output> | Output;
+}
+
+/** What the core sends on a tool's subject. */
+export interface ToolRequest {
+  readonly traceId: string;
+  readonly iteration: number;
+  readonly tool: string;
+  readonly input: Record<string, unknown>;
+  readonly idempotencyKey: string;
+}
+
+/** A tool's result as data: a failure is an observation the model sees next iteration. */
+export type ToolResult =
+  | { readonly ok: true; readonly output: unknown }
+  | { readonly ok: false; readonly error: ErrorInfo };

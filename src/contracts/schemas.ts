@@ -1,0 +1,99 @@
+import { createRequire } from 'node:module';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type {
+  AgentCoreReactConfig,
+  AgentEnvelope,
+  AgentEvent,
+  FlowDefinition,
+  ModelResponse,
+} from './schema-types.js';
+
+const require = createRequire(import.meta.url);
+
+/** The JSON Schemas of `schemas/`, by file name: the contracts everything else is checked against. */
+export const SchemaFile = {
+  agentCore: 'agent-core.react.schema.json',
+  modelResponse: 'model-response.schema.json',
+  envelope: 'envelope.schema.json',
+  agentEvent: 'agent-event.schema.json',
+  flow: 'flow.schema.json',
+} as const;
+
+/** Reads one of the bundled schemas (they ship in the package's `schemas/` folder). */
+export function loadSchema(file: (typeof SchemaFile)[keyof typeof SchemaFile]): Record<string, unknown> {
+  return require(`../../schemas/${file}`) as Record<string, unknown>;
+}
+
+function newAjv(): Ajv {
+  const ajv = new Ajv({ strict: true, strictRequired: false, strictTypes: false, allErrors: false });
+  // Read only by scripts/generate-types.mjs.
+  ajv.addKeyword({ keyword: 'tsType', schemaType: 'string' });
+  for (const file of Object.values(SchemaFile)) ajv.addSchema(loadSchema(file), file);
+  return ajv;
+}
+
+const ajv = newAjv();
+
+function compiled<T>(ref: string): ValidateFunction<T> {
+  const validate = ajv.getSchema<T>(ref);
+  if (!validate) throw new Error(`schema ${ref} is not registered`);
+  return validate;
+}
+
+/**
+ * The contracts, compiled once per process. Each is an ajv validate function whose `errors`
+ * property explains a failure; use {@link describeSchemaErrors} to turn it into a message.
+ */
+export const validators = {
+  agentCore: compiled<AgentCoreReactConfig>(SchemaFile.agentCore),
+  modelResponse: compiled<ModelResponse>(SchemaFile.modelResponse),
+  envelope: compiled<AgentEnvelope>(SchemaFile.envelope),
+  agentEvent: compiled<AgentEvent>(SchemaFile.agentEvent),
+  flow: compiled<FlowDefinition>(SchemaFile.flow),
+  triggerInputConfig: compiled(`${SchemaFile.flow}#/definitions/TriggerInputConfig`),
+  modelLlmConfig: compiled(`${SchemaFile.flow}#/definitions/ModelLlmConfig`),
+  memoryKvConfig: compiled(`${SchemaFile.flow}#/definitions/MemoryKvConfig`),
+  toolHttpConfig: compiled(`${SchemaFile.flow}#/definitions/ToolHttpConfig`),
+  toolModuleConfig: compiled(`${SchemaFile.flow}#/definitions/ToolModuleConfig`),
+  responseChatConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseChatConfig`),
+  responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
+} as const;
+
+/** Ajv for schemas written by users (tool input schemas, trigger input schemas): lenient about unknown keywords. */
+const userAjv = new Ajv({ strict: false, allErrors: false });
+
+/** A compiled user-supplied JSON Schema: `true` or a list of readable problems. */
+export type InputValidator = (value: unknown) => true | string;
+
+/**
+ * Compiles a JSON Schema that a user wrote (a tool's inputSchema). Throws with ajv's explanation
+ * when the schema itself is invalid.
+ *
+ * @example
+ * ```ts
+ * const check = compileUserSchema({ type: 'object', required: ['city'] });
+ * check({}) // "must have required property 'city'"
+ * ```
+ */
+export function compileUserSchema(schema: object): InputValidator {
+  const validate = userAjv.compile(schema);
+  return (value) => (validate(value) ? true : describeSchemaErrors(validate.errors));
+}
+
+/** One readable line from ajv's errors, e.g. `/confidence must be <= 1`. */
+export function describeSchemaErrors(errors: ErrorObject[] | null | undefined): string {
+  if (!errors || errors.length === 0) return 'does not match the schema';
+  return errors
+    .slice(0, 3)
+    .map((e) => {
+      const where = e.instancePath || '(root)';
+      if (e.keyword === 'additionalProperties') {
+        return `${where} has unknown property '${String((e.params as { additionalProperty: string }).additionalProperty)}'`;
+      }
+      if (e.keyword === 'enum') {
+        return `${where} must be one of ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`;
+      }
+      return `${where} ${e.message ?? 'is invalid'}`;
+    })
+    .join('; ');
+}

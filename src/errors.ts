@@ -1,0 +1,173 @@
+/**
+ * Every error Redflow reports carries one of these stable codes. They are part of the public
+ * contract: the event log, the CLI's `--json` output and (later) the HTTP API all use them, so a
+ * code is never renamed or reused for another meaning.
+ *
+ * @example
+ * ```ts
+ * if (outcome.code === ErrorCode.TOOL_NOT_ALLOWED) { ... }
+ * ```
+ */
+export const ErrorCode = {
+  // Model answer validation (seed 000), in the order the checks run.
+  ANSWER_TOO_LARGE: 'ANSWER_TOO_LARGE',
+  ANSWER_TOO_DEEP: 'ANSWER_TOO_DEEP',
+  ANSWER_INVALID_TEXT: 'ANSWER_INVALID_TEXT',
+  INVALID_JSON: 'INVALID_JSON',
+  ANSWER_DUPLICATE_KEY: 'ANSWER_DUPLICATE_KEY',
+  ANSWER_FORBIDDEN_KEY: 'ANSWER_FORBIDDEN_KEY',
+  ANSWER_NOT_OBJECT: 'ANSWER_NOT_OBJECT',
+  ACTION_MISSING: 'ACTION_MISSING',
+  ACTION_UNKNOWN: 'ACTION_UNKNOWN',
+  ANSWER_SCHEMA_MISMATCH: 'ANSWER_SCHEMA_MISMATCH',
+  CONFIDENCE_MISSING: 'CONFIDENCE_MISSING',
+  CONFIDENCE_OUT_OF_RANGE: 'CONFIDENCE_OUT_OF_RANGE',
+  TOOL_MISSING: 'TOOL_MISSING',
+  TOOL_NOT_ALLOWED: 'TOOL_NOT_ALLOWED',
+  TOOL_INPUT_INVALID: 'TOOL_INPUT_INVALID',
+
+  // Run-level outcomes that are not answer validation.
+  ITERATION_OVERFLOW: 'ITERATION_OVERFLOW',
+  RUN_TIMEOUT: 'RUN_TIMEOUT',
+  RUN_ABORTED: 'RUN_ABORTED',
+  RUN_INPUT_INVALID: 'RUN_INPUT_INVALID',
+
+  // Model actors.
+  MODEL_UNAVAILABLE: 'MODEL_UNAVAILABLE',
+  MODEL_TIMEOUT: 'MODEL_TIMEOUT',
+  MODEL_RATE_LIMITED: 'MODEL_RATE_LIMITED',
+  MODEL_SERVER_ERROR: 'MODEL_SERVER_ERROR',
+  MODEL_REQUEST_REJECTED: 'MODEL_REQUEST_REJECTED',
+  MODEL_PROTOCOL_ERROR: 'MODEL_PROTOCOL_ERROR',
+  MODEL_RESPONSE_TOO_LARGE: 'MODEL_RESPONSE_TOO_LARGE',
+  MODEL_SCRIPT_EXHAUSTED: 'MODEL_SCRIPT_EXHAUSTED',
+  MODEL_CONFIG_INVALID: 'MODEL_CONFIG_INVALID',
+
+  // Tool actors.
+  TOOL_FAILED: 'TOOL_FAILED',
+  TOOL_TIMEOUT: 'TOOL_TIMEOUT',
+  TOOL_HOST_NOT_ALLOWED: 'TOOL_HOST_NOT_ALLOWED',
+  TOOL_RESPONSE_TOO_LARGE: 'TOOL_RESPONSE_TOO_LARGE',
+  TOOL_HTTP_STATUS: 'TOOL_HTTP_STATUS',
+  TOOL_MODULE_INVALID: 'TOOL_MODULE_INVALID',
+  TOOL_CONFIG_INVALID: 'TOOL_CONFIG_INVALID',
+
+  // Memory actors.
+  MEMORY_FAILED: 'MEMORY_FAILED',
+  MEMORY_KEY_INVALID: 'MEMORY_KEY_INVALID',
+
+  // Transport.
+  TRANSPORT_NO_RESPONDER: 'TRANSPORT_NO_RESPONDER',
+  TRANSPORT_TIMEOUT: 'TRANSPORT_TIMEOUT',
+  TRANSPORT_CLOSED: 'TRANSPORT_CLOSED',
+  TRANSPORT_BAD_MESSAGE: 'TRANSPORT_BAD_MESSAGE',
+
+  // Event log.
+  LOG_RECORD_CORRUPT: 'LOG_RECORD_CORRUPT',
+  LOG_RECORD_TORN: 'LOG_RECORD_TORN',
+  LOG_SEQUENCE_GAP: 'LOG_SEQUENCE_GAP',
+  LOG_CONCURRENT_WRITER: 'LOG_CONCURRENT_WRITER',
+  LOG_EMPTY: 'LOG_EMPTY',
+  LOG_NOT_FOUND: 'LOG_NOT_FOUND',
+  LOG_RUN_FINISHED: 'LOG_RUN_FINISHED',
+
+  // Flow graphs (seed 001's codes first, then ours).
+  NO_AGENT_CORE: 'NO_AGENT_CORE',
+  MULTIPLE_AGENT_CORES: 'MULTIPLE_AGENT_CORES',
+  CAPABILITY_NOT_CONNECTED: 'CAPABILITY_NOT_CONNECTED',
+  FLOW_NOT_FOUND: 'FLOW_NOT_FOUND',
+  FLOW_INVALID_JSON: 'FLOW_INVALID_JSON',
+  FLOW_SCHEMA_MISMATCH: 'FLOW_SCHEMA_MISMATCH',
+  UNKNOWN_NODE_TYPE: 'UNKNOWN_NODE_TYPE',
+  DUPLICATE_NODE_ID: 'DUPLICATE_NODE_ID',
+  DUPLICATE_EDGE_ID: 'DUPLICATE_EDGE_ID',
+  EDGE_NODE_MISSING: 'EDGE_NODE_MISSING',
+  EDGE_NOT_ALLOWED: 'EDGE_NOT_ALLOWED',
+  EDGE_KIND_MISMATCH: 'EDGE_KIND_MISMATCH',
+  START_NODE_MISSING: 'START_NODE_MISSING',
+  NODE_CONFIG_INVALID: 'NODE_CONFIG_INVALID',
+  NO_MODEL: 'NO_MODEL',
+  MULTIPLE_MODELS: 'MULTIPLE_MODELS',
+  MULTIPLE_MEMORIES: 'MULTIPLE_MEMORIES',
+  ALLOWED_TOOL_NOT_CONNECTED: 'ALLOWED_TOOL_NOT_CONNECTED',
+  DUPLICATE_TOOL_NAME: 'DUPLICATE_TOOL_NAME',
+  TOOL_WITHOUT_INPUT_SCHEMA: 'TOOL_WITHOUT_INPUT_SCHEMA',
+  NO_TOOLS: 'NO_TOOLS',
+
+  // Command line.
+  CLI_USAGE: 'CLI_USAGE',
+} as const;
+
+/** One of the stable codes of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/**
+ * An error as plain data: what every actor reply, event and CLI report carries.
+ * `hint` tells a user how to fix it when there is something to do.
+ */
+export interface ErrorInfo {
+  readonly code: ErrorCode;
+  readonly message: string;
+  readonly hint?: string;
+  /** True when trying the same thing again may succeed (rate limits, 5xx, timeouts). */
+  readonly retryable?: boolean;
+  /** JSON pointer (or flow path) to what was wrong, when there is one. */
+  readonly path?: string;
+}
+
+/**
+ * The one exception class Redflow throws. It carries the same data as {@link ErrorInfo}, so it can
+ * be turned into data (`toInfo()`) at any boundary: an actor reply, an event, the CLI.
+ *
+ * @example
+ * ```ts
+ * throw new RedflowError({ code: ErrorCode.FLOW_NOT_FOUND, message: `no file ${path}` });
+ * ```
+ */
+export class RedflowError extends Error {
+  override readonly name = 'RedflowError';
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly retryable: boolean;
+  readonly path: string | undefined;
+
+  constructor(info: ErrorInfo, options?: { cause?: unknown }) {
+    super(info.message, options);
+    this.code = info.code;
+    this.hint = info.hint;
+    this.retryable = info.retryable ?? false;
+    this.path = info.path;
+  }
+
+  /** The error as plain, serialisable data. */
+  toInfo(): ErrorInfo {
+    return errorInfo(this.code, this.message, {
+      hint: this.hint,
+      retryable: this.retryable || undefined,
+      path: this.path,
+    });
+  }
+}
+
+/** Builds an {@link ErrorInfo} without `undefined` members, so it serialises identically everywhere. */
+export function errorInfo(
+  code: ErrorCode,
+  message: string,
+  extra: { hint?: string | undefined; retryable?: boolean | undefined; path?: string | undefined } = {},
+): ErrorInfo {
+  const info: { code: ErrorCode; message: string; hint?: string; retryable?: boolean; path?: string } = {
+    code,
+    message,
+  };
+  if (extra.hint !== undefined) info.hint = extra.hint;
+  if (extra.retryable) info.retryable = true;
+  if (extra.path !== undefined) info.path = extra.path;
+  return info;
+}
+
+/** Turns anything thrown into {@link ErrorInfo}; unknown throwables get `fallback` as their code. */
+export function toErrorInfo(thrown: unknown, fallback: ErrorCode): ErrorInfo {
+  if (thrown instanceof RedflowError) return thrown.toInfo();
+  if (thrown instanceof Error) return errorInfo(fallback, thrown.message);
+  return errorInfo(fallback, String(thrown));
+}

@@ -1,0 +1,25 @@
+import type { ErrorInfo } from '../errors.js';
+import type { AgentEvent } from './eventTypes.js';
+
+/** A problem found while reading a log: the record is reported and never folded. */
+export interface LogProblem extends ErrorInfo {
+  /** 1-based line (file stores) or sequence number where the problem is. */
+  readonly position: number;
+}
+
+/** A run's log as read back: the good events in order, and what could not be trusted. */
+export interface ReadResult {
+  readonly events: readonly AgentEvent[];
+  readonly problems: readonly LogProblem[];
+}
+
+/**
+ * Where a run's events are appended. One store may hold many runs (memory, JetStream) or one
+ * (a JSONL file). `append` resolves once the event is as durable as the store promises; it
+ * rejects with `LOG_CONCURRENT_WRITER` when `event.seq` is not the next sequence of its run.
+ */
+export interface EventStore {
+  append(event: AgentEvent): Promise<void>;
+  read(traceId: string): Promise<ReadResult>;
+  close(): Promise<void>;
+}
