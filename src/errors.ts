@@ -70,6 +70,8 @@ export const ErrorCode = {
   LOG_EMPTY: 'LOG_EMPTY',
   LOG_NOT_FOUND: 'LOG_NOT_FOUND',
   LOG_RUN_FINISHED: 'LOG_RUN_FINISHED',
+  LOG_TRACE_MISMATCH: 'LOG_TRACE_MISMATCH',
+  LOG_CLOSED: 'LOG_CLOSED',
 
   // Flow graphs (seed 001's codes first, then ours).
   NO_AGENT_CORE: 'NO_AGENT_CORE',
@@ -93,6 +95,10 @@ export const ErrorCode = {
   DUPLICATE_TOOL_NAME: 'DUPLICATE_TOOL_NAME',
   TOOL_WITHOUT_INPUT_SCHEMA: 'TOOL_WITHOUT_INPUT_SCHEMA',
   NO_TOOLS: 'NO_TOOLS',
+  /** Warning: a tool connected to the agent core is left out of its explicit `allowedTools`. */
+  TOOL_NOT_IN_ALLOWED_TOOLS: 'TOOL_NOT_IN_ALLOWED_TOOLS',
+  /** A flow file is larger than the loader accepts (5 MiB). */
+  FLOW_TOO_LARGE: 'FLOW_TOO_LARGE',
 
   // Command line.
   CLI_USAGE: 'CLI_USAGE',

@@ -192,7 +192,14 @@ export interface ModelRequestedData {
 }
 
 export interface ModelAnsweredData {
+  /**
+   * The answer as received; cut to the answer size limit when longer (see originalLength).
+   */
   text: string;
+  /**
+   * Set when `text` was cut: the answer's length in characters.
+   */
+  originalLength?: number;
   durationMs: number;
   attempts?: number;
   usage?: TokenUsage;

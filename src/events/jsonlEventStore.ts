@@ -1,0 +1,636 @@
+import { open, readFile, rename, link, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
+import { validators, describeSchemaErrors } from '../contracts/schemas.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { EventStore, LogProblem, ReadResult } from './eventStore.js';
+import type { AgentEvent } from './eventTypes.js';
+
+/** When a JSONL store forces its records to disk with `fdatasync`. */
+export type JsonlFsyncMode = 'always' | 'never' | { readonly intervalMs: number };
+
+/** Options of {@link openJsonlEventStore}. */
+export interface JsonlEventStoreOptions {
+  /**
+   * `'always'` (default): every append is synced before it resolves. `{ intervalMs }`: appends
+   * resolve once written; the file is synced at most every `intervalMs` and on close. `'never'`:
+   * synced only on close (a crash can lose the last appends, never corrupt earlier ones).
+   */
+  readonly fsync?: JsonlFsyncMode;
+}
+
+/** An {@link EventStore} writing one run to a JSONL file, as returned by {@link openJsonlEventStore}. */
+export interface JsonlEventStore extends EventStore {
+  /** The log file. */
+  readonly path: string;
+  /** The seq of the last event appended (or found when the file was opened); 0 when there is none. */
+  lastSeq(): number;
+}
+
+/** Lines longer than this (in bytes, without the newline) are reported, never buffered. */
+export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
+
+const CHUNK_BYTES = 64 * 1024;
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
+const HEX8 = /^[0-9a-f]{8}$/;
+
+// ---------------------------------------------------------------------------------------------
+// Record format
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Encodes one event as a log line: `<crc32 of the JSON as 8 lowercase hex> <JSON>\n`. The checksum
+ * covers the UTF-8 bytes of the JSON text.
+ *
+ * @example
+ * ```ts
+ * encodeJsonlRecord(event); // '1c291ca3 {"id":"t1:1",...}\n'
+ * ```
+ */
+export function encodeJsonlRecord(event: AgentEvent): string {
+  const json = JSON.stringify(event);
+  return `${checksumHex(json)} ${json}\n`;
+}
+
+function checksumHex(data: string | Uint8Array): string {
+  return crc32(data).toString(16).padStart(8, '0');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------------------------
+
+/** One line of the file: its bytes (undefined when over the cap) and where it is. */
+interface RawLine {
+  readonly number: number;
+  readonly bytes: Buffer | undefined;
+  readonly start: number;
+  /** Offset just after the line's newline (or the end of the file when it has none). */
+  readonly end: number;
+  readonly terminated: boolean;
+  /** True when nothing follows this line in the file. */
+  readonly final: boolean;
+}
+
+/** A full scan of a log file: what {@link readJsonlLog} reports, plus where the good records end. */
+interface Scan extends ReadResult {
+  readonly events: AgentEvent[];
+  readonly problems: LogProblem[];
+  /** Byte offset just after the last record that was folded. */
+  readonly goodEnd: number;
+  readonly size: number;
+  readonly traceId: string | undefined;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function notFound(path: string, cause: unknown): RedflowError {
+  return new RedflowError(
+    {
+      code: ErrorCode.LOG_NOT_FOUND,
+      message: `no event log at ${path}`,
+      hint: 'check the path: a run writes its log where --log (or the runtime) pointed it',
+      path,
+    },
+    { cause },
+  );
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
+}
+
+/**
+ * Calls `onLine` for each line of the first `size` bytes of the file, in chunks, so a file of any
+ * size (and lines of any length) is read in bounded memory. Stops when `onLine` returns false.
+ */
+async function forEachLine(handle: FileHandle, size: number, onLine: (line: RawLine) => boolean): Promise<void> {
+  let position = 0;
+  let number = 1;
+  let lineStart = 0;
+  let parts: Buffer[] = [];
+  let partsLength = 0;
+  let oversized = false;
+
+  const emit = (endOfLine: number, terminated: boolean): boolean => {
+    const bytes = oversized ? undefined : Buffer.concat(parts, partsLength);
+    const end = terminated ? endOfLine + 1 : endOfLine;
+    const go = onLine({ number, bytes, start: lineStart, end, terminated, final: end >= size });
+    number += 1;
+    lineStart = end;
+    parts = [];
+    partsLength = 0;
+    oversized = false;
+    return go;
+  };
+  const add = (piece: Buffer): void => {
+    if (oversized) return;
+    if (partsLength + piece.length > MAX_RECORD_BYTES) {
+      oversized = true;
+      parts = [];
+      partsLength = 0;
+      return;
+    }
+    if (piece.length > 0) {
+      parts.push(piece);
+      partsLength += piece.length;
+    }
+  };
+
+  while (position < size) {
+    const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - position));
+    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+    if (bytesRead === 0) break; // the file shrank while we read it
+    let from = 0;
+    while (from < bytesRead) {
+      const newline = chunk.indexOf(NEWLINE, from);
+      if (newline === -1 || newline >= bytesRead) {
+        add(chunk.subarray(from, bytesRead));
+        break;
+      }
+      add(chunk.subarray(from, newline));
+      if (!emit(position + newline, true)) return;
+      from = newline + 1;
+    }
+    position += bytesRead;
+  }
+  if (position > lineStart) emit(position, false);
+}
+
+type Verdict =
+  | { readonly ok: true; readonly event: AgentEvent }
+  /** `integrity`: checksum, framing or JSON failed (a torn write looks like this); else schema. */
+  | { readonly ok: false; readonly integrity: boolean; readonly reason: string };
+
+/** The schema check, without narrowing to the generated type (the event type is richer). */
+function matchesSchema(value: unknown): boolean {
+  return validators.agentEvent(value);
+}
+
+function verify(bytes: Buffer | undefined): Verdict {
+  if (bytes === undefined) {
+    return { ok: false, integrity: false, reason: `the record is longer than ${MAX_RECORD_BYTES} bytes` };
+  }
+  if (bytes.length < 10 || bytes[8] !== SPACE) {
+    return { ok: false, integrity: true, reason: 'the line is not "<crc32> <json>"' };
+  }
+  const stored = bytes.toString('latin1', 0, 8);
+  if (!HEX8.test(stored)) return { ok: false, integrity: true, reason: 'the checksum is not 8 lowercase hex digits' };
+  const json = bytes.subarray(9);
+  const actual = checksumHex(json);
+  if (actual !== stored) {
+    return { ok: false, integrity: true, reason: `checksum mismatch (stored ${stored}, computed ${actual})` };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(json));
+  } catch (error) {
+    return { ok: false, integrity: true, reason: `the JSON does not parse (${(error as Error).message})` };
+  }
+  if (!matchesSchema(value)) {
+    return {
+      ok: false,
+      integrity: false,
+      reason: `the event does not match agent-event.schema.json: ${describeSchemaErrors(validators.agentEvent.errors)}`,
+    };
+  }
+  return { ok: true, event: value as AgentEvent };
+}
+
+function problem(code: ErrorCode, position: number, message: string, hint: string | undefined, path: string): LogProblem {
+  return { ...errorInfo(code, message, { hint, path }), position };
+}
+
+const TORN_HINT = 'a write was cut short by a crash; repairTornTail (redflow resume) removes it';
+const CORRUPT_HINT =
+  'the log was modified or damaged; the events before this line are intact, the ones after it are not read';
+
+async function scanLog(path: string, expectedTraceId?: string): Promise<Scan> {
+  let handle: FileHandle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) throw notFound(path, error);
+    throw error;
+  }
+  const events: AgentEvent[] = [];
+  const problems: LogProblem[] = [];
+  let goodEnd = 0;
+  let size = 0;
+  let traceId = expectedTraceId;
+  try {
+    size = (await handle.stat()).size;
+    await forEachLine(handle, size, (line) => {
+      const where = `${path}:${line.number}`;
+      if (line.final && !line.terminated) {
+        problems.push(
+          problem(ErrorCode.LOG_RECORD_TORN, line.number, `${where}: the last record has no trailing newline`, TORN_HINT, path),
+        );
+        return false;
+      }
+      const verdict = verify(line.bytes);
+      if (!verdict.ok) {
+        const torn = line.final && verdict.integrity;
+        problems.push(
+          torn
+            ? problem(ErrorCode.LOG_RECORD_TORN, line.number, `${where}: the last record is incomplete: ${verdict.reason}`, TORN_HINT, path)
+            : problem(ErrorCode.LOG_RECORD_CORRUPT, line.number, `${where}: corrupt record: ${verdict.reason}`, CORRUPT_HINT, path),
+        );
+        return false;
+      }
+      const { event } = verdict;
+      if (traceId === undefined) traceId = event.traceId;
+      if (event.traceId !== traceId) {
+        problems.push(
+          problem(
+            ErrorCode.LOG_TRACE_MISMATCH,
+            line.number,
+            `${where}: the record belongs to run ${event.traceId}, not ${traceId}`,
+            expectedTraceId === undefined
+              ? 'a JSONL log holds one run; records of another run were written into it'
+              : 'this file holds another run; check the trace id or the path',
+            path,
+          ),
+        );
+        return false;
+      }
+      const expectedSeq = events.length + 1;
+      if (event.seq !== expectedSeq) {
+        problems.push(
+          problem(
+            ErrorCode.LOG_SEQUENCE_GAP,
+            line.number,
+            `${where}: expected seq ${expectedSeq}, found seq ${event.seq}`,
+            'records are missing or repeated; the events before this line are intact',
+            path,
+          ),
+        );
+        return false;
+      }
+      events.push(event);
+      goodEnd = line.end;
+      return true;
+    });
+  } finally {
+    await handle.close();
+  }
+  return { events, problems, goodEnd, size, traceId };
+}
+
+/**
+ * Reads a JSONL event log without locking it (a writer may be appending). Bad content never
+ * throws; it is reported in `problems` and folding stops there, so `events` is always a trusted
+ * prefix of the run:
+ * - `LOG_RECORD_TORN`: the last line has no newline, or its checksum or JSON does not verify
+ *   (a crash mid-write; everything before it is good, {@link repairTornTail} removes it);
+ * - `LOG_RECORD_CORRUPT`: a record before the last fails its checksum, its JSON, or the schema (or
+ *   any record fails the schema or is longer than {@link MAX_RECORD_BYTES});
+ * - `LOG_SEQUENCE_GAP`: a seq is missing or repeated (the first must be 1);
+ * - `LOG_TRACE_MISMATCH`: a record belongs to another run than the first record.
+ *
+ * Throws `LOG_NOT_FOUND` when the file does not exist. An empty file reads as no events, no problems.
+ *
+ * @example
+ * ```ts
+ * const { events, problems } = await readJsonlLog('runs/abc.jsonl');
+ * for (const p of problems) console.warn(p.code, p.message);
+ * ```
+ */
+export async function readJsonlLog(path: string): Promise<ReadResult> {
+  const { events, problems } = await scanLog(path);
+  return { events, problems };
+}
+
+/**
+ * Removes a torn last record (see {@link readJsonlLog}) by truncating the file just after the last
+ * good record, so a resumed run can append again. Does nothing (returns 0) for a log without
+ * problems. Refuses, with `LOG_RECORD_CORRUPT`, when the log has any other problem (corruption,
+ * a sequence gap, another run's record): those need a human. Takes the writer lock while it
+ * works, so it rejects with `LOG_CONCURRENT_WRITER` while a store has the file open.
+ *
+ * @example
+ * ```ts
+ * const { truncatedBytes } = await repairTornTail('runs/abc.jsonl');
+ * const store = await openJsonlEventStore('runs/abc.jsonl');
+ * ```
+ */
+export async function repairTornTail(path: string): Promise<{ truncatedBytes: number }> {
+  const lock = await acquireLock(path);
+  try {
+    const scan = await scanLog(path);
+    const [first] = scan.problems;
+    if (first === undefined) return { truncatedBytes: 0 };
+    if (first.code !== ErrorCode.LOG_RECORD_TORN) {
+      throw new RedflowError({
+        code: ErrorCode.LOG_RECORD_CORRUPT,
+        message: `refusing to repair ${path}: ${first.code} at line ${first.position}: ${first.message}`,
+        hint: 'only a torn last record is repaired automatically; inspect the file (redflow replay) and fix it by hand',
+        path,
+      });
+    }
+    await truncate(path, scan.goodEnd);
+    return { truncatedBytes: scan.size - scan.goodEnd };
+  } finally {
+    await lock.release();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writer lock
+// ---------------------------------------------------------------------------------------------
+
+interface Lock {
+  release(): Promise<void>;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return !isErrno(error, 'ESRCH');
+  }
+}
+
+async function readLockFile(lockPath: string): Promise<string | undefined> {
+  try {
+    return await readFile(lockPath, 'utf8');
+  } catch (error) {
+    if (isErrno(error, 'ENOENT')) return undefined;
+    throw error;
+  }
+}
+
+function parsePid(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!/^[1-9][0-9]{0,9}$/.test(trimmed)) return undefined;
+  return Number(trimmed);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Takes `<path>.lock` (created with O_EXCL, holding our pid). A lock whose pid is not alive was left
+ * by a crashed writer and is taken over; a live one is refused with `LOG_CONCURRENT_WRITER`.
+ */
+async function acquireLock(path: string): Promise<Lock> {
+  const lockPath = `${path}.lock`;
+  const mine = `${process.pid}\n`;
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    try {
+      const handle = await open(lockPath, 'wx');
+      try {
+        await handle.writeFile(mine);
+      } finally {
+        await handle.close();
+      }
+      return { release: () => releaseLock(lockPath, mine) };
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) throw notFound(path, error);
+      if (!isErrno(error, 'EEXIST')) throw error;
+    }
+
+    // Someone holds it (or held it). The holder writes its pid right after creating the file,
+    // so an empty lock is given a moment before it is judged stale.
+    let held = await readLockFile(lockPath);
+    for (let wait = 0; held !== undefined && parsePid(held) === undefined && wait < 5; wait += 1) {
+      await sleep(20);
+      held = await readLockFile(lockPath);
+    }
+    if (held === undefined) continue; // released meanwhile: try again
+    const pid = parsePid(held);
+    if (pid !== undefined && isAlive(pid)) {
+      throw new RedflowError({
+        code: ErrorCode.LOG_CONCURRENT_WRITER,
+        message: `${path} is being written by process ${pid}${pid === process.pid ? ' (this process)' : ''}`,
+        hint: `only one writer per log: wait for process ${pid} to finish, or delete ${lockPath} if you are sure it is not writing`,
+        path,
+      });
+    }
+
+    // Stale: move it aside atomically, so two processes taking it over cannot both succeed.
+    const aside = `${lockPath}.stale-${process.pid}-${attempt}`;
+    try {
+      await rename(lockPath, aside);
+    } catch (error) {
+      if (isErrno(error, 'ENOENT')) continue;
+      throw error;
+    }
+    const moved = await readLockFile(aside);
+    if (moved !== undefined && moved !== held) {
+      // We moved a lock someone else took in between: put it back if the place is still free.
+      await link(aside, lockPath).catch(() => undefined);
+    }
+    await unlink(aside).catch(() => undefined);
+  }
+  throw new RedflowError({
+    code: ErrorCode.LOG_CONCURRENT_WRITER,
+    message: `could not take the lock ${lockPath}: other processes keep taking it`,
+    hint: 'only one writer per log; make sure a single process writes this run',
+    path,
+  });
+}
+
+async function releaseLock(lockPath: string, mine: string): Promise<void> {
+  // Only remove the lock if it is still ours.
+  if ((await readLockFile(lockPath)) === mine) await unlink(lockPath).catch(() => undefined);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------------------------
+
+function syncPolicy(mode: JsonlFsyncMode): 'always' | 'never' | number {
+  if (mode === 'always' || mode === 'never') return mode;
+  const { intervalMs } = mode;
+  if (typeof intervalMs !== 'number' || !Number.isFinite(intervalMs) || intervalMs < 0) {
+    throw new TypeError(`fsync.intervalMs must be a finite number >= 0, got ${String(intervalMs)}`);
+  }
+  return intervalMs;
+}
+
+async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
+  let offset = 0;
+  while (offset < bytes.length) {
+    const { bytesWritten } = await handle.write(bytes, offset, bytes.length - offset);
+    offset += bytesWritten;
+  }
+}
+
+/**
+ * Opens (creating it if needed) the JSONL event log of ONE run for appending. Each record is a
+ * line `<crc32 hex> <JSON>\n`; appends are serialised and written in append mode, and resolve once
+ * the record is as durable as `options.fsync` says (default `'always'`: fdatasync'd).
+ *
+ * Only one writer per file: the store holds `<path>.lock` (created exclusively, holding the pid)
+ * until `close`. Opening rejects with `LOG_CONCURRENT_WRITER` while a live process holds it; a lock
+ * left by a dead process is taken over. An existing file is read first and the store continues
+ * its seq; a file with problems is refused with the problem's code (`LOG_RECORD_TORN`: call
+ * {@link repairTornTail} first). `append` rejects with `LOG_CONCURRENT_WRITER` when `event.seq` is
+ * not the next one, `LOG_TRACE_MISMATCH` for an event of another run, `LOG_RECORD_CORRUPT` for an
+ * event that would not read back (schema, size), and `LOG_CLOSED` after `close`. If a write fails,
+ * every later append rejects with the same error. `read(traceId)` reads the file as
+ * {@link readJsonlLog} does, and reports records of another run as `LOG_TRACE_MISMATCH`.
+ *
+ * @example
+ * ```ts
+ * const store = await openJsonlEventStore('runs/abc.jsonl', { fsync: { intervalMs: 100 } });
+ * try {
+ *   await store.append(event);
+ * } finally {
+ *   await store.close();
+ * }
+ * ```
+ */
+export async function openJsonlEventStore(path: string, options: JsonlEventStoreOptions = {}): Promise<JsonlEventStore> {
+  const policy = syncPolicy(options.fsync ?? 'always');
+  const lock = await acquireLock(path);
+  let handle: FileHandle;
+  let traceId: string | undefined;
+  let lastSeq = 0;
+  try {
+    const exists = await stat(path).then(
+      () => true,
+      (error: unknown) => {
+        if (isErrno(error, 'ENOENT')) return false;
+        throw error;
+      },
+    );
+    if (exists) {
+      const scan = await scanLog(path);
+      const [first] = scan.problems;
+      if (first !== undefined) {
+        throw new RedflowError({
+          code: first.code,
+          message: `cannot append to ${path}: ${first.message}`,
+          hint: first.hint ?? 'inspect the log before appending to it',
+          path,
+        });
+      }
+      traceId = scan.traceId;
+      lastSeq = scan.events.length;
+    }
+    handle = await open(path, 'a');
+  } catch (error) {
+    await lock.release();
+    if (isErrno(error, 'ENOENT')) throw notFound(path, error);
+    throw error;
+  }
+
+  let chain: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  let closed: Promise<void> | undefined;
+  let dirty = false;
+  let lastSync = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+
+  const sync = async (): Promise<void> => {
+    if (!dirty) return;
+    dirty = false;
+    lastSync = Date.now();
+    await handle.datasync();
+  };
+  const enqueue = (work: () => Promise<void>): Promise<void> => {
+    const run = chain.then(async () => {
+      if (failure !== undefined) throw failure;
+      try {
+        await work();
+      } catch (error) {
+        failure = error;
+        throw error;
+      }
+    });
+    chain = run.catch(() => undefined);
+    return run;
+  };
+  const scheduleSync = (intervalMs: number): void => {
+    if (timer !== undefined) return;
+    const delay = Math.max(0, lastSync + intervalMs - Date.now());
+    timer = setTimeout(() => {
+      timer = undefined;
+      enqueue(sync).catch(() => undefined); // a failed sync fails the next append
+    }, delay);
+    timer.unref();
+  };
+  const refuse = (code: ErrorCode, message: string, hint: string): Promise<never> =>
+    Promise.reject(new RedflowError({ code, message, hint, path }));
+
+  return {
+    path,
+    lastSeq: () => lastSeq,
+
+    append(event: AgentEvent): Promise<void> {
+      if (closed !== undefined) {
+        return refuse(ErrorCode.LOG_CLOSED, `${path} is closed`, 'open the log again to append');
+      }
+      if (event.seq !== lastSeq + 1) {
+        return refuse(
+          ErrorCode.LOG_CONCURRENT_WRITER,
+          `${path}: expected seq ${lastSeq + 1}, got seq ${event.seq}`,
+          'another writer appended to this run, or the event was appended twice',
+        );
+      }
+      if (traceId !== undefined && event.traceId !== traceId) {
+        return refuse(
+          ErrorCode.LOG_TRACE_MISMATCH,
+          `${path} holds run ${traceId}, not ${event.traceId}`,
+          'a JSONL log holds one run; open one file per run',
+        );
+      }
+      let json: string;
+      try {
+        json = JSON.stringify(event);
+      } catch (error) {
+        return refuse(ErrorCode.LOG_RECORD_CORRUPT, `event ${event.seq} cannot be serialised: ${(error as Error).message}`, 'events must be plain JSON data');
+      }
+      const bytes = Buffer.from(`${checksumHex(json)} ${json}\n`, 'utf8');
+      if (bytes.length - 1 > MAX_RECORD_BYTES) {
+        return refuse(ErrorCode.LOG_RECORD_CORRUPT, `event ${event.seq} is ${bytes.length} bytes, over the ${MAX_RECORD_BYTES}-byte limit`, 'keep large outputs out of the event log');
+      }
+      // Validate what a reader will see, so nothing is written that would not read back.
+      const readBack: unknown = JSON.parse(json);
+      if (!matchesSchema(readBack)) {
+        return refuse(
+          ErrorCode.LOG_RECORD_CORRUPT,
+          `event ${event.seq} does not match agent-event.schema.json: ${describeSchemaErrors(validators.agentEvent.errors)}`,
+          'this is a bug in whatever built the event',
+        );
+      }
+      traceId = event.traceId;
+      lastSeq = event.seq;
+      return enqueue(async () => {
+        await writeAll(handle, bytes);
+        dirty = true;
+        if (policy === 'always') await sync();
+        else if (policy === 'never') return;
+        else if (Date.now() - lastSync >= policy) await sync();
+        else scheduleSync(policy);
+      });
+    },
+
+    async read(wanted: string): Promise<ReadResult> {
+      await chain; // appends already accepted are on disk before we read
+      const { events, problems } = await scanLog(path, wanted);
+      return { events, problems };
+    },
+
+    close(): Promise<void> {
+      closed ??= (async () => {
+        if (timer !== undefined) clearTimeout(timer);
+        timer = undefined;
+        await chain;
+        try {
+          if (failure === undefined) await sync();
+        } finally {
+          try {
+            await handle.close();
+          } finally {
+            await lock.release();
+          }
+        }
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+import type { AgentEnvelope, RunOutcome, RunStartedData } from '../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { ResumePoint } from '../machines/reactTypes.js';
+import { AgentEventType, type AgentEvent } from './eventTypes.js';
+import { fold } from './evolve.js';
+
+/** What a run's log says about it: finished with an outcome, or where to pick it up. */
+export type LogStatus =
+  | { readonly kind: 'finished'; readonly outcome: RunOutcome; readonly envelope: AgentEnvelope; readonly started: RunStartedData }
+  | { readonly kind: 'resumable'; readonly point: ResumePoint; readonly started: RunStartedData };
+
+/**
+ * Reads a run's position off its log (DESIGN.md invariant 4): the fold of the events, and the
+ * state to continue from, given the last event that is not a `run.resumed`. Pure.
+ *
+ * @throws RedflowError LOG_EMPTY when the log does not begin with `run.started`.
+ */
+export function logStatus(events: readonly AgentEvent[]): LogStatus {
+  const first = events[0];
+  if (!first || first.type !== AgentEventType.RunStarted) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.LOG_EMPTY, first ? `the log begins with ${first.type}, not run.started` : 'the log holds no events', {
+        hint: 'a run can only be resumed from a log that recorded its start',
+      }),
+    );
+  }
+  const started = first.data;
+  const envelope = fold(events, first.traceId);
+  let last: AgentEvent = first;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as AgentEvent;
+    if (event.type !== AgentEventType.RunResumed) {
+      last = event;
+      break;
+    }
+  }
+  const afterSeq = (events[events.length - 1] as AgentEvent).seq;
+  const resumeAt = (at: ResumePoint['at'], answerLength?: number): LogStatus => ({
+    kind: 'resumable',
+    started,
+    point: { envelope, at, afterSeq, ...(answerLength !== undefined && { answerLength }) },
+  });
+  switch (last.type) {
+    case AgentEventType.RunCompleted:
+    case AgentEventType.RunFailed:
+      return { kind: 'finished', outcome: last.data.outcome, envelope, started };
+    case AgentEventType.RunStarted:
+      return resumeAt('model');
+    case AgentEventType.ModelRequested:
+      return resumeAt('modelResend');
+    case AgentEventType.ModelAnswered:
+      return resumeAt('validating', last.data.originalLength);
+    case AgentEventType.ToolRequested:
+      return resumeAt('toolResend');
+    case AgentEventType.ToolCompleted:
+      return resumeAt('checkingStop');
+  }
+}

@@ -1,0 +1,215 @@
+import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
+import { validators } from '../contracts/schemas.js';
+import { ErrorCode } from '../errors.js';
+import { type FlowDiagnostic, Severity, describeValue, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
+
+/** The only strategy (seed 000). */
+export const REACT_STRATEGY = 'react';
+
+/** Seed 001's names for the react strategy, accepted and normalised to {@link REACT_STRATEGY}. */
+export const STRATEGY_SYNONYMS: readonly string[] = Object.freeze(['reactive']);
+
+/** Defaults of the agent config (`agent-core.react.schema.json`). */
+export const AGENT_CONFIG_DEFAULTS = Object.freeze({
+  maxIterations: 5,
+  debug: false,
+});
+
+/** Highest `maxIterations` the schema allows; bounds `iteration_limit` when `maxIterations` itself is invalid. */
+const MAX_ITERATIONS_LIMIT = 20;
+
+/** The stop condition types that carry a value (seed 000). */
+export const StopConditionType = {
+  FinalAnswer: 'final_answer',
+  ConfidenceThreshold: 'confidence_threshold',
+  IterationLimit: 'iteration_limit',
+} as const;
+
+/** A tool connected to an agent core, as the agent config check needs it. */
+export interface ConnectedToolRef {
+  readonly name: string;
+  readonly nodeId: string;
+  /** Flow path of the tool node, e.g. `nodes[4]`. */
+  readonly path: string;
+}
+
+/** Where the agent core node is: its id and flow path (e.g. `nodes[1]`). */
+export interface AgentNodeRef {
+  readonly nodeId: string;
+  readonly path: string;
+}
+
+/** The outcome of {@link resolveAgentConfig}: the normalised config when it is valid, and what was found. */
+export interface AgentConfigResolution {
+  readonly config: AgentCoreReactConfig | undefined;
+  readonly errors: FlowDiagnostic[];
+  readonly warnings: FlowDiagnostic[];
+}
+
+const AGENT_CONFIG_HINT =
+  "agent.core config: strategy 'react' (or 'reactive'), maxIterations 1..20, allowedTools (tool names), stopConditions, debug, instructions; see schemas/agent-core.react.schema.json";
+
+/**
+ * Normalises an agent core's raw config as DESIGN.md says: strategy `reactive` → `react`; defaults
+ * `maxIterations` 5, `stopConditions` [], `debug` false; a missing `allowedTools` becomes the names
+ * of the tools connected to the agent (in node order). Does not validate; returns a new object.
+ *
+ * @example
+ * ```ts
+ * normalizeAgentConfig({ strategy: 'reactive' }, ['http1'])
+ * // { strategy: 'react', maxIterations: 5, stopConditions: [], debug: false, allowedTools: ['http1'] }
+ * ```
+ */
+export function normalizeAgentConfig(
+  raw: Readonly<Record<string, unknown>>,
+  connectedToolNames: readonly string[],
+): Record<string, unknown> {
+  const config: Record<string, unknown> = { ...raw };
+  if (typeof config.strategy === 'string' && STRATEGY_SYNONYMS.includes(config.strategy)) {
+    config.strategy = REACT_STRATEGY;
+  }
+  if (!Object.hasOwn(config, 'maxIterations')) config.maxIterations = AGENT_CONFIG_DEFAULTS.maxIterations;
+  if (!Object.hasOwn(config, 'stopConditions')) config.stopConditions = [];
+  if (!Object.hasOwn(config, 'debug')) config.debug = AGENT_CONFIG_DEFAULTS.debug;
+  if (!Object.hasOwn(config, 'allowedTools')) config.allowedTools = [...new Set(connectedToolNames)];
+  return config;
+}
+
+/**
+ * Normalises and checks an agent core's config against the tools connected to it: the schema
+ * (`NODE_CONFIG_INVALID`), stop condition values, `allowedTools` entries that are not connected
+ * (`ALLOWED_TOOL_NOT_CONNECTED`), no tools at all (`NO_TOOLS`), and, as warnings, connected tools
+ * left out of an explicit `allowedTools` (`TOOL_NOT_IN_ALLOWED_TOOLS`).
+ *
+ * @example
+ * ```ts
+ * const { config, errors } = resolveAgentConfig(
+ *   { strategy: 'reactive' },
+ *   { nodeId: 'agent1', path: 'nodes[1]' },
+ *   [{ name: 'http1', nodeId: 'http1', path: 'nodes[4]' }],
+ * );
+ * config?.allowedTools // ['http1']
+ * ```
+ */
+export function resolveAgentConfig(
+  raw: Readonly<Record<string, unknown>>,
+  agent: AgentNodeRef,
+  connectedTools: readonly ConnectedToolRef[],
+): AgentConfigResolution {
+  const errors: FlowDiagnostic[] = [];
+  const warnings: FlowDiagnostic[] = [];
+  const configPath = `${agent.path}.config`;
+  const connectedNames = connectedTools.map((tool) => tool.name);
+  const config = normalizeAgentConfig(raw, connectedNames);
+  const explicitAllowed = Object.hasOwn(raw, 'allowedTools') ? raw.allowedTools : undefined;
+
+  const noTools =
+    connectedTools.length === 0 &&
+    (explicitAllowed === undefined || (Array.isArray(explicitAllowed) && explicitAllowed.length === 0));
+  if (noTools) {
+    errors.push(
+      flowDiagnostic(Severity.Error, ErrorCode.NO_TOOLS, `agent.core '${agent.nodeId}' has no tools: no tool node is connected to it and it lists no allowedTools`, {
+        hint: `add a tool node (tool.http or tool.module) and an edge ${agent.nodeId} → that tool`,
+        path: agent.path,
+        nodeId: agent.nodeId,
+      }),
+    );
+  }
+
+  // With no tools at all, NO_TOOLS says it better than the schema's "allowedTools must NOT have
+  // fewer than 1 items": check the rest of the config with a stand-in list.
+  const checked = noTools ? { ...config, allowedTools: ['(none)'] } : config;
+  if (!validators.agentCore(checked)) {
+    const { message, path } = explainSchemaErrors(configPath, validators.agentCore.errors);
+    errors.push(
+      flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `agent.core '${agent.nodeId}' config is invalid: ${message}`, {
+        hint: AGENT_CONFIG_HINT,
+        path,
+        nodeId: agent.nodeId,
+      }),
+    );
+  }
+
+  errors.push(...checkStopConditions(config, agent, configPath));
+
+  if (Array.isArray(explicitAllowed)) {
+    explicitAllowed.forEach((entry: unknown, index) => {
+      if (typeof entry !== 'string' || entry === '' || connectedNames.includes(entry)) return;
+      errors.push(
+        flowDiagnostic(
+          Severity.Error,
+          ErrorCode.ALLOWED_TOOL_NOT_CONNECTED,
+          `allowedTools of agent.core '${agent.nodeId}' lists '${entry}', but no tool named '${entry}' is connected to it (connected tools: ${listOrNone(connectedNames)})`,
+          {
+            hint: `connect a tool named '${entry}' (edge ${agent.nodeId} → the tool node) or remove '${entry}' from allowedTools`,
+            path: `${configPath}.allowedTools[${index}]`,
+            nodeId: agent.nodeId,
+          },
+        ),
+      );
+    });
+    for (const tool of connectedTools) {
+      if (explicitAllowed.includes(tool.name)) continue;
+      warnings.push(
+        flowDiagnostic(
+          Severity.Warning,
+          ErrorCode.TOOL_NOT_IN_ALLOWED_TOOLS,
+          `tool '${tool.name}' is connected to agent.core '${agent.nodeId}' but is not in its allowedTools, so the model can never call it`,
+          {
+            hint: `add '${tool.name}' to allowedTools, or remove the edge ${agent.nodeId} → ${tool.nodeId}`,
+            path: tool.path,
+            nodeId: tool.nodeId,
+          },
+        ),
+      );
+    }
+  }
+
+  return { config: errors.length === 0 ? (config as unknown as AgentCoreReactConfig) : undefined, errors, warnings };
+}
+
+function checkStopConditions(
+  config: Readonly<Record<string, unknown>>,
+  agent: AgentNodeRef,
+  configPath: string,
+): FlowDiagnostic[] {
+  const conditions = config.stopConditions;
+  if (!Array.isArray(conditions)) return [];
+  const maxIterations = config.maxIterations;
+  const bound =
+    typeof maxIterations === 'number' &&
+    Number.isInteger(maxIterations) &&
+    maxIterations >= 1 &&
+    maxIterations <= MAX_ITERATIONS_LIMIT
+      ? maxIterations
+      : MAX_ITERATIONS_LIMIT;
+  const errors: FlowDiagnostic[] = [];
+  conditions.forEach((condition: unknown, index) => {
+    if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return;
+    const type: unknown = Object.hasOwn(condition, 'type') ? (condition as { type: unknown }).type : undefined;
+    const value: unknown = Object.hasOwn(condition, 'value') ? (condition as { value: unknown }).value : undefined;
+    const path = `${configPath}.stopConditions[${index}].value`;
+    let problem: string | undefined;
+    if (type === StopConditionType.ConfidenceThreshold) {
+      const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1;
+      if (!valid) problem = `confidence_threshold needs a number value from 0 to 1, got ${describeValue(value)}`;
+    } else if (type === StopConditionType.IterationLimit) {
+      const valid = typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= bound;
+      if (!valid) problem = `iteration_limit needs an integer value from 1 to maxIterations (${bound}), got ${describeValue(value)}`;
+    }
+    if (problem !== undefined) {
+      errors.push(
+        flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `agent.core '${agent.nodeId}' stop condition ${index + 1} is invalid: ${problem}`, {
+          hint: `set stopConditions[${index}].value, e.g. { "type": "confidence_threshold", "value": 0.8 } or { "type": "iteration_limit", "value": 3 }`,
+          path,
+          nodeId: agent.nodeId,
+        }),
+      );
+    }
+  });
+  return errors;
+}
+
+function listOrNone(names: readonly string[]): string {
+  return names.length === 0 ? 'none' : names.join(', ');
+}

@@ -1,0 +1,56 @@
+import type { RunOutcome } from '../contracts/schema-types.js';
+import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
+
+/**
+ * The ways a run ends, as {@link RunOutcome}s. `status` uses seed 003's exit states:
+ * done (final answer), done_partial (a stop condition), escalate (iteration limit), blocked (errors).
+ */
+export const Outcome = {
+  finalAnswer(answer: string | undefined): RunOutcome {
+    return answer === undefined ? { status: 'done', reason: 'final_answer' } : { status: 'done', reason: 'final_answer', answer };
+  },
+  confidenceReached(threshold: number, confidence: number): RunOutcome {
+    return {
+      status: 'done_partial',
+      reason: 'confidence_threshold',
+      answer: `stopped: confidence ${confidence} reached the threshold ${threshold}`,
+    };
+  },
+  iterationLimit(limit: number, byCondition: boolean): RunOutcome {
+    const why = byCondition ? `the iteration_limit stop condition (${limit})` : `maxIterations (${limit})`;
+    return {
+      status: 'escalate',
+      reason: 'iteration_limit',
+      error: errorInfo(ErrorCode.ITERATION_OVERFLOW, `no final answer after ${limit} iterations: reached ${why}`, {
+        hint: 'a person should look at this run; raise maxIterations (at most 20) if the task needs more steps',
+      }),
+    };
+  },
+  invalidAnswer(error: ErrorInfo): RunOutcome {
+    return { status: 'blocked', reason: 'invalid_answer', error };
+  },
+  modelFailed(error: ErrorInfo): RunOutcome {
+    return { status: 'blocked', reason: 'model_error', error };
+  },
+  timedOut(timeoutMs: number): RunOutcome {
+    return {
+      status: 'blocked',
+      reason: 'timeout',
+      error: errorInfo(ErrorCode.RUN_TIMEOUT, `the run did not finish within ${timeoutMs} ms`, {
+        hint: 'raise the run timeout, or resume the run from its log',
+      }),
+    };
+  },
+  aborted(reason: string | undefined): RunOutcome {
+    return {
+      status: 'blocked',
+      reason: 'aborted',
+      error: errorInfo(ErrorCode.RUN_ABORTED, reason ? `the run was aborted: ${reason}` : 'the run was aborted'),
+    };
+  },
+} as const;
+
+/** True for outcomes that end in the machine's `done` state rather than `error`. */
+export function isSuccessfulOutcome(outcome: RunOutcome): boolean {
+  return outcome.status !== 'blocked';
+}

@@ -1,0 +1,79 @@
+import type { AgentEnvelope, ToolSpec } from '../contracts/schema-types.js';
+import type { ChatMessage } from '../actors/model.js';
+
+/** Seed 000's injected prompt; `{{tools}}` is replaced by the allowed tools. */
+export const REACT_PROMPT_TEMPLATE = `You are an execution agent.
+
+You must decide ONE action per iteration.
+
+Available tools:
+{{tools}}
+
+Rules:
+- Use only the provided tools
+- If you have enough information, return a FINAL action
+- Always respond in valid JSON
+- Do NOT explain your reasoning
+
+Output format:
+{
+  "action": "tool" | "final",
+  "tool": "tool_name_if_any",
+  "input": {},
+  "confidence": number,
+  "message": "optional"
+}`;
+
+/** Longest observation (tool output) put in a prompt; longer ones are cut with a note. */
+export const MAX_OBSERVATION_CHARS = 8_000;
+
+/**
+ * The system prompt of a run: seed 000's text with each allowed tool's name, description and
+ * input schema, then the agent's instructions. The same for every iteration of the run.
+ *
+ * @example
+ * ```ts
+ * buildSystemPrompt([{ name: 'add', description: 'Adds', inputSchema: { type: 'object' } }], 'Be brief.');
+ * ```
+ */
+export function buildSystemPrompt(tools: readonly ToolSpec[], instructions?: string): string {
+  const list = tools
+    .map((tool) => `- ${tool.name}: ${tool.description}\n  input schema: ${JSON.stringify(tool.inputSchema)}`)
+    .join('\n');
+  const prompt = REACT_PROMPT_TEMPLATE.replace('{{tools}}', list);
+  return instructions ? `${prompt}\n\nInstructions:\n${instructions}` : prompt;
+}
+
+/**
+ * The conversation sent to the model for the next iteration: the system prompt, the run's input
+ * (and memory), then each earlier decision and its observation. Built from the envelope alone, so
+ * a resumed run sends exactly what the uninterrupted run would have sent.
+ */
+export function buildMessages(systemPrompt: string, envelope: AgentEnvelope): ChatMessage[] {
+  const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt }];
+  if (envelope.memory && Object.keys(envelope.memory).length > 0) {
+    messages.push({ role: 'user', content: `Memory of this conversation:\n${JSON.stringify(envelope.memory)}` });
+  }
+  messages.push({ role: 'user', content: asText(envelope.input) });
+  for (const call of envelope.tools.history) {
+    messages.push({
+      role: 'assistant',
+      content: JSON.stringify({ action: 'tool', tool: call.tool, input: call.input }),
+    });
+    if (call.status === 'requested') continue;
+    const observation =
+      call.status === 'succeeded' ? asText(call.output) : `error ${call.error?.code ?? ''}: ${call.error?.message ?? ''}`;
+    messages.push({ role: 'user', content: `Observation from ${call.tool}:\n${cut(observation)}` });
+  }
+  return messages;
+}
+
+function asText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? 'null';
+}
+
+function cut(text: string): string {
+  if (text.length <= MAX_OBSERVATION_CHARS) return text;
+  return `${text.slice(0, MAX_OBSERVATION_CHARS)}\n[… ${text.length - MAX_OBSERVATION_CHARS} more characters cut]`;
+}

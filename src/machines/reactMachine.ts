@@ -1,0 +1,354 @@
+import { enqueueActions, fromCallback, sendTo, setup, assign } from 'xstate';
+import type { ToolRequestedData } from '../contracts/schema-types.js';
+import { ErrorCode, errorInfo } from '../errors.js';
+import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
+import { emptyEnvelope, evolve } from '../events/evolve.js';
+import { validateModelAnswer } from '../validation/validateModelAnswer.js';
+import { Outcome } from './outcomes.js';
+import { buildMessages, buildSystemPrompt } from './prompt.js';
+import type {
+  FactEmitted,
+  ReactContext,
+  ReactEvent,
+  ReactMachineInput,
+  ResumeAt,
+  TransportActorInput,
+  TransportCommand,
+} from './reactTypes.js';
+import { confidenceThreshold, iterationLimit, lastConfidence } from './stopConditions.js';
+
+/** The machine's states, defined once (the editor and the inspector show the same names). */
+export const ReactState = {
+  Starting: 'starting',
+  AwaitingModel: 'awaitingModel',
+  Validating: 'validating',
+  AwaitingTool: 'awaitingTool',
+  CheckingStop: 'checkingStop',
+  Done: 'done',
+  Error: 'error',
+} as const;
+
+/** One of {@link ReactState}'s values. */
+export type ReactState = (typeof ReactState)[keyof typeof ReactState];
+
+/** Timers never fire beyond this (setTimeout's limit): "no run timeout". */
+const NO_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * Records one fact: the envelope becomes `evolve(envelope, fact)` and the fact is emitted for the
+ * recorder, which stamps and appends it. Both use the same fact, so the live envelope is the fold
+ * of the log by construction.
+ */
+interface FactEnqueue {
+  assign(values: Partial<ReactContext>): void;
+  emit(event: FactEmitted): void;
+}
+
+function record(enqueue: FactEnqueue, context: ReactContext, fact: RecordedFact): void {
+  enqueue.assign({ envelope: evolve(context.envelope, fact) });
+  enqueue.emit({ type: 'fact', fact });
+}
+
+/**
+ * The REACT statechart (DESIGN.md): awaitingModel → validating → awaitingTool → checkingStop →
+ * awaitingModel | done, and error from anywhere. It only orchestrates, validates and routes: every
+ * effect goes through the long-lived `transport` actor it invokes, which the host provides with
+ * `reactMachine.provide({ actors: { transport } })`. The clock is the actor system's (inject one
+ * with `createActor(machine, { clock })`); ids come from the input. No I/O is imported here.
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(reactMachine.provide({ actors: { transport } }), { input });
+ * actor.on('fact', ({ fact }) => recorder.record(fact));
+ * actor.start();
+ * ```
+ */
+export const reactMachine = setup({
+  types: {
+    context: {} as ReactContext,
+    events: {} as ReactEvent,
+    input: {} as ReactMachineInput,
+    emitted: {} as FactEmitted,
+  },
+  actors: {
+    /** Placeholder: the host must provide the transport actor. */
+    transport: fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive }) => {
+      receive((command) => {
+        const error = errorInfo(ErrorCode.TRANSPORT_NO_RESPONDER, 'the machine was started without a transport actor', {
+          hint: 'provide one with reactMachine.provide({ actors: { transport } })',
+        });
+        if (command.type === 'model.request') sendBack({ type: 'model.failure', error, durationMs: 0 });
+        else sendBack({ type: 'tool.result', result: { ok: false, error }, durationMs: 0 });
+      });
+    }),
+  },
+  guards: {
+    resumesAt: ({ context }, params: { at: ResumeAt }) => context.resume?.at === params.at,
+    answerIsInvalid: ({ context }) => context.validation?.ok === false,
+    answerIsFinal: ({ context }) => context.validation?.ok === true && context.validation.answer.action === 'final',
+    confidenceThresholdReached: ({ context }) => {
+      const threshold = confidenceThreshold(context.agent);
+      const confidence = lastConfidence(context.envelope);
+      return threshold !== undefined && confidence !== undefined && confidence >= threshold;
+    },
+    iterationLimitReached: ({ context }) => context.envelope.state.iteration >= iterationLimit(context.agent).limit,
+  },
+  delays: {
+    runTimeout: ({ context }) => context.timeoutMs ?? NO_TIMEOUT_MS,
+  },
+  actions: {
+    recordRunStarted: enqueueActions(({ context, enqueue }) => {
+      const { run } = context;
+      const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
+        input: run.input,
+        startedAt: run.startedAt,
+        agent: context.agent,
+        tools: [...context.tools],
+        ...(run.memory !== undefined && { memory: run.memory }),
+        ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
+        ...(run.flow !== undefined && { flow: run.flow }),
+      };
+      record(enqueue, context, { type: AgentEventType.RunStarted, iteration: 0, data });
+    }),
+    recordRunResumed: enqueueActions(({ context, enqueue }) => {
+      record(enqueue, context, {
+        type: AgentEventType.RunResumed,
+        iteration: context.envelope.state.iteration,
+        data: { afterSeq: context.resume?.afterSeq ?? 0 },
+      });
+    }),
+    recordModelRequested: enqueueActions(({ context, enqueue }) => {
+      record(enqueue, context, {
+        type: AgentEventType.ModelRequested,
+        iteration: context.envelope.state.iteration + 1,
+        data: { prompt: context.systemPrompt },
+      });
+    }),
+    sendModelRequest: sendTo('transport', ({ context }): TransportCommand => ({
+      type: 'model.request',
+      request: {
+        traceId: context.traceId,
+        iteration: context.envelope.state.iteration,
+        messages: buildMessages(context.systemPrompt, context.envelope),
+      },
+    })),
+    recordModelAnswered: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'model.answer') return;
+      const max = context.rules.limits.maxChars;
+      const tooLong = event.text.length > max;
+      record(enqueue, context, {
+        type: AgentEventType.ModelAnswered,
+        iteration: context.envelope.state.iteration,
+        data: {
+          // An oversized answer is logged cut, with its length, so replay judges it the same way.
+          text: tooLong ? event.text.slice(0, 1024) : event.text,
+          ...(tooLong && { originalLength: event.text.length }),
+          durationMs: event.durationMs,
+          attempts: event.attempts,
+          ...(event.usage !== undefined && { usage: event.usage }),
+        },
+      });
+      enqueue.assign({ validation: undefined, answerLength: tooLong ? event.text.length : undefined });
+    }),
+    recordModelFailed: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'model.failure') return;
+      record(enqueue, context, {
+        type: AgentEventType.RunFailed,
+        iteration: context.envelope.state.iteration,
+        data: { outcome: Outcome.modelFailed(event.error) },
+      });
+    }),
+    validateAnswer: assign({
+      validation: ({ context }) => {
+        const logged = context.envelope.model?.lastResponse;
+        const text = typeof logged === 'string' ? logged : '';
+        return validateModelAnswer(text, context.rules, context.answerLength ?? text.length);
+      },
+    }),
+    recordAnswerRejected: enqueueActions(({ context, enqueue }) => {
+      if (context.validation?.ok !== false) return;
+      record(enqueue, context, {
+        type: AgentEventType.RunFailed,
+        iteration: context.envelope.state.iteration,
+        data: { outcome: Outcome.invalidAnswer(context.validation.error) },
+      });
+    }),
+    recordFinalAnswer: enqueueActions(({ context, enqueue }) => {
+      if (context.validation?.ok !== true) return;
+      const { answer } = context.validation;
+      record(enqueue, context, {
+        type: AgentEventType.RunCompleted,
+        iteration: context.envelope.state.iteration,
+        data: {
+          outcome: Outcome.finalAnswer(answer.message),
+          ...(answer.confidence !== undefined && { confidence: answer.confidence }),
+          ...(context.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
+        },
+      });
+    }),
+    recordToolRequested: enqueueActions(({ context, enqueue }) => {
+      if (context.validation?.ok !== true) return;
+      const { answer } = context.validation;
+      const iteration = context.envelope.state.iteration;
+      const data: ToolRequestedData = {
+        tool: answer.tool as string,
+        input: (answer.input ?? {}) as ToolRequestedData['input'],
+        confidence: answer.confidence as number,
+        // One tool call per iteration, so trace and iteration identify the call, and a call
+        // re-sent after a crash carries the same key.
+        idempotencyKey: `${context.traceId}:${iteration}`,
+        ...(answer.message !== undefined && { message: answer.message }),
+        ...(context.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
+      };
+      record(enqueue, context, { type: AgentEventType.ToolRequested, iteration, data });
+    }),
+    sendToolRequest: sendTo('transport', ({ context }): TransportCommand => {
+      const { history } = context.envelope.tools;
+      const call = history[history.length - 1];
+      return {
+        type: 'tool.request',
+        request: {
+          traceId: context.traceId,
+          iteration: call?.iteration ?? context.envelope.state.iteration,
+          tool: call?.tool ?? '',
+          input: (call?.input ?? {}) as Record<string, unknown>,
+          idempotencyKey: call?.idempotencyKey ?? '',
+        },
+      };
+    }),
+    recordToolCompleted: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== 'tool.result') return;
+      const { history } = context.envelope.tools;
+      const call = history[history.length - 1];
+      const { result } = event;
+      record(enqueue, context, {
+        type: AgentEventType.ToolCompleted,
+        iteration: context.envelope.state.iteration,
+        data: {
+          tool: call?.tool ?? '',
+          idempotencyKey: call?.idempotencyKey ?? '',
+          ok: result.ok,
+          ...(result.ok ? { output: result.output } : { error: result.error }),
+          durationMs: event.durationMs,
+        },
+      });
+    }),
+    recordConfidenceStop: enqueueActions(({ context, enqueue }) => {
+      record(enqueue, context, {
+        type: AgentEventType.RunCompleted,
+        iteration: context.envelope.state.iteration,
+        data: {
+          outcome: Outcome.confidenceReached(confidenceThreshold(context.agent) ?? 1, lastConfidence(context.envelope) ?? 1),
+        },
+      });
+    }),
+    recordIterationLimit: enqueueActions(({ context, enqueue }) => {
+      const { limit, byCondition } = iterationLimit(context.agent);
+      record(enqueue, context, {
+        type: AgentEventType.RunCompleted,
+        iteration: context.envelope.state.iteration,
+        data: { outcome: Outcome.iterationLimit(limit, byCondition) },
+      });
+    }),
+    recordTimedOut: enqueueActions(({ context, enqueue }) => {
+      record(enqueue, context, {
+        type: AgentEventType.RunFailed,
+        iteration: context.envelope.state.iteration,
+        data: { outcome: Outcome.timedOut(context.timeoutMs ?? NO_TIMEOUT_MS) },
+      });
+    }),
+    recordAborted: enqueueActions(({ context, event, enqueue }) => {
+      record(enqueue, context, {
+        type: AgentEventType.RunFailed,
+        iteration: context.envelope.state.iteration,
+        data: { outcome: Outcome.aborted(event.type === 'abort' ? event.reason : undefined) },
+      });
+    }),
+  },
+}).createMachine({
+  id: 'react',
+  context: ({ input }) => ({
+    traceId: input.traceId,
+    agent: input.agent,
+    tools: input.tools,
+    rules: input.rules,
+    systemPrompt: buildSystemPrompt(input.tools, input.agent.instructions),
+    run: input.run,
+    timeoutMs: input.timeoutMs,
+    resume: input.resume,
+    envelope: input.resume?.envelope ?? emptyEnvelope(input.traceId),
+    validation: undefined,
+    answerLength: input.resume?.answerLength,
+  }),
+  invoke: { id: 'transport', src: 'transport', input: ({ context }) => ({ traceId: context.traceId }) },
+  initial: ReactState.Starting,
+  on: {
+    abort: { target: `.${ReactState.Error}`, actions: 'recordAborted' },
+  },
+  after: {
+    runTimeout: { target: `.${ReactState.Error}`, actions: 'recordTimedOut' },
+  },
+  states: {
+    [ReactState.Starting]: {
+      always: [
+        {
+          guard: { type: 'resumesAt', params: { at: 'model' } },
+          target: ReactState.AwaitingModel,
+          actions: ['recordRunResumed', 'recordModelRequested'],
+        },
+        {
+          guard: { type: 'resumesAt', params: { at: 'modelResend' } },
+          target: ReactState.AwaitingModel,
+          actions: 'recordRunResumed',
+        },
+        {
+          guard: { type: 'resumesAt', params: { at: 'validating' } },
+          target: ReactState.Validating,
+          actions: 'recordRunResumed',
+        },
+        {
+          guard: { type: 'resumesAt', params: { at: 'toolResend' } },
+          target: ReactState.AwaitingTool,
+          actions: 'recordRunResumed',
+        },
+        {
+          guard: { type: 'resumesAt', params: { at: 'checkingStop' } },
+          target: ReactState.CheckingStop,
+          actions: 'recordRunResumed',
+        },
+        { target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'recordModelRequested'] },
+      ],
+    },
+    [ReactState.AwaitingModel]: {
+      entry: 'sendModelRequest',
+      on: {
+        'model.answer': { target: ReactState.Validating, actions: 'recordModelAnswered' },
+        'model.failure': { target: ReactState.Error, actions: 'recordModelFailed' },
+      },
+    },
+    [ReactState.Validating]: {
+      entry: 'validateAnswer',
+      always: [
+        { guard: 'answerIsInvalid', target: ReactState.Error, actions: 'recordAnswerRejected' },
+        { guard: 'answerIsFinal', target: ReactState.Done, actions: 'recordFinalAnswer' },
+        { target: ReactState.AwaitingTool, actions: 'recordToolRequested' },
+      ],
+    },
+    [ReactState.AwaitingTool]: {
+      entry: 'sendToolRequest',
+      on: {
+        'tool.result': { target: ReactState.CheckingStop, actions: 'recordToolCompleted' },
+      },
+    },
+    [ReactState.CheckingStop]: {
+      always: [
+        { guard: 'confidenceThresholdReached', target: ReactState.Done, actions: 'recordConfidenceStop' },
+        { guard: 'iterationLimitReached', target: ReactState.Done, actions: 'recordIterationLimit' },
+        { target: ReactState.AwaitingModel, actions: 'recordModelRequested' },
+      ],
+    },
+    [ReactState.Done]: { type: 'final' },
+    [ReactState.Error]: { type: 'final' },
+  },
+});
+

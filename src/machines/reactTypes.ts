@@ -1,0 +1,96 @@
+import type { AgentCoreReactConfig, AgentEnvelope, FlowRef, TokenUsage, ToolSpec } from '../contracts/schema-types.js';
+import type { ErrorInfo } from '../errors.js';
+import type { RecordedFact } from '../events/eventTypes.js';
+import type { ModelRequest } from '../actors/model.js';
+import type { ToolRequest, ToolResult } from '../actors/tool.js';
+import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
+
+/**
+ * Where a resumed run picks up, derived from the last event of its log:
+ * - `model`: the run started but its first model request was not logged;
+ * - `modelResend`: a model request was logged without an answer: ask again;
+ * - `validating`: an answer was logged but not judged: validate it again (deterministic);
+ * - `toolResend`: a tool request was logged without a result: re-send it with the same key;
+ * - `checkingStop`: a tool result was logged: decide whether to go on.
+ */
+export type ResumeAt = 'model' | 'modelResend' | 'validating' | 'toolResend' | 'checkingStop';
+
+/** What a resumed run starts from: the fold of its log and the position in the loop. */
+export interface ResumePoint {
+  readonly envelope: AgentEnvelope;
+  readonly at: ResumeAt;
+  /** The seq of the last good event in the log. */
+  readonly afterSeq: number;
+  /** The logged answer's original length, when the log holds it truncated. */
+  readonly answerLength?: number;
+}
+
+/** What the run was started with, recorded in `run.started`. */
+export interface RunStart {
+  readonly input: unknown;
+  readonly startedAt: string;
+  readonly memory?: Record<string, unknown>;
+  readonly conversationId?: string;
+  readonly flow?: FlowRef;
+}
+
+/** Input of the REACT machine. */
+export interface ReactMachineInput {
+  readonly traceId: string;
+  /** The normalised agent config (defaults applied). */
+  readonly agent: AgentCoreReactConfig;
+  /** What the model is told about each allowed tool. */
+  readonly tools: readonly ToolSpec[];
+  readonly rules: AnswerRules;
+  readonly run: RunStart;
+  /** Ends the run as `timeout` after this long; none when absent. */
+  readonly timeoutMs?: number;
+  /** Continue a run from its log instead of starting one. */
+  readonly resume?: ResumePoint;
+}
+
+/** The machine's context. The envelope in it is only ever changed through `evolve`. */
+export interface ReactContext {
+  readonly traceId: string;
+  readonly agent: AgentCoreReactConfig;
+  readonly tools: readonly ToolSpec[];
+  readonly rules: AnswerRules;
+  readonly systemPrompt: string;
+  readonly run: RunStart;
+  readonly timeoutMs: number | undefined;
+  readonly resume: ResumePoint | undefined;
+  readonly envelope: AgentEnvelope;
+  /** The judgement of the current iteration's answer. */
+  readonly validation: AnswerValidation | undefined;
+  /** The current answer's original length when the log holds it cut (it was over the limit). */
+  readonly answerLength: number | undefined;
+}
+
+/** Events the transport actor sends back to the machine. */
+export type ReactEvent =
+  | {
+      readonly type: 'model.answer';
+      readonly text: string;
+      readonly durationMs: number;
+      readonly attempts: number;
+      readonly usage?: TokenUsage;
+    }
+  | { readonly type: 'model.failure'; readonly error: ErrorInfo; readonly durationMs: number }
+  | { readonly type: 'tool.result'; readonly result: ToolResult; readonly durationMs: number }
+  | { readonly type: 'abort'; readonly reason?: string };
+
+/** Commands the machine sends to its transport actor. */
+export type TransportCommand =
+  | { readonly type: 'model.request'; readonly request: ModelRequest }
+  | { readonly type: 'tool.request'; readonly request: ToolRequest };
+
+/** What the machine emits: one per recorded transition, for the recorder to append. */
+export interface FactEmitted {
+  readonly type: 'fact';
+  readonly fact: RecordedFact;
+}
+
+/** Input of the transport actor the machine invokes. */
+export interface TransportActorInput {
+  readonly traceId: string;
+}

@@ -1,0 +1,68 @@
+import type { ToolSpec } from '../contracts/schema-types.js';
+import { createInProcessTransport } from '../actors/inProcessTransport.js';
+import type { MemoryStore } from '../actors/memory.js';
+import type { ModelActor } from '../actors/model.js';
+import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
+import { DEFAULT_SUBJECT_PREFIX, Subject } from '../actors/subjects.js';
+import type { ToolDefinition } from '../actors/tool.js';
+import type { Subscription, Transport } from '../actors/transport.js';
+import type { ActorSubjects } from './transportActor.js';
+
+/** The actors of an embedded run. */
+export interface EmbeddedActorsOptions {
+  readonly model: ModelActor;
+  readonly tools: readonly ToolDefinition[];
+  readonly memory?: MemoryStore;
+  /** Subject prefix (default `redflow`). */
+  readonly prefix?: string;
+  /** Serve on this transport instead of a new in-process one. */
+  readonly transport?: Transport;
+  /** Id used in the model's and memory's subjects (default `model` / `memory`). */
+  readonly modelId?: string;
+  readonly memoryId?: string;
+}
+
+/** Actors served and ready: hand `transport`, `subjects` and `tools` to `startRun`. */
+export interface ServedActors {
+  readonly transport: Transport;
+  readonly subjects: ActorSubjects;
+  readonly tools: readonly ToolSpec[];
+  readonly prefix: string;
+  readonly memorySubjects?: { readonly loadSubject: string; readonly saveSubject: string };
+  /** Stops serving (and closes the transport if it was created here). */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves a model, tools and optionally a memory store on a transport (a new in-process one by
+ * default): the embedded mode's wiring.
+ *
+ * @example
+ * ```ts
+ * const actors = serveActors({ model: createScriptedModel(answers), tools: [addTool] });
+ * const run = startRun({ ...actors, agent, store: createMemoryEventStore(), input: 'add 1 and 2' });
+ * ```
+ */
+export function serveActors(options: EmbeddedActorsOptions): ServedActors {
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  const ownTransport = options.transport === undefined;
+  const transport = options.transport ?? createInProcessTransport();
+  const modelSubject = Subject.model(prefix, options.modelId ?? 'model');
+  const served: Subscription[] = [serveModel(transport, modelSubject, options.model)];
+  for (const tool of options.tools) served.push(serveTool(transport, Subject.tool(prefix, tool.name), tool));
+  const memoryId = options.memoryId ?? 'memory';
+  if (options.memory) served.push(serveMemory(transport, prefix, memoryId, options.memory));
+  return {
+    transport,
+    prefix,
+    subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name) },
+    tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+    ...(options.memory && {
+      memorySubjects: { loadSubject: Subject.memoryLoad(prefix, memoryId), saveSubject: Subject.memorySave(prefix, memoryId) },
+    }),
+    async close() {
+      for (const subscription of served) subscription.unsubscribe();
+      if (ownTransport) await transport.close();
+    },
+  };
+}

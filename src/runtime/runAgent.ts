@@ -1,0 +1,267 @@
+import { createActor, type Actor } from 'xstate';
+import type { AgentCoreReactConfig, AgentEnvelope, FlowRef, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { EventStore } from '../events/eventStore.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import { logStatus } from '../events/resumePoint.js';
+import { reactMachine } from '../machines/reactMachine.js';
+import type { ReactMachineInput, ResumePoint } from '../machines/reactTypes.js';
+import type { Transport } from '../actors/transport.js';
+import type { MemoryRecord } from '../actors/memory.js';
+import { appendTurn } from '../actors/memory/conversationMemory.js';
+import { buildAnswerRules } from './answerRules.js';
+import { systemClock, type Clock } from './clock.js';
+import { randomIds, type IdSource } from './ids.js';
+import { createRecorder } from './recorder.js';
+import { createTransportActor, type ActorSubjects } from './transportActor.js';
+import type { AnswerLimits } from '../validation/validateModelAnswer.js';
+
+/** Where a run's memory lives: a memory actor reached on the transport. */
+export interface RunMemory {
+  /** Subject on which the memory actor answers `{ conversationId }` with the record (or null). */
+  readonly loadSubject: string;
+  /** Subject on which the memory actor stores `{ conversationId, memory }`. */
+  readonly saveSubject: string;
+  readonly conversationId: string;
+  /** Turns kept in memory (default 20). */
+  readonly maxTurns?: number;
+}
+
+/** What every run needs, new or resumed. */
+export interface RunEnvironment {
+  readonly agent: AgentCoreReactConfig;
+  /** The allowed tools, as the model is told about them. */
+  readonly tools: readonly ToolSpec[];
+  readonly transport: Transport;
+  readonly subjects: ActorSubjects;
+  readonly store: EventStore;
+  readonly clock?: Clock;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+  readonly memory?: RunMemory;
+  /** Publish every appended event on `<prefix>.trace.<traceId>.<type>` of the transport. */
+  readonly tracePrefix?: string;
+  readonly limits?: AnswerLimits;
+  /** Called with each event once it is in the log. */
+  readonly onEvent?: (event: AgentEvent) => void;
+  /** Receives the actor before it starts (the Stately inspector attaches here). */
+  readonly inspect?: Parameters<typeof createActor>[1] extends infer O ? (O extends { inspect?: infer I } ? I : never) : never;
+  readonly modelTimeoutMs?: number;
+  readonly toolTimeoutMs?: number;
+}
+
+/** Options of {@link startRun}. */
+export interface StartRunOptions extends RunEnvironment {
+  readonly input: unknown;
+  readonly traceId?: string;
+  readonly ids?: IdSource;
+  readonly flow?: FlowRef;
+}
+
+/** How a run ended. */
+export interface RunResult {
+  readonly traceId: string;
+  readonly outcome: RunOutcome;
+  /** The final envelope: the fold of the run's log. */
+  readonly envelope: AgentEnvelope;
+  /** The seq of the run's last event. */
+  readonly lastSeq: number;
+}
+
+/** A run under way. */
+export interface RunHandle {
+  readonly traceId: string;
+  /** Resolves when the run has ended and its last event is in the log. */
+  readonly result: Promise<RunResult>;
+  /** Ends the run as `aborted` from whatever state it is in. */
+  abort(reason?: string): void;
+  /** The statechart's actor, once started (for inspection). */
+  readonly actor: () => Actor<typeof reactMachine> | undefined;
+}
+
+/**
+ * Starts a run: loads the conversation's memory, runs the REACT statechart with its actors
+ * reached over `transport`, appends every transition to `store`, and saves the memory at the end.
+ *
+ * @example
+ * ```ts
+ * const run = startRun({ agent, tools, transport, subjects, store, input: 'Where is order A-1?' });
+ * const { outcome, envelope } = await run.result;
+ * ```
+ */
+export function startRun(options: StartRunOptions): RunHandle {
+  const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
+  const clock = options.clock ?? systemClock;
+  return launch(options, traceId, async () => {
+    const memory = options.memory ? await loadMemory(options, options.memory) : undefined;
+    return {
+      run: {
+        input: options.input,
+        startedAt: new Date(clock.now()).toISOString(),
+        ...(memory !== undefined && { memory }),
+        ...(options.memory && { conversationId: options.memory.conversationId }),
+        ...(options.flow !== undefined && { flow: options.flow }),
+      },
+    };
+  });
+}
+
+/** Options of {@link resumeRun}: the environment, and the run's log as read back. */
+export interface ResumeRunOptions extends RunEnvironment {
+  readonly events: readonly AgentEvent[];
+}
+
+/**
+ * Continues an interrupted run from its log (DESIGN.md invariant 4): the envelope is the fold of
+ * the log, an unanswered model request is asked again, and a tool request that was logged but not
+ * completed is re-sent with the same idempotency key. A finished run resolves at once with its
+ * outcome.
+ *
+ * @example
+ * ```ts
+ * const { events } = await readJsonlLog('run.jsonl');
+ * const { outcome } = await resumeRun({ ...environment, events }).result;
+ * ```
+ */
+export function resumeRun(options: ResumeRunOptions): RunHandle {
+  const status = logStatus(options.events);
+  const traceId = status.started === undefined ? '' : (options.events[0] as AgentEvent).traceId;
+  if (status.kind === 'finished') {
+    const last = options.events[options.events.length - 1] as AgentEvent;
+    return {
+      traceId,
+      result: Promise.resolve({ traceId, outcome: status.outcome, envelope: status.envelope, lastSeq: last.seq }),
+      abort: () => undefined,
+      actor: () => undefined,
+    };
+  }
+  const { started, point } = status;
+  return launch(options, traceId, async () => ({
+    run: {
+      input: started.input,
+      startedAt: started.startedAt,
+      ...(started.memory !== undefined && { memory: started.memory }),
+      ...(started.conversationId !== undefined && { conversationId: started.conversationId }),
+      ...(started.flow !== undefined && { flow: started.flow }),
+    },
+    resume: point,
+  }));
+}
+
+function launch(
+  options: RunEnvironment,
+  traceId: string,
+  prepare: () => Promise<Pick<ReactMachineInput, 'run'> & { resume?: ResumePoint }>,
+): RunHandle {
+  const clock = options.clock ?? systemClock;
+  let actor: Actor<typeof reactMachine> | undefined;
+  let abortReason: { reason?: string } | undefined;
+
+  const result = (async (): Promise<RunResult> => {
+    const { run, resume } = await prepare();
+    let logFailure: RedflowError | undefined;
+    const recorder = createRecorder({
+      traceId,
+      store: options.store,
+      clock,
+      afterSeq: resume?.afterSeq ?? 0,
+      ...(options.tracePrefix !== undefined && { trace: { transport: options.transport, prefix: options.tracePrefix } }),
+      ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
+      onFailure: (error) => {
+        logFailure = new RedflowError(error);
+        actor?.stop();
+      },
+    });
+    const transport = createTransportActor({
+      transport: options.transport,
+      subjects: options.subjects,
+      clock,
+      logged: recorder.settled,
+      ...(options.modelTimeoutMs !== undefined && { modelTimeoutMs: options.modelTimeoutMs }),
+      ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
+    });
+    const input: ReactMachineInput = {
+      traceId,
+      agent: options.agent,
+      tools: options.tools,
+      rules: buildAnswerRules(options.agent.allowedTools, options.tools, options.limits),
+      run,
+      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      ...(resume !== undefined && { resume }),
+    };
+    const running = createActor(reactMachine.provide({ actors: { transport } }), {
+      input,
+      clock: { setTimeout: clock.setTimeout as never, clearTimeout: clock.clearTimeout as never },
+      ...(options.inspect !== undefined && { inspect: options.inspect }),
+    });
+    actor = running;
+    running.on('fact', ({ fact }) => recorder.record(fact));
+
+    const ended = new Promise<void>((resolve, reject) => {
+      running.subscribe({
+        next: (snapshot) => {
+          if (snapshot.status === 'done') resolve();
+        },
+        error: reject,
+        complete: () => resolve(),
+      });
+    });
+    const onAbort = () => running.send({ type: 'abort', reason: String(options.signal?.reason ?? 'signal aborted') });
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    running.start();
+    if (abortReason) running.send({ type: 'abort', ...abortReason });
+    if (options.signal?.aborted) onAbort();
+    try {
+      await ended;
+      await recorder.settled().catch(() => undefined);
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+    }
+    if (logFailure) throw logFailure;
+    const envelope = running.getSnapshot().context.envelope;
+    const outcome = envelope.observability.outcome;
+    if (!outcome) {
+      throw new RedflowError(errorInfo(ErrorCode.LOG_RUN_FINISHED, `run ${traceId} stopped without an outcome`));
+    }
+    if (options.memory) await saveMemory(options, options.memory, envelope, outcome, traceId);
+    return { traceId, outcome, envelope, lastSeq: recorder.lastSeq };
+  })();
+
+  return {
+    traceId,
+    result,
+    abort(reason) {
+      if (actor) actor.send({ type: 'abort', ...(reason !== undefined && { reason }) });
+      else abortReason = reason !== undefined ? { reason } : {};
+    },
+    actor: () => actor,
+  };
+}
+
+async function loadMemory(env: RunEnvironment, memory: RunMemory): Promise<MemoryRecord | undefined> {
+  const reply = await env.transport.request<{ conversationId: string }, MemoryRecord | null>(
+    memory.loadSubject,
+    { conversationId: memory.conversationId },
+    { timeoutMs: 30_000 },
+  );
+  if (!reply.ok) throw new RedflowError(reply.error);
+  return reply.data ?? undefined;
+}
+
+async function saveMemory(
+  env: RunEnvironment,
+  memory: RunMemory,
+  envelope: AgentEnvelope,
+  outcome: RunOutcome,
+  traceId: string,
+): Promise<void> {
+  const record = appendTurn(
+    envelope.memory,
+    { input: envelope.input, ...(outcome.answer !== undefined && { answer: outcome.answer }), outcome: outcome.status, traceId },
+    memory.maxTurns ?? 20,
+  );
+  const reply = await env.transport.request(memory.saveSubject, { conversationId: memory.conversationId, memory: record }, {
+    timeoutMs: 30_000,
+  });
+  if (!reply.ok) throw new RedflowError(reply.error);
+}
