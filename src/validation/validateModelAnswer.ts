@@ -80,7 +80,7 @@ export function validateModelAnswer(text: string, rules: AnswerRules, length = t
       path: '/action',
     });
   }
-  if (!rules.responseSchema(parsed)) return schemaFailure(rules.responseSchema.errors);
+  if (!rules.responseSchema(parsed)) return schemaFailure(rules.responseSchema.errors, parsed as { confidence?: unknown });
   const answer = parsed as ModelResponse;
   if (answer.action === 'final') return { ok: true, answer };
 
@@ -99,7 +99,7 @@ export function validateModelAnswer(text: string, rules: AnswerRules, length = t
   return { ok: true, answer };
 }
 
-function schemaFailure(errors: ErrorObject[] | null | undefined): AnswerValidation {
+function schemaFailure(errors: ErrorObject[] | null | undefined, answer: { confidence?: unknown }): AnswerValidation {
   const first = errors?.[0];
   const path = first?.instancePath || undefined;
   if (first?.keyword === 'required') {
@@ -107,8 +107,9 @@ function schemaFailure(errors: ErrorObject[] | null | undefined): AnswerValidati
     if (missing === 'confidence') return fail(ErrorCode.CONFIDENCE_MISSING, 'a tool action needs a "confidence" between 0 and 1');
     if (missing === 'tool') return fail(ErrorCode.TOOL_MISSING, 'a tool action needs the "tool" to call');
   }
-  if (path === '/confidence' && (first?.keyword === 'minimum' || first?.keyword === 'maximum')) {
-    return fail(ErrorCode.CONFIDENCE_OUT_OF_RANGE, `confidence must be between 0 and 1 (${first.message ?? ''})`, { path });
+  // A literal such as 1e400 parses to Infinity, which ajv reports as a type error.
+  if (path === '/confidence' && typeof answer.confidence === 'number') {
+    return fail(ErrorCode.CONFIDENCE_OUT_OF_RANGE, `confidence must be between 0 and 1, not ${answer.confidence}`, { path });
   }
   const where = path ?? '(root)';
   const detail =

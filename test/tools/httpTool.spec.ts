@@ -246,7 +246,6 @@ describe('createHttpTool', () => {
       expect(error.message).toContain('REDFLOW_HTTP_TOOL_TEST_TOKEN');
       expect(main.seen).toHaveLength(0);
     });
-  });
 
     it('should fail with TOOL_CONFIG_INVALID when a header value is not a valid header, without a request', async () => {
       const tool = createHttpTool({
@@ -262,6 +261,8 @@ describe('createHttpTool', () => {
       expect(error.message).not.toContain('line');
       expect(main.seen).toHaveLength(0);
     });
+  });
+
   describe('hosts', () => {
     it('should refuse a host outside allowedHosts before any request reaches the server', async () => {
       const tool = createHttpTool({ name: 't', url: `${main.origin}/echo`, allowedHosts: ['api.example.com'] });
