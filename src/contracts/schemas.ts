@@ -59,8 +59,12 @@ export const validators = {
   responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
 } as const;
 
-/** Ajv for schemas written by users (tool input schemas, trigger input schemas): lenient about unknown keywords. */
-const userAjv = new Ajv({ strict: false, allErrors: false });
+/**
+ * Ajv for schemas written by users (tool input schemas, trigger input schemas): lenient about
+ * unknown keywords, and keeping no schema by `$id`, so one schema can be compiled again and again.
+ */
+const userAjv = new Ajv({ strict: false, allErrors: false, addUsedSchema: false });
+const compiledUserSchemas = new WeakMap<object, InputValidator>();
 
 /** A compiled user-supplied JSON Schema: `true` or a list of readable problems. */
 export type InputValidator = (value: unknown) => true | string;
@@ -76,8 +80,12 @@ export type InputValidator = (value: unknown) => true | string;
  * ```
  */
 export function compileUserSchema(schema: object): InputValidator {
+  const cached = compiledUserSchemas.get(schema);
+  if (cached) return cached;
   const validate = userAjv.compile(schema);
-  return (value) => (validate(value) ? true : describeSchemaErrors(validate.errors));
+  const check: InputValidator = (value) => (validate(value) ? true : describeSchemaErrors(validate.errors));
+  compiledUserSchemas.set(schema, check);
+  return check;
 }
 
 /** One readable line from ajv's errors, e.g. `/confidence must be <= 1`. */

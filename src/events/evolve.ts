@@ -82,13 +82,17 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
     }
     case AgentEventType.ToolCompleted: {
       const { data } = event;
-      const history = envelope.tools.history.map((call) => {
-        if (call.idempotencyKey !== data.idempotencyKey) return call;
+      // The completed call is the last one (one tool call per iteration); search from the end.
+      const history = envelope.tools.history.slice();
+      for (let i = history.length - 1; i >= 0; i--) {
+        const call = history[i] as ToolCall;
+        if (call.idempotencyKey !== data.idempotencyKey) continue;
         const done: ToolCall = { ...call, status: data.ok ? 'succeeded' : 'failed', durationMs: data.durationMs };
         if (data.ok) done.output = data.output;
         else if (data.error) done.error = data.error;
-        return done;
-      });
+        history[i] = done;
+        break;
+      }
       return {
         ...envelope,
         tools: { ...envelope.tools, history },

@@ -1,4 +1,4 @@
-import type { AgentEnvelope, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentEnvelope, ToolCall, ToolSpec } from '../contracts/schema-types.js';
 import type { ChatMessage } from '../actors/model.js';
 
 /** Seed 000's injected prompt; `{{tools}}` is replaced by the allowed tools. */
@@ -55,17 +55,31 @@ export function buildMessages(systemPrompt: string, envelope: AgentEnvelope): Ch
     messages.push({ role: 'user', content: `Memory of this conversation:\n${JSON.stringify(envelope.memory)}` });
   }
   messages.push({ role: 'user', content: asText(envelope.input) });
-  for (const call of envelope.tools.history) {
-    messages.push({
-      role: 'assistant',
-      content: JSON.stringify({ action: 'tool', tool: call.tool, input: call.input }),
-    });
-    if (call.status === 'requested') continue;
+  for (const call of envelope.tools.history) messages.push(...callMessages(call));
+  return messages;
+}
+
+// Envelopes are immutable, so a call's messages never change once built: build each once, not
+// once per later iteration.
+const messagesOfCall = new WeakMap<ToolCall, readonly ChatMessage[]>();
+
+function callMessages(call: ToolCall): readonly ChatMessage[] {
+  const cached = messagesOfCall.get(call);
+  if (cached) return cached;
+  const decision: ChatMessage = {
+    role: 'assistant',
+    content: JSON.stringify({ action: 'tool', tool: call.tool, input: call.input }),
+  };
+  let built: readonly ChatMessage[];
+  if (call.status === 'requested') {
+    built = [decision];
+  } else {
     const observation =
       call.status === 'succeeded' ? asText(call.output) : `error ${call.error?.code ?? ''}: ${call.error?.message ?? ''}`;
-    messages.push({ role: 'user', content: `Observation from ${call.tool}:\n${cut(observation)}` });
+    built = [decision, { role: 'user', content: `Observation from ${call.tool}:\n${cut(observation)}` }];
   }
-  return messages;
+  messagesOfCall.set(call, built);
+  return built;
 }
 
 function asText(value: unknown): string {

@@ -1,4 +1,4 @@
-import { enqueueActions, fromCallback, sendTo, setup, assign } from 'xstate';
+import { assign, emit, fromCallback, sendTo, setup } from 'xstate';
 import type { ToolRequestedData } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
@@ -35,18 +35,12 @@ export type ReactState = (typeof ReactState)[keyof typeof ReactState];
 const NO_TIMEOUT_MS = 2 ** 31 - 1;
 
 /**
- * Records one fact: the envelope becomes `evolve(envelope, fact)` and the fact is emitted for the
- * recorder, which stamps and appends it. Both use the same fact, so the live envelope is the fold
- * of the log by construction.
+ * Records one fact: the envelope becomes `evolve(envelope, fact)`, and the `emitFact` action that
+ * follows every record action hands the same fact to the recorder, which stamps and appends it.
+ * So the live envelope is the fold of the log by construction.
  */
-interface FactEnqueue {
-  assign(values: Partial<ReactContext>): void;
-  emit(event: FactEmitted): void;
-}
-
-function record(enqueue: FactEnqueue, context: ReactContext, fact: RecordedFact): void {
-  enqueue.assign({ envelope: evolve(context.envelope, fact) });
-  enqueue.emit({ type: 'fact', fact });
+function record(context: ReactContext, fact: RecordedFact): Pick<ReactContext, 'envelope' | 'lastFact'> {
+  return { envelope: evolve(context.envelope, fact), lastFact: fact };
 }
 
 /**
@@ -97,7 +91,8 @@ export const reactMachine = setup({
     runTimeout: ({ context }) => context.timeoutMs ?? NO_TIMEOUT_MS,
   },
   actions: {
-    recordRunStarted: enqueueActions(({ context, enqueue }) => {
+    emitFact: emit(({ context }): FactEmitted => ({ type: 'fact', fact: context.lastFact as RecordedFact })),
+    recordRunStarted: assign(({ context }) => {
       const { run } = context;
       const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
         input: run.input,
@@ -108,17 +103,17 @@ export const reactMachine = setup({
         ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
         ...(run.flow !== undefined && { flow: run.flow }),
       };
-      record(enqueue, context, { type: AgentEventType.RunStarted, iteration: 0, data });
+      return record(context, { type: AgentEventType.RunStarted, iteration: 0, data });
     }),
-    recordRunResumed: enqueueActions(({ context, enqueue }) => {
-      record(enqueue, context, {
+    recordRunResumed: assign(({ context }) => {
+      return record(context, {
         type: AgentEventType.RunResumed,
         iteration: context.envelope.state.iteration,
         data: { afterSeq: context.resume?.afterSeq ?? 0 },
       });
     }),
-    recordModelRequested: enqueueActions(({ context, enqueue }) => {
-      record(enqueue, context, {
+    recordModelRequested: assign(({ context }) => {
+      return record(context, {
         type: AgentEventType.ModelRequested,
         iteration: context.envelope.state.iteration + 1,
         data: { prompt: context.systemPrompt },
@@ -132,11 +127,11 @@ export const reactMachine = setup({
         messages: buildMessages(context.systemPrompt, context.envelope),
       },
     })),
-    recordModelAnswered: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'model.answer') return;
+    recordModelAnswered: assign(({ context, event }) => {
+      if (event.type !== 'model.answer') return {};
       const max = context.rules.limits.maxChars;
       const tooLong = event.text.length > max;
-      record(enqueue, context, {
+      const recorded = record(context, {
         type: AgentEventType.ModelAnswered,
         iteration: context.envelope.state.iteration,
         data: {
@@ -148,11 +143,11 @@ export const reactMachine = setup({
           ...(event.usage !== undefined && { usage: event.usage }),
         },
       });
-      enqueue.assign({ validation: undefined, answerLength: tooLong ? event.text.length : undefined });
+      return { ...recorded, validation: undefined, answerLength: tooLong ? event.text.length : undefined };
     }),
-    recordModelFailed: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'model.failure') return;
-      record(enqueue, context, {
+    recordModelFailed: assign(({ context, event }) => {
+      if (event.type !== 'model.failure') return {};
+      return record(context, {
         type: AgentEventType.RunFailed,
         iteration: context.envelope.state.iteration,
         data: { outcome: Outcome.modelFailed(event.error) },
@@ -165,18 +160,18 @@ export const reactMachine = setup({
         return validateModelAnswer(text, context.rules, context.answerLength ?? text.length);
       },
     }),
-    recordAnswerRejected: enqueueActions(({ context, enqueue }) => {
-      if (context.validation?.ok !== false) return;
-      record(enqueue, context, {
+    recordAnswerRejected: assign(({ context }) => {
+      if (context.validation?.ok !== false) return {};
+      return record(context, {
         type: AgentEventType.RunFailed,
         iteration: context.envelope.state.iteration,
         data: { outcome: Outcome.invalidAnswer(context.validation.error) },
       });
     }),
-    recordFinalAnswer: enqueueActions(({ context, enqueue }) => {
-      if (context.validation?.ok !== true) return;
+    recordFinalAnswer: assign(({ context }) => {
+      if (context.validation?.ok !== true) return {};
       const { answer } = context.validation;
-      record(enqueue, context, {
+      return record(context, {
         type: AgentEventType.RunCompleted,
         iteration: context.envelope.state.iteration,
         data: {
@@ -186,8 +181,8 @@ export const reactMachine = setup({
         },
       });
     }),
-    recordToolRequested: enqueueActions(({ context, enqueue }) => {
-      if (context.validation?.ok !== true) return;
+    recordToolRequested: assign(({ context }) => {
+      if (context.validation?.ok !== true) return {};
       const { answer } = context.validation;
       const iteration = context.envelope.state.iteration;
       const data: ToolRequestedData = {
@@ -200,7 +195,7 @@ export const reactMachine = setup({
         ...(answer.message !== undefined && { message: answer.message }),
         ...(context.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
       };
-      record(enqueue, context, { type: AgentEventType.ToolRequested, iteration, data });
+      return record(context, { type: AgentEventType.ToolRequested, iteration, data });
     }),
     sendToolRequest: sendTo('transport', ({ context }): TransportCommand => {
       const { history } = context.envelope.tools;
@@ -216,12 +211,12 @@ export const reactMachine = setup({
         },
       };
     }),
-    recordToolCompleted: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== 'tool.result') return;
+    recordToolCompleted: assign(({ context, event }) => {
+      if (event.type !== 'tool.result') return {};
       const { history } = context.envelope.tools;
       const call = history[history.length - 1];
       const { result } = event;
-      record(enqueue, context, {
+      return record(context, {
         type: AgentEventType.ToolCompleted,
         iteration: context.envelope.state.iteration,
         data: {
@@ -233,8 +228,8 @@ export const reactMachine = setup({
         },
       });
     }),
-    recordConfidenceStop: enqueueActions(({ context, enqueue }) => {
-      record(enqueue, context, {
+    recordConfidenceStop: assign(({ context }) => {
+      return record(context, {
         type: AgentEventType.RunCompleted,
         iteration: context.envelope.state.iteration,
         data: {
@@ -242,23 +237,23 @@ export const reactMachine = setup({
         },
       });
     }),
-    recordIterationLimit: enqueueActions(({ context, enqueue }) => {
+    recordIterationLimit: assign(({ context }) => {
       const { limit, byCondition } = iterationLimit(context.agent);
-      record(enqueue, context, {
+      return record(context, {
         type: AgentEventType.RunCompleted,
         iteration: context.envelope.state.iteration,
         data: { outcome: Outcome.iterationLimit(limit, byCondition) },
       });
     }),
-    recordTimedOut: enqueueActions(({ context, enqueue }) => {
-      record(enqueue, context, {
+    recordTimedOut: assign(({ context }) => {
+      return record(context, {
         type: AgentEventType.RunFailed,
         iteration: context.envelope.state.iteration,
         data: { outcome: Outcome.timedOut(context.timeoutMs ?? NO_TIMEOUT_MS) },
       });
     }),
-    recordAborted: enqueueActions(({ context, event, enqueue }) => {
-      record(enqueue, context, {
+    recordAborted: assign(({ context, event }) => {
+      return record(context, {
         type: AgentEventType.RunFailed,
         iteration: context.envelope.state.iteration,
         data: { outcome: Outcome.aborted(event.type === 'abort' ? event.reason : undefined) },
@@ -279,14 +274,20 @@ export const reactMachine = setup({
     envelope: input.resume?.envelope ?? emptyEnvelope(input.traceId),
     validation: undefined,
     answerLength: input.resume?.answerLength,
+    lastFact: undefined,
+    effects: input.effects,
   }),
-  invoke: { id: 'transport', src: 'transport', input: ({ context }) => ({ traceId: context.traceId }) },
+  invoke: {
+    id: 'transport',
+    src: 'transport',
+    input: ({ context }): TransportActorInput => ({ traceId: context.traceId, effects: context.effects }),
+  },
   initial: ReactState.Starting,
   on: {
-    abort: { target: `.${ReactState.Error}`, actions: 'recordAborted' },
+    abort: { target: `.${ReactState.Error}`, actions: ['recordAborted', 'emitFact'] },
   },
   after: {
-    runTimeout: { target: `.${ReactState.Error}`, actions: 'recordTimedOut' },
+    runTimeout: { target: `.${ReactState.Error}`, actions: ['recordTimedOut', 'emitFact'] },
   },
   states: {
     [ReactState.Starting]: {
@@ -294,57 +295,57 @@ export const reactMachine = setup({
         {
           guard: { type: 'resumesAt', params: { at: 'model' } },
           target: ReactState.AwaitingModel,
-          actions: ['recordRunResumed', 'recordModelRequested'],
+          actions: ['recordRunResumed', 'emitFact', 'recordModelRequested', 'emitFact'],
         },
         {
           guard: { type: 'resumesAt', params: { at: 'modelResend' } },
           target: ReactState.AwaitingModel,
-          actions: 'recordRunResumed',
+          actions: ['recordRunResumed', 'emitFact'],
         },
         {
           guard: { type: 'resumesAt', params: { at: 'validating' } },
           target: ReactState.Validating,
-          actions: 'recordRunResumed',
+          actions: ['recordRunResumed', 'emitFact'],
         },
         {
           guard: { type: 'resumesAt', params: { at: 'toolResend' } },
           target: ReactState.AwaitingTool,
-          actions: 'recordRunResumed',
+          actions: ['recordRunResumed', 'emitFact'],
         },
         {
           guard: { type: 'resumesAt', params: { at: 'checkingStop' } },
           target: ReactState.CheckingStop,
-          actions: 'recordRunResumed',
+          actions: ['recordRunResumed', 'emitFact'],
         },
-        { target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'recordModelRequested'] },
+        { target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'emitFact', 'recordModelRequested', 'emitFact'] },
       ],
     },
     [ReactState.AwaitingModel]: {
       entry: 'sendModelRequest',
       on: {
-        'model.answer': { target: ReactState.Validating, actions: 'recordModelAnswered' },
-        'model.failure': { target: ReactState.Error, actions: 'recordModelFailed' },
+        'model.answer': { target: ReactState.Validating, actions: ['recordModelAnswered', 'emitFact'] },
+        'model.failure': { target: ReactState.Error, actions: ['recordModelFailed', 'emitFact'] },
       },
     },
     [ReactState.Validating]: {
       entry: 'validateAnswer',
       always: [
-        { guard: 'answerIsInvalid', target: ReactState.Error, actions: 'recordAnswerRejected' },
-        { guard: 'answerIsFinal', target: ReactState.Done, actions: 'recordFinalAnswer' },
-        { target: ReactState.AwaitingTool, actions: 'recordToolRequested' },
+        { guard: 'answerIsInvalid', target: ReactState.Error, actions: ['recordAnswerRejected', 'emitFact'] },
+        { guard: 'answerIsFinal', target: ReactState.Done, actions: ['recordFinalAnswer', 'emitFact'] },
+        { target: ReactState.AwaitingTool, actions: ['recordToolRequested', 'emitFact'] },
       ],
     },
     [ReactState.AwaitingTool]: {
       entry: 'sendToolRequest',
       on: {
-        'tool.result': { target: ReactState.CheckingStop, actions: 'recordToolCompleted' },
+        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted', 'emitFact'] },
       },
     },
     [ReactState.CheckingStop]: {
       always: [
-        { guard: 'confidenceThresholdReached', target: ReactState.Done, actions: 'recordConfidenceStop' },
-        { guard: 'iterationLimitReached', target: ReactState.Done, actions: 'recordIterationLimit' },
-        { target: ReactState.AwaitingModel, actions: 'recordModelRequested' },
+        { guard: 'confidenceThresholdReached', target: ReactState.Done, actions: ['recordConfidenceStop', 'emitFact'] },
+        { guard: 'iterationLimitReached', target: ReactState.Done, actions: ['recordIterationLimit', 'emitFact'] },
+        { target: ReactState.AwaitingModel, actions: ['recordModelRequested', 'emitFact'] },
       ],
     },
     [ReactState.Done]: { type: 'final' },

@@ -47,6 +47,11 @@ export interface ReactMachineInput {
   readonly timeoutMs?: number;
   /** Continue a run from its log instead of starting one. */
   readonly resume?: ResumePoint;
+  /**
+   * Handed, untouched, to the transport actor: how the host's actor reaches the world. A thunk, so
+   * snapshots and the inspector never try to serialise it.
+   */
+  readonly effects?: () => unknown;
 }
 
 /** The machine's context. The envelope in it is only ever changed through `evolve`. */
@@ -64,6 +69,9 @@ export interface ReactContext {
   readonly validation: AnswerValidation | undefined;
   /** The current answer's original length when the log holds it cut (it was over the limit). */
   readonly answerLength: number | undefined;
+  /** The fact recorded last, for `emitFact` to hand to the recorder. */
+  readonly lastFact: RecordedFact | undefined;
+  readonly effects: (() => unknown) | undefined;
 }
 
 /** Events the transport actor sends back to the machine. */
@@ -93,4 +101,5 @@ export interface FactEmitted {
 /** Input of the transport actor the machine invokes. */
 export interface TransportActorInput {
   readonly traceId: string;
+  readonly effects: (() => unknown) | undefined;
 }

@@ -13,7 +13,7 @@ import { buildAnswerRules } from './answerRules.js';
 import { systemClock, type Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
 import { createRecorder } from './recorder.js';
-import { createTransportActor, type ActorSubjects } from './transportActor.js';
+import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 
 /** Where a run's memory lives: a memory actor reached on the transport. */
@@ -76,7 +76,7 @@ export interface RunHandle {
   /** Ends the run as `aborted` from whatever state it is in. */
   abort(reason?: string): void;
   /** The statechart's actor, once started (for inspection). */
-  readonly actor: () => Actor<typeof reactMachine> | undefined;
+  readonly actor: () => Actor<typeof runtimeMachine> | undefined;
 }
 
 /**
@@ -148,13 +148,16 @@ export function resumeRun(options: ResumeRunOptions): RunHandle {
   }));
 }
 
+/** The REACT machine with the real transport actor: provided once, shared by every run. */
+const runtimeMachine = reactMachine.provide({ actors: { transport: transportActorLogic } });
+
 function launch(
   options: RunEnvironment,
   traceId: string,
   prepare: () => Promise<Pick<ReactMachineInput, 'run'> & { resume?: ResumePoint }>,
 ): RunHandle {
   const clock = options.clock ?? systemClock;
-  let actor: Actor<typeof reactMachine> | undefined;
+  let actor: Actor<typeof runtimeMachine> | undefined;
   let abortReason: { reason?: string } | undefined;
 
   const result = (async (): Promise<RunResult> => {
@@ -172,14 +175,14 @@ function launch(
         actor?.stop();
       },
     });
-    const transport = createTransportActor({
+    const effects: TransportEffects = {
       transport: options.transport,
       subjects: options.subjects,
       clock,
       logged: recorder.settled,
       ...(options.modelTimeoutMs !== undefined && { modelTimeoutMs: options.modelTimeoutMs }),
       ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
-    });
+    };
     const input: ReactMachineInput = {
       traceId,
       agent: options.agent,
@@ -188,8 +191,9 @@ function launch(
       run,
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(resume !== undefined && { resume }),
+      effects: () => effects,
     };
-    const running = createActor(reactMachine.provide({ actors: { transport } }), {
+    const running = createActor(runtimeMachine, {
       input,
       clock: { setTimeout: clock.setTimeout as never, clearTimeout: clock.clearTimeout as never },
       ...(options.inspect !== undefined && { inspect: options.inspect }),

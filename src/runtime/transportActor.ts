@@ -11,8 +11,8 @@ export interface ActorSubjects {
   tool(name: string): string;
 }
 
-/** Options of {@link createTransportActor}. */
-export interface TransportActorOptions {
+/** What the transport actor of one run works with (handed over through the machine's `effects`). */
+export interface TransportEffects {
   readonly transport: Transport;
   readonly subjects: ActorSubjects;
   readonly clock: Clock;
@@ -26,15 +26,17 @@ export interface TransportActorOptions {
 
 /**
  * The long-lived actor through which the REACT machine reaches its model and tools: one actor per
- * run rather than one promise actor per call (that halves the per-iteration cost). It waits until
- * the request is in the log before sending it, so every effect is logged first.
+ * run rather than one promise actor per call (that halves the per-iteration cost), and one actor
+ * logic for every run (its run's {@link TransportEffects} come in its input), so the machine is
+ * provided once, not per run. It waits until a request is in the log before sending it, so every
+ * effect is logged first.
  */
-export function createTransportActor(options: TransportActorOptions) {
-  const { transport, subjects, clock, logged } = options;
-  const modelTimeoutMs = options.modelTimeoutMs ?? 300_000;
-  const toolTimeoutMs = options.toolTimeoutMs ?? 120_000;
-
-  return fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive }) => {
+export const transportActorLogic = fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive, input }) => {
+    const effects = input.effects?.() as TransportEffects | undefined;
+    if (!effects) throw new Error('the transport actor needs the run\'s effects in its input');
+    const { transport, subjects, clock, logged } = effects;
+    const modelTimeoutMs = effects.modelTimeoutMs ?? 300_000;
+    const toolTimeoutMs = effects.toolTimeoutMs ?? 120_000;
     const stopped = new AbortController();
     const { signal } = stopped;
     const reply = (event: ReactEvent) => {
@@ -76,5 +78,4 @@ export function createTransportActor(options: TransportActorOptions) {
     });
 
     return () => stopped.abort();
-  });
-}
+});

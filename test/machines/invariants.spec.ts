@@ -14,7 +14,7 @@ import { buildAnswerRules } from '../../src/runtime/answerRules.js';
 import { createSteppingClock, systemClock } from '../../src/runtime/clock.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { startRun } from '../../src/runtime/runAgent.js';
-import { createTransportActor } from '../../src/runtime/transportActor.js';
+import { transportActorLogic, type TransportEffects } from '../../src/runtime/transportActor.js';
 import type { ToolDefinition } from '../../src/actors/tool.js';
 import { agentConfig, answer, runScripted } from '../support/harness.js';
 
@@ -67,19 +67,20 @@ describe('the invariants of DESIGN.md', () => {
         const actors = serveActors({ model: createScriptedModel(answers), tools });
         const facts: RecordedFact[] = [];
         const mismatches: string[] = [];
-        const transport = createTransportActor({
+        const effects: TransportEffects = {
           transport: actors.transport,
           subjects: actors.subjects,
           clock: systemClock,
           logged: () => Promise.resolve(),
-        });
-        const actor = createActor(reactMachine.provide({ actors: { transport } }), {
+        };
+        const actor = createActor(reactMachine.provide({ actors: { transport: transportActorLogic } }), {
           input: {
             traceId: 'prop',
             agent,
             tools: actors.tools.filter((t) => t.name === 'echo'),
             rules: buildAnswerRules(agent.allowedTools, actors.tools),
             run: { input: 'q', startedAt: '2026-01-01T00:00:00.000Z' },
+            effects: () => effects,
           },
         });
         actor.on('fact', ({ fact }) => facts.push(fact));
