@@ -12,6 +12,7 @@ import type {
 } from './transport.js';
 
 const noHeaders: Headers = Object.freeze({});
+const neverAborted: AbortSignal = new AbortController().signal;
 
 interface QueueGroup {
   readonly members: RequestHandler<unknown, unknown>[];
@@ -33,7 +34,8 @@ export function createInProcessTransport(): Transport {
   // subject → queue name → members. Exact subjects only: services are addressed exactly.
   const services = new Map<string, Map<string, QueueGroup>>();
   const subscriptions = new Set<{ pattern: string; handler: (message: TransportMessage) => void }>();
-  const inFlight = new Set<AbortController>();
+  // Requests waiting for a reply, so close() can end them.
+  const pending = new Set<(reply: Reply<unknown>) => void>();
   let closed = false;
 
   function pick(subject: string): RequestHandler<unknown, unknown> | undefined {
@@ -59,39 +61,34 @@ export function createInProcessTransport(): Transport {
           failure(ErrorCode.TRANSPORT_NO_RESPONDER, `nothing answers on ${subject}`, 'start the actor that serves this subject'),
         );
       }
-      if (options.signal?.aborted) return Promise.resolve(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
-      const controller = new AbortController();
-      inFlight.add(controller);
+      // The handler gets the requester's own signal: in one process there is nothing to relay, and
+      // no per-request controller to allocate on the loop's hot path.
+      const signal = options.signal ?? neverAborted;
+      if (signal.aborted) return Promise.resolve(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
+      let result: unknown;
+      try {
+        result = handler(data, { subject, headers: options.headers ?? noHeaders, signal });
+      } catch (error) {
+        return Promise.resolve({ ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) });
+      }
+      if (!(result instanceof Promise)) return Promise.resolve({ ok: true, data: result as Res });
       return new Promise<Reply<Res>>((resolve) => {
-        let settled = false;
         const settle = (reply: Reply<Res>) => {
-          if (settled) return;
-          settled = true;
+          if (!pending.delete(settle as (reply: Reply<unknown>) => void)) return;
           clearTimeout(timer);
-          options.signal?.removeEventListener('abort', onAbort);
-          inFlight.delete(controller);
-          if (!reply.ok) controller.abort();
           resolve(reply);
         };
-        const onAbort = () => settle(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
+        pending.add(settle as (reply: Reply<unknown>) => void);
+        // A handler that outlives its timeout is not cancelled (only the requester's signal does
+        // that); its late reply is dropped.
         const timer = setTimeout(
           () => settle(failure(ErrorCode.TRANSPORT_TIMEOUT, `no reply on ${subject} within ${options.timeoutMs} ms`, undefined, true)),
           options.timeoutMs,
         );
-        options.signal?.addEventListener('abort', onAbort, { once: true });
-        controller.signal.addEventListener('abort', () => settle(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport is closed')), {
-          once: true,
-        });
-        try {
-          Promise.resolve(
-            handler(data, { subject, headers: options.headers ?? noHeaders, signal: controller.signal }),
-          ).then(
-            (result) => settle({ ok: true, data: result as Res }),
-            (error: unknown) => settle({ ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) }),
-          );
-        } catch (error) {
-          settle({ ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) });
-        }
+        (result as Promise<Res>).then(
+          (value) => settle({ ok: true, data: value }),
+          (error: unknown) => settle({ ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) }),
+        );
       });
     },
 
@@ -132,8 +129,7 @@ export function createInProcessTransport(): Transport {
 
     async close(): Promise<void> {
       closed = true;
-      for (const controller of inFlight) controller.abort();
-      inFlight.clear();
+      for (const settle of [...pending]) settle(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport closed before the reply'));
       services.clear();
       subscriptions.clear();
     },

@@ -20,6 +20,11 @@ export interface ReadResult {
  */
 export interface EventStore {
   append(event: AgentEvent): Promise<void>;
+  /**
+   * For stores that are durable as soon as the call returns (memory): the same as `append`,
+   * throwing instead of rejecting. The recorder uses it to keep the loop free of a wait per event.
+   */
+  appendSync?(event: AgentEvent): void;
   read(traceId: string): Promise<ReadResult>;
   close(): Promise<void>;
 }

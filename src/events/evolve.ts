@@ -46,7 +46,7 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
     case AgentEventType.ModelAnswered: {
       const { data } = event;
       const step: IterationStep = { iteration: event.iteration, action: 'model', durationMs: data.durationMs };
-      const observability = { ...envelope.observability, events: [...envelope.observability.events, step] };
+      const observability = { ...envelope.observability, events: appended(envelope.observability.events, step) };
       if (data.usage) observability.usage = addUsage(envelope.observability.usage, data.usage);
       return { ...envelope, model: { ...envelope.model, lastResponse: data.text }, observability };
     }
@@ -71,7 +71,7 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
         ...envelope,
         state: { ...envelope.state, lastAction: 'tool', lastTool: data.tool },
         model: { ...envelope.model, lastResponse: answer },
-        tools: { ...envelope.tools, history: [...envelope.tools.history, call] },
+        tools: { available: envelope.tools.available, history: appended(envelope.tools.history, call) },
         observability: replaceLastStep(envelope, event.iteration, (step) => ({
           ...step,
           action: 'tool',
@@ -150,11 +150,21 @@ function replaceLastStep(
 ): AgentEnvelope['observability'] {
   const { events } = envelope.observability;
   const last = events[events.length - 1];
-  const next =
-    last && last.iteration === iteration && (last.action === 'model' || last.action === 'tool')
-      ? [...events.slice(0, -1), change(last)]
-      : [...events, change({ iteration, action: 'model' })];
+  let next: IterationStep[];
+  if (last && last.iteration === iteration && (last.action === 'model' || last.action === 'tool')) {
+    next = events.slice();
+    next[next.length - 1] = change(last);
+  } else {
+    next = appended(events, change({ iteration, action: 'model' }));
+  }
   return { ...envelope.observability, events: next };
+}
+
+/** A copy of `items` with `item` at the end (cheaper than spreading). */
+function appended<T>(items: readonly T[], item: T): T[] {
+  const next = items.slice();
+  next.push(item);
+  return next;
 }
 
 function addUsage(total: TokenUsage | undefined, more: TokenUsage): TokenUsage {

@@ -32,24 +32,32 @@ const resolved: Promise<void> = Promise.resolve();
 export function createMemoryEventStore(): MemoryEventStore {
   const runs = new Map<string, AgentEvent[]>();
 
+  function appendSync(event: AgentEvent): void {
+    const log = runs.get(event.traceId);
+    // seq is enforced on every append, so a run's last seq is its length.
+    const expected = log === undefined ? 1 : log.length + 1;
+    if (event.seq !== expected) {
+      throw new RedflowError({
+        code: ErrorCode.LOG_CONCURRENT_WRITER,
+        message: `run ${event.traceId}: expected seq ${expected}, got seq ${event.seq}`,
+        hint: 'another writer appended to this run, or the event was appended twice',
+      });
+    }
+    if (log === undefined) runs.set(event.traceId, [event]);
+    else log.push(event);
+  }
+
   return {
     append(event: AgentEvent): Promise<void> {
-      const log = runs.get(event.traceId);
-      // seq is enforced on every append, so a run's last seq is its length.
-      const expected = log === undefined ? 1 : log.length + 1;
-      if (event.seq !== expected) {
-        return Promise.reject(
-          new RedflowError({
-            code: ErrorCode.LOG_CONCURRENT_WRITER,
-            message: `run ${event.traceId}: expected seq ${expected}, got seq ${event.seq}`,
-            hint: 'another writer appended to this run, or the event was appended twice',
-          }),
-        );
+      try {
+        appendSync(event);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      if (log === undefined) runs.set(event.traceId, [event]);
-      else log.push(event);
       return resolved;
     },
+
+    appendSync,
 
     read(traceId: string): Promise<ReadResult> {
       const log = runs.get(traceId);

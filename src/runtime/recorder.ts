@@ -24,31 +24,60 @@ export interface RecorderOptions {
 /** Turns the machine's facts into stamped, appended, published events, strictly in order. */
 export interface Recorder {
   record(fact: RecordedFact): void;
-  /** Resolves once everything recorded so far is appended; rejects if an append failed. */
+  /**
+   * `undefined` when everything recorded so far is in the log; otherwise a promise that resolves
+   * once it is, or rejects if an append failed. Effects wait on it: a tool is only called once
+   * its request is logged.
+   */
+  pending(): Promise<void> | undefined;
+  /** Resolves once everything recorded so far is appended (never rejects). */
   settled(): Promise<void>;
   /** The seq of the last recorded event. */
   readonly lastSeq: number;
 }
 
 /**
- * Creates the recorder of one run. Appends are chained, so the log order is the machine's order,
- * and effects wait on {@link Recorder.settled}: a tool is only called once its request is logged.
+ * Creates the recorder of one run. Events are appended one at a time in the machine's order.
+ * A store that appends synchronously (memory) is used without any wait.
  */
 export function createRecorder(options: RecorderOptions): Recorder {
   const { traceId, store, clock, trace, onEvent, onFailure } = options;
   let seq = options.afterSeq ?? 0;
-  let chain: Promise<void> = Promise.resolve();
+  const queue: AgentEvent[] = [];
+  let draining: Promise<void> | undefined;
   let failed: ErrorInfo | undefined;
+  let failure: Promise<void> | undefined;
 
   const deliver = (event: AgentEvent) => {
     if (trace) trace.transport.publish(Subject.trace(trace.prefix, traceId, event.type), event);
     onEvent?.(event);
   };
+  const fail = (error: unknown) => {
+    failed = toErrorInfo(error, ErrorCode.LOG_CONCURRENT_WRITER);
+    failure = Promise.reject(error);
+    failure.catch(() => undefined);
+    queue.length = 0;
+    onFailure?.(failed);
+  };
+  const drain = async () => {
+    while (queue.length > 0 && !failed) {
+      const event = queue[0] as AgentEvent;
+      try {
+        await store.append(event);
+      } catch (error) {
+        fail(error);
+        throw error;
+      }
+      queue.shift();
+      deliver(event);
+    }
+  };
 
   return {
     record(fact) {
       seq += 1;
-      const event = {
+      if (failed) return;
+      const event: AgentEvent = {
         id: eventId(traceId, seq),
         traceId,
         seq,
@@ -57,21 +86,27 @@ export function createRecorder(options: RecorderOptions): Recorder {
         iteration: fact.iteration,
         data: fact.data,
       } as AgentEvent;
-      chain = chain.then(async () => {
-        if (failed) throw new Error(failed.message);
+      if (!draining && store.appendSync) {
         try {
-          await store.append(event);
+          store.appendSync(event);
         } catch (error) {
-          failed = toErrorInfo(error, ErrorCode.LOG_CONCURRENT_WRITER);
-          onFailure?.(failed);
-          throw error;
+          fail(error);
+          return;
         }
         deliver(event);
-      });
-      // Nobody may be waiting right now; the failure is reported through onFailure.
-      chain.catch(() => undefined);
+        return;
+      }
+      queue.push(event);
+      if (!draining) {
+        draining = drain().finally(() => {
+          draining = undefined;
+        });
+        // Waiters see the failure through pending(); nobody has to be waiting.
+        draining.catch(() => undefined);
+      }
     },
-    settled: () => chain,
+    pending: () => failure ?? draining,
+    settled: () => (draining ?? Promise.resolve()).catch(() => undefined),
     get lastSeq() {
       return seq;
     },

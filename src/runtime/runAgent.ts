@@ -179,7 +179,7 @@ function launch(
       transport: options.transport,
       subjects: options.subjects,
       clock,
-      logged: recorder.settled,
+      pending: recorder.pending,
       ...(options.modelTimeoutMs !== undefined && { modelTimeoutMs: options.modelTimeoutMs }),
       ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
     };

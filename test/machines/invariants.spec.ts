@@ -71,7 +71,7 @@ describe('the invariants of DESIGN.md', () => {
           transport: actors.transport,
           subjects: actors.subjects,
           clock: systemClock,
-          logged: () => Promise.resolve(),
+          pending: () => undefined,
         };
         const actor = createActor(reactMachine.provide({ actors: { transport: transportActorLogic } }), {
           input: {
