@@ -37,6 +37,13 @@ export const OPENAI_DEFAULTS = {
   maxResponseBytes: 4 * 1024 * 1024,
 } as const;
 
+/** Where local servers listen by default, for a model node that names one as its provider. */
+export const LOCAL_SERVER_BASE_URLS = {
+  ollama: 'http://127.0.0.1:11434/v1',
+  vllm: 'http://127.0.0.1:8000/v1',
+  llamacpp: 'http://127.0.0.1:8080/v1',
+} as const;
+
 /** Error bodies are only read for their message; this much is plenty. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Longest server message quoted in an error. */
@@ -64,7 +71,8 @@ function firstSet(...values: (string | undefined)[]): string | undefined {
 
 /**
  * Turns a model node's `llm` config plus the environment into {@link OpenAiChatModelConfig}:
- * `baseUrl` from the node, `$REDFLOW_MODEL_BASE_URL`, `$OPENAI_BASE_URL` or OpenAI's; the API key
+ * `baseUrl` from the node, `$REDFLOW_MODEL_BASE_URL`, `$OPENAI_BASE_URL`, the local default of an
+ * `ollama`/`vllm`/`llamacpp` provider, or OpenAI's; the API key
  * from `$<apiKeyEnv>` (default `$OPENAI_API_KEY`), absent when unset; `model` from the node or
  * `$REDFLOW_MODEL`. Blank values count as unset.
  *
@@ -76,7 +84,10 @@ function firstSet(...values: (string | undefined)[]): string | undefined {
  * ```
  */
 export function resolveOpenAiConfig(nodeConfig: ModelLlmConfig, env: NodeJS.ProcessEnv): OpenAiChatModelConfig {
-  const baseUrl = firstSet(nodeConfig.baseUrl, env.REDFLOW_MODEL_BASE_URL, env.OPENAI_BASE_URL) ?? OPENAI_DEFAULTS.baseUrl;
+  const baseUrl =
+    firstSet(nodeConfig.baseUrl, env.REDFLOW_MODEL_BASE_URL, env.OPENAI_BASE_URL) ??
+    LOCAL_SERVER_BASE_URLS[nodeConfig.provider as keyof typeof LOCAL_SERVER_BASE_URLS] ??
+    OPENAI_DEFAULTS.baseUrl;
   const model = firstSet(nodeConfig.model, env.REDFLOW_MODEL);
   if (model === undefined) {
     throw configError(

@@ -1,0 +1,291 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import path from 'node:path';
+import type { RunOutcome } from '../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { readJsonlLog } from '../events/jsonlEventStore.js';
+import { fold } from '../events/evolve.js';
+import { logStatus } from '../events/resumePoint.js';
+import { formatDiagnostics } from '../flows/formatDiagnostics.js';
+import { loadFlowFile } from '../flows/loadFlow.js';
+import { readAnswersFile } from '../runtime/flowActors.js';
+import { resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import { ExitCode } from './exitCodes.js';
+import { line, styles, type Output } from './output.js';
+import { createProgressPrinter } from './progress.js';
+import { formatOutcome, formatTimeline } from './timeline.js';
+
+/** A subcommand of `redflow`. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  readonly usage: string;
+  run(args: readonly string[], output: Output): Promise<ExitCode>;
+}
+
+/** The exit code an outcome maps to (see the README). */
+export function exitCodeOf(outcome: RunOutcome): ExitCode {
+  if (outcome.status === 'escalate') return ExitCode.Escalated;
+  if (outcome.status === 'blocked') return ExitCode.RunFailed;
+  return ExitCode.Ok;
+}
+
+function parse(
+  args: readonly string[],
+  options: NonNullable<ParseArgsConfig['options']>,
+  usage: string,
+): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
+  try {
+    const parsed = parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+    return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals };
+  } catch (error) {
+    throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, (error as Error).message, { hint: usage.split('\n')[0] }));
+  }
+}
+
+function usageError(message: string, usage: string): RedflowError {
+  return new RedflowError(errorInfo(ErrorCode.CLI_USAGE, message, { hint: usage.split('\n')[0] }));
+}
+
+/** `--input` text: JSON when it is a JSON object or array, otherwise the text itself. */
+export function parseInput(text: string): unknown {
+  const trimmed = text.trim();
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
+    try {
+      return JSON.parse(trimmed) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function positiveInteger(value: string | undefined, flag: string, usage: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw usageError(`${flag} must be a positive whole number of milliseconds, not "${value}"`, usage);
+  return n;
+}
+
+/** Installs the test-only fault hook: SIGKILL this process right after event `seq` is in the log. */
+function crashHook(): ((event: AgentEvent) => void) | undefined {
+  const at = Number(process.env.REDFLOW_CRASH_AFTER_EVENT);
+  if (!Number.isInteger(at) || at <= 0) return undefined;
+  return (event) => {
+    if (event.seq === at) process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+/** Shows a finished run: its answer or why it ended, and where its log is. */
+async function report(run: EmbeddedRun, json: boolean, output: Output, progress: ReturnType<typeof createProgressPrinter>): Promise<ExitCode> {
+  const onSignal = () => run.handle.abort('interrupted (SIGINT)');
+  process.once('SIGINT', onSignal);
+  try {
+    const result = await run.finished();
+    progress.done();
+    const s = styles(output.color);
+    if (json) {
+      line(output.out, JSON.stringify({ traceId: result.traceId, outcome: result.outcome, envelope: result.envelope, log: run.logPath }, null, 2));
+    } else {
+      if (result.outcome.reason === 'final_answer') line(output.out, result.outcome.answer ?? '');
+      else line(output.err, formatOutcome(result.outcome, output.color));
+      line(output.err, s.dim(`log: ${path.relative(process.cwd(), run.logPath) || run.logPath}   (redflow replay <log> shows it again)`));
+    }
+    return exitCodeOf(result.outcome);
+  } finally {
+    process.off('SIGINT', onSignal);
+  }
+}
+
+const runUsage = `usage: redflow run <flow.json> [--input <text|json>] [--input-file <file>] [--log <file.jsonl>] [--json]
+                   [--script <answers.json>] [--conversation <id>] [--timeout <ms>] [--trace-id <id>]
+
+Runs a flow in this process (embedded mode) and prints each iteration as it finishes.
+  --input <text>        the run's input; JSON when it is a JSON object or array, else text
+  --input-file <file>   read the input from a file (JSON if it parses, else text)
+  --log <file>          where to write the event log (default .redflow/runs/<traceId>.jsonl)
+  --json                print the outcome and the final envelope as JSON on stdout
+  --script <file>       use these scripted answers (a JSON array) instead of the flow's model
+  --conversation <id>   load and save this conversation's memory (needs a memory.kv node)
+  --timeout <ms>        end the run as "timeout" after this long
+  --trace-id <id>       the run's trace id (default: a new random one)
+Exit codes: 0 done, 1 blocked (error), 2 escalated, 64 usage, 65 invalid flow or input, 66 missing file.`;
+
+const run: Command = {
+  name: 'run',
+  summary: 'run a flow and show each iteration live',
+  usage: runUsage,
+  async run(args, output) {
+    const { values, positionals } = parse(
+      args,
+      {
+        input: { type: 'string' },
+        'input-file': { type: 'string' },
+        log: { type: 'string' },
+        json: { type: 'boolean' },
+        script: { type: 'string' },
+        conversation: { type: 'string' },
+        timeout: { type: 'string' },
+        'trace-id': { type: 'string' },
+      },
+      runUsage,
+    );
+    if (values.help) return help(output, runUsage);
+    const [flowPath, ...extra] = positionals;
+    if (!flowPath) throw usageError('which flow? give the flow file to run', runUsage);
+    if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, runUsage);
+    if (values.input !== undefined && values['input-file'] !== undefined) throw usageError('give --input or --input-file, not both', runUsage);
+    const traceId = values['trace-id'] as string | undefined;
+    if (traceId !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) {
+      throw usageError(`--trace-id must be 1–128 letters, digits, _ or -, not "${traceId}"`, runUsage);
+    }
+    const input =
+      values['input-file'] !== undefined
+        ? parseInput(await readInputFile(values['input-file'] as string))
+        : parseInput((values.input as string | undefined) ?? '');
+    const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
+    const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', runUsage);
+    const json = Boolean(values.json);
+    const progress = createProgressPrinter(output);
+    const crash = crashHook();
+    const embedded = await runFlowFile({
+      flowPath,
+      input,
+      ...(values.log !== undefined && { logPath: values.log as string }),
+      ...(traceId !== undefined && { traceId }),
+      ...(values.conversation !== undefined && { conversationId: values.conversation as string }),
+      ...(script && { script }),
+      ...(timeoutMs !== undefined && { timeoutMs }),
+      onEvent: (event) => {
+        if (!json) progress.onEvent(event);
+        crash?.(event);
+      },
+    });
+    if (!json) for (const warning of embedded.warnings) line(output.err, styles(output.color).yellow(`warning ${warning.code}: ${warning.message}`));
+    return report(embedded, json, output, progress);
+  },
+};
+
+async function readInputFile(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new RedflowError(errorInfo(ErrorCode.FLOW_NOT_FOUND, `cannot read the input file ${file}: ${(error as NodeJS.ErrnoException).code ?? ''}`));
+  }
+}
+
+const validateUsage = `usage: redflow validate <flow.json> [--json]
+
+Checks a flow: its JSON, its schema, node configs, edge rules and graph rules. Prints every error
+and warning with its code. Exit code 0 when valid (warnings allowed), 65 when not.`;
+
+const validate: Command = {
+  name: 'validate',
+  summary: 'check a flow file and list its errors and warnings',
+  usage: validateUsage,
+  async run(args, output) {
+    const { values, positionals } = parse(args, { json: { type: 'boolean' } }, validateUsage);
+    if (values.help) return help(output, validateUsage);
+    const [flowPath] = positionals;
+    if (!flowPath) throw usageError('which flow? give the flow file to check', validateUsage);
+    const loaded = await loadFlowFile(flowPath);
+    const { validation } = loaded;
+    const errors = validation.ok ? [] : validation.errors;
+    if (values.json) {
+      line(output.out, JSON.stringify({ ok: validation.ok, errors, warnings: validation.warnings }, null, 2));
+    } else {
+      const s = styles(output.color);
+      if (errors.length + validation.warnings.length > 0) line(output.out, formatDiagnostics([...errors, ...validation.warnings]));
+      line(output.out, validation.ok ? s.green(`${flowPath}: valid`) : s.red(`${flowPath}: ${errors.length} error${errors.length === 1 ? '' : 's'}`));
+    }
+    return validation.ok ? ExitCode.Ok : ExitCode.DataError;
+  },
+};
+
+const replayUsage = `usage: redflow replay <log.jsonl> [--json]
+
+Rebuilds a run's envelope from its event log (the same fold as the live run) and prints its
+timeline and outcome. Damaged records are reported and never folded.`;
+
+const replay: Command = {
+  name: 'replay',
+  summary: 'rebuild a run from its log and print its timeline',
+  usage: replayUsage,
+  async run(args, output) {
+    const { values, positionals } = parse(args, { json: { type: 'boolean' } }, replayUsage);
+    if (values.help) return help(output, replayUsage);
+    const [logPath] = positionals;
+    if (!logPath) throw usageError('which log? give the .jsonl file of a run', replayUsage);
+    const { events, problems } = await readJsonlLog(path.resolve(logPath));
+    const envelope = fold(events);
+    const status = events.length > 0 ? logStatus(events) : undefined;
+    const outcome = status?.kind === 'finished' ? status.outcome : undefined;
+    if (values.json) {
+      line(output.out, JSON.stringify({ events: events.length, problems, outcome: outcome ?? null, envelope }, null, 2));
+    } else {
+      const s = styles(output.color);
+      line(output.out, s.bold(`run ${envelope.observability.traceId || '(empty log)'}  started ${envelope.observability.startedAt || '-'}  ${events.length} events`));
+      line(output.out, `input: ${JSON.stringify(envelope.input)}`);
+      for (const text of formatTimeline(envelope, output.color)) line(output.out, text);
+      if (outcome) {
+        line(output.out, formatOutcome(outcome, output.color));
+        if (outcome.answer !== undefined) line(output.out, `answer: ${outcome.answer}`);
+      } else if (events.length > 0) {
+        line(output.out, s.yellow('unfinished: `redflow resume` continues it'));
+      }
+      for (const problem of problems) line(output.err, s.red(`line ${problem.position}: ${problem.code} ${problem.message}`));
+    }
+    if (problems.some((p) => p.code !== ErrorCode.LOG_RECORD_TORN)) return ExitCode.DataError;
+    return ExitCode.Ok;
+  },
+};
+
+const resumeUsage = `usage: redflow resume <log.jsonl> [--flow <flow.json>] [--script <answers.json>] [--json] [--timeout <ms>]
+
+Continues an interrupted run from its event log: no completed tool call is made again, and a tool
+call that was logged but not completed is re-sent with the same idempotency key. The flow is the
+one recorded in the log unless --flow is given. A torn last record (a crash mid-write) is cut off.`;
+
+const resume: Command = {
+  name: 'resume',
+  summary: 'continue an interrupted run from its log',
+  usage: resumeUsage,
+  async run(args, output) {
+    const { values, positionals } = parse(
+      args,
+      { flow: { type: 'string' }, script: { type: 'string' }, json: { type: 'boolean' }, timeout: { type: 'string' } },
+      resumeUsage,
+    );
+    if (values.help) return help(output, resumeUsage);
+    const [logPath] = positionals;
+    if (!logPath) throw usageError('which log? give the .jsonl file of the run to continue', resumeUsage);
+    const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
+    const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', resumeUsage);
+    const json = Boolean(values.json);
+    const progress = createProgressPrinter(output);
+    const crash = crashHook();
+    const embedded = await resumeFromLog({
+      logPath,
+      ...(values.flow !== undefined && { flowPath: values.flow as string }),
+      ...(script && { script }),
+      ...(timeoutMs !== undefined && { timeoutMs }),
+      onEvent: (event) => {
+        if (!json) progress.onEvent(event);
+        crash?.(event);
+      },
+    });
+    if (embedded.repaired && !json) {
+      line(output.err, styles(output.color).yellow(`the log's last record was torn (line ${embedded.repaired.position}); it was cut off`));
+    }
+    return report(embedded, json, output, progress);
+  },
+};
+
+function help(output: Output, usage: string): ExitCode {
+  line(output.out, usage);
+  return ExitCode.Ok;
+}
+
+/** Every subcommand, in the order `--help` lists them. */
+export const commands: readonly Command[] = [run, validate, replay, resume];

@@ -1,0 +1,23 @@
+/**
+ * The `redflow` command's exit codes (sysexits-style where one fits), defined once and listed in
+ * the README.
+ */
+export const ExitCode = {
+  /** The run ended done (final answer) or done_partial (a stop condition). */
+  Ok: 0,
+  /** The run ended blocked: an invalid answer, a model error, a timeout, an abort. */
+  RunFailed: 1,
+  /** The run ended escalated: no final answer within the iteration limit. */
+  Escalated: 2,
+  /** The command line is wrong. */
+  Usage: 64,
+  /** A flow, an input or a log is invalid. */
+  DataError: 65,
+  /** A file is missing. */
+  NoInput: 66,
+  /** Something failed that is not the user's doing. */
+  Internal: 70,
+} as const;
+
+/** One of {@link ExitCode}'s values. */
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -1,0 +1,77 @@
+import { createRequire } from 'node:module';
+import { ErrorCode, RedflowError } from '../errors.js';
+import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { formatDiagnostics } from '../flows/formatDiagnostics.js';
+import { commands } from './commands.js';
+import { ExitCode } from './exitCodes.js';
+import { line, styles, terminalOutput, type Output } from './output.js';
+
+const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+const mainUsage = () => `redflow ${version}: ReAct agents as flow graphs, run by an explicit statechart with a replayable event log
+
+usage: redflow <command> [options]
+
+commands:
+${commands.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join('\n')}
+
+Run \`redflow <command> --help\` for a command's options.`;
+
+/** Exit codes of errors that are the input's fault rather than Redflow's. */
+const dataErrors: ReadonlySet<string> = new Set([
+  ErrorCode.RUN_INPUT_INVALID,
+  ErrorCode.MODEL_CONFIG_INVALID,
+  ErrorCode.TOOL_MODULE_INVALID,
+  ErrorCode.TOOL_CONFIG_INVALID,
+  ErrorCode.MEMORY_KEY_INVALID,
+  ErrorCode.LOG_RECORD_CORRUPT,
+  ErrorCode.LOG_SEQUENCE_GAP,
+  ErrorCode.LOG_EMPTY,
+  ErrorCode.LOG_CONCURRENT_WRITER,
+  ErrorCode.FLOW_INVALID_JSON,
+  ErrorCode.FLOW_TOO_LARGE,
+]);
+const missing: ReadonlySet<string> = new Set([ErrorCode.FLOW_NOT_FOUND, ErrorCode.LOG_NOT_FOUND]);
+
+/**
+ * The `redflow` command: runs `argv` (without node and the script) and returns the exit code.
+ * Errors are printed with their code and a hint, never as a stack trace.
+ */
+export async function main(argv: readonly string[], output: Output = terminalOutput()): Promise<ExitCode> {
+  const [name, ...args] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    line(output.out, mainUsage());
+    return name === undefined ? ExitCode.Usage : ExitCode.Ok;
+  }
+  if (name === '--version' || name === '-v') {
+    line(output.out, version);
+    return ExitCode.Ok;
+  }
+  const command = commands.find((c) => c.name === name);
+  const s = styles(output.color);
+  if (!command) {
+    line(output.err, s.red(`unknown command "${name}"`));
+    line(output.err, `commands: ${commands.map((c) => c.name).join(', ')}; see redflow --help`);
+    return ExitCode.Usage;
+  }
+  try {
+    return await command.run(args, output);
+  } catch (error) {
+    if (error instanceof FlowInvalidError) {
+      line(output.err, formatDiagnostics([...error.errors, ...error.warnings]));
+      line(output.err, s.red(error.message));
+      return ExitCode.DataError;
+    }
+    if (error instanceof RedflowError) {
+      line(output.err, s.red(`error ${error.code}: ${error.message}`));
+      if (error.hint) line(output.err, `hint: ${error.hint}`);
+      if (error.code === ErrorCode.CLI_USAGE) return ExitCode.Usage;
+      if (missing.has(error.code)) return ExitCode.NoInput;
+      if (dataErrors.has(error.code)) return ExitCode.DataError;
+      return ExitCode.Internal;
+    }
+    line(output.err, s.red(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+    line(output.err, 'this is a bug in redflow; please report it with the command you ran');
+    return ExitCode.Internal;
+  }
+}

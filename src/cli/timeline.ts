@@ -1,0 +1,34 @@
+import type { AgentEnvelope, IterationStep, RunOutcome } from '../contracts/schema-types.js';
+import { styles } from './output.js';
+
+/** One timeline line: `#2  tool   lookup_order  conf 0.80     12 ms`. */
+export function formatStep(step: IterationStep, color: boolean): string {
+  const s = styles(color);
+  const action =
+    step.action === 'error' ? s.red('error') : step.action === 'final' ? s.green('final') : step.action === 'tool' ? s.cyan('tool ') : s.dim(step.action);
+  const what = step.action === 'error' ? (step.code ?? '') : (step.tool ?? '');
+  const confidence = step.confidence === undefined ? '         ' : `conf ${step.confidence.toFixed(2)}`;
+  const duration = step.durationMs === undefined ? '' : `${Math.round(step.durationMs)} ms`;
+  return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}`;
+}
+
+/** How the run ended, in words. */
+export function formatOutcome(outcome: RunOutcome, color: boolean): string {
+  const s = styles(color);
+  const label =
+    outcome.status === 'done'
+      ? s.green('done')
+      : outcome.status === 'done_partial'
+        ? s.yellow('done_partial')
+        : outcome.status === 'escalate'
+          ? s.yellow('escalate')
+          : s.red('blocked');
+  const error = outcome.error ? ` ${outcome.error.code}: ${outcome.error.message}` : '';
+  const hint = outcome.error?.hint ? `\n  hint: ${outcome.error.hint}` : '';
+  return `${label} (${outcome.reason})${error}${hint}`;
+}
+
+/** The whole timeline of an envelope, one line per iteration. */
+export function formatTimeline(envelope: AgentEnvelope, color: boolean): string[] {
+  return envelope.observability.events.map((step) => formatStep(step, color));
+}
