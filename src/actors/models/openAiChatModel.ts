@@ -197,7 +197,6 @@ function resolve(config: OpenAiChatModelConfig): Resolved {
 
 /** Shortens and cleans text quoted from a server. */
 function quote(text: string): string {
-  // eslint-disable-next-line no-control-regex
   const clean = text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
   return clean.length > MAX_QUOTED_CHARS ? `${clean.slice(0, MAX_QUOTED_CHARS)}…` : clean;
 }

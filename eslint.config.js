@@ -1,0 +1,33 @@
+// Lint: typescript-eslint's recommended rules, plus the purity rule of DESIGN.md — the statechart,
+// the fold and answer validation import no I/O (only types may come from elsewhere).
+import tseslint from 'typescript-eslint';
+
+const pure = ['src/machines/**/*.ts', 'src/events/evolve.ts', 'src/events/eventTypes.ts', 'src/events/resumePoint.ts', 'src/validation/**/*.ts', 'src/flows/nodeTypes.ts', 'src/flows/edgeRules.ts'];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', '.redflow/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-console': 'off',
+    },
+  },
+  {
+    files: pure,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'fs/*', 'path', 'http', 'https', 'net', 'child_process', 'crypto', 'os'], message: 'pure code: no Node I/O (DESIGN.md: effects live in actors).' },
+            { group: ['**/actors/*', '**/actors/**', '**/runtime/**', '**/cli/**', '**/contracts/schemas*', 'ajv'], allowTypeImports: true, message: 'pure code may only import types from actors, runtime, contracts and ajv.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', { name: 'Date', message: 'pure code: the clock is injected.' }, { name: 'setTimeout', message: 'pure code: timers belong to the actor system clock.' }, { name: 'fetch', message: 'pure code: no I/O.' }],
+      'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'pure code: no randomness.' }, { object: 'Date', property: 'now', message: 'pure code: the clock is injected.' }],
+    },
+  },
+);
