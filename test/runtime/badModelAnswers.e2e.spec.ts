@@ -1,0 +1,193 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, STACK_FRAME, readVerifiedLog, runCli, type CliResult } from '../support/cli.js';
+import { startFakeChatCompletionsServer, type FakeBehaviour, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
+
+// DESIGN invariant 6: bad input never crashes a process and never loses a logged event. Each case
+// runs the real command on the openai-agent example against a real HTTP server that answers badly,
+// then checks the exit, stderr, the JSONL log line by line, and `redflow replay --json`.
+
+const FLOW = path.join(REPO_ROOT, 'examples', 'openai-agent', 'flow.json');
+const API_KEY = 'sk-test-secret';
+
+/** A tool call that would be valid, with `a` replaced by `literal`. */
+const withA = (literal: string) =>
+  `{"action":"tool","tool":"calculator","input":{"operation":"multiply","a":${literal},"b":8},"confidence":0.8}`;
+
+/** A Chat Completions body whose content has bytes that are not UTF-8. */
+const INVALID_UTF8_BODY = Buffer.concat([
+  Buffer.from('{"id":"chatcmpl-x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"'),
+  Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xa0]),
+  Buffer.from('"},"finish_reason":"stop"}]}'),
+]);
+
+/** A completion body as a real server sends it, for the raw (chunked) cases. */
+function completionJson(content: string): string {
+  return JSON.stringify({
+    id: 'chatcmpl-raw',
+    object: 'chat.completion',
+    created: 0,
+    model: 'test-model',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+  });
+}
+
+const TEN_MB_CONTENT = `{"action":"final","message":"${'x'.repeat(10 * 1024 * 1024)}","confidence":0.9}`;
+const TWO_MB_CONTENT = `{"action":"final","message":"${'y'.repeat(2 * 1024 * 1024)}","confidence":0.9}`;
+
+/** Where the run fails: in the model actor (no answer logged) or in the core's validation. */
+type Stage = 'model_error' | 'invalid_answer';
+
+interface Case {
+  readonly name: string;
+  readonly code: string;
+  readonly stage: Stage;
+  /** What the server does with the one request the run makes. */
+  readonly behaviour?: FakeBehaviour;
+  /** Scripted answers instead of the server (`--script`). */
+  readonly script?: readonly unknown[];
+}
+
+const cases: readonly Case[] = [
+  {
+    name: 'a 10 MB answer (declared in Content-Length) is over the model actor\'s 4 MiB cap',
+    code: 'MODEL_RESPONSE_TOO_LARGE',
+    stage: 'model_error',
+    behaviour: { kind: 'completion', content: TEN_MB_CONTENT },
+  },
+  {
+    name: 'a 10 MB answer sent chunked (no Content-Length) is cut off at the 4 MiB cap',
+    code: 'MODEL_RESPONSE_TOO_LARGE',
+    stage: 'model_error',
+    behaviour: { kind: 'raw', body: completionJson(TEN_MB_CONTENT), chunked: true },
+  },
+  {
+    name: 'a 2 MB answer from the server gets past the byte cap and is refused by the core',
+    code: 'ANSWER_TOO_LARGE',
+    stage: 'invalid_answer',
+    behaviour: { kind: 'completion', content: TWO_MB_CONTENT },
+  },
+  {
+    name: 'a 2 MB scripted answer (--script) is refused by the core',
+    code: 'ANSWER_TOO_LARGE',
+    stage: 'invalid_answer',
+    script: [TWO_MB_CONTENT],
+  },
+  {
+    name: '100,000 nested arrays',
+    code: 'ANSWER_TOO_DEEP',
+    stage: 'invalid_answer',
+    behaviour: { kind: 'completion', content: `${'['.repeat(100_000)}${']'.repeat(100_000)}` },
+  },
+  {
+    name: 'a "__proto__" key',
+    code: 'ANSWER_FORBIDDEN_KEY',
+    stage: 'invalid_answer',
+    behaviour: {
+      kind: 'completion',
+      content: '{"action":"tool","tool":"calculator","input":{"__proto__":{"polluted":true},"operation":"add","a":1,"b":2},"confidence":0.8}',
+    },
+  },
+  {
+    name: 'a "constructor" key',
+    code: 'ANSWER_FORBIDDEN_KEY',
+    stage: 'invalid_answer',
+    behaviour: { kind: 'completion', content: '{"action":"final","message":"ok","confidence":0.9,"constructor":{"prototype":{}}}' },
+  },
+  { name: 'a NaN literal', code: 'INVALID_JSON', stage: 'invalid_answer', behaviour: { kind: 'completion', content: withA('NaN') } },
+  { name: 'an Infinity literal', code: 'INVALID_JSON', stage: 'invalid_answer', behaviour: { kind: 'completion', content: withA('Infinity') } },
+  {
+    name: 'duplicate keys',
+    code: 'ANSWER_DUPLICATE_KEY',
+    stage: 'invalid_answer',
+    behaviour: { kind: 'completion', content: '{"action":"tool","action":"final","message":"done","confidence":0.9}' },
+  },
+  {
+    name: 'a response body with invalid UTF-8 bytes',
+    code: 'MODEL_PROTOCOL_ERROR',
+    stage: 'model_error',
+    behaviour: { kind: 'raw', body: INVALID_UTF8_BODY },
+  },
+];
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'redflow-bad-answers-'));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Exit 1 with the code on stderr, and nothing that looks like a crash. */
+function expectCleanFailure(result: CliResult, code: string): void {
+  expect(result.signal, result.stderr).toBeNull();
+  expect(result.stderr).not.toMatch(STACK_FRAME);
+  expect(result.stderr).not.toContain('internal error');
+  expect(result.code, result.stderr).toBe(1);
+  expect(result.stderr).toContain(code);
+}
+
+// Each case has its own server and working directory, so the cases run side by side.
+describe.concurrent('bad input never crashes a process and never loses a logged event', () => {
+  it.each(cases)('$name → $code', async ({ code, stage, behaviour, script }) => {
+    const cwd = await mkdtemp(path.join(dir, 'case-'));
+    let server: FakeChatServer | undefined;
+    try {
+      const args = ['run', FLOW, '--input', 'what is 12.5 * 8?', '--log', 'run.jsonl'];
+      if (script) {
+        await writeFile(path.join(cwd, 'answers.json'), JSON.stringify(script));
+        args.push('--script', 'answers.json');
+      }
+      server = await startFakeChatCompletionsServer();
+      // Whatever else is asked must not succeed by accident.
+      server.setFallback({ kind: 'error', status: 400, message: 'unexpected extra request' });
+      if (behaviour) server.enqueue(behaviour);
+      const env = { OPENAI_BASE_URL: server.baseUrl, REDFLOW_MODEL: 'test-model', OPENAI_API_KEY: API_KEY };
+
+      const result = await runCli(args, { cwd, env });
+
+      expectCleanFailure(result, code);
+      expect(result.stderr).toContain(`blocked (${stage}) ${code}`);
+      // None of these failures is worth a retry: exactly one request (none with --script).
+      expect(server.requests).toHaveLength(script ? 0 : 1);
+
+      // Every line of the log verifies, and the log ends with the failure.
+      const logPath = path.join(cwd, 'run.jsonl');
+      const { text, events } = await readVerifiedLog(logPath);
+      const expectedTypes =
+        stage === 'model_error'
+          ? ['run.started', 'model.requested', 'run.failed']
+          : ['run.started', 'model.requested', 'model.answered', 'run.failed'];
+      expect(events.map((e) => e.type)).toEqual(expectedTypes);
+      const failed = events.at(-1);
+      expect(failed?.data.outcome).toMatchObject({ status: 'blocked', reason: stage, error: { code } });
+      expect(new Set(events.map((e) => e.traceId)).size).toBe(1);
+      expect(text).not.toContain(API_KEY);
+      if (stage === 'invalid_answer') {
+        const answered = events[2]?.data as { text: string; originalLength?: number };
+        // A huge answer is logged cut, with its length, so the log stays small and replay agrees.
+        if (code === 'ANSWER_TOO_LARGE') {
+          expect(answered.text.length).toBeLessThanOrEqual(1024);
+          expect(answered.originalLength).toBe(TWO_MB_CONTENT.length);
+        } else {
+          expect(answered.originalLength).toBeUndefined();
+        }
+      }
+
+      // The replay reads all of it back, without problems, to the same outcome.
+      const replay = await runCli(['replay', logPath, '--json'], { cwd });
+      expect(replay.stderr).not.toMatch(STACK_FRAME);
+      expect(replay.code, replay.stderr).toBe(0);
+      const replayed = JSON.parse(replay.stdout) as { events: number; problems: unknown[]; outcome: unknown };
+      expect(replayed.events).toBe(events.length);
+      expect(replayed.problems).toEqual([]);
+      expect(replayed.outcome).toEqual(failed?.data.outcome);
+    } finally {
+      await server?.stop();
+    }
+  });
+});
