@@ -77,28 +77,28 @@ export const reactMachine = setup({
     }),
   },
   guards: {
-    resumesAt: ({ context }, params: { at: ResumeAt }) => context.resume?.at === params.at,
+    resumesAt: ({ context }, params: { at: ResumeAt }) => context.settings.resume?.at === params.at,
     answerIsInvalid: ({ context }) => context.validation?.ok === false,
     answerIsFinal: ({ context }) => context.validation?.ok === true && context.validation.answer.action === 'final',
     confidenceThresholdReached: ({ context }) => {
-      const threshold = confidenceThreshold(context.agent);
+      const threshold = confidenceThreshold(context.settings.agent);
       const confidence = lastConfidence(context.envelope);
       return threshold !== undefined && confidence !== undefined && confidence >= threshold;
     },
-    iterationLimitReached: ({ context }) => context.envelope.state.iteration >= iterationLimit(context.agent).limit,
+    iterationLimitReached: ({ context }) => context.envelope.state.iteration >= iterationLimit(context.settings.agent).limit,
   },
   delays: {
-    runTimeout: ({ context }) => context.timeoutMs ?? NO_TIMEOUT_MS,
+    runTimeout: ({ context }) => context.settings.timeoutMs ?? NO_TIMEOUT_MS,
   },
   actions: {
     emitFact: emit(({ context }): FactEmitted => ({ type: 'fact', fact: context.lastFact as RecordedFact })),
     recordRunStarted: assign(({ context }) => {
-      const { run } = context;
+      const { run } = context.settings;
       const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
         input: run.input,
         startedAt: run.startedAt,
-        agent: context.agent,
-        tools: [...context.tools],
+        agent: context.settings.agent,
+        tools: [...context.settings.tools],
         ...(run.memory !== undefined && { memory: run.memory }),
         ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
         ...(run.flow !== undefined && { flow: run.flow }),
@@ -109,27 +109,27 @@ export const reactMachine = setup({
       return record(context, {
         type: AgentEventType.RunResumed,
         iteration: context.envelope.state.iteration,
-        data: { afterSeq: context.resume?.afterSeq ?? 0 },
+        data: { afterSeq: context.settings.resume?.afterSeq ?? 0 },
       });
     }),
     recordModelRequested: assign(({ context }) => {
       return record(context, {
         type: AgentEventType.ModelRequested,
         iteration: context.envelope.state.iteration + 1,
-        data: { prompt: context.systemPrompt },
+        data: { prompt: context.settings.systemPrompt },
       });
     }),
     sendModelRequest: sendTo('transport', ({ context }): TransportCommand => ({
       type: 'model.request',
       request: {
-        traceId: context.traceId,
+        traceId: context.settings.traceId,
         iteration: context.envelope.state.iteration,
-        messages: buildMessages(context.systemPrompt, context.envelope),
+        messages: buildMessages(context.settings.systemPrompt, context.envelope),
       },
     })),
     recordModelAnswered: assign(({ context, event }) => {
       if (event.type !== 'model.answer') return {};
-      const max = context.rules.limits.maxChars;
+      const max = context.settings.rules.limits.maxChars;
       const tooLong = event.text.length > max;
       const recorded = record(context, {
         type: AgentEventType.ModelAnswered,
@@ -144,7 +144,7 @@ export const reactMachine = setup({
         },
       });
       // Judged here rather than on entering `validating`: one context update less per iteration.
-      return { ...recorded, validation: validateModelAnswer(event.text, context.rules), answerLength: tooLong ? event.text.length : undefined };
+      return { ...recorded, validation: validateModelAnswer(event.text, context.settings.rules), answerLength: tooLong ? event.text.length : undefined };
     }),
     recordModelFailed: assign(({ context, event }) => {
       if (event.type !== 'model.failure') return {};
@@ -158,7 +158,7 @@ export const reactMachine = setup({
       validation: ({ context }) => {
         const logged = context.envelope.model?.lastResponse;
         const text = typeof logged === 'string' ? logged : '';
-        return validateModelAnswer(text, context.rules, context.answerLength ?? text.length);
+        return validateModelAnswer(text, context.settings.rules, context.answerLength ?? text.length);
       },
     }),
     recordAnswerRejected: assign(({ context }) => {
@@ -178,7 +178,7 @@ export const reactMachine = setup({
         data: {
           outcome: Outcome.finalAnswer(answer.message),
           ...(answer.confidence !== undefined && { confidence: answer.confidence }),
-          ...(context.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
+          ...(context.settings.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
         },
       });
     }),
@@ -192,9 +192,9 @@ export const reactMachine = setup({
         confidence: answer.confidence as number,
         // One tool call per iteration, so trace and iteration identify the call, and a call
         // re-sent after a crash carries the same key.
-        idempotencyKey: `${context.traceId}:${iteration}`,
+        idempotencyKey: `${context.settings.traceId}:${iteration}`,
         ...(answer.message !== undefined && { message: answer.message }),
-        ...(context.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
+        ...(context.settings.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
       };
       return record(context, { type: AgentEventType.ToolRequested, iteration, data });
     }),
@@ -204,7 +204,7 @@ export const reactMachine = setup({
       return {
         type: 'tool.request',
         request: {
-          traceId: context.traceId,
+          traceId: context.settings.traceId,
           iteration: call?.iteration ?? context.envelope.state.iteration,
           tool: call?.tool ?? '',
           input: (call?.input ?? {}) as Record<string, unknown>,
@@ -234,12 +234,12 @@ export const reactMachine = setup({
         type: AgentEventType.RunCompleted,
         iteration: context.envelope.state.iteration,
         data: {
-          outcome: Outcome.confidenceReached(confidenceThreshold(context.agent) ?? 1, lastConfidence(context.envelope) ?? 1),
+          outcome: Outcome.confidenceReached(confidenceThreshold(context.settings.agent) ?? 1, lastConfidence(context.envelope) ?? 1),
         },
       });
     }),
     recordIterationLimit: assign(({ context }) => {
-      const { limit, byCondition } = iterationLimit(context.agent);
+      const { limit, byCondition } = iterationLimit(context.settings.agent);
       return record(context, {
         type: AgentEventType.RunCompleted,
         iteration: context.envelope.state.iteration,
@@ -250,7 +250,7 @@ export const reactMachine = setup({
       return record(context, {
         type: AgentEventType.RunFailed,
         iteration: context.envelope.state.iteration,
-        data: { outcome: Outcome.timedOut(context.timeoutMs ?? NO_TIMEOUT_MS) },
+        data: { outcome: Outcome.timedOut(context.settings.timeoutMs ?? NO_TIMEOUT_MS) },
       });
     }),
     recordAborted: assign(({ context, event }) => {
@@ -264,24 +264,26 @@ export const reactMachine = setup({
 }).createMachine({
   id: 'react',
   context: ({ input }) => ({
-    traceId: input.traceId,
-    agent: input.agent,
-    tools: input.tools,
-    rules: input.rules,
-    systemPrompt: buildSystemPrompt(input.tools, input.agent.instructions),
-    run: input.run,
-    timeoutMs: input.timeoutMs,
-    resume: input.resume,
+    settings: {
+      traceId: input.traceId,
+      agent: input.agent,
+      tools: input.tools,
+      rules: input.rules,
+      systemPrompt: buildSystemPrompt(input.tools, input.agent.instructions),
+      run: input.run,
+      timeoutMs: input.timeoutMs,
+      resume: input.resume,
+      effects: input.effects,
+    },
     envelope: input.resume?.envelope ?? emptyEnvelope(input.traceId),
     validation: undefined,
     answerLength: input.resume?.answerLength,
     lastFact: undefined,
-    effects: input.effects,
   }),
   invoke: {
     id: 'transport',
     src: 'transport',
-    input: ({ context }): TransportActorInput => ({ traceId: context.traceId, effects: context.effects }),
+    input: ({ context }): TransportActorInput => ({ traceId: context.settings.traceId, effects: context.settings.effects }),
   },
   initial: ReactState.Starting,
   on: {

@@ -54,8 +54,8 @@ export interface ReactMachineInput {
   readonly effects?: () => unknown;
 }
 
-/** The machine's context. The envelope in it is only ever changed through `evolve`. */
-export interface ReactContext {
+/** What does not change during a run: kept in one context member, so each update copies little. */
+export interface ReactSettings {
   readonly traceId: string;
   readonly agent: AgentCoreReactConfig;
   readonly tools: readonly ToolSpec[];
@@ -64,6 +64,12 @@ export interface ReactContext {
   readonly run: RunStart;
   readonly timeoutMs: number | undefined;
   readonly resume: ResumePoint | undefined;
+  readonly effects: (() => unknown) | undefined;
+}
+
+/** The machine's context. The envelope in it is only ever changed through `evolve`. */
+export interface ReactContext {
+  readonly settings: ReactSettings;
   readonly envelope: AgentEnvelope;
   /** The judgement of the current iteration's answer. */
   readonly validation: AnswerValidation | undefined;
@@ -71,7 +77,6 @@ export interface ReactContext {
   readonly answerLength: number | undefined;
   /** The fact recorded last, for `emitFact` to hand to the recorder. */
   readonly lastFact: RecordedFact | undefined;
-  readonly effects: (() => unknown) | undefined;
 }
 
 /** Events the transport actor sends back to the machine. */

@@ -118,3 +118,15 @@ describe('the REACT loop', () => {
     expect(validators.envelope(result.envelope), JSON.stringify(validators.envelope.errors)).toBe(true);
   });
 });
+
+describe("the editor's error kinds (seed 000's Errors tab)", () => {
+  it('should reach "invalid JSON", "tool not allowed" and "iteration overflow", each in the envelope', async () => {
+    const invalidJson = await runScripted({ answers: ['{"action": "tool", oops'] });
+    const notAllowed = await runScripted({ answers: [answer.tool('format_disk')] });
+    const overflow = await runScripted({ answers: [answer.tool('echo'), answer.tool('echo')], agent: agentConfig({ maxIterations: 2 }) });
+    expect(invalidJson.result.envelope.observability.outcome?.error?.code).toBe(ErrorCode.INVALID_JSON);
+    expect(notAllowed.result.envelope.observability.outcome?.error?.code).toBe(ErrorCode.TOOL_NOT_ALLOWED);
+    expect(overflow.result.envelope.observability.outcome?.error?.code).toBe(ErrorCode.ITERATION_OVERFLOW);
+    expect(overflow.result.outcome.status).toBe('escalate');
+  });
+});
