@@ -86,7 +86,10 @@ async function report(run: EmbeddedRun, json: boolean, output: Output, progress:
     progress.done();
     const s = styles(output.color);
     if (json) {
-      line(output.out, JSON.stringify({ traceId: result.traceId, outcome: result.outcome, envelope: result.envelope, log: run.logPath }, null, 2));
+      line(
+        output.out,
+        JSON.stringify({ traceId: result.traceId, outcome: result.outcome, envelope: result.envelope, log: run.logPath, warnings: run.warnings }, null, 2),
+      );
     } else {
       if (result.outcome.reason === 'final_answer') line(output.out, result.outcome.answer ?? '');
       else line(output.err, formatOutcome(result.outcome, output.color));
@@ -187,8 +190,9 @@ const validate: Command = {
   async run(args, output) {
     const { values, positionals } = parse(args, { json: { type: 'boolean' } }, validateUsage);
     if (values.help) return help(output, validateUsage);
-    const [flowPath] = positionals;
+    const [flowPath, ...extra] = positionals;
     if (!flowPath) throw usageError('which flow? give the flow file to check', validateUsage);
+    if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, validateUsage);
     const loaded = await loadFlowFile(flowPath);
     const { validation } = loaded;
     const errors = validation.ok ? [] : validation.errors;
@@ -215,8 +219,9 @@ const replay: Command = {
   async run(args, output) {
     const { values, positionals } = parse(args, { json: { type: 'boolean' } }, replayUsage);
     if (values.help) return help(output, replayUsage);
-    const [logPath] = positionals;
+    const [logPath, ...extra] = positionals;
     if (!logPath) throw usageError('which log? give the .jsonl file of a run', replayUsage);
+    if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, replayUsage);
     const { events, problems } = await readJsonlLog(path.resolve(logPath));
     const envelope = fold(events);
     const status = events.length > 0 ? logStatus(events) : undefined;
@@ -258,8 +263,9 @@ const resume: Command = {
       resumeUsage,
     );
     if (values.help) return help(output, resumeUsage);
-    const [logPath] = positionals;
+    const [logPath, ...extra] = positionals;
     if (!logPath) throw usageError('which log? give the .jsonl file of the run to continue', resumeUsage);
+    if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, resumeUsage);
     const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
     const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', resumeUsage);
     const json = Boolean(values.json);

@@ -32,19 +32,21 @@ function newAjv(): Ajv {
   return ajv;
 }
 
-const ajv = newAjv();
+let ajv: Ajv | undefined;
 
-function compiled<T>(ref: string): ValidateFunction<T> {
-  const validate = ajv.getSchema<T>(ref);
-  if (!validate) throw new Error(`schema ${ref} is not registered`);
-  return validate;
+/** Compiled on first use, once per process: a command that needs one schema compiles one. */
+function compiled<T>(ref: string): () => ValidateFunction<T> {
+  let validate: ValidateFunction<T> | undefined;
+  return () => {
+    if (validate) return validate;
+    ajv ??= newAjv();
+    const found = ajv.getSchema<T>(ref);
+    if (!found) throw new Error(`schema ${ref} is not registered`);
+    return (validate = found);
+  };
 }
 
-/**
- * The contracts, compiled once per process. Each is an ajv validate function whose `errors`
- * property explains a failure; use {@link describeSchemaErrors} to turn it into a message.
- */
-export const validators = {
+const compilers = {
   agentCore: compiled<AgentCoreReactConfig>(SchemaFile.agentCore),
   modelResponse: compiled<ModelResponse>(SchemaFile.modelResponse),
   envelope: compiled<AgentEnvelope>(SchemaFile.envelope),
@@ -57,7 +59,16 @@ export const validators = {
   toolModuleConfig: compiled(`${SchemaFile.flow}#/definitions/ToolModuleConfig`),
   responseChatConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseChatConfig`),
   responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
-} as const;
+};
+
+/**
+ * The contracts, each compiled on first use and then kept. Each is an ajv validate function whose
+ * `errors` property explains a failure; use {@link describeSchemaErrors} to turn it into a message.
+ */
+export const validators = Object.defineProperties(
+  {},
+  Object.fromEntries(Object.entries(compilers).map(([name, get]) => [name, { get, enumerable: true }])),
+) as { readonly [K in keyof typeof compilers]: ReturnType<(typeof compilers)[K]> };
 
 /**
  * Ajv for schemas written by users (tool input schemas, trigger input schemas): lenient about

@@ -10,6 +10,7 @@ const CLOSE_ARRAY = 0x5d; // ]
 const QUOTE = 0x22; // "
 const BACKSLASH = 0x5c; // \
 const COMMA = 0x2c; // ,
+const LOWER_U = 0x75; // u
 
 interface ObjectFrame {
   readonly keys: Set<string>;
@@ -38,6 +39,11 @@ export function scanJsonText(text: string, maxDepth: number): ErrorInfo | undefi
         const d = text.charCodeAt(i);
         if (d === BACKSLASH) {
           escaped = true;
+          if (text.charCodeAt(i + 1) === LOWER_U && isLoneSurrogateEscape(text, i)) {
+            return errorInfo(ErrorCode.ANSWER_INVALID_TEXT, 'the answer escapes a lone surrogate (\\ud800–\\udfff without its pair)', {
+              hint: 'answers must be well-formed Unicode',
+            });
+          }
           i += 2;
           continue;
         }
@@ -79,6 +85,26 @@ export function scanJsonText(text: string, maxDepth: number): ErrorInfo | undefi
     }
   }
   return undefined;
+}
+
+/** At `\\uXXXX` (index of the backslash): true for a high surrogate not followed by a low one, or a low one alone. */
+function isLoneSurrogateEscape(text: string, at: number): boolean {
+  const unit = escapeUnit(text, at);
+  if (unit === undefined || unit < 0xd800 || unit > 0xdfff) return false;
+  if (unit >= 0xdc00) return !isHighSurrogateEscapeBefore(text, at);
+  const next = text.charCodeAt(at + 6) === BACKSLASH && text.charCodeAt(at + 7) === LOWER_U ? escapeUnit(text, at + 6) : undefined;
+  return next === undefined || next < 0xdc00 || next > 0xdfff;
+}
+
+function isHighSurrogateEscapeBefore(text: string, at: number): boolean {
+  if (at < 6 || text.charCodeAt(at - 6) !== BACKSLASH || text.charCodeAt(at - 5) !== LOWER_U) return false;
+  const unit = escapeUnit(text, at - 6);
+  return unit !== undefined && unit >= 0xd800 && unit <= 0xdbff;
+}
+
+function escapeUnit(text: string, at: number): number | undefined {
+  const hex = text.slice(at + 2, at + 6);
+  return /^[0-9a-fA-F]{4}$/.test(hex) ? Number.parseInt(hex, 16) : undefined;
 }
 
 function decodeKey(raw: string): string | undefined {
