@@ -1,5 +1,21 @@
-import type { AgentEnvelope, IterationStep, TokenUsage, ToolCall } from '../contracts/schema-types.js';
+import type {
+  AgentEnvelope,
+  ErrorInfoData,
+  IterationStep,
+  RunOutcome,
+  TokenUsage,
+  ToolCall,
+} from '../contracts/schema-types.js';
 import { AgentEventType, type RecordedFact } from './eventTypes.js';
+
+// Objects are built with literals and explicit optional members rather than spread-and-extend
+// (`{ ...step, tool }`): V8 takes a slow path for a spread that adds members, which made the fold
+// several times slower. This file is on the loop's hot path and is replay's whole cost.
+
+type Envelope = AgentEnvelope;
+type State = AgentEnvelope['state'];
+type Model = NonNullable<AgentEnvelope['model']>;
+type Observability = AgentEnvelope['observability'];
 
 /**
  * The envelope of a run before its first event: what `evolve` starts from.
@@ -29,7 +45,7 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
       const next: AgentEnvelope = {
         input: data.input,
         state: { iteration: 0, completed: false },
-        tools: { available: [...data.agent.allowedTools], history: [] },
+        tools: { available: data.agent.allowedTools.slice(), history: [] },
         observability: { traceId: envelope.observability.traceId, startedAt: data.startedAt, events: [] },
       };
       if (data.memory !== undefined) next.memory = data.memory;
@@ -37,27 +53,32 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
     }
     case AgentEventType.RunResumed:
       return envelope;
-    case AgentEventType.ModelRequested:
-      return {
-        ...envelope,
-        state: { ...envelope.state, iteration: event.iteration },
-        model: { ...envelope.model, lastPrompt: event.data.prompt },
-      };
+    case AgentEventType.ModelRequested: {
+      const { state } = envelope;
+      return withParts(
+        envelope,
+        makeState(event.iteration, state.completed, state.lastAction, state.lastTool),
+        makeModel(event.data.prompt, envelope.model?.lastResponse, envelope.model !== undefined && 'lastResponse' in envelope.model),
+        envelope.tools,
+        envelope.observability,
+      );
+    }
     case AgentEventType.ModelAnswered: {
       const { data } = event;
-      const step: IterationStep = { iteration: event.iteration, action: 'model', durationMs: data.durationMs };
-      const observability = { ...envelope.observability, events: appended(envelope.observability.events, step) };
-      if (data.usage) observability.usage = addUsage(envelope.observability.usage, data.usage);
-      return { ...envelope, model: { ...envelope.model, lastResponse: data.text }, observability };
+      const obs = envelope.observability;
+      const events = appended(obs.events, makeStep(event.iteration, 'model', undefined, undefined, data.durationMs, undefined));
+      const usage = data.usage ? addUsage(obs.usage, data.usage) : obs.usage;
+      return withParts(
+        envelope,
+        envelope.state,
+        makeModel(envelope.model?.lastPrompt, data.text, true),
+        envelope.tools,
+        makeObservability(obs, events, usage, obs.outcome),
+      );
     }
     case AgentEventType.ToolRequested: {
       const { data } = event;
-      const answer: Record<string, unknown> = {
-        action: 'tool',
-        tool: data.tool,
-        input: data.input,
-        confidence: data.confidence,
-      };
+      const answer: Record<string, unknown> = { action: 'tool', tool: data.tool, input: data.input, confidence: data.confidence };
       if (data.message !== undefined) answer.message = data.message;
       if (data.thought !== undefined) answer.thought = data.thought;
       const call: ToolCall = {
@@ -67,18 +88,16 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
         idempotencyKey: data.idempotencyKey,
         status: 'requested',
       };
-      return {
-        ...envelope,
-        state: { ...envelope.state, lastAction: 'tool', lastTool: data.tool },
-        model: { ...envelope.model, lastResponse: answer },
-        tools: { available: envelope.tools.available, history: appended(envelope.tools.history, call) },
-        observability: replaceLastStep(envelope, event.iteration, (step) => ({
-          ...step,
-          action: 'tool',
-          tool: data.tool,
-          confidence: data.confidence,
-        })),
-      };
+      const obs = envelope.observability;
+      const last = openStep(obs.events, event.iteration);
+      const step = makeStep(event.iteration, 'tool', data.tool, data.confidence, last?.durationMs, undefined);
+      return withParts(
+        envelope,
+        makeState(envelope.state.iteration, envelope.state.completed, 'tool', data.tool),
+        makeModel(envelope.model?.lastPrompt, answer, true),
+        { available: envelope.tools.available, history: appended(envelope.tools.history, call) },
+        makeObservability(obs, last ? replacedLast(obs.events, step) : appended(obs.events, step), obs.usage, obs.outcome),
+      );
     }
     case AgentEventType.ToolCompleted: {
       const { data } = event;
@@ -87,77 +106,127 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
       for (let i = history.length - 1; i >= 0; i--) {
         const call = history[i] as ToolCall;
         if (call.idempotencyKey !== data.idempotencyKey) continue;
-        const done: ToolCall = { ...call, status: data.ok ? 'succeeded' : 'failed', durationMs: data.durationMs };
+        const done: ToolCall = {
+          iteration: call.iteration,
+          tool: call.tool,
+          input: call.input,
+          idempotencyKey: call.idempotencyKey,
+          status: data.ok ? 'succeeded' : 'failed',
+        };
         if (data.ok) done.output = data.output;
         else if (data.error) done.error = data.error;
+        done.durationMs = data.durationMs;
         history[i] = done;
         break;
       }
-      return {
-        ...envelope,
-        tools: { ...envelope.tools, history },
-        observability: replaceLastStep(envelope, event.iteration, (step) => ({
-          ...step,
-          durationMs: (step.durationMs ?? 0) + data.durationMs,
-        })),
-      };
+      const obs = envelope.observability;
+      const last = openStep(obs.events, event.iteration);
+      const events = last
+        ? replacedLast(obs.events, makeStep(last.iteration, last.action, last.tool, last.confidence, (last.durationMs ?? 0) + data.durationMs, last.code))
+        : obs.events;
+      return withParts(
+        envelope,
+        envelope.state,
+        envelope.model,
+        { available: envelope.tools.available, history },
+        makeObservability(obs, events, obs.usage, obs.outcome),
+      );
     }
     case AgentEventType.RunCompleted: {
-      const { outcome } = event.data;
+      const { outcome, confidence, thought } = event.data;
+      const obs = envelope.observability;
       if (outcome.reason !== 'final_answer') {
-        return { ...envelope, observability: { ...envelope.observability, outcome } };
+        return withParts(envelope, envelope.state, envelope.model, envelope.tools, makeObservability(obs, obs.events, obs.usage, outcome));
       }
       const answer: Record<string, unknown> = { action: 'final' };
       if (outcome.answer !== undefined) answer.message = outcome.answer;
-      if (event.data.confidence !== undefined) answer.confidence = event.data.confidence;
-      if (event.data.thought !== undefined) answer.thought = event.data.thought;
-      const withOutcome = { ...envelope.observability, outcome };
-      return {
-        ...envelope,
-        state: { ...envelope.state, lastAction: 'final', completed: true },
-        model: { ...envelope.model, lastResponse: answer },
-        observability: {
-          ...withOutcome,
-          events: replaceLastStep(envelope, event.iteration, (step) => {
-            const final: IterationStep = { ...step, action: 'final' };
-            if (event.data.confidence !== undefined) final.confidence = event.data.confidence;
-            return final;
-          }).events,
-        },
-      };
+      if (confidence !== undefined) answer.confidence = confidence;
+      if (thought !== undefined) answer.thought = thought;
+      const last = openStep(obs.events, event.iteration);
+      const step = makeStep(event.iteration, 'final', last?.tool, confidence ?? last?.confidence, last?.durationMs, undefined);
+      return withParts(
+        envelope,
+        makeState(envelope.state.iteration, true, 'final', envelope.state.lastTool),
+        makeModel(envelope.model?.lastPrompt, answer, true),
+        envelope.tools,
+        makeObservability(obs, last ? replacedLast(obs.events, step) : appended(obs.events, step), obs.usage, outcome),
+      );
     }
     case AgentEventType.RunFailed: {
       const { outcome } = event.data;
+      const obs = envelope.observability;
+      const last = openStep(obs.events, event.iteration);
       const code = outcome.error?.code;
-      const events = replaceLastStep(envelope, event.iteration, (step) => {
-        const failed: IterationStep = { ...step, action: 'error' };
-        if (code !== undefined) failed.code = code;
-        return failed;
-      }).events;
-      return { ...envelope, observability: { ...envelope.observability, events, outcome } };
+      const step = last
+        ? makeStep(last.iteration, 'error', last.tool, last.confidence, last.durationMs, code)
+        : makeStep(event.iteration, 'error', undefined, undefined, undefined, code);
+      return withParts(
+        envelope,
+        envelope.state,
+        envelope.model,
+        envelope.tools,
+        makeObservability(obs, last ? replacedLast(obs.events, step) : appended(obs.events, step), obs.usage, outcome),
+      );
     }
   }
 }
 
-/**
- * Updates the timeline line of `iteration` if it is the last one and still open (its model
- * answered); otherwise the change belongs to a new line (a failure before any answer).
- */
-function replaceLastStep(
-  envelope: AgentEnvelope,
+function withParts(envelope: Envelope, state: State, model: Model | undefined, tools: Envelope['tools'], observability: Observability): Envelope {
+  const next: Envelope = { input: envelope.input, state, tools, observability };
+  if (model !== undefined) next.model = model;
+  if (envelope.memory !== undefined) next.memory = envelope.memory;
+  return next;
+}
+
+function makeState(iteration: number, completed: boolean, lastAction: State['lastAction'], lastTool: string | undefined): State {
+  const state: State = { iteration, completed };
+  if (lastAction !== undefined) state.lastAction = lastAction;
+  if (lastTool !== undefined) state.lastTool = lastTool;
+  return state;
+}
+
+function makeModel(lastPrompt: string | undefined, lastResponse: unknown, hasResponse: boolean): Model {
+  const model: Model = {};
+  if (lastPrompt !== undefined) model.lastPrompt = lastPrompt;
+  if (hasResponse) model.lastResponse = lastResponse;
+  return model;
+}
+
+function makeObservability(
+  obs: Observability,
+  events: IterationStep[],
+  usage: TokenUsage | undefined,
+  outcome: RunOutcome | undefined,
+): Observability {
+  const next: Observability = { traceId: obs.traceId, startedAt: obs.startedAt, events };
+  if (usage !== undefined) next.usage = usage;
+  if (outcome !== undefined) next.outcome = outcome;
+  return next;
+}
+
+function makeStep(
   iteration: number,
-  change: (step: IterationStep) => IterationStep,
-): AgentEnvelope['observability'] {
-  const { events } = envelope.observability;
+  action: IterationStep['action'],
+  tool: string | undefined,
+  confidence: number | undefined,
+  durationMs: number | undefined,
+  code: ErrorInfoData['code'] | undefined,
+): IterationStep {
+  const step: IterationStep = { iteration, action };
+  if (tool !== undefined) step.tool = tool;
+  if (durationMs !== undefined) step.durationMs = durationMs;
+  if (confidence !== undefined) step.confidence = confidence;
+  if (code !== undefined) step.code = code;
+  return step;
+}
+
+/**
+ * The timeline line of `iteration` when it is the last one and still open (its model answered,
+ * maybe its tool ran); otherwise the change belongs to a new line (a failure before any answer).
+ */
+function openStep(events: readonly IterationStep[], iteration: number): IterationStep | undefined {
   const last = events[events.length - 1];
-  let next: IterationStep[];
-  if (last && last.iteration === iteration && (last.action === 'model' || last.action === 'tool')) {
-    next = events.slice();
-    next[next.length - 1] = change(last);
-  } else {
-    next = appended(events, change({ iteration, action: 'model' }));
-  }
-  return { ...envelope.observability, events: next };
+  return last && last.iteration === iteration && (last.action === 'model' || last.action === 'tool') ? last : undefined;
 }
 
 /** A copy of `items` with `item` at the end (cheaper than spreading). */
@@ -167,8 +236,14 @@ function appended<T>(items: readonly T[], item: T): T[] {
   return next;
 }
 
+function replacedLast<T>(items: readonly T[], item: T): T[] {
+  const next = items.slice();
+  next[next.length - 1] = item;
+  return next;
+}
+
 function addUsage(total: TokenUsage | undefined, more: TokenUsage): TokenUsage {
-  if (!total) return { ...more };
+  if (!total) return { promptTokens: more.promptTokens, completionTokens: more.completionTokens, totalTokens: more.totalTokens };
   return {
     promptTokens: total.promptTokens + more.promptTokens,
     completionTokens: total.completionTokens + more.completionTokens,
@@ -181,7 +256,7 @@ function addUsage(total: TokenUsage | undefined, more: TokenUsage): TokenUsage {
  *
  * @example
  * ```ts
- * const envelope = fold(await store.read(traceId));
+ * const envelope = fold((await store.read(traceId)).events);
  * ```
  */
 export function fold(events: readonly (RecordedFact & { readonly traceId?: string })[], traceId?: string): AgentEnvelope {

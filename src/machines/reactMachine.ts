@@ -1,5 +1,11 @@
 import { assign, emit, fromCallback, sendTo, setup } from 'xstate';
-import type { ToolRequestedData } from '../contracts/schema-types.js';
+import type {
+  ModelAnsweredData,
+  ModelResponse,
+  RunEndedData,
+  ToolCompletedData,
+  ToolRequestedData,
+} from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
@@ -30,6 +36,14 @@ export const ReactState = {
 
 /** One of {@link ReactState}'s values. */
 export type ReactState = (typeof ReactState)[keyof typeof ReactState];
+
+/** The data of `run.completed` for a final answer (the thought only in debug). */
+function finalAnswerData(answer: ModelResponse, debug: boolean | undefined): RunEndedData {
+  const data: RunEndedData = { outcome: Outcome.finalAnswer(answer.message) };
+  if (answer.confidence !== undefined) data.confidence = answer.confidence;
+  if (debug && answer.thought !== undefined) data.thought = answer.thought;
+  return data;
+}
 
 /** Timers never fire beyond this (setTimeout's limit): "no run timeout". */
 const NO_TIMEOUT_MS = 2 ** 31 - 1;
@@ -131,20 +145,19 @@ export const reactMachine = setup({
       if (event.type !== 'model.answer') return {};
       const max = context.settings.rules.limits.maxChars;
       const tooLong = event.text.length > max;
-      const recorded = record(context, {
-        type: AgentEventType.ModelAnswered,
-        iteration: context.envelope.state.iteration,
-        data: {
-          // An oversized answer is logged cut, with its length, so replay judges it the same way.
-          text: tooLong ? event.text.slice(0, 1024) : event.text,
-          ...(tooLong && { originalLength: event.text.length }),
-          durationMs: event.durationMs,
-          attempts: event.attempts,
-          ...(event.usage !== undefined && { usage: event.usage }),
-        },
-      });
-      // Judged here rather than on entering `validating`: one context update less per iteration.
-      return { ...recorded, validation: validateModelAnswer(event.text, context.settings.rules), answerLength: tooLong ? event.text.length : undefined };
+      // An oversized answer is logged cut, with its length, so replay judges it the same way.
+      const data: ModelAnsweredData = { text: tooLong ? event.text.slice(0, 1024) : event.text, durationMs: event.durationMs };
+      if (tooLong) data.originalLength = event.text.length;
+      data.attempts = event.attempts;
+      if (event.usage !== undefined) data.usage = event.usage;
+      const fact: RecordedFact = { type: AgentEventType.ModelAnswered, iteration: context.envelope.state.iteration, data };
+      return {
+        envelope: evolve(context.envelope, fact),
+        lastFact: fact,
+        // Judged here rather than on entering `validating`: one context update less per iteration.
+        validation: validateModelAnswer(event.text, context.settings.rules),
+        answerLength: tooLong ? event.text.length : undefined,
+      };
     }),
     recordModelFailed: assign(({ context, event }) => {
       if (event.type !== 'model.failure') return {};
@@ -175,11 +188,7 @@ export const reactMachine = setup({
       return record(context, {
         type: AgentEventType.RunCompleted,
         iteration: context.envelope.state.iteration,
-        data: {
-          outcome: Outcome.finalAnswer(answer.message),
-          ...(answer.confidence !== undefined && { confidence: answer.confidence }),
-          ...(context.settings.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
-        },
+        data: finalAnswerData(answer, context.settings.agent.debug),
       });
     }),
     recordToolRequested: assign(({ context }) => {
@@ -193,9 +202,9 @@ export const reactMachine = setup({
         // One tool call per iteration, so trace and iteration identify the call, and a call
         // re-sent after a crash carries the same key.
         idempotencyKey: `${context.settings.traceId}:${iteration}`,
-        ...(answer.message !== undefined && { message: answer.message }),
-        ...(context.settings.agent.debug && answer.thought !== undefined && { thought: answer.thought }),
       };
+      if (answer.message !== undefined) data.message = answer.message;
+      if (context.settings.agent.debug && answer.thought !== undefined) data.thought = answer.thought;
       return record(context, { type: AgentEventType.ToolRequested, iteration, data });
     }),
     sendToolRequest: sendTo('transport', ({ context }): TransportCommand => {
@@ -217,17 +226,11 @@ export const reactMachine = setup({
       const { history } = context.envelope.tools;
       const call = history[history.length - 1];
       const { result } = event;
-      return record(context, {
-        type: AgentEventType.ToolCompleted,
-        iteration: context.envelope.state.iteration,
-        data: {
-          tool: call?.tool ?? '',
-          idempotencyKey: call?.idempotencyKey ?? '',
-          ok: result.ok,
-          ...(result.ok ? { output: result.output } : { error: result.error }),
-          durationMs: event.durationMs,
-        },
-      });
+      const data: ToolCompletedData = { tool: call?.tool ?? '', idempotencyKey: call?.idempotencyKey ?? '', ok: result.ok, durationMs: 0 };
+      if (result.ok) data.output = result.output;
+      else data.error = result.error;
+      data.durationMs = event.durationMs;
+      return record(context, { type: AgentEventType.ToolCompleted, iteration: context.envelope.state.iteration, data });
     }),
     recordConfidenceStop: assign(({ context }) => {
       return record(context, {
