@@ -32,11 +32,11 @@ export const Outcome = {
   modelFailed(error: ErrorInfo): RunOutcome {
     return { status: 'blocked', reason: 'model_error', error };
   },
-  timedOut(timeoutMs: number): RunOutcome {
+  timedOut(timeoutMs: number | undefined): RunOutcome {
     return {
       status: 'blocked',
       reason: 'timeout',
-      error: errorInfo(ErrorCode.RUN_TIMEOUT, `the run did not finish within ${timeoutMs} ms`, {
+      error: errorInfo(ErrorCode.RUN_TIMEOUT, timeoutMs === undefined ? 'the run timed out' : `the run did not finish within ${timeoutMs} ms`, {
         hint: 'raise the run timeout, or resume the run from its log',
       }),
     };

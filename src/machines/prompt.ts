@@ -55,7 +55,9 @@ export function buildMessages(systemPrompt: string, envelope: AgentEnvelope): Ch
     messages.push({ role: 'user', content: `Memory of this conversation:\n${JSON.stringify(envelope.memory)}` });
   }
   messages.push({ role: 'user', content: asText(envelope.input) });
-  for (const call of envelope.tools.history) messages.push(...callMessages(call));
+  for (const call of envelope.tools.history) {
+    for (const message of callMessages(call)) messages.push(message);
+  }
   return messages;
 }
 

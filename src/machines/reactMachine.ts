@@ -45,9 +45,6 @@ function finalAnswerData(answer: ModelResponse, debug: boolean | undefined): Run
   return data;
 }
 
-/** Timers never fire beyond this (setTimeout's limit): "no run timeout". */
-const NO_TIMEOUT_MS = 2 ** 31 - 1;
-
 /**
  * Records one fact: the envelope becomes `evolve(envelope, fact)`, and the `emitFact` action that
  * follows every record action hands the same fact to the recorder, which stamps and appends it.
@@ -61,8 +58,9 @@ function record(context: ReactContext, fact: RecordedFact): Pick<ReactContext, '
  * The REACT statechart (DESIGN.md): awaitingModel → validating → awaitingTool → checkingStop →
  * awaitingModel | done, and error from anywhere. It only orchestrates, validates and routes: every
  * effect goes through the long-lived `transport` actor it invokes, which the host provides with
- * `reactMachine.provide({ actors: { transport } })`. The clock is the actor system's (inject one
- * with `createActor(machine, { clock })`); ids come from the input. No I/O is imported here.
+ * `reactMachine.provide({ actors: { transport } })`. It reads no clock and sets no timer: the
+ * host sends `timeout` when the run's time is up, and `abort` to stop it; ids come from the input.
+ * No I/O is imported here.
  *
  * @example
  * ```ts
@@ -100,9 +98,6 @@ export const reactMachine = setup({
       return threshold !== undefined && confidence !== undefined && confidence >= threshold;
     },
     iterationLimitReached: ({ context }) => context.envelope.state.iteration >= iterationLimit(context.settings.agent).limit,
-  },
-  delays: {
-    runTimeout: ({ context }) => context.settings.timeoutMs ?? NO_TIMEOUT_MS,
   },
   actions: {
     emitFact: emit(({ context }): FactEmitted => ({ type: 'fact', fact: context.lastFact as RecordedFact })),
@@ -253,7 +248,7 @@ export const reactMachine = setup({
       return record(context, {
         type: AgentEventType.RunFailed,
         iteration: context.envelope.state.iteration,
-        data: { outcome: Outcome.timedOut(context.settings.timeoutMs ?? NO_TIMEOUT_MS) },
+        data: { outcome: Outcome.timedOut(context.settings.timeoutMs) },
       });
     }),
     recordAborted: assign(({ context, event }) => {
@@ -289,11 +284,10 @@ export const reactMachine = setup({
     input: ({ context }): TransportActorInput => ({ traceId: context.settings.traceId, effects: context.settings.effects }),
   },
   initial: ReactState.Starting,
+  // Both come from outside: the host owns the clock, so the run timeout is its timer, not ours.
   on: {
     abort: { target: `.${ReactState.Error}`, actions: ['recordAborted', 'emitFact'] },
-  },
-  after: {
-    runTimeout: { target: `.${ReactState.Error}`, actions: ['recordTimedOut', 'emitFact'] },
+    timeout: { target: `.${ReactState.Error}`, actions: ['recordTimedOut', 'emitFact'] },
   },
   states: {
     [ReactState.Starting]: {

@@ -43,7 +43,7 @@ export interface ReactMachineInput {
   readonly tools: readonly ToolSpec[];
   readonly rules: AnswerRules;
   readonly run: RunStart;
-  /** Ends the run as `timeout` after this long; none when absent. */
+  /** The run timeout the host enforces (by sending `timeout`), for the outcome's message. */
   readonly timeoutMs?: number;
   /** Continue a run from its log instead of starting one. */
   readonly resume?: ResumePoint;
@@ -90,7 +90,9 @@ export type ReactEvent =
     }
   | { readonly type: 'model.failure'; readonly error: ErrorInfo; readonly durationMs: number }
   | { readonly type: 'tool.result'; readonly result: ToolResult; readonly durationMs: number }
-  | { readonly type: 'abort'; readonly reason?: string };
+  | { readonly type: 'abort'; readonly reason?: string }
+  /** Sent by the host when the run's timeout passes (the machine has no clock of its own). */
+  | { readonly type: 'timeout' };
 
 /** Commands the machine sends to its transport actor. */
 export type TransportCommand =

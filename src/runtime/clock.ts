@@ -1,7 +1,7 @@
 /**
  * Time, injected: the recorder stamps events with `now()`, the transport actor measures durations
- * with it, and XState schedules the run timeout with `setTimeout`/`clearTimeout`. Tests pass a
- * manual clock to get byte-identical logs.
+ * with it, and the host enforces the run timeout with `setTimeout`/`clearTimeout` (the statechart
+ * itself has no clock). Tests pass a stepping clock to get byte-identical logs.
  */
 export interface Clock {
   /** Milliseconds since the epoch. */

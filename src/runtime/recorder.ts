@@ -47,6 +47,9 @@ export function createRecorder(options: RecorderOptions): Recorder {
   let draining: Promise<void> | undefined;
   let failed: ErrorInfo | undefined;
   let failure: Promise<void> | undefined;
+  // Events come in bursts within one millisecond: format each millisecond's time once.
+  let stampedMs = Number.NaN;
+  let stamp = '';
 
   const deliver = (event: AgentEvent) => {
     if (trace) trace.transport.publish(Subject.trace(trace.prefix, traceId, event.type), event);
@@ -77,12 +80,17 @@ export function createRecorder(options: RecorderOptions): Recorder {
     record(fact) {
       seq += 1;
       if (failed) return;
+      const now = clock.now();
+      if (now !== stampedMs) {
+        stampedMs = now;
+        stamp = new Date(now).toISOString();
+      }
       const event: AgentEvent = {
         id: eventId(traceId, seq),
         traceId,
         seq,
         type: fact.type,
-        time: new Date(clock.now()).toISOString(),
+        time: stamp,
         iteration: fact.iteration,
         data: fact.data,
       } as AgentEvent;

@@ -193,11 +193,7 @@ function launch(
       ...(resume !== undefined && { resume }),
       effects: () => effects,
     };
-    const running = createActor(runtimeMachine, {
-      input,
-      clock: { setTimeout: clock.setTimeout as never, clearTimeout: clock.clearTimeout as never },
-      ...(options.inspect !== undefined && { inspect: options.inspect }),
-    });
+    const running = createActor(runtimeMachine, options.inspect === undefined ? { input } : { input, inspect: options.inspect });
     actor = running;
     running.on('fact', ({ fact }) => recorder.record(fact));
 
@@ -215,10 +211,12 @@ function launch(
     running.start();
     if (abortReason) running.send({ type: 'abort', ...abortReason });
     if (options.signal?.aborted) onAbort();
+    const timer = options.timeoutMs === undefined ? undefined : clock.setTimeout(() => running.send({ type: 'timeout' }), options.timeoutMs);
     try {
       await ended;
       await recorder.settled().catch(() => undefined);
     } finally {
+      if (timer !== undefined) clock.clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
     }
     if (logFailure) throw logFailure;
