@@ -1,4 +1,4 @@
-import { createActor, type Actor } from 'xstate';
+import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { AgentCoreReactConfig, AgentEnvelope, FlowRef, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { EventStore } from '../events/eventStore.js';
@@ -44,8 +44,8 @@ export interface RunEnvironment {
   readonly limits?: AnswerLimits;
   /** Called with each event once it is in the log. */
   readonly onEvent?: (event: AgentEvent) => void;
-  /** Receives the actor before it starts (the Stately inspector attaches here). */
-  readonly inspect?: Parameters<typeof createActor>[1] extends infer O ? (O extends { inspect?: infer I } ? I : never) : never;
+  /** Sees every inspection event of the run's statechart (the Stately inspector attaches here). */
+  readonly inspect?: (event: InspectionEvent) => void;
   readonly modelTimeoutMs?: number;
   readonly toolTimeoutMs?: number;
 }

@@ -42,12 +42,16 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
   const toolTimeoutMs = effects.toolTimeoutMs ?? 120_000;
   const stopped = new AbortController();
   const { signal } = stopped;
+  let ended = false;
+  let inFlight = 0;
   const reply = (event: ReactEvent) => {
-    if (!signal.aborted) sendBack(event);
+    inFlight -= 1;
+    if (!ended) sendBack(event);
   };
 
   const perform = (command: TransportCommand) => {
-    if (signal.aborted) return;
+    if (ended) return;
+    inFlight += 1;
     const started = clock.now();
     if (command.type === 'model.request') {
       void transport
@@ -84,6 +88,9 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
     else logged.then(() => perform(command), () => undefined);
   });
 
-  // A plain reason: aborting without one builds a DOMException, stack trace and all, per run.
-  return () => stopped.abort('the run ended');
+  return () => {
+    ended = true;
+    // Only an in-flight request has anyone to tell; aborting costs an event dispatch per run.
+    if (inFlight > 0) stopped.abort('the run ended');
+  };
 });
