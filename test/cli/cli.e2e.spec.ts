@@ -102,12 +102,12 @@ describe.concurrent('redflow run (the examples)', () => {
     expect(records.map((r) => r.seq)).toEqual(records.map((_, i) => i + 1));
   });
 
-  it.for(examples)('should print only {traceId, outcome, envelope, log} on stdout for $name with --json', async (ex, { expect }) => {
+  it.for(examples)('should print only {traceId, outcome, envelope, log, warnings} on stdout for $name with --json', async (ex, { expect }) => {
     const cwd = await dirs.make();
     const result = await redflow(['run', ...ex.args(), '--json'], { cwd });
     expect(result.code, result.stderr).toBe(0);
     const json = JSON.parse(result.stdout) as RunJson; // the whole of stdout is one JSON document
-    expect(Object.keys(json).sort()).toEqual(['envelope', 'log', 'outcome', 'traceId']);
+    expect(Object.keys(json).sort()).toEqual(['envelope', 'log', 'outcome', 'traceId', 'warnings']);
     expect(json.outcome).toEqual({ status: 'done', reason: 'final_answer', answer: ex.answer });
     expect(json.envelope.observability.traceId).toBe(json.traceId);
     expect(json.envelope.observability.outcome).toEqual(json.outcome);
