@@ -48,15 +48,15 @@ export const TOOL_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 type ConfigValidator = ((value: unknown) => boolean) & { errors?: Parameters<typeof explainSchemaErrors>[1] };
 
-/** The config validator of each node type except `agent.core`, which has its own check. */
-const CONFIG_VALIDATORS: { readonly [T in Exclude<NodeType, typeof NodeType.AgentCore>]: ConfigValidator } = {
-  [NodeType.TriggerInput]: validators.triggerInputConfig,
-  [NodeType.ModelLlm]: validators.modelLlmConfig,
-  [NodeType.MemoryKv]: validators.memoryKvConfig,
-  [NodeType.ToolHttp]: validators.toolHttpConfig,
-  [NodeType.ToolModule]: validators.toolModuleConfig,
-  [NodeType.ResponseChat]: validators.responseChatConfig,
-  [NodeType.ResponseEnd]: validators.responseEndConfig,
+/** The config validator of each node type except `agent.core`, which has its own check (compiled on first use). */
+const CONFIG_VALIDATORS: { readonly [T in Exclude<NodeType, typeof NodeType.AgentCore>]: () => ConfigValidator } = {
+  [NodeType.TriggerInput]: () => validators.triggerInputConfig,
+  [NodeType.ModelLlm]: () => validators.modelLlmConfig,
+  [NodeType.MemoryKv]: () => validators.memoryKvConfig,
+  [NodeType.ToolHttp]: () => validators.toolHttpConfig,
+  [NodeType.ToolModule]: () => validators.toolModuleConfig,
+  [NodeType.ResponseChat]: () => validators.responseChatConfig,
+  [NodeType.ResponseEnd]: () => validators.responseEndConfig,
 };
 
 const SCHEMA_HINT = 'see schemas/flow.schema.json for the flow format';
@@ -445,7 +445,7 @@ function checkEdge(edge: FlowEdge, path: string, source: PlacedNode, target: Pla
 
 function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
   const type = placed.node.type as Exclude<NodeType, typeof NodeType.AgentCore>;
-  const validate = CONFIG_VALIDATORS[type];
+  const validate = CONFIG_VALIDATORS[type]();
   const found: FlowDiagnostic[] = [];
   const configPath = `${placed.path}.config`;
   if (!validate(placed.config)) {

@@ -2,6 +2,8 @@ import type { ModelLlmConfig, TokenUsage } from '../../contracts/schema-types.js
 import { ErrorCode, RedflowError, type ErrorInfo } from '../../errors.js';
 import type { ModelActor, ModelAnswer, ModelRequest } from '../model.js';
 import { abortError, retryWithBackoff, type RetryOptions } from '../retry.js';
+import { startDeadline } from '../deadline.js';
+import { readCappedBody, type CappedBody } from '../httpBody.js';
 
 /** Settings of {@link createOpenAiChatModel}. */
 export interface OpenAiChatModelConfig {
@@ -218,39 +220,6 @@ function describeNetworkError(error: unknown): string {
   return parts.filter((part, index) => part !== '' && parts.indexOf(part) === index).join(' / ') || 'unknown error';
 }
 
-type BodyResult = { readonly bytes: Uint8Array; readonly truncated: boolean };
-
-/** Reads at most `limit` bytes, cancelling the rest of the stream; says whether there was more. */
-async function readBody(response: Response, limit: number): Promise<BodyResult> {
-  const body = response.body;
-  if (body === null) return { bytes: new Uint8Array(0), truncated: false };
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (total + value.byteLength > limit) {
-      chunks.push(value.subarray(0, limit - total));
-      total = limit;
-      reader.cancel().catch(() => {});
-      return { bytes: concat(chunks, total), truncated: true };
-    }
-    chunks.push(value);
-    total += value.byteLength;
-  }
-  return { bytes: concat(chunks, total), truncated: false };
-}
-
-function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
-}
 
 /** The server's own explanation in an error body: OpenAI's `{error:{message}}`, or `{error:"…"}`. */
 function serverMessage(bytes: Uint8Array): string | undefined {
@@ -349,19 +318,12 @@ function parseCompletion(bytes: Uint8Array, r: Resolved): { text: string; usage:
 
 /** One HTTP attempt: throws an {@link AttemptError} (retryable) or a final `RedflowError`. */
 async function attemptOnce(r: Resolved, body: string, runSignal: AbortSignal): Promise<{ text: string; usage: TokenUsage | undefined }> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, r.timeoutMs);
-  const onRunAbort = (): void => controller.abort();
-  runSignal.addEventListener('abort', onRunAbort, { once: true });
+  const deadline = startDeadline(runSignal, r.timeoutMs);
 
   /** The error for a transport failure at any point of the attempt. */
   const transportError = (error: unknown, stage: string): RedflowError => {
     if (runSignal.aborted) return abortError(runSignal, 'the model request');
-    if (timedOut) {
+    if (deadline.timedOut()) {
       return new AttemptError({
         code: ErrorCode.MODEL_TIMEOUT,
         message: `${r.shownUrl} did not answer within ${r.timeoutMs} ms`,
@@ -386,7 +348,7 @@ async function attemptOnce(r: Resolved, body: string, runSignal: AbortSignal): P
         method: 'POST',
         headers,
         body,
-        signal: controller.signal,
+        signal: deadline.signal,
         // A redirect could carry the key to another host; report it instead of following it.
         redirect: 'manual',
       });
@@ -398,7 +360,7 @@ async function attemptOnce(r: Resolved, body: string, runSignal: AbortSignal): P
     if (status < 200 || status >= 300) {
       let bytes: Uint8Array = new Uint8Array(0);
       try {
-        bytes = (await readBody(response, Math.min(MAX_ERROR_BODY_BYTES, r.maxResponseBytes))).bytes;
+        bytes = (await readCappedBody(response, Math.min(MAX_ERROR_BODY_BYTES, r.maxResponseBytes))).bytes;
       } catch {
         if (runSignal.aborted) throw abortError(runSignal, 'the model request');
         // The status says enough.
@@ -467,17 +429,16 @@ async function attemptOnce(r: Resolved, body: string, runSignal: AbortSignal): P
       response.body?.cancel().catch(() => {});
       throw tooLarge();
     }
-    let result: BodyResult;
+    let result: CappedBody;
     try {
-      result = await readBody(response, r.maxResponseBytes);
+      result = await readCappedBody(response, r.maxResponseBytes);
     } catch (error) {
       throw transportError(error, 'reading the response');
     }
     if (result.truncated) throw tooLarge();
     return parseCompletion(result.bytes, r);
   } finally {
-    clearTimeout(timer);
-    runSignal.removeEventListener('abort', onRunAbort);
+    deadline.dispose();
   }
 }
 

@@ -1,3 +1,5 @@
+import { startDeadline } from '../deadline.js';
+import { readCappedBody, type CappedBody } from '../httpBody.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolHttpConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
@@ -195,14 +197,7 @@ async function callHttp(
   }
 
   if (context.signal.aborted) throw abortedError(label);
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, settings.timeoutMs);
-  const onAbort = (): void => controller.abort();
-  context.signal.addEventListener('abort', onAbort, { once: true });
+  const deadline = startDeadline(context.signal, settings.timeoutMs);
 
   try {
     let current = url;
@@ -214,7 +209,7 @@ async function callHttp(
         headers,
         body,
         redirect: 'manual',
-        signal: controller.signal,
+        signal: deadline.signal,
       });
       if (!REDIRECT_STATUSES.has(response.status)) break;
       const location = response.headers.get('location');
@@ -261,7 +256,7 @@ async function callHttp(
     const text = new TextDecoder().decode(bytes);
     return { status: response.status, contentType, body: parseBody(text, contentType) };
   } catch (error) {
-    if (timedOut) {
+    if (deadline.timedOut()) {
       throw new RedflowError(
         {
           code: ErrorCode.TOOL_TIMEOUT,
@@ -283,8 +278,7 @@ async function callHttp(
       { cause: error },
     );
   } finally {
-    clearTimeout(timer);
-    context.signal.removeEventListener('abort', onAbort);
+    deadline.dispose();
   }
 }
 
@@ -361,55 +355,28 @@ function resolveEnv(value: string, header: string, label: string): string {
   });
 }
 
-/**
- * Reads at most `limit` bytes of the body. With `strict`, more bytes fail with
- * `TOOL_RESPONSE_TOO_LARGE`; without, the rest is dropped.
- */
+/** Reads the body up to `limit` bytes; `strict` turns a longer body into TOOL_RESPONSE_TOO_LARGE. */
 async function readCapped(
   response: Response,
   limit: number,
   strict: boolean,
   label: string,
-): Promise<{ bytes: Uint8Array; truncated: boolean }> {
+): Promise<CappedBody> {
   const tooLarge = (): RedflowError =>
     new RedflowError({
       code: ErrorCode.TOOL_RESPONSE_TOO_LARGE,
       message: `${label}: the response is larger than ${limit} bytes`,
       hint: 'raise the node\'s "maxResponseBytes" or ask the server for less',
     });
-
+  // A declared size over the limit is refused before reading anything.
   const declared = Number(response.headers.get('content-length'));
   if (strict && Number.isFinite(declared) && declared > limit) {
     await response.body?.cancel().catch(() => undefined);
     throw tooLarge();
   }
-  if (!response.body) return { bytes: new Uint8Array(0), truncated: false };
-
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let truncated = false;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (size + value.byteLength > limit) {
-      await reader.cancel().catch(() => undefined);
-      if (strict) throw tooLarge();
-      chunks.push(value.subarray(0, limit - size));
-      size = limit;
-      truncated = true;
-      break;
-    }
-    chunks.push(value);
-    size += value.byteLength;
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { bytes, truncated };
+  const body = await readCappedBody(response, limit);
+  if (strict && body.truncated) throw tooLarge();
+  return body;
 }
 
 /** JSON when the content type says so and the text parses; the text otherwise. */
