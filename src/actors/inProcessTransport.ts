@@ -13,6 +13,8 @@ import type {
 
 const noHeaders: Headers = Object.freeze({});
 const neverAborted: AbortSignal = new AbortController().signal;
+/** How often waiting requests are checked against their timeout. */
+const SWEEP_MS = 20;
 
 interface QueueGroup {
   readonly members: RequestHandler<unknown, unknown>[];
@@ -34,8 +36,29 @@ export function createInProcessTransport(): Transport {
   // subject → queue name → members. Exact subjects only: services are addressed exactly.
   const services = new Map<string, Map<string, QueueGroup>>();
   const subscriptions = new Set<{ pattern: string; handler: (message: TransportMessage) => void }>();
-  // Requests waiting for a reply, so close() can end them.
-  const pending = new Set<(reply: Reply<unknown>) => void>();
+  // Requests waiting for a reply, so close() can end them and the sweeper can time them out.
+  const pending = new Map<(reply: Reply<unknown>) => void, { deadline: number; subject: string; timeoutMs: number }>();
+  // One coarse timer for all requests instead of a timer per request (two per iteration): it
+  // runs while requests wait and stops when none do. Timeouts fire up to SWEEP_MS late.
+  let sweeper: ReturnType<typeof setInterval> | undefined;
+  const sweep = () => {
+    if (pending.size === 0) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+      return;
+    }
+    const now = Date.now();
+    for (const [settle, request] of pending) {
+      if (now >= request.deadline) {
+        settle(failure(ErrorCode.TRANSPORT_TIMEOUT, `no reply on ${request.subject} within ${request.timeoutMs} ms`, undefined, true));
+      }
+    }
+  };
+  const sweepSoon = () => {
+    if (sweeper !== undefined) return;
+    sweeper = setInterval(sweep, SWEEP_MS);
+    sweeper.unref();
+  };
   let closed = false;
 
   function pick(subject: string): RequestHandler<unknown, unknown> | undefined {
@@ -73,18 +96,14 @@ export function createInProcessTransport(): Transport {
       }
       if (!(result instanceof Promise)) return Promise.resolve({ ok: true, data: result as Res });
       return new Promise<Reply<Res>>((resolve) => {
-        const settle = (reply: Reply<Res>) => {
-          if (!pending.delete(settle as (reply: Reply<unknown>) => void)) return;
-          clearTimeout(timer);
-          resolve(reply);
+        const settle = (reply: Reply<unknown>) => {
+          if (!pending.delete(settle)) return;
+          resolve(reply as Reply<Res>);
         };
-        pending.add(settle as (reply: Reply<unknown>) => void);
         // A handler that outlives its timeout is not cancelled (only the requester's signal does
         // that); its late reply is dropped.
-        const timer = setTimeout(
-          () => settle(failure(ErrorCode.TRANSPORT_TIMEOUT, `no reply on ${subject} within ${options.timeoutMs} ms`, undefined, true)),
-          options.timeoutMs,
-        );
+        pending.set(settle, { deadline: Date.now() + options.timeoutMs, subject, timeoutMs: options.timeoutMs });
+        sweepSoon();
         (result as Promise<Res>).then(
           (value) => settle({ ok: true, data: value }),
           (error: unknown) => settle({ ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) }),
@@ -129,7 +148,8 @@ export function createInProcessTransport(): Transport {
 
     async close(): Promise<void> {
       closed = true;
-      for (const settle of [...pending]) settle(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport closed before the reply'));
+      for (const settle of [...pending.keys()]) settle(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport closed before the reply'));
+      clearInterval(sweeper);
       services.clear();
       subscriptions.clear();
     },
