@@ -223,7 +223,7 @@ function launch(
     const envelope = running.getSnapshot().context.envelope;
     const outcome = envelope.observability.outcome;
     if (!outcome) {
-      throw new RedflowError(errorInfo(ErrorCode.LOG_RUN_FINISHED, `run ${traceId} stopped without an outcome`));
+      throw new RedflowError(errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} stopped without an outcome`, { hint: 'its statechart was stopped from outside; resume it from its log' }));
     }
     if (options.memory) await saveMemory(options, options.memory, envelope, outcome, traceId);
     return { traceId, outcome, envelope, lastSeq: recorder.lastSeq };
