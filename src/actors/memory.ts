@@ -8,6 +8,11 @@ export type MemoryRecord = Record<string, unknown>;
 export interface MemoryStore {
   load(conversationId: string): Promise<MemoryRecord | undefined>;
   save(conversationId: string, memory: MemoryRecord): Promise<void>;
+  /**
+   * Read-modify-write of one conversation without losing a concurrent change: what a run uses to
+   * add its turn at the end (`change` may be called more than once). Resolves with what was stored.
+   */
+  update(conversationId: string, change: (memory: MemoryRecord | undefined) => MemoryRecord): Promise<MemoryRecord>;
 }
 
 /** Conversation ids are 1–128 characters of letters, digits, `_`, `-`, `.` (not starting with `.`). */

@@ -1,5 +1,6 @@
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import type { MemoryRecord, MemoryStore } from './memory.js';
+import { appendTurn, type ConversationTurn } from './memory/conversationMemory.js';
 import type { ModelActor, ModelAnswer, ModelRequest } from './model.js';
 import { Subject } from './subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from './tool.js';
@@ -46,19 +47,26 @@ export function serveTool(transport: Transport, subject: string, tool: ToolDefin
   });
 }
 
-/** Serves a memory store on the load and save subjects of memory node `memoryId`. */
+/** What a run sends its memory actor at the end: the turn to add to the conversation. */
+export interface MemoryAppendRequest {
+  readonly conversationId: string;
+  readonly turn: ConversationTurn;
+  /** Turns kept (older ones are dropped). */
+  readonly maxTurns: number;
+}
+
+/** Serves a memory store on the load and append subjects of memory node `memoryId`. */
 export function serveMemory(transport: Transport, prefix: string, memoryId: string, store: MemoryStore): Subscription {
   const load = transport.serve<{ conversationId: string }, MemoryRecord | null>(
     Subject.memoryLoad(prefix, memoryId),
     async ({ conversationId }) => (await store.load(conversationId)) ?? null,
   );
-  const save = transport.serve<{ conversationId: string; memory: MemoryRecord }, boolean>(
-    Subject.memorySave(prefix, memoryId),
-    async ({ conversationId, memory }) => {
-      await store.save(conversationId, memory);
-      return true;
-    },
-  );
+  // The turn is added to what is stored now, not to what the run loaded when it started: two runs
+  // of one conversation that end together both keep their turn.
+  const save = transport.serve<MemoryAppendRequest, boolean>(Subject.memoryAppend(prefix, memoryId), async ({ conversationId, turn, maxTurns }) => {
+    await store.update(conversationId, (memory) => appendTurn(memory, turn, maxTurns));
+    return true;
+  });
   return {
     unsubscribe() {
       load.unsubscribe();

@@ -15,7 +15,7 @@ export const Subject = {
   model: (prefix: string, modelId: string) => `${prefix}.model.${modelId}`,
   tool: (prefix: string, toolName: string) => `${prefix}.tool.${toolName}`,
   memoryLoad: (prefix: string, memoryId: string) => `${prefix}.memory.${memoryId}.load`,
-  memorySave: (prefix: string, memoryId: string) => `${prefix}.memory.${memoryId}.save`,
+  memoryAppend: (prefix: string, memoryId: string) => `${prefix}.memory.${memoryId}.append`,
   trace: (prefix: string, traceId: string, eventType: string) => `${prefix}.trace.${traceId}.${eventType}`,
   allTraces: (prefix: string) => `${prefix}.trace.>`,
 } as const;

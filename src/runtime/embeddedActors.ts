@@ -28,7 +28,7 @@ export interface ServedActors {
   readonly subjects: ActorSubjects;
   readonly tools: readonly ToolSpec[];
   readonly prefix: string;
-  readonly memorySubjects?: { readonly loadSubject: string; readonly saveSubject: string };
+  readonly memorySubjects?: { readonly loadSubject: string; readonly appendSubject: string };
   /** Stops serving (and closes the transport if it was created here). */
   close(): Promise<void>;
 }
@@ -58,7 +58,7 @@ export function serveActors(options: EmbeddedActorsOptions): ServedActors {
     subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name) },
     tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
     ...(options.memory && {
-      memorySubjects: { loadSubject: Subject.memoryLoad(prefix, memoryId), saveSubject: Subject.memorySave(prefix, memoryId) },
+      memorySubjects: { loadSubject: Subject.memoryLoad(prefix, memoryId), appendSubject: Subject.memoryAppend(prefix, memoryId) },
     }),
     async close() {
       for (const subscription of served) subscription.unsubscribe();

@@ -8,7 +8,8 @@ import { reactMachine } from '../machines/reactMachine.js';
 import type { ReactMachineInput, ResumePoint } from '../machines/reactTypes.js';
 import type { Transport } from '../actors/transport.js';
 import type { MemoryRecord } from '../actors/memory.js';
-import { appendTurn } from '../actors/memory/conversationMemory.js';
+import type { ConversationTurn } from '../actors/memory/conversationMemory.js';
+import type { MemoryAppendRequest } from '../actors/serveActors.js';
 import { buildAnswerRules } from './answerRules.js';
 import { systemClock, type Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
@@ -20,8 +21,8 @@ import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 export interface RunMemory {
   /** Subject on which the memory actor answers `{ conversationId }` with the record (or null). */
   readonly loadSubject: string;
-  /** Subject on which the memory actor stores `{ conversationId, memory }`. */
-  readonly saveSubject: string;
+  /** Subject on which the memory actor adds `{ conversationId, turn, maxTurns }` to the conversation. */
+  readonly appendSubject: string;
   readonly conversationId: string;
   /** Turns kept in memory (default 20). */
   readonly maxTurns?: number;
@@ -257,13 +258,12 @@ async function saveMemory(
   outcome: RunOutcome,
   traceId: string,
 ): Promise<void> {
-  const record = appendTurn(
-    envelope.memory,
-    { input: envelope.input, ...(outcome.answer !== undefined && { answer: outcome.answer }), outcome: outcome.status, traceId },
-    memory.maxTurns ?? 20,
-  );
-  const reply = await env.transport.request(memory.saveSubject, { conversationId: memory.conversationId, memory: record }, {
-    timeoutMs: 30_000,
-  });
+  const turn: ConversationTurn = { input: envelope.input, outcome: outcome.status, traceId };
+  const request: MemoryAppendRequest = {
+    conversationId: memory.conversationId,
+    turn: outcome.answer === undefined ? turn : { ...turn, answer: outcome.answer },
+    maxTurns: memory.maxTurns ?? 20,
+  };
+  const reply = await env.transport.request(memory.appendSubject, request, { timeoutMs: 30_000 });
   if (!reply.ok) throw new RedflowError(reply.error);
 }

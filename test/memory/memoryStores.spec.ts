@@ -149,3 +149,19 @@ describe('createFileMemoryStore', () => {
     expect(await readFile(join(dir, 'x.json'), 'utf8')).toBe('{"secret":true}');
   });
 });
+
+describe('memory store updates (read-modify-write)', () => {
+  it.each([
+    ['in-process', async () => createInProcessMemoryStore()],
+    ['file', async () => createFileMemoryStore(await mkdtemp(join(tmpdir(), 'redflow-mem-update-')))],
+  ])('should keep every one of many concurrent updates of one conversation (%s)', async (_name, make) => {
+    const store = await make();
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        store.update('c1', (memory) => ({ turns: [...((memory?.turns as number[] | undefined) ?? []), i] })),
+      ),
+    );
+    const memory = await store.load('c1');
+    expect((memory?.turns as number[]).slice().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+});

@@ -21,6 +21,8 @@ import { checkConversationId, serializeMemory } from './inProcessMemoryStore.js'
  *   an id can never leave `dir` (`../x`, `a/b`, `.hidden`). On a case-insensitive file system, ids
  *   differing only in case share a file.
  *
+ * - `update` runs the updates of one conversation in this process one after the other; processes
+ *   sharing a directory are not coordinated (use the NATS KV store for many workers).
  * @example
  * ```ts
  * const store = createFileMemoryStore('./memory');
@@ -39,7 +41,10 @@ export function createFileMemoryStore(dir: string): MemoryStore {
     return ready;
   };
 
-  return {
+  // Updates of one conversation from this process run one after the other.
+  const updating = new Map<string, Promise<unknown>>();
+
+  const store: MemoryStore = {
     async load(conversationId) {
       checkConversationId(conversationId);
       const file = join(root, `${conversationId}.json`);
@@ -96,7 +101,24 @@ export function createFileMemoryStore(dir: string): MemoryStore {
       }
       await syncDirectory(root);
     },
+
+    update(conversationId, change) {
+      const previous = updating.get(conversationId) ?? Promise.resolve();
+      const next = previous
+        .catch(() => undefined)
+        .then(async () => {
+          const memory = change(await store.load(conversationId));
+          await store.save(conversationId, memory);
+          return JSON.parse(serializeMemory(memory, `conversation ${conversationId}`)) as MemoryRecord;
+        });
+      updating.set(conversationId, next);
+      void next.finally(() => {
+        if (updating.get(conversationId) === next) updating.delete(conversationId);
+      }).catch(() => undefined);
+      return next;
+    },
   };
+  return store;
 }
 
 /** Makes the rename durable. Best effort: some platforms cannot open a directory. */

@@ -32,6 +32,15 @@ export function createInProcessMemoryStore(): MemoryStore {
       checkConversationId(conversationId);
       memories.set(conversationId, serializeMemory(memory, `conversation ${conversationId}`));
     },
+    // Nothing awaits between the read and the write: one process, so no change can slip between.
+    async update(conversationId, change) {
+      checkConversationId(conversationId);
+      const text = memories.get(conversationId);
+      const next = change(text === undefined ? undefined : (JSON.parse(text) as MemoryRecord));
+      const stored = serializeMemory(next, `conversation ${conversationId}`);
+      memories.set(conversationId, stored);
+      return JSON.parse(stored) as MemoryRecord;
+    },
   };
 }
 
