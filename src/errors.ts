@@ -62,6 +62,10 @@ export const ErrorCode = {
   TRANSPORT_TIMEOUT: 'TRANSPORT_TIMEOUT',
   TRANSPORT_CLOSED: 'TRANSPORT_CLOSED',
   TRANSPORT_BAD_MESSAGE: 'TRANSPORT_BAD_MESSAGE',
+  /** No connection to the message server could be made (unreachable, refused, bad credentials). */
+  TRANSPORT_CONNECT_FAILED: 'TRANSPORT_CONNECT_FAILED',
+  /** The message server refused to let this connection publish or subscribe on a subject. */
+  TRANSPORT_PERMISSION_DENIED: 'TRANSPORT_PERMISSION_DENIED',
 
   // Event log.
   LOG_RECORD_CORRUPT: 'LOG_RECORD_CORRUPT',

@@ -1,0 +1,23 @@
+/**
+ * Redflow over NATS: the connection helper and the distributed transport. Kept out of the main
+ * entry point so that embedded users never load the NATS client.
+ *
+ * @example
+ * ```ts
+ * import { connectNats, createNatsTransport } from './actors/nats/index.js';
+ *
+ * const nc = await connectNats({ servers: '127.0.0.1:4222' });
+ * const transport = createNatsTransport(nc);
+ * ```
+ *
+ * @module
+ */
+export { connectNats, natsConnectionOptions, type ConnectNatsOptions } from './connect.js';
+export { jsonCodec, type PayloadCodec } from './codec.js';
+export {
+  createNatsTransport,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  NatsHeader,
+  type NatsTransportLog,
+  type NatsTransportOptions,
+} from './natsTransport.js';

@@ -1,0 +1,475 @@
+import {
+  AuthorizationError,
+  ClosedConnectionError,
+  DrainingConnectionError,
+  NoRespondersError,
+  PermissionViolationError,
+  RequestError,
+  TimeoutError,
+  headers as natsHeaders,
+  type Msg,
+  type MsgHdrs,
+  type NatsConnection,
+  type Subscription as NatsSubscription,
+} from '@nats-io/transport-node';
+import { ErrorCode, RedflowError, errorInfo, toErrorInfo, type ErrorInfo } from '../../errors.js';
+import type {
+  Headers,
+  Reply,
+  RequestHandler,
+  RequestOptions,
+  ServeOptions,
+  Subscription,
+  Transport,
+  TransportMessage,
+} from '../transport.js';
+import { jsonCodec, type PayloadCodec } from './codec.js';
+
+/**
+ * NATS header names of the transport's own wire format, defined once. Application headers
+ * (`Header` in `transport.ts`) travel as NATS headers of the same name.
+ */
+export const NatsHeader = {
+  /** On a reply: the request failed; the body is `{ ok: false, error }` and this is its code. */
+  Error: 'Redflow-Error',
+} as const;
+
+/** Largest payload accepted or sent by default: 1 MiB (also nats-server's default `max_payload`). */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+/** How long `close()` waits by default for aborted handlers to send their last replies. */
+const DEFAULT_CLOSE_GRACE_MS = 1000;
+
+/** Where the transport reports messages it had to drop or refuse: one line each. */
+export type NatsTransportLog = (line: string) => void;
+
+/** Options of {@link createNatsTransport}. */
+export interface NatsTransportOptions {
+  /** Payload encoding. Default {@link jsonCodec} (JSON, UTF-8). */
+  readonly codec?: PayloadCodec;
+  /**
+   * Largest payload, in bytes, that is decoded or sent; anything bigger is refused with
+   * `TRANSPORT_BAD_MESSAGE` before it is parsed. Default 1 MiB, and never more than the server's
+   * `max_payload`.
+   */
+  readonly maxPayloadBytes?: number;
+  /** Receives a line for each dropped or refused message. Default: standard error. */
+  readonly log?: NatsTransportLog;
+  /**
+   * Hand the connection over: `close()` then drains and closes it too. Default `false`: the
+   * connection belongs to the caller, and `close()` only drains what this transport subscribed.
+   */
+  readonly ownsConnection?: boolean;
+  /** On `close()`, how long to wait for aborted handlers to send their replies. Default 1000 ms. */
+  readonly closeGraceMs?: number;
+}
+
+const noHeaders: Headers = Object.freeze({});
+const defaultLog: NatsTransportLog = (line) => void process.stderr.write(`${line}\n`);
+
+/**
+ * The distributed transport: request/reply and publish/subscribe over a NATS connection, with
+ * the in-process transport's semantics.
+ *
+ * **Wire format.** Payloads are JSON in UTF-8 (or `options.codec`); {@link Headers} are NATS
+ * headers. A successful reply's body is the handler's result itself, so any NATS client in any
+ * language can serve an actor by replying JSON. A failed one has the `Redflow-Error` header
+ * ({@link NatsHeader}) set to the error code and the body `{ ok: false, error }`.
+ *
+ * **Requests never throw.** Every outcome is a {@link Reply}: no responder is
+ * `TRANSPORT_NO_RESPONDER` at once, no reply in `timeoutMs` is `TRANSPORT_TIMEOUT` (retryable),
+ * the requester's signal is `RUN_ABORTED`, a closed transport or connection is `TRANSPORT_CLOSED`,
+ * and a payload that is not JSON, or too large, either way is `TRANSPORT_BAD_MESSAGE`.
+ *
+ * **Services.** `serve` subscribes in a queue group (default: the subject), so the members share
+ * the requests. A request that cannot be decoded gets a `TRANSPORT_BAD_MESSAGE` reply and a log
+ * line; one without a reply subject is dropped with a log line; a handler that throws or rejects
+ * answers its error as data. The handler's signal aborts when the transport closes (an abort by
+ * the requester is not relayed over NATS; its late reply is simply dropped).
+ *
+ * The server learns of a new service or subscription asynchronously: before another connection
+ * counts on it, `await nc.flush()`.
+ *
+ * **Ownership.** The connection is the caller's: `close()` drains this transport's subscriptions,
+ * ends its pending requests with `TRANSPORT_CLOSED`, aborts its running handlers and waits briefly
+ * for their replies, but leaves the connection open, unless `ownsConnection` is set.
+ *
+ * @throws RedflowError `TRANSPORT_BAD_MESSAGE` when `maxPayloadBytes` is not a positive integer.
+ *
+ * @example
+ * ```ts
+ * const nc = await connectNats({ servers: '127.0.0.1:4222' });
+ * const transport = createNatsTransport(nc);
+ * transport.serve('redflow.tool.add', ({ a, b }: { a: number; b: number }) => a + b);
+ * const reply = await transport.request('redflow.tool.add', { a: 1, b: 2 }, { timeoutMs: 1000 });
+ * await transport.close();
+ * await nc.drain();
+ * ```
+ */
+export function createNatsTransport(nc: NatsConnection, options: NatsTransportOptions = {}): Transport {
+  const codec = options.codec ?? jsonCodec;
+  const log = options.log ?? defaultLog;
+  const closeGraceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
+  const configuredMax = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  if (!Number.isInteger(configuredMax) || configuredMax < 1) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `maxPayloadBytes must be a positive integer, got ${String(configuredMax)}`),
+    );
+  }
+  // The server refuses anything over its max_payload; the client knows it once connected.
+  const maxBytes = () => Math.min(configuredMax, nc.info?.max_payload ?? configuredMax);
+
+  /** Requests waiting for a reply, so close() can end them. */
+  const pending = new Set<(reply: Reply<unknown>) => void>();
+  /** Subscriptions made here and still open. */
+  const subscriptions = new Set<NatsSubscription>();
+  /** Subscriptions being drained (unsubscribed services), so close() can wait for them. */
+  const draining = new Set<Promise<void>>();
+  /** Handlers still running: their signal, and their completion (reply sent or dropped). */
+  const running = new Map<AbortController, Promise<void>>();
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  const report = (subject: string, what: string) => log(`redflow nats: ${subject}: ${what}`);
+
+  /**
+   * Decodes a payload within the size limit, or says why it cannot be: `error` for the peer,
+   * `reason` for the log (which never quotes the payload).
+   */
+  const decode = (
+    data: Uint8Array,
+    what: string,
+  ): { ok: true; value: unknown } | { ok: false; error: ErrorInfo; reason: string } => {
+    const limit = maxBytes();
+    if (data.length > limit) {
+      const reason = `${data.length} bytes; the limit is ${limit}`;
+      return { ok: false, error: errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `${what} is ${reason}`), reason };
+    }
+    try {
+      return { ok: true, value: codec.decode(data) };
+    } catch (error) {
+      return {
+        ok: false,
+        error: errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `${what} is not valid JSON: ${messageOf(error)}`),
+        reason: `not valid JSON in UTF-8 (${data.length} bytes)`,
+      };
+    }
+  };
+
+  /** Encodes a payload within the size limit, or says why it cannot be. */
+  const encode = (value: unknown, what: string): { ok: true; bytes: Uint8Array } | { ok: false; error: ErrorInfo } => {
+    let bytes: Uint8Array;
+    try {
+      bytes = codec.encode(value);
+    } catch (error) {
+      return {
+        ok: false,
+        error: errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `${what} cannot be sent as JSON: ${messageOf(error)}`, {
+          hint: 'send plain objects, arrays, strings, numbers, booleans or null',
+        }),
+      };
+    }
+    const limit = maxBytes();
+    if (bytes.length > limit) {
+      return { ok: false, error: errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `${what} is ${bytes.length} bytes; the limit is ${limit}`) };
+    }
+    return { ok: true, bytes };
+  };
+
+  /** Reads a reply: the result, or the error it carries. */
+  const readReply = (msg: Msg, subject: string): Reply<unknown> => {
+    const body = decode(msg.data, `the reply from ${subject}`);
+    if (!body.ok) return { ok: false, error: body.error };
+    const code = msg.headers?.get(NatsHeader.Error) ?? '';
+    if (code === '') return { ok: true, data: body.value };
+    return { ok: false, error: asErrorInfo(body.value) ?? errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `the error reply from ${subject} (${code}) carries no error`) };
+  };
+
+  /** Sends a reply; a reply that cannot be sent as it is becomes an error reply. Never throws. */
+  const respond = (msg: Msg, reply: Reply<unknown>): void => {
+    if (reply.ok) {
+      const encoded = encode(reply.data, `the reply of ${msg.subject}`);
+      if (!encoded.ok) return respond(msg, encoded);
+      send(msg, encoded.bytes);
+      return;
+    }
+    // An ErrorInfo is plain JSON and small: its encoding only fails for a huge message or a broken codec.
+    const encoded = encode({ ok: false, error: reply.error }, `the error reply of ${msg.subject}`);
+    const bytes = encoded.ok ? encoded.bytes : jsonCodec.encode({ ok: false, error: encoded.error });
+    const hdrs = natsHeaders();
+    try {
+      hdrs.set(NatsHeader.Error, reply.error.code);
+    } catch {
+      // A code that cannot be a header value (a handler invented it): still mark the reply failed.
+      hdrs.set(NatsHeader.Error, ErrorCode.TRANSPORT_BAD_MESSAGE);
+    }
+    send(msg, bytes, hdrs);
+  };
+
+  const send = (msg: Msg, bytes: Uint8Array, hdrs?: MsgHdrs): void => {
+    try {
+      msg.respond(bytes, hdrs === undefined ? undefined : { headers: hdrs });
+    } catch (error) {
+      report(msg.subject, `could not send the reply: ${messageOf(error)}`);
+    }
+  };
+
+  /** Handles one request delivered to a service. Never throws. */
+  const handle = (msg: Msg, handler: RequestHandler<unknown, unknown>) => {
+    if (!msg.reply) {
+      report(msg.subject, 'dropped a request without a reply subject');
+      return;
+    }
+    const decoded = decode(msg.data, `the request on ${msg.subject}`);
+    if (!decoded.ok) {
+      report(msg.subject, `refused a request: ${decoded.reason}`);
+      respond(msg, { ok: false, error: decoded.error });
+      return;
+    }
+    const controller = new AbortController();
+    if (closed) controller.abort(closedReason());
+    let result: unknown;
+    try {
+      result = handler(decoded.value, { subject: msg.subject, headers: readHeaders(msg.headers), signal: controller.signal });
+    } catch (error) {
+      respond(msg, { ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) });
+      return;
+    }
+    if (!isThenable(result)) {
+      respond(msg, { ok: true, data: result });
+      return;
+    }
+    const done = Promise.resolve(result).then(
+      (data) => respond(msg, { ok: true, data }),
+      (error: unknown) => respond(msg, { ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) }),
+    );
+    running.set(controller, done);
+    void done.finally(() => running.delete(controller));
+  };
+
+  return {
+    request<Req, Res>(subject: string, data: Req, requestOptions: RequestOptions): Promise<Reply<Res>> {
+      if (closed) return Promise.resolve(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport is closed'));
+      const { signal, timeoutMs } = requestOptions;
+      if (signal?.aborted) return Promise.resolve(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
+      const payload = encode(data, `the request to ${subject}`);
+      if (!payload.ok) return Promise.resolve(payload);
+      let hdrs: MsgHdrs | undefined;
+      try {
+        hdrs = toNatsHeaders(requestOptions.headers);
+      } catch (error) {
+        return Promise.resolve(failure(ErrorCode.TRANSPORT_BAD_MESSAGE, `the headers of the request to ${subject} are invalid: ${messageOf(error)}`));
+      }
+      return new Promise<Reply<Res>>((resolve) => {
+        const settle = (reply: Reply<unknown>) => {
+          if (!pending.delete(settle)) return;
+          signal?.removeEventListener('abort', onAbort);
+          resolve(reply as Reply<Res>);
+        };
+        const onAbort = () => settle(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
+        pending.add(settle);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        // nats.js refuses a timeout under 1 ms; 0 would mean its default of 1 s.
+        const timeout = Math.max(1, Math.ceil(timeoutMs));
+        let sent: Promise<Msg>;
+        try {
+          sent = nc.request(subject, payload.bytes, hdrs === undefined ? { timeout } : { timeout, headers: hdrs });
+        } catch (error) {
+          settle(requestFailure(error, subject, timeoutMs, nc));
+          return;
+        }
+        // After an abort or close() the request still ends (reply or timeout) inside nats.js; its
+        // outcome is then ignored.
+        sent.then(
+          (msg) => settle(readReply(msg, subject)),
+          (error: unknown) => settle(requestFailure(error, subject, timeoutMs, nc)),
+        );
+      });
+    },
+
+    serve<Req, Res>(subject: string, handler: RequestHandler<Req, Res>, serveOptions?: ServeOptions): Subscription {
+      if (closed) {
+        report(subject, 'not served: the transport is closed');
+        return { unsubscribe: () => undefined };
+      }
+      const member = handler as RequestHandler<unknown, unknown>;
+      const sub = subscribeOrThrow(nc, subject, {
+        queue: serveOptions?.queue ?? subject,
+        callback: (error, msg) => {
+          if (error) report(subject, `the service stopped: ${messageOf(error)}`);
+          else handle(msg, member);
+        },
+      });
+      subscriptions.add(sub);
+      return {
+        unsubscribe() {
+          if (!subscriptions.delete(sub)) return;
+          // Draining answers the requests already delivered to this member instead of dropping them.
+          const drained = sub.drain().catch(() => undefined);
+          draining.add(drained);
+          void drained.finally(() => draining.delete(drained));
+        },
+      };
+    },
+
+    publish(subject: string, data: unknown, headers?: Headers): void {
+      if (closed) return;
+      const payload = encode(data, 'the message');
+      if (!payload.ok) {
+        report(subject, `dropped a published message: ${payload.error.message}`);
+        return;
+      }
+      try {
+        const hdrs = toNatsHeaders(headers);
+        nc.publish(subject, payload.bytes, hdrs === undefined ? undefined : { headers: hdrs });
+      } catch (error) {
+        report(subject, `dropped a published message: ${messageOf(error)}`);
+      }
+    },
+
+    subscribe(pattern: string, handler: (message: TransportMessage) => void): Subscription {
+      if (closed) {
+        report(pattern, 'not subscribed: the transport is closed');
+        return { unsubscribe: () => undefined };
+      }
+      const sub = subscribeOrThrow(nc, pattern, {
+        callback: (error, msg) => {
+          if (error) {
+            report(pattern, `the subscription stopped: ${messageOf(error)}`);
+            return;
+          }
+          const decoded = decode(msg.data, 'the message');
+          if (!decoded.ok) {
+            report(msg.subject, `dropped a published message: ${decoded.reason}`);
+            return;
+          }
+          try {
+            handler({ subject: msg.subject, data: decoded.value, headers: readHeaders(msg.headers) });
+          } catch (thrown) {
+            report(msg.subject, `a subscriber failed: ${messageOf(thrown)}`);
+          }
+        },
+      });
+      subscriptions.add(sub);
+      return {
+        unsubscribe() {
+          if (subscriptions.delete(sub)) sub.unsubscribe();
+        },
+      };
+    },
+
+    close(): Promise<void> {
+      closing ??= (async () => {
+        closed = true;
+        for (const settle of [...pending]) settle(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport closed before the reply'));
+        const open = [...subscriptions];
+        subscriptions.clear();
+        // Requests already delivered are still answered (drain; their handlers' signal is already
+        // aborted), then the running handlers are told to stop and get a moment to reply.
+        await Promise.allSettled([...open.map((sub) => sub.drain()), ...draining]);
+        for (const controller of running.keys()) controller.abort(closedReason());
+        await settledWithin([...running.values()], closeGraceMs);
+        if (!nc.isClosed() && !nc.isDraining()) await nc.flush().catch(() => undefined);
+        if (options.ownsConnection && !nc.isClosed() && !nc.isDraining()) await nc.drain().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}
+
+/** Maps a nats.js request error to the transport's codes. */
+function requestFailure(error: unknown, subject: string, timeoutMs: number, nc: NatsConnection): Reply<never> {
+  if (error instanceof TimeoutError) {
+    return failure(ErrorCode.TRANSPORT_TIMEOUT, `no reply on ${subject} within ${timeoutMs} ms`, undefined, true);
+  }
+  const cause = error instanceof RequestError ? error.cause : error;
+  if (cause instanceof NoRespondersError) {
+    return failure(ErrorCode.TRANSPORT_NO_RESPONDER, `nothing answers on ${subject}`, 'start the actor that serves this subject');
+  }
+  if (cause instanceof PermissionViolationError || cause instanceof AuthorizationError) {
+    return failure(
+      ErrorCode.TRANSPORT_PERMISSION_DENIED,
+      `NATS does not allow this connection to request ${subject}: ${messageOf(cause)}`,
+      'grant the user publish permission on the subject and subscribe permission on its inbox prefix (_INBOX.>)',
+    );
+  }
+  if (cause instanceof ClosedConnectionError || cause instanceof DrainingConnectionError || nc.isClosed() || nc.isDraining()) {
+    return failure(ErrorCode.TRANSPORT_CLOSED, `the NATS connection closed before the reply from ${subject}`);
+  }
+  // "connection disconnected": the client reconnects on its own, so asking again may work.
+  return failure(ErrorCode.TRANSPORT_CLOSED, `the request to ${subject} failed: ${messageOf(error)}`, undefined, true);
+}
+
+function failure(code: ErrorCode, message: string, hint?: string, retryable?: boolean): Reply<never> {
+  return { ok: false, error: errorInfo(code, message, { hint, retryable }) };
+}
+
+function closedReason(): RedflowError {
+  return new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'the transport closed'));
+}
+
+/** The `error` of an `{ ok: false, error }` body, rebuilt field by field (nothing else is kept). */
+function asErrorInfo(body: unknown): ErrorInfo | undefined {
+  if (typeof body !== 'object' || body === null) return undefined;
+  const error = (body as { error?: unknown }).error;
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, message, hint, retryable, path } = error as Record<string, unknown>;
+  if (typeof code !== 'string' || typeof message !== 'string') return undefined;
+  // A code from a newer peer is passed on as it is: codes are never renamed or reused.
+  return errorInfo(code as ErrorCode, message, {
+    hint: typeof hint === 'string' ? hint : undefined,
+    retryable: retryable === true,
+    path: typeof path === 'string' ? path : undefined,
+  });
+}
+
+function toNatsHeaders(headers: Headers | undefined): MsgHdrs | undefined {
+  if (headers === undefined) return undefined;
+  const names = Object.keys(headers);
+  if (names.length === 0) return undefined;
+  const hdrs = natsHeaders();
+  for (const name of names) hdrs.set(name, headers[name] as string);
+  return hdrs;
+}
+
+function readHeaders(hdrs: MsgHdrs | undefined): Headers {
+  if (hdrs === undefined) return noHeaders;
+  const names = hdrs.keys();
+  if (names.length === 0) return noHeaders;
+  // fromEntries defines own properties: a header named `__proto__` cannot touch the prototype.
+  return Object.freeze(Object.fromEntries(names.map((name) => [name, hdrs.get(name)])));
+}
+
+function subscribeOrThrow(nc: NatsConnection, subject: string, opts: Parameters<NatsConnection['subscribe']>[1]): NatsSubscription {
+  try {
+    return nc.subscribe(subject, opts);
+  } catch (error) {
+    const closedNow = error instanceof ClosedConnectionError || error instanceof DrainingConnectionError;
+    throw new RedflowError(
+      errorInfo(closedNow ? ErrorCode.TRANSPORT_CLOSED : ErrorCode.TRANSPORT_BAD_MESSAGE, `cannot subscribe to ${subject}: ${messageOf(error)}`, {
+        hint: closedNow ? 'the NATS connection is closed' : 'subjects are `.`-separated tokens; `*` and `>` are wildcards',
+      }),
+      { cause: error },
+    );
+  }
+}
+
+/** Waits for `promises`, but no longer than `ms`. */
+async function settledWithin(promises: readonly Promise<unknown>[], ms: number): Promise<void> {
+  if (promises.length === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  await Promise.race([Promise.allSettled(promises), grace]);
+  clearTimeout(timer);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
