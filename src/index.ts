@@ -43,6 +43,10 @@ export { createScriptedModel } from './actors/models/scriptedModel.js';
 export { createOpenAiChatModel, resolveOpenAiConfig } from './actors/models/openAiChatModel.js';
 export { createHttpTool } from './actors/tools/httpTool.js';
 export { loadModuleTool } from './actors/tools/moduleTool.js';
+export { createPostgresTool } from './actors/tools/postgresTool.js';
+export type { PostgresTool, PostgresToolOptions, PostgresToolOutput } from './actors/tools/postgresTool.js';
+export { parseSqlParameters } from './actors/tools/sqlParameters.js';
+export type { ParsedSql, SqlParseResult } from './actors/tools/sqlParameters.js';
 export { createInProcessMemoryStore } from './actors/memory/inProcessMemoryStore.js';
 export { createFileMemoryStore } from './actors/memory/fileMemoryStore.js';
 

@@ -377,6 +377,44 @@ export interface ToolModuleConfig {
   timeoutMs?: number;
 }
 
+export interface ToolPostgresConfig {
+  /**
+   * The tool's name for the model. Default: the node id.
+   */
+  name?: string;
+  description?: string;
+  /**
+   * Required: the JSON Schema of the input; every :name parameter of the query must be one of its properties.
+   */
+  inputSchema: {
+    [k: string]: unknown;
+  };
+  /**
+   * One SQL statement. :name is bound to the input field of that name as a query parameter ($1…$n), never interpolated.
+   */
+  query: string;
+  /**
+   * postgres://… Default: the environment variable named by connectionStringEnv. Prefer the variable: a flow file is no place for a password.
+   */
+  connectionString?: string;
+  /**
+   * Name of the environment variable holding the connection string.
+   */
+  connectionStringEnv?: string;
+  /**
+   * Run the query in a READ ONLY transaction.
+   */
+  readOnly?: boolean;
+  /**
+   * Rows returned at most; more set truncated: true.
+   */
+  maxRows?: number;
+  /**
+   * Whole-call timeout, also the statement_timeout.
+   */
+  timeoutMs?: number;
+}
+
 export interface ResponseChatConfig {
   format?: 'text' | 'markdown' | 'json';
 }

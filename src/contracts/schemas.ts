@@ -57,6 +57,7 @@ const compilers = {
   memoryKvConfig: compiled(`${SchemaFile.flow}#/definitions/MemoryKvConfig`),
   toolHttpConfig: compiled(`${SchemaFile.flow}#/definitions/ToolHttpConfig`),
   toolModuleConfig: compiled(`${SchemaFile.flow}#/definitions/ToolModuleConfig`),
+  toolPostgresConfig: compiled(`${SchemaFile.flow}#/definitions/ToolPostgresConfig`),
   responseChatConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseChatConfig`),
   responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
 };

@@ -109,7 +109,7 @@ export function resolveAgentConfig(
   if (noTools) {
     errors.push(
       flowDiagnostic(Severity.Error, ErrorCode.NO_TOOLS, `agent.core '${agent.nodeId}' has no tools: no tool node is connected to it and it lists no allowedTools`, {
-        hint: `add a tool node (tool.http or tool.module) and an edge ${agent.nodeId} → that tool`,
+        hint: `add a tool node (tool.http, tool.module or tool.postgres) and an edge ${agent.nodeId} → that tool`,
         path: agent.path,
         nodeId: agent.nodeId,
       }),

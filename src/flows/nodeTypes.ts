@@ -19,6 +19,7 @@ export const NodeType = {
   MemoryKv: 'memory.kv',
   ToolHttp: 'tool.http',
   ToolModule: 'tool.module',
+  ToolPostgres: 'tool.postgres',
   ResponseChat: 'response.chat',
   ResponseEnd: 'response.end',
 } as const;
@@ -58,6 +59,7 @@ export const NodeTypeRole: { readonly [T in NodeType]: NodeRole } = {
   [NodeType.MemoryKv]: NodeRole.Memory,
   [NodeType.ToolHttp]: NodeRole.Tool,
   [NodeType.ToolModule]: NodeRole.Tool,
+  [NodeType.ToolPostgres]: NodeRole.Tool,
   [NodeType.ResponseChat]: NodeRole.Output,
   [NodeType.ResponseEnd]: NodeRole.Output,
 };
@@ -74,7 +76,7 @@ export const EDGE_KINDS: readonly EdgeKind[] = Object.freeze(Object.values(EdgeK
  * @example
  * ```ts
  * isNodeType('tool.http') // true
- * isNodeType('tool.postgres') // false
+ * isNodeType('tool.mysql') // false
  * ```
  */
 export function isNodeType(value: unknown): value is NodeType {
@@ -113,7 +115,7 @@ export function isModelType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Model;
 }
 
-/** True for the tool types (`tool.http`, `tool.module`). */
+/** True for the tool types (`tool.http`, `tool.module`, `tool.postgres`). */
 export function isToolType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Tool;
 }

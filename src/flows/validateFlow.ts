@@ -5,6 +5,7 @@ import { type ConnectedToolRef, resolveAgentConfig } from './agentConfig.js';
 import { type FlowDiagnostic, Severity, describeValue, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
 import { checkConnection } from './edgeRules.js';
 import { NODE_TYPES, NodeRole, NodeType, roleOf } from './nodeTypes.js';
+import { parseSqlParameters, undeclaredParameters } from '../actors/tools/sqlParameters.js';
 
 export type { FlowDiagnostic } from './diagnostics.js';
 
@@ -14,8 +15,9 @@ export interface ResolvedTool {
   /** The name the model calls it by: `config.name`, else the node id. */
   readonly name: string;
   /**
-   * True when the tool has an input schema: `config.inputSchema` for `tool.http`; always true for
-   * `tool.module`, whose module must export one (checked when the module is loaded).
+   * True when the tool has an input schema: `config.inputSchema` for `tool.http` and
+   * `tool.postgres` (where it is required); always true for `tool.module`, whose module must
+   * export one (checked when the module is loaded).
    */
   readonly hasInputSchema: boolean;
 }
@@ -55,6 +57,7 @@ const CONFIG_VALIDATORS: { readonly [T in Exclude<NodeType, typeof NodeType.Agen
   [NodeType.MemoryKv]: () => validators.memoryKvConfig,
   [NodeType.ToolHttp]: () => validators.toolHttpConfig,
   [NodeType.ToolModule]: () => validators.toolModuleConfig,
+  [NodeType.ToolPostgres]: () => validators.toolPostgresConfig,
   [NodeType.ResponseChat]: () => validators.responseChatConfig,
   [NodeType.ResponseEnd]: () => validators.responseEndConfig,
 };
@@ -83,7 +86,8 @@ interface PlacedTool extends PlacedNode {
  *
  * Checks: the flow schema, node types, duplicate node and edge ids, edges to missing nodes, the
  * strict edge rules, `start`, exactly one agent core, capabilities connected to it, exactly one
- * model and at most one memory, each node's config, tool input schemas and names, and the agent
+ * model and at most one memory, each node's config, tool input schemas and names, `tool.postgres`
+ * queries (parseable, every `:parameter` declared by the required inputSchema), and the agent
  * config (normalised: `reactive` → `react`, defaults, `allowedTools` from the connected tools).
  *
  * @example
@@ -316,7 +320,8 @@ function validateUnchecked(value: unknown): FlowValidation {
       );
     }
     for (const tool of coreTools) {
-      if (tool.hasInputSchema) continue;
+      // tool.postgres requires one: its absence is already a NODE_CONFIG_INVALID error.
+      if (tool.hasInputSchema || tool.node.type === NodeType.ToolPostgres) continue;
       warnings.push(
         flowDiagnostic(
           Severity.Warning,
@@ -448,7 +453,8 @@ function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
   const validate = CONFIG_VALIDATORS[type]();
   const found: FlowDiagnostic[] = [];
   const configPath = `${placed.path}.config`;
-  if (!validate(placed.config)) {
+  const valid = validate(placed.config);
+  if (!valid) {
     const { message, path } = explainSchemaErrors(configPath, validate.errors);
     found.push(
       flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `${type} node '${placed.node.id}' config is invalid: ${message}`, {
@@ -459,7 +465,7 @@ function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
     );
   }
   // Input schemas that users write (tools, trigger) must compile, or every run would fail on them.
-  if (type === NodeType.ToolHttp || type === NodeType.TriggerInput) {
+  if (type === NodeType.ToolHttp || type === NodeType.ToolPostgres || type === NodeType.TriggerInput) {
     const schema = Object.hasOwn(placed.config, 'inputSchema') ? placed.config.inputSchema : undefined;
     if (typeof schema === 'object' && schema !== null && !Array.isArray(schema)) {
       const problem = userSchemaProblem(schema);
@@ -475,7 +481,45 @@ function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
       }
     }
   }
+  if (type === NodeType.ToolPostgres && valid) found.push(...checkPostgresQuery(placed, configPath));
   return found;
+}
+
+/**
+ * A `tool.postgres` query must parse (one statement, `:name` parameters, nothing unterminated),
+ * and its input schema must declare every parameter: the values are typed by it.
+ */
+function checkPostgresQuery(placed: PlacedNode, configPath: string): FlowDiagnostic[] {
+  const { query, inputSchema } = placed.config as { query: string; inputSchema: unknown };
+  const parsed = parseSqlParameters(query);
+  if (!parsed.ok) {
+    return [
+      flowDiagnostic(
+        Severity.Error,
+        ErrorCode.NODE_CONFIG_INVALID,
+        `${NodeType.ToolPostgres} node '${placed.node.id}' has a query that cannot be used: ${parsed.message} (at character ${parsed.index + 1})`,
+        {
+          hint: 'write one SQL statement with :name parameters (bound from the input, never interpolated)',
+          path: `${configPath}.query`,
+          nodeId: placed.node.id,
+        },
+      ),
+    ];
+  }
+  const undeclared = undeclaredParameters(parsed.sql.parameters, inputSchema);
+  if (undeclared.length === 0) return [];
+  return [
+    flowDiagnostic(
+      Severity.Error,
+      ErrorCode.NODE_CONFIG_INVALID,
+      `${NodeType.ToolPostgres} node '${placed.node.id}': inputSchema does not declare the query parameter${undeclared.length === 1 ? '' : 's'} ${undeclared.map((name) => `:${name}`).join(', ')}`,
+      {
+        hint: 'add each parameter to config.inputSchema.properties (and to "required" unless it may be missing)',
+        path: `${configPath}.inputSchema`,
+        nodeId: placed.node.id,
+      },
+    ),
+  ];
 }
 
 /**

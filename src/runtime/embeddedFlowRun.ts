@@ -106,7 +106,7 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
     flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
     ...(memory && { memory }),
   });
-  return embeddedRun(handle, logPath, warnings, served, store.close);
+  return embeddedRun(handle, logPath, warnings, served, store.close, actors.close);
 }
 
 /** Options of {@link resumeFromLog}. */
@@ -165,7 +165,7 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
     events: read.events,
     ...(memory && { memory }),
   });
-  return embeddedRun(handle, logPath, warnings, served, store.close, repaired);
+  return embeddedRun(handle, logPath, warnings, served, store.close, actors.close, repaired);
 }
 
 async function loadValidFlow(file: string) {
@@ -230,6 +230,8 @@ function embeddedRun(
   warnings: readonly FlowDiagnostic[],
   served: ServedActors,
   closeLog: () => Promise<void>,
+  /** Releases what the tools hold: a tool.postgres pool (made at its first call, so an error before the run leaks none). */
+  closeActors: () => Promise<void>,
   repaired?: LogProblem,
 ): EmbeddedRun {
   return {
@@ -241,8 +243,12 @@ function embeddedRun(
       try {
         return await handle.result;
       } finally {
-        await closeLog();
-        await served.close();
+        try {
+          await closeLog();
+          await served.close();
+        } finally {
+          await closeActors();
+        }
       }
     },
   };

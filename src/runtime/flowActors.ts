@@ -1,6 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentCoreReactConfig, MemoryKvConfig, ModelLlmConfig, ToolHttpConfig, ToolModuleConfig, TriggerInputConfig } from '../contracts/schema-types.js';
+import type {
+  AgentCoreReactConfig,
+  MemoryKvConfig,
+  ModelLlmConfig,
+  ToolHttpConfig,
+  ToolModuleConfig,
+  ToolPostgresConfig,
+  TriggerInputConfig,
+} from '../contracts/schema-types.js';
 import { compileUserSchema, type InputValidator } from '../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';
@@ -19,7 +27,7 @@ import { createFileMemoryStore } from '../actors/memory/fileMemoryStore.js';
 export interface FlowActorOptions {
   /** The flow file's directory: relative paths in node configs are resolved from it. */
   readonly baseDir: string;
-  /** Environment for model settings and keys (default `process.env`). */
+  /** Environment for model settings and keys, and `tool.postgres` connection strings (default `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
   /** Use these scripted answers instead of the flow's model (e.g. to run seed 001's example offline). */
   readonly script?: readonly unknown[];
@@ -34,11 +42,17 @@ export interface FlowActors {
   readonly memory?: { readonly store: MemoryStore; readonly maxTurns: number; readonly nodeId: string };
   /** Checks a run's input against the trigger's inputSchema, when it has one. */
   readonly checkInput?: InputValidator;
+  /**
+   * Releases what the tools hold (a `tool.postgres` pool): call it once the run is over and the
+   * actors are no longer served. Never rejects; safe to call more than once.
+   */
+  close(): Promise<void>;
 }
 
 /**
  * Builds the model, tool and memory actors of a validated flow: the scripted or OpenAI-compatible
- * model, `tool.http` and `tool.module` tools (modules are imported here), and `memory.kv`.
+ * model, `tool.http`, `tool.module` (modules are imported here) and `tool.postgres` tools, and
+ * `memory.kv`. Call the result's `close()` when done with it: a `tool.postgres` holds a pool.
  *
  * @example
  * ```ts
@@ -52,14 +66,29 @@ export async function buildFlowActors(flow: ResolvedFlow, options: FlowActorOpti
     ? createScriptedModel(options.script)
     : await buildModel((flow.model.config ?? {}) as ModelLlmConfig, options.baseDir, env);
   const tools: ToolDefinition[] = [];
-  for (const tool of flow.tools) {
-    if (tool.node.type === NodeType.ToolHttp) {
-      tools.push(createHttpTool({ ...(tool.node.config as unknown as ToolHttpConfig), name: tool.name }));
-    } else if (tool.node.type === NodeType.ToolModule) {
-      tools.push(await loadModuleTool({ ...(tool.node.config as unknown as ToolModuleConfig), name: tool.name }, options.baseDir));
+  const closers: (() => Promise<void>)[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.allSettled(closers.map((closeOne) => closeOne()));
+  };
+  try {
+    for (const tool of flow.tools) {
+      if (tool.node.type === NodeType.ToolHttp) {
+        tools.push(createHttpTool({ ...(tool.node.config as unknown as ToolHttpConfig), name: tool.name }));
+      } else if (tool.node.type === NodeType.ToolModule) {
+        tools.push(await loadModuleTool({ ...(tool.node.config as unknown as ToolModuleConfig), name: tool.name }, options.baseDir));
+      } else if (tool.node.type === NodeType.ToolPostgres) {
+        // Loaded only for flows that use it: the PostgreSQL driver is not needed otherwise.
+        const { createPostgresTool } = await import('../actors/tools/postgresTool.js');
+        const postgres = createPostgresTool({ ...(tool.node.config as unknown as ToolPostgresConfig), name: tool.name }, { env });
+        tools.push(postgres);
+        closers.push(() => postgres.close());
+      }
     }
+  } catch (error) {
+    await close();
+    throw error;
   }
-  const result: { -readonly [K in keyof FlowActors]: FlowActors[K] } = { agent: flow.agent.config, model, tools };
+  const result: { -readonly [K in keyof FlowActors]: FlowActors[K] } = { agent: flow.agent.config, model, tools, close };
   if (flow.memory) {
     const config = (flow.memory.config ?? {}) as MemoryKvConfig;
     const store =

@@ -267,10 +267,10 @@ const badFlows: { name: string; code: string; flow: () => FlowJson | string; men
     code: 'UNKNOWN_NODE_TYPE',
     flow: () => {
       const flow = smallFlow();
-      flow.nodes.push({ id: 'db', type: 'tool.postgres' });
+      flow.nodes.push({ id: 'db', type: 'tool.mysql' });
       return flow;
     },
-    mention: 'tool.postgres',
+    mention: 'tool.mysql',
   },
   {
     name: 'duplicate node ids',

@@ -9,6 +9,7 @@ const ALLOWED: ReadonlyArray<readonly [string, string, EdgeKind]> = [
   ['agent.core', 'model.llm', 'model'],
   ['agent.core', 'tool.http', 'tool'],
   ['agent.core', 'tool.module', 'tool'],
+  ['agent.core', 'tool.postgres', 'tool'],
   ['agent.core', 'memory.kv', 'memory'],
   ['memory.kv', 'agent.core', 'memory'],
   ['agent.core', 'response.chat', 'data'],
@@ -81,9 +82,9 @@ describe('edgeRules', () => {
   });
 
   it('should refuse unknown node types with UNKNOWN_NODE_TYPE', () => {
-    const check = checkConnection('agent.core', 'tool.postgres');
+    const check = checkConnection('agent.core', 'tool.mysql');
     expect(check).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_NODE_TYPE });
-    if (!check.ok) expect(check.message).toContain("'tool.postgres'");
+    if (!check.ok) expect(check.message).toContain("'tool.mysql'");
     expect(checkConnection('__proto__', 'agent.core')).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_NODE_TYPE });
     expect(checkConnection('toString', 'constructor')).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_NODE_TYPE });
   });

@@ -29,7 +29,7 @@ function importsOf(text: string): string[] {
 }
 
 describe('nodeTypes', () => {
-  it('should list the eight node types of a flow', () => {
+  it('should list the nine node types of a flow', () => {
     expect(NODE_TYPES).toEqual([
       'trigger.input',
       'agent.core',
@@ -37,6 +37,7 @@ describe('nodeTypes', () => {
       'memory.kv',
       'tool.http',
       'tool.module',
+      'tool.postgres',
       'response.chat',
       'response.end',
     ]);
@@ -44,8 +45,8 @@ describe('nodeTypes', () => {
   });
 
   it('should give each type its role', () => {
-    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'output', 'output']);
-    expect(roleOf('tool.postgres')).toBeUndefined();
+    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'tool', 'output', 'output']);
+    expect(roleOf('tool.mysql')).toBeUndefined();
     expect(roleOf('__proto__')).toBeUndefined();
     expect(roleOf(42)).toBeUndefined();
   });
@@ -56,11 +57,11 @@ describe('nodeTypes', () => {
     expect(isInputType('trigger.input')).toBe(true);
     expect(isCoreType('agent.core')).toBe(true);
     expect(isModelType('model.llm')).toBe(true);
-    expect(isToolType('tool.http') && isToolType('tool.module')).toBe(true);
+    expect(isToolType('tool.http') && isToolType('tool.module') && isToolType('tool.postgres')).toBe(true);
     expect(isToolType('model.llm')).toBe(false);
     expect(isMemoryType('memory.kv')).toBe(true);
     expect(isOutputType('response.end') && isOutputType('response.chat')).toBe(true);
-    expect(NODE_TYPES.filter(isCapabilityType)).toEqual(['model.llm', 'memory.kv', 'tool.http', 'tool.module']);
+    expect(NODE_TYPES.filter(isCapabilityType)).toEqual(['model.llm', 'memory.kv', 'tool.http', 'tool.module', 'tool.postgres']);
     expect(isEdgeKind('memory')).toBe(true);
     expect(isEdgeKind('toString')).toBe(false);
   });

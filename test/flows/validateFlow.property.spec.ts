@@ -37,7 +37,7 @@ function expectWellFormed(result: FlowValidation): void {
 
 /** Values that mean something in a flow, so mutations reach the semantic checks, not only the schema. */
 const meaningful = fc.oneof(
-  fc.constantFrom(...NODE_TYPES, ...EDGE_KINDS, 'tool.postgres', 'reactive', 'react', '__proto__', 'constructor'),
+  fc.constantFrom(...NODE_TYPES, ...EDGE_KINDS, 'tool.mysql', 'reactive', 'react', '__proto__', 'constructor'),
   fc.constantFrom('trigger1', 'agent1', 'llm1', 'memory1', 'http1', 'response1', 'e1', 'e4', 'ghost'),
   fc.constantFrom(0, 1, 5, 21, -1, 0.5, 1.5, true, null, [], {}),
   fc.constant({ id: 'x1', type: 'tool.http', config: { url: 'https://x' } }),

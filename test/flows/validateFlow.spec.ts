@@ -173,7 +173,7 @@ describe('validateFlow', () => {
 
     it('should report UNKNOWN_NODE_TYPE listing the known types', () => {
       const result = validateChanged((flow) => {
-        flow.nodes.push({ id: 'pg', type: 'tool.postgres' });
+        flow.nodes.push({ id: 'pg', type: 'tool.mysql' });
         flow.edges.push({ id: 'e5', source: 'agent', target: 'pg' });
       });
       const [error] = expectErrorCodes(result, [ErrorCode.UNKNOWN_NODE_TYPE]);
@@ -428,11 +428,72 @@ describe('validateFlow', () => {
     });
   });
 
+  describe('tool.postgres', () => {
+    /** validFlow() with a tool.postgres node 'orders' connected and allowed, its config changed by `change`. */
+    function validateWithPostgres(change: (config: Record<string, unknown>) => void = () => {}): FlowValidation {
+      return validateChanged((flow) => {
+        const config: Record<string, unknown> = {
+          query: 'select * from orders where id = :orderId and note <> \':not_a_parameter\'',
+          inputSchema: { type: 'object', required: ['orderId'], properties: { orderId: { type: 'string' } } },
+        };
+        change(config);
+        flow.nodes.push({ id: 'orders', type: 'tool.postgres', config });
+        flow.edges.push({ id: 'e5', source: 'agent', target: 'orders' });
+        nodeOf(flow, 'agent').config!.allowedTools = ['lookup', 'orders'];
+      });
+    }
+
+    it('should accept a tool.postgres node whose inputSchema declares every parameter', () => {
+      const { flow, warnings } = okFlow(validateWithPostgres());
+      expect(warnings).toEqual([]);
+      expect(flow.tools.map((t) => [t.name, t.hasInputSchema])).toEqual([
+        ['lookup', true],
+        ['orders', true],
+      ]);
+    });
+
+    it('should require inputSchema with NODE_CONFIG_INVALID (not only a warning)', () => {
+      const result = validateWithPostgres((config) => delete config.inputSchema);
+      const [error] = expectErrorCodes(result, [ErrorCode.NODE_CONFIG_INVALID]);
+      expect(error).toMatchObject({ nodeId: 'orders', path: 'nodes[5].config' });
+      expect(error?.message).toContain("'inputSchema'");
+      expect(result.warnings).toEqual([]);
+    });
+
+    it('should report a parameter the inputSchema does not declare', () => {
+      const result = validateWithPostgres((config) => (config.query = 'select * from orders where id = :orderId limit :max'));
+      const [error] = expectErrorCodes(result, [ErrorCode.NODE_CONFIG_INVALID]);
+      expect(error).toMatchObject({ nodeId: 'orders', path: 'nodes[5].config.inputSchema' });
+      expect(error?.message).toContain(':max');
+    });
+
+    it.each([
+      ['select 1; drop table orders', 'more than one statement'],
+      ["select 'open", 'unterminated string literal'],
+      ['select * from orders where id = $1', 'positional parameters'],
+    ])('should report the query %j as NODE_CONFIG_INVALID', (query, message) => {
+      const [error] = expectErrorCodes(
+        validateWithPostgres((config) => (config.query = query)),
+        [ErrorCode.NODE_CONFIG_INVALID],
+      );
+      expect(error).toMatchObject({ nodeId: 'orders', path: 'nodes[5].config.query' });
+      expect(error?.message).toContain(message);
+    });
+
+    it('should check the rest of the config against the schema', () => {
+      const result = validateWithPostgres((config) => {
+        config.maxRows = 0;
+      });
+      expectErrorCodes(result, [ErrorCode.NODE_CONFIG_INVALID]);
+      expectErrorCodes(validateWithPostgres((config) => (config.password = 'x')), [ErrorCode.NODE_CONFIG_INVALID]);
+    });
+  });
+
   describe('several problems at once', () => {
     it('should report all errors together, each with a code, path, message and hint', () => {
       const result = validateChanged((flow) => {
         flow.start = 'ghost';
-        flow.nodes.push({ id: 'pg', type: 'tool.postgres' }, { id: 'mem', type: 'memory.kv', config: { maxTurns: 0 } });
+        flow.nodes.push({ id: 'pg', type: 'tool.mysql' }, { id: 'mem', type: 'memory.kv', config: { maxTurns: 0 } });
         flow.nodes.splice(2, 1);
         flow.edges[1] = { id: 'e2', source: 'lookup', target: 'lookup' };
         flow.edges.push({ id: 'e2', source: 'agent', target: 'nowhere' });
