@@ -17,7 +17,30 @@ export const Subject = {
   memoryLoad: (prefix: string, memoryId: string) => `${prefix}.memory.${memoryId}.load`,
   memoryAppend: (prefix: string, memoryId: string) => `${prefix}.memory.${memoryId}.append`,
   trace: (prefix: string, traceId: string, eventType: string) => `${prefix}.trace.${traceId}.${eventType}`,
+  /** Every event of one run (a JetStream filter subject). */
+  runTrace: (prefix: string, traceId: string) => `${prefix}.trace.${traceId}.>`,
   allTraces: (prefix: string) => `${prefix}.trace.>`,
+  /** Where clients ask the core workers (a queue group) to start a run. */
+  runStart: (prefix: string) => `${prefix}.runs.start`,
+} as const;
+
+/**
+ * JetStream names derived from a prefix, defined once: the event log stream and the KV buckets.
+ * Stream and bucket names cannot hold dots, so a prefix's dots become `_`.
+ *
+ * @example
+ * ```ts
+ * Storage.traceStream('redflow') // 'REDFLOW_TRACE'
+ * ```
+ */
+export const Storage = {
+  traceStream: (prefix: string) => `${prefix.replace(/\./g, '_').toUpperCase()}_TRACE`,
+  /** Run ownership leases of the core workers. */
+  runsBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-runs`,
+  /** Completed tool results by idempotency key. */
+  toolResultsBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-tool-results`,
+  /** Conversation memories (memory.kv on NATS). */
+  memoryBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-memory`,
 } as const;
 
 /** True when `name` can be one subject token (no dots, spaces, wildcards). */
