@@ -74,6 +74,8 @@ export const ErrorCode = {
   LOG_CONCURRENT_WRITER: 'LOG_CONCURRENT_WRITER',
   LOG_EMPTY: 'LOG_EMPTY',
   LOG_NOT_FOUND: 'LOG_NOT_FOUND',
+  /** The event log's server (JetStream) cannot be reached or refused the operation. */
+  LOG_STORE_UNAVAILABLE: 'LOG_STORE_UNAVAILABLE',
   LOG_TRACE_MISMATCH: 'LOG_TRACE_MISMATCH',
   LOG_CLOSED: 'LOG_CLOSED',
 

@@ -1,0 +1,235 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { nanos } from '@nats-io/transport-node';
+import {
+  jetstream,
+  jetstreamManager,
+  JetStreamApiError,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+  type PubAck,
+} from '@nats-io/jetstream';
+import { validators } from '../../contracts/schemas.js';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
+import type { EventStore, LogProblem, ReadResult } from '../eventStore.js';
+import type { AgentEvent } from '../eventTypes.js';
+
+/** Options of {@link openJetStreamEventStore}. */
+export interface JetStreamEventStoreOptions {
+  /** Subject prefix (default `redflow`): events go to `<prefix>.trace.<traceId>.<type>`. */
+  readonly prefix?: string;
+  /**
+   * How long JetStream remembers event ids to refuse a second writer of the same `seq` (its
+   * duplicate window). Default 1 hour; runs are fenced beyond it by their ownership lease.
+   */
+  readonly duplicateWindowMs?: number;
+  /** How long one append keeps trying through a lost connection or a restarting server. Default 30 s. */
+  readonly appendTimeoutMs?: number;
+  /** File (default, durable) or memory storage, used when the stream is created. */
+  readonly storage?: 'file' | 'memory';
+  /** Replicas of the stream in a cluster (default 1). */
+  readonly replicas?: number;
+}
+
+/** A JetStream event store: also tells the stream's name. */
+export interface JetStreamEventStore extends EventStore {
+  readonly stream: string;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const DEFAULT_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
+const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
+
+/**
+ * The event log in a JetStream stream over the trace subjects: one append is both durable and
+ * live (`nats sub '<prefix>.trace.>'` shows every event as it is stored).
+ *
+ * Two writers cannot both append to one run: each event is published with `Nats-Msg-Id` =
+ * its id `<traceId>:<seq>`, so the stream takes one event per seq and answers the other writer's
+ * publish as a duplicate; the loser gets `LOG_CONCURRENT_WRITER` and must stop touching the run.
+ * (nats-server 2.11 can also check the last sequence of a wildcard subject, which would fence
+ * writers past the duplicate window; 2.9, the version these tests run on, cannot.) A publish that
+ * fails because the connection dropped is sent again with the same id until `appendTimeoutMs`,
+ * so a restarting server loses nothing and stores nothing twice.
+ *
+ * @example
+ * ```ts
+ * const store = await openJetStreamEventStore(nc, { prefix: 'redflow' });
+ * const run = startRun({ ...environment, store, input });
+ * ```
+ */
+export async function openJetStreamEventStore(nc: NatsConnection, options: JetStreamEventStoreOptions = {}): Promise<JetStreamEventStore> {
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  const stream = Storage.traceStream(prefix);
+  const appendTimeoutMs = options.appendTimeoutMs ?? DEFAULT_APPEND_TIMEOUT_MS;
+  const jsm = await jetstreamManager(nc);
+  await ensureStream(jsm, stream, prefix, options);
+  const js = jetstream(nc);
+  const lastSeqs = new Map<string, number>();
+
+  return {
+    stream,
+    async append(event) {
+      const last = lastSeqs.get(event.traceId);
+      if (last !== undefined && event.seq !== last + 1) {
+        throw concurrent(event, `expected seq ${last + 1}, got ${event.seq}`);
+      }
+      const data = encoder.encode(JSON.stringify(event));
+      const ack = await publishPatiently(js, Subject.trace(prefix, event.traceId, event.type), data, event.id, appendTimeoutMs);
+      if (ack.duplicate) {
+        // Either an earlier attempt of ours whose ack was lost, or another writer's event.
+        const stored = await jsm.streams.getMessage(stream, { seq: ack.seq });
+        if (!stored || !sameBytes(stored.data, data)) throw concurrent(event, `seq ${event.seq} was written by another writer`);
+      }
+      lastSeqs.set(event.traceId, event.seq);
+    },
+
+    async read(traceId) {
+      const result = await readRun(js, jsm, stream, prefix, traceId);
+      const last = result.events.at(-1);
+      if (last) lastSeqs.set(traceId, last.seq);
+      return result;
+    },
+
+    async close() {
+      lastSeqs.clear();
+    },
+  };
+}
+
+async function ensureStream(jsm: JetStreamManager, stream: string, prefix: string, options: JetStreamEventStoreOptions): Promise<void> {
+  const subjects = [Subject.allTraces(prefix)];
+  try {
+    const info = await jsm.streams.info(stream);
+    if (!info.config.subjects?.includes(subjects[0] as string)) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.LOG_NOT_FOUND, `stream ${stream} exists but does not capture ${subjects[0]}`, {
+          hint: `delete or fix the stream, or use another prefix`,
+        }),
+      );
+    }
+    return;
+  } catch (error) {
+    if (error instanceof RedflowError) throw error;
+    if (!(error instanceof JetStreamApiError) || error.code !== 10059) throw storeError('cannot read the trace stream', error);
+  }
+  try {
+    await jsm.streams.add({
+      name: stream,
+      subjects,
+      storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
+      num_replicas: options.replicas ?? 1,
+      duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+    });
+  } catch (error) {
+    // Another worker created it at the same moment.
+    if (error instanceof JetStreamApiError && error.code === 10058) return;
+    throw storeError(`cannot create the trace stream ${stream}`, error);
+  }
+}
+
+async function publishPatiently(js: JetStreamClient, subject: string, data: Uint8Array, msgID: string, timeoutMs: number): Promise<PubAck> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await js.publish(subject, data, { msgID, timeout: Math.max(1000, Math.min(5000, deadline - Date.now())) });
+    } catch (error) {
+      // A refusal by the stream is final; everything else (timeouts, no responders while the
+      // server restarts, a dropped connection) is worth another try with the same id.
+      if (error instanceof JetStreamApiError || Date.now() >= deadline) throw storeError(`cannot append to ${subject}`, error);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+    }
+  }
+}
+
+async function readRun(js: JetStreamClient, jsm: JetStreamManager, stream: string, prefix: string, traceId: string): Promise<ReadResult> {
+  const filter = Subject.runTrace(prefix, traceId);
+  let count = 0;
+  try {
+    const info = await jsm.streams.info(stream, { subjects_filter: filter });
+    count = Object.values(info.state.subjects ?? {}).reduce((sum, n) => sum + n, 0);
+  } catch (error) {
+    throw storeError(`cannot read run ${traceId}`, error);
+  }
+  if (count === 0) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.LOG_NOT_FOUND, `no events for run ${traceId} in stream ${stream}`, {
+        hint: 'check the trace id and the subject prefix',
+      }),
+    );
+  }
+  const consumer = await js.consumers.get(stream, { filter_subjects: filter });
+  const events: AgentEvent[] = [];
+  const problems: LogProblem[] = [];
+  let position = 0;
+  try {
+    while (position < count && problems.length === 0) {
+      const batch = await consumer.fetch({ max_messages: Math.min(256, count - position), expires: 5000 });
+      let got = 0;
+      for await (const message of batch) {
+        got++;
+        position++;
+        if (problems.length > 0) continue;
+        const verdict = decode(message.data, traceId, events.length + 1, position);
+        if ('problem' in verdict) problems.push(verdict.problem);
+        else events.push(verdict.event);
+        if (position >= count) break;
+      }
+      if (got === 0) break;
+    }
+  } finally {
+    await consumer.delete().catch(() => undefined);
+  }
+  return { events, problems };
+}
+
+function decode(data: Uint8Array, traceId: string, expectedSeq: number, position: number): { event: AgentEvent } | { problem: LogProblem } {
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(data));
+  } catch (error) {
+    return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is not JSON: ${(error as Error).message}`) };
+  }
+  if (!validators.agentEvent(value)) {
+    return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is not an event of agent-event.schema.json`) };
+  }
+  const event = value as unknown as AgentEvent;
+  if (event.traceId !== traceId) {
+    return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} belongs to run ${event.traceId}`) };
+  }
+  if (event.seq !== expectedSeq) {
+    return { problem: problem(ErrorCode.LOG_SEQUENCE_GAP, position, `record ${position} has seq ${event.seq}; expected ${expectedSeq}`) };
+  }
+  return { event };
+}
+
+function problem(code: ErrorCode, position: number, message: string): LogProblem {
+  return { ...errorInfo(code, message, { hint: 'nothing from this record on is folded' }), position };
+}
+
+function concurrent(event: AgentEvent, why: string): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${event.traceId}: ${why}`, {
+      hint: 'another worker owns this run now; this one must stop touching it',
+    }),
+  );
+}
+
+function storeError(message: string, cause: unknown): RedflowError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new RedflowError(
+    errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `${message}: ${detail}`, {
+      hint: 'is nats-server running with JetStream (-js) and reachable?',
+      retryable: true,
+    }),
+    { cause },
+  );
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

@@ -1,0 +1,147 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/errors.js';
+import { Storage, Subject } from '../../src/actors/subjects.js';
+import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
+import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
+import { fold } from '../../src/events/evolve.js';
+import { serveActors } from '../../src/runtime/embeddedActors.js';
+import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
+import { createSteppingClock } from '../../src/runtime/clock.js';
+import { agentConfig, answer, countingTool } from '../support/harness.js';
+import { connectTestServer, eventually, uniquePrefix } from './natsSupport.js';
+
+const prefix = uniquePrefix();
+let nc: NatsConnection;
+let other: NatsConnection;
+let store: JetStreamEventStore;
+
+beforeAll(async () => {
+  nc = await connectTestServer('jetstream-store-a');
+  other = await connectTestServer('jetstream-store-b');
+  store = await openJetStreamEventStore(nc, { prefix, storage: 'memory' });
+});
+
+afterAll(async () => {
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
+  await nc.drain();
+  await other.drain();
+});
+
+function started(traceId: string, seq = 1): AgentEvent {
+  return {
+    id: `${traceId}:${seq}`,
+    traceId,
+    seq,
+    type: 'run.started',
+    time: '2026-01-01T00:00:00.000Z',
+    iteration: 0,
+    data: { input: 'x', startedAt: '2026-01-01T00:00:00.000Z', agent: agentConfig(), tools: [] },
+  } as AgentEvent;
+}
+
+function resumed(traceId: string, seq: number, time: string): AgentEvent {
+  return { id: `${traceId}:${seq}`, traceId, seq, type: 'run.resumed', time, iteration: 0, data: { afterSeq: seq - 1 } } as AgentEvent;
+}
+
+async function runWith(answers: unknown[], traceId: string) {
+  const echo = countingTool();
+  const actors = serveActors({ model: createScriptedModel(answers), tools: [echo.tool] });
+  const run = startRun({
+    ...actors,
+    agent: agentConfig(),
+    store,
+    input: 'go',
+    traceId,
+    clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z')),
+  });
+  const result = await run.result;
+  await actors.close();
+  return { result, calls: echo.calls };
+}
+
+describe('the JetStream event store', () => {
+  it('should store a run on its trace subjects, the event type as the last tokens, and read it back in order', async () => {
+    const seen: string[] = [];
+    const sub = other.subscribe(Subject.allTraces(prefix), { callback: (_error, message) => seen.push(message.subject) });
+    await other.flush();
+    const { result } = await runWith([answer.tool('echo', { text: 'a' }), answer.final('done')], 'live-1');
+    const { events, problems } = await store.read('live-1');
+    expect(problems).toEqual([]);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(fold(events)).toEqual(result.envelope);
+    await eventually(() => seen.length === events.length);
+    expect(seen).toEqual(events.map((e) => `${prefix}.trace.live-1.${e.type}`));
+    sub.unsubscribe();
+  });
+
+  it('should let exactly one of two writers append each seq, 100 times', async () => {
+    const rival = await openJetStreamEventStore(other, { prefix });
+    let mine = 0;
+    let theirs = 0;
+    for (let i = 0; i < 100; i++) {
+      const traceId = `race-${i}`;
+      await store.append(started(traceId));
+      await rival.read(traceId);
+      const outcomes = await Promise.allSettled([
+        store.append(resumed(traceId, 2, '2026-01-01T00:00:01.000Z')),
+        rival.append(resumed(traceId, 2, '2026-01-01T00:00:02.000Z')),
+      ]);
+      const won = outcomes.filter((o) => o.status === 'fulfilled');
+      const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(won).toHaveLength(1);
+      expect(lost[0]?.reason).toMatchObject({ code: ErrorCode.LOG_CONCURRENT_WRITER });
+      if (outcomes[0]?.status === 'fulfilled') mine++;
+      else theirs++;
+      const { events } = await store.read(traceId);
+      expect(events).toHaveLength(2);
+    }
+    expect(mine + theirs).toBe(100);
+  }, 60_000);
+
+  it('should accept the same event again (an append whose ack was lost) without storing it twice', async () => {
+    const event = started('again');
+    await store.append(event);
+    const fresh = await openJetStreamEventStore(other, { prefix });
+    await fresh.append(event);
+    expect((await store.read('again')).events).toHaveLength(1);
+  });
+
+  it('should resume a run from its JetStream log, repeating no completed tool call', async () => {
+    const answers = [answer.tool('echo', { text: 'a' }), answer.tool('echo', { text: 'b' }), answer.final('both')];
+    const whole = await runWith(answers, 'whole');
+    const all = (await store.read('whole')).events;
+    const cut = all.findIndex((e) => e.type === 'tool.completed') + 1;
+    // Copy the first events to a new run id, as if its worker died after them.
+    for (const event of all.slice(0, cut)) {
+      await store.append({ ...event, traceId: 'cut', id: `cut:${event.seq}` } as AgentEvent);
+    }
+    const prefixEvents = (await store.read('cut')).events;
+    const echo = countingTool();
+    const actors = serveActors({ model: createScriptedModel(answers), tools: [echo.tool] });
+    const result = await resumeRun({ ...actors, agent: agentConfig(), store, events: prefixEvents }).result;
+    await actors.close();
+    expect(result.outcome).toEqual(whole.result.outcome);
+    expect(echo.calls).toHaveLength(1);
+    const { events } = await store.read('cut');
+    expect(fold(events)).toEqual(result.envelope);
+  });
+
+  it('should report a message that is not an event, and fold nothing after it', async () => {
+    await store.append(started('junk'));
+    nc.publish(Subject.trace(prefix, 'junk', 'model.requested'), new TextEncoder().encode('{"not":"an event"}'));
+    await nc.flush();
+    await eventually(() => true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { events, problems } = await store.read('junk');
+    expect(events).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });
+  });
+
+  it('should say clearly when a run has no events', async () => {
+    await expect(store.read('never-ran')).rejects.toMatchObject({ code: ErrorCode.LOG_NOT_FOUND });
+  });
+});
