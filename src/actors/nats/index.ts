@@ -21,3 +21,9 @@ export {
   type NatsTransportLog,
   type NatsTransportOptions,
 } from './natsTransport.js';
+export {
+  openJetStreamEventStore,
+  type JetStreamEventStore,
+  type JetStreamEventStoreOptions,
+} from '../../events/jetstream/jetstreamEventStore.js';
+export { createNatsKvMemoryStore, type NatsKvMemoryStore, type NatsKvMemoryStoreOptions } from '../memory/natsKvMemoryStore.js';
