@@ -66,7 +66,7 @@ async function runWith(answers: unknown[], traceId: string) {
 describe('the JetStream event store', () => {
   it('should store a run on its trace subjects, the event type as the last tokens, and read it back in order', async () => {
     const seen: string[] = [];
-    const sub = other.subscribe(Subject.allTraces(prefix), { callback: (_error, message) => seen.push(message.subject) });
+    const sub = other.subscribe(Subject.allTraces(prefix), { callback: (_error, message) => void seen.push(message.subject) });
     await other.flush();
     const { result } = await runWith([answer.tool('echo', { text: 'a' }), answer.final('done')], 'live-1');
     const { events, problems } = await store.read('live-1');
