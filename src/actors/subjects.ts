@@ -35,8 +35,10 @@ export const Subject = {
  */
 export const Storage = {
   traceStream: (prefix: string) => `${prefix.replace(/\./g, '_').toUpperCase()}_TRACE`,
-  /** Run ownership leases of the core workers. */
+  /** The runs under way on the cluster (kept until each ends). */
   runsBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-runs`,
+  /** Run ownership leases of the core workers: entries expire unless their owner renews them. */
+  leasesBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-leases`,
   /** Completed tool results by idempotency key. */
   toolResultsBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-tool-results`,
   /** Conversation memories (memory.kv on NATS). */

@@ -76,6 +76,12 @@ export interface RunHandle {
   readonly result: Promise<RunResult>;
   /** Ends the run as `aborted` from whatever state it is in. */
   abort(reason?: string): void;
+  /**
+   * Stops working on the run without recording anything, so another worker can resume it from
+   * its log (a worker shutting down, or one that lost the run's lease). `result` then rejects
+   * with `RUN_STOPPED`.
+   */
+  stop(): void;
   /** The statechart's actor, once started (for inspection). */
   readonly actor: () => Actor<typeof runtimeMachine> | undefined;
 }
@@ -133,6 +139,7 @@ export function resumeRun(options: ResumeRunOptions): RunHandle {
       traceId,
       result: Promise.resolve({ traceId, outcome: status.outcome, envelope: status.envelope, lastSeq: last.seq }),
       abort: () => undefined,
+      stop: () => undefined,
       actor: () => undefined,
     };
   }
@@ -160,6 +167,7 @@ function launch(
   const clock = options.clock ?? systemClock;
   let actor: Actor<typeof runtimeMachine> | undefined;
   let abortReason: { reason?: string } | undefined;
+  let stopped = false;
 
   const result = (async (): Promise<RunResult> => {
     const { run, resume } = await prepare();
@@ -194,6 +202,7 @@ function launch(
       ...(resume !== undefined && { resume }),
       effects: () => effects,
     };
+    if (stopped) throw stoppedError(traceId);
     const running = createActor(runtimeMachine, options.inspect === undefined ? { input } : { input, inspect: options.inspect });
     actor = running;
     running.on('fact', ({ fact }) => recorder.record(fact));
@@ -223,9 +232,7 @@ function launch(
     if (logFailure) throw logFailure;
     const envelope = running.getSnapshot().context.envelope;
     const outcome = envelope.observability.outcome;
-    if (!outcome) {
-      throw new RedflowError(errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} stopped without an outcome`, { hint: 'its statechart was stopped from outside; resume it from its log' }));
-    }
+    if (!outcome) throw stoppedError(traceId);
     if (options.memory) await saveMemory(options, options.memory, envelope, outcome, traceId);
     return { traceId, outcome, envelope, lastSeq: recorder.lastSeq };
   })();
@@ -237,8 +244,20 @@ function launch(
       if (actor) actor.send({ type: 'abort', ...(reason !== undefined && { reason }) });
       else abortReason = reason !== undefined ? { reason } : {};
     },
+    stop() {
+      stopped = true;
+      actor?.stop();
+    },
     actor: () => actor,
   };
+}
+
+function stoppedError(traceId: string): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} stopped without an outcome`, {
+      hint: 'it was stopped from outside; resume it from its log',
+    }),
+  );
 }
 
 async function loadMemory(env: RunEnvironment, memory: RunMemory): Promise<MemoryRecord | undefined> {

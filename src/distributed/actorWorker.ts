@@ -1,0 +1,93 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js';
+import { createNatsTransport } from '../actors/nats/natsTransport.js';
+import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
+import type { Subscription } from '../actors/transport.js';
+import { createNatsKvMemoryStore } from '../actors/memory/natsKvMemoryStore.js';
+import type { ToolDefinition } from '../actors/tool.js';
+import { loadFlowFile } from '../flows/loadFlow.js';
+import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { buildFlowActors } from '../runtime/flowActors.js';
+
+/** The kinds of actor a worker can host, defined once. */
+export const WorkerRole = {
+  Core: 'core',
+  Model: 'model',
+  Tool: 'tool',
+  Memory: 'memory',
+} as const;
+
+/** One of {@link WorkerRole}'s values. */
+export type WorkerRole = (typeof WorkerRole)[keyof typeof WorkerRole];
+
+/** How a worker serves a tool: plainly, or answering a repeated idempotency key from storage. */
+export type ToolServer = (nc: NatsConnection, subject: string, tool: ToolDefinition) => Promise<Subscription>;
+
+/** Options of {@link startActorWorker}. */
+export interface ActorWorkerOptions {
+  readonly nc: NatsConnection;
+  readonly flowPath: string;
+  readonly roles: readonly Exclude<WorkerRole, 'core'>[];
+  readonly prefix?: string;
+  /** Serves each tool; default: plain request/reply. */
+  readonly serveTool?: ToolServer;
+  readonly log?: (line: string) => void;
+}
+
+/** A running actor worker. */
+export interface ActorWorker {
+  /** The subjects this worker answers on. */
+  readonly subjects: readonly string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Hosts a flow's model, tools and/or memory as NATS services in queue groups: start more workers
+ * for more capacity. In distributed mode `memory.kv` keeps conversations in the NATS KV bucket
+ * `<prefix>-memory`, whatever store the flow names, since every worker must see the same memory.
+ *
+ * @example
+ * ```ts
+ * const worker = await startActorWorker({ nc, flowPath: 'flow.json', roles: ['model', 'tool'] });
+ * ```
+ */
+export async function startActorWorker(options: ActorWorkerOptions): Promise<ActorWorker> {
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  const log = options.log ?? (() => undefined);
+  const loaded = await loadFlowFile(options.flowPath);
+  if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
+  const flow = loaded.validation.flow;
+  const actors = await buildFlowActors(flow, { baseDir: loaded.baseDir });
+  const transport = createNatsTransport(options.nc);
+  const served: Subscription[] = [];
+  const subjects: string[] = [];
+
+  if (options.roles.includes(WorkerRole.Model)) {
+    const subject = Subject.model(prefix, flow.model.id);
+    served.push(serveModel(transport, subject, actors.model));
+    subjects.push(subject);
+  }
+  if (options.roles.includes(WorkerRole.Tool)) {
+    for (const tool of actors.tools) {
+      const subject = Subject.tool(prefix, tool.name);
+      served.push(options.serveTool ? await options.serveTool(options.nc, subject, tool) : serveTool(transport, subject, tool));
+      subjects.push(subject);
+    }
+  }
+  if (options.roles.includes(WorkerRole.Memory) && flow.memory) {
+    const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix) });
+    served.push(serveMemory(transport, prefix, flow.memory.id, store));
+    subjects.push(Subject.memoryLoad(prefix, flow.memory.id), Subject.memoryAppend(prefix, flow.memory.id));
+  }
+  await options.nc.flush();
+  log(`actor worker serving ${subjects.join(', ') || 'nothing'} for ${loaded.path}`);
+
+  return {
+    subjects,
+    async close() {
+      for (const subscription of served) subscription.unsubscribe();
+      await transport.close();
+      await actors.close();
+    },
+  };
+}

@@ -1,0 +1,237 @@
+import { hostname } from 'node:os';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { Subject, DEFAULT_SUBJECT_PREFIX } from '../actors/subjects.js';
+import { createNatsTransport } from '../actors/nats/natsTransport.js';
+import type { Subscription, Transport } from '../actors/transport.js';
+import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
+import type { EventStore } from '../events/eventStore.js';
+import { logStatus } from '../events/resumePoint.js';
+import { loadFlowFile } from '../flows/loadFlow.js';
+import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { buildFlowActors } from '../runtime/flowActors.js';
+import { randomIds } from '../runtime/ids.js';
+import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
+import type { ActorSubjects } from '../runtime/transportActor.js';
+import { openRunLeases, type Lease, type RunLeases } from './runLeases.js';
+
+/** What a client sends on `<prefix>.runs.start`. */
+export interface RunStartRequest {
+  readonly input: unknown;
+  /** Chosen by the client so it can listen to the run's trace before it starts. */
+  readonly traceId?: string;
+  readonly conversationId?: string;
+}
+
+/** What a core worker answers: the run it started. */
+export interface RunStartReply {
+  readonly traceId: string;
+  readonly owner: string;
+}
+
+/** Options of {@link startCoreWorker}. */
+export interface CoreWorkerOptions {
+  readonly nc: NatsConnection;
+  readonly flowPath: string;
+  readonly prefix?: string;
+  /** This worker's name in leases (default `<host>-<pid>`). */
+  readonly owner?: string;
+  /** A run whose owner stops renewing is taken over after this long (default 3 s). */
+  readonly leaseMs?: number;
+  /** How often to look for runs without an owner (default a third of `leaseMs`). */
+  readonly scanMs?: number;
+  /** Run timeout for runs this worker starts or takes over. */
+  readonly timeoutMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** A running core worker. */
+export interface CoreWorker {
+  readonly owner: string;
+  /** The runs this worker owns now. */
+  runs(): string[];
+  /** Stops taking work, and leaves its runs for other workers to take over. */
+  close(): Promise<void>;
+}
+
+interface OwnedRun {
+  handle: RunHandle;
+  lease: Lease;
+}
+
+/**
+ * A core worker: runs the REACT statechart for the runs it is asked to start (requests on
+ * `<prefix>.runs.start`, shared by every core worker in one queue group), with the model and tool
+ * actors reached over NATS and the log in JetStream. It holds a lease on each run it owns and
+ * renews it; when a worker dies, its leases expire and another worker takes its runs over and
+ * resumes them from their logs.
+ *
+ * @example
+ * ```ts
+ * const worker = await startCoreWorker({ nc, flowPath: 'flow.json' });
+ * ```
+ */
+export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreWorker> {
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  const owner = options.owner ?? `${hostname()}-${process.pid}`;
+  const leaseMs = options.leaseMs ?? 3000;
+  const log = options.log ?? (() => undefined);
+  const loaded = await loadFlowFile(options.flowPath);
+  if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
+  const flow = loaded.validation.flow;
+  // Built for the tool specs and the trigger's input check; the tools themselves run in tool workers.
+  const actors = await buildFlowActors(flow, { baseDir: loaded.baseDir });
+  const agent: AgentCoreReactConfig = actors.agent;
+  const allowed = new Set(agent.allowedTools);
+  const tools: ToolSpec[] = actors.tools
+    .filter((tool) => allowed.has(tool.name))
+    .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  const transport: Transport = createNatsTransport(options.nc);
+  const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
+  const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs });
+  const subjects: ActorSubjects = { model: Subject.model(prefix, flow.model.id), tool: (name) => Subject.tool(prefix, name) };
+  const memoryOf = (conversationId: string | undefined): RunMemory | undefined =>
+    flow.memory && actors.memory && conversationId !== undefined
+      ? {
+          loadSubject: Subject.memoryLoad(prefix, flow.memory.id),
+          appendSubject: Subject.memoryAppend(prefix, flow.memory.id),
+          conversationId,
+          maxTurns: actors.memory.maxTurns,
+        }
+      : undefined;
+  const environment = {
+    transport,
+    subjects,
+    store,
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+  };
+  const owned = new Map<string, OwnedRun>();
+  let closing = false;
+
+  const track = (traceId: string, handle: RunHandle, lease: Lease) => {
+    owned.set(traceId, { handle, lease });
+    handle.result.then(
+      async (result) => {
+        owned.delete(traceId);
+        await leases.finish(traceId);
+        log(`run ${traceId} ended ${result.outcome.status} (${result.outcome.reason})`);
+      },
+      (error: unknown) => {
+        owned.delete(traceId);
+        // Stopped, or another worker owns the run now: leave it to them.
+        log(`run ${traceId} left: ${error instanceof RedflowError ? error.code : String(error)}`);
+      },
+    );
+  };
+
+  const service: Subscription = transport.serve<RunStartRequest, RunStartReply>(
+    Subject.runStart(prefix),
+    async (request) => {
+      if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
+      if (actors.checkInput) {
+        const verdict = actors.checkInput(request.input);
+        if (verdict !== true) {
+          throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
+        }
+      }
+      const traceId = request.traceId ?? randomIds.traceId();
+      if (!/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) {
+        throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${traceId}" is not a valid trace id`));
+      }
+      const lease = await leases.register({
+        traceId,
+        startedAt: new Date().toISOString(),
+        ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
+      });
+      if (!lease) throw new RedflowError(errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${traceId} already exists`));
+      const memory = memoryOf(request.conversationId);
+      const handle = startRun({
+        ...environment,
+        agent,
+        tools,
+        input: request.input,
+        traceId,
+        flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: loaded.path },
+        ...(memory && { memory }),
+      });
+      track(traceId, handle, lease);
+      log(`run ${traceId} started`);
+      return { traceId, owner };
+    },
+    { queue: 'core' },
+  );
+
+  const renew = setInterval(() => {
+    for (const [traceId, run] of owned) {
+      void leases.renew(run.lease).then((lease) => {
+        if (lease) run.lease = lease;
+        else {
+          log(`run ${traceId}: lease lost, stopping`);
+          run.handle.stop();
+        }
+      });
+    }
+  }, Math.max(100, Math.floor(leaseMs / 3)));
+  renew.unref();
+
+  let scanning = false;
+  const scan = setInterval(() => {
+    if (scanning || closing) return;
+    scanning = true;
+    void takeOver().finally(() => (scanning = false));
+  }, options.scanMs ?? Math.max(100, Math.floor(leaseMs / 3)));
+  scan.unref();
+
+  async function takeOver(): Promise<void> {
+    let orphans;
+    try {
+      orphans = await leases.orphans();
+    } catch (error) {
+      log(`scan failed: ${(error as Error).message}`);
+      return;
+    }
+    for (const record of orphans) {
+      if (owned.has(record.traceId) || closing) continue;
+      const lease = await leases.claim(record.traceId);
+      if (!lease) continue;
+      try {
+        const { events, problems } = await store.read(record.traceId);
+        if (problems.length > 0) log(`run ${record.traceId}: ${problems[0]?.code} in its log; resuming from the good part`);
+        const status = logStatus(events);
+        if (status.kind === 'finished') {
+          await leases.finish(record.traceId);
+          continue;
+        }
+        const memory = memoryOf(status.started.conversationId);
+        const handle = resumeRun({
+          ...environment,
+          agent: status.started.agent,
+          tools: status.started.tools,
+          events,
+          ...(memory && { memory }),
+        });
+        track(record.traceId, handle, lease);
+        log(`run ${record.traceId} taken over after event ${events.length}`);
+      } catch (error) {
+        log(`run ${record.traceId}: cannot take over: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  log(`core worker ${owner} serving ${Subject.runStart(prefix)} for ${loaded.path}`);
+  return {
+    owner,
+    runs: () => [...owned.keys()],
+    async close() {
+      closing = true;
+      clearInterval(renew);
+      clearInterval(scan);
+      service.unsubscribe();
+      for (const run of owned.values()) run.handle.stop();
+      await Promise.allSettled([...owned.values()].map((run) => run.handle.result));
+      await transport.close();
+      await actors.close();
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Storage } from '../../src/actors/subjects.js';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
+import { fold } from '../../src/events/evolve.js';
+import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
+import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const flowPath = path.join(root, 'test/fixtures/cluster/flow.json');
+const prefix = uniquePrefix();
+const calls = () => ((globalThis as { __clusterCalls?: string[] }).__clusterCalls ??= []);
+
+let clientNc: NatsConnection;
+let actorNc: NatsConnection;
+let actors: ActorWorker;
+const cores: { nc: NatsConnection; worker: CoreWorker }[] = [];
+
+async function core(owner: string, leaseMs = 600): Promise<CoreWorker> {
+  const nc = await connectTestServer(owner);
+  const worker = await startCoreWorker({ nc, flowPath, prefix, owner, leaseMs });
+  cores.push({ nc, worker });
+  return worker;
+}
+
+beforeAll(async () => {
+  clientNc = await connectTestServer('client');
+  actorNc = await connectTestServer('actors');
+  actors = await startActorWorker({ nc: actorNc, flowPath, prefix, roles: ['model', 'tool', 'memory'] });
+});
+
+afterAll(async () => {
+  for (const { nc, worker } of cores) {
+    await worker.close().catch(() => undefined);
+    await nc.drain().catch(() => undefined);
+  }
+  await actors.close();
+  const jsm = await jetstreamManager(clientNc);
+  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
+  const kvm = new Kvm(clientNc);
+  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.memoryBucket(prefix)]) {
+    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
+  }
+  await actorNc.drain();
+  await clientNc.drain();
+});
+
+describe('distributed mode: core, model and tool workers connected only by NATS', () => {
+  it('should run a flow on the cluster and show every event live', async () => {
+    await core('core-a');
+    const live: AgentEvent[] = [];
+    const run = await startRemoteRun({ nc: clientNc, prefix, input: 'go', onEvent: (event) => live.push(event) });
+    const { outcome, envelope } = await run.result;
+    expect(outcome).toEqual({ status: 'done', reason: 'final_answer', answer: 'bumped three times' });
+    expect(envelope.tools.history).toHaveLength(3);
+    const store = await openJetStreamEventStore(clientNc, { prefix });
+    const { events } = await store.read(run.traceId);
+    expect(live).toEqual(events);
+    expect(fold(events)).toEqual(envelope);
+  });
+
+  it('should have another core worker take over a run whose worker stopped, without repeating a completed tool call', async () => {
+    const first = cores[0]?.worker ?? (await core('core-a'));
+    const before = calls().length;
+    const live: AgentEvent[] = [];
+    const run = await startRemoteRun({ nc: clientNc, prefix, input: 'go', onEvent: (event) => live.push(event) });
+    // Let the first tool call complete, then the owner goes away without a word.
+    await eventually(() => live.some((e) => e.type === 'tool.completed'), 5000);
+    const owner = cores.find((c) => c.worker.runs().includes(run.traceId));
+    expect(owner?.worker).toBe(first);
+    await first.close();
+    const started = Date.now();
+    await core('core-b');
+    const { outcome } = await run.result;
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(outcome.reason).toBe('final_answer');
+    const mine = calls().slice(before).filter((key) => key.startsWith(`${run.traceId}:`));
+    // Each iteration's call ran once, or twice only for the one in flight when the owner stopped.
+    expect(new Set(mine).size).toBe(3);
+    const store = await openJetStreamEventStore(clientNc, { prefix });
+    const { events } = await store.read(run.traceId);
+    expect(events.filter((e) => e.type === 'run.resumed')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'tool.completed')).toHaveLength(3);
+  }, 20_000);
+});
