@@ -52,6 +52,10 @@ export const ErrorCode = {
   TOOL_HTTP_STATUS: 'TOOL_HTTP_STATUS',
   TOOL_MODULE_INVALID: 'TOOL_MODULE_INVALID',
   TOOL_CONFIG_INVALID: 'TOOL_CONFIG_INVALID',
+  /** The store of completed tool results (by idempotency key) could not be read or written, or the key is invalid. */
+  TOOL_RESULT_STORE_FAILED: 'TOOL_RESULT_STORE_FAILED',
+  /** Another worker is executing the call with this idempotency key right now; ask again later (retryable). */
+  TOOL_CALL_IN_PROGRESS: 'TOOL_CALL_IN_PROGRESS',
 
   // Memory actors.
   MEMORY_FAILED: 'MEMORY_FAILED',
@@ -84,6 +88,8 @@ export const ErrorCode = {
   MULTIPLE_AGENT_CORES: 'MULTIPLE_AGENT_CORES',
   CAPABILITY_NOT_CONNECTED: 'CAPABILITY_NOT_CONNECTED',
   FLOW_NOT_FOUND: 'FLOW_NOT_FOUND',
+  /** A client asked a cluster for a run of a flow its workers do not run. */
+  FLOW_MISMATCH: 'FLOW_MISMATCH',
   FLOW_INVALID_JSON: 'FLOW_INVALID_JSON',
   FLOW_SCHEMA_MISMATCH: 'FLOW_SCHEMA_MISMATCH',
   UNKNOWN_NODE_TYPE: 'UNKNOWN_NODE_TYPE',

@@ -32,19 +32,30 @@ export function serveModel(transport: Transport, subject: string, model: ModelAc
  * ```
  */
 export function serveTool(transport: Transport, subject: string, tool: ToolDefinition): Subscription {
-  return transport.serve<ToolRequest, ToolResult>(subject, async (request, context) => {
-    try {
-      const output = await tool.execute(request.input, {
-        signal: context.signal,
-        idempotencyKey: request.idempotencyKey,
-        traceId: request.traceId,
-        iteration: request.iteration,
-      });
-      return { ok: true, output: asJson(output, tool.name) };
-    } catch (error) {
-      return { ok: false, error: toErrorInfo(error, ErrorCode.TOOL_FAILED) };
-    }
-  });
+  return transport.serve<ToolRequest, ToolResult>(subject, (request, context) => runTool(tool, request, context.signal));
+}
+
+/**
+ * Runs one call of `tool` and returns its result as data, as {@link serveTool} answers it: a throw,
+ * or an output that is not JSON (or too large), is `{ ok: false, error }`. Never rejects.
+ *
+ * @example
+ * ```ts
+ * const result = await runTool(addTool, request, AbortSignal.timeout(5000)); // { ok: true, output: { sum: 3 } }
+ * ```
+ */
+export async function runTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal): Promise<ToolResult> {
+  try {
+    const output = await tool.execute(request.input, {
+      signal,
+      idempotencyKey: request.idempotencyKey,
+      traceId: request.traceId,
+      iteration: request.iteration,
+    });
+    return { ok: true, output: asJson(output, tool.name) };
+  } catch (error) {
+    return { ok: false, error: toErrorInfo(error, ErrorCode.TOOL_FAILED) };
+  }
 }
 
 /** What a run sends its memory actor at the end: the turn to add to the conversation. */

@@ -1,7 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import path from 'node:path';
-import type { RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { fold } from '../events/evolve.js';
@@ -11,7 +9,10 @@ import { loadFlowFile } from '../flows/loadFlow.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { ExitCode } from './exitCodes.js';
+import { ExitCode, exitCodeOf } from './exitCodes.js';
+import { help, parse, positiveInteger, usageError } from './args.js';
+import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
+import { tail, worker } from './clusterCommands.js';
 import { line, styles, type Output } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { formatOutcome, formatTimeline } from './timeline.js';
@@ -24,29 +25,6 @@ export interface Command {
   run(args: readonly string[], output: Output): Promise<ExitCode>;
 }
 
-/** The exit code an outcome maps to (see the README). */
-export function exitCodeOf(outcome: RunOutcome): ExitCode {
-  if (outcome.status === 'escalate') return ExitCode.Escalated;
-  if (outcome.status === 'blocked') return ExitCode.RunFailed;
-  return ExitCode.Ok;
-}
-
-function parse(
-  args: readonly string[],
-  options: NonNullable<ParseArgsConfig['options']>,
-  usage: string,
-): { values: Record<string, string | boolean | undefined>; positionals: string[] } {
-  try {
-    const parsed = parseArgs({ args: [...args], options: { ...options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
-    return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals };
-  } catch (error) {
-    throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, (error as Error).message, { hint: usage.split('\n')[0] }));
-  }
-}
-
-function usageError(message: string, usage: string): RedflowError {
-  return new RedflowError(errorInfo(ErrorCode.CLI_USAGE, message, { hint: usage.split('\n')[0] }));
-}
 
 /** `--input` text: JSON when it is a JSON object or array, otherwise the text itself. */
 export function parseInput(text: string): unknown {
@@ -59,13 +37,6 @@ export function parseInput(text: string): unknown {
     }
   }
   return text;
-}
-
-function positiveInteger(value: string | undefined, flag: string, usage: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw usageError(`${flag} must be a positive whole number of milliseconds, not "${value}"`, usage);
-  return n;
 }
 
 /** Installs the test-only fault hook: SIGKILL this process right after event `seq` is in the log. */
@@ -102,9 +73,10 @@ async function report(run: EmbeddedRun, json: boolean, output: Output, progress:
 }
 
 const runUsage = `usage: redflow run <flow.json> [--input <text|json>] [--input-file <file>] [--log <file.jsonl>] [--json]
-                   [--script <answers.json>] [--conversation <id>] [--timeout <ms>] [--trace-id <id>]
+                   [--script <answers.json>] [--conversation <id>] [--timeout <ms>] [--trace-id <id>] [--nats <url>]
 
-Runs a flow in this process (embedded mode) and prints each iteration as it finishes.
+Runs a flow in this process (embedded mode), or with --nats on a cluster of workers
+(distributed mode: \`redflow worker\`), and prints each iteration as it finishes.
   --input <text>        the run's input; JSON when it is a JSON object or array, else text
   --input-file <file>   read the input from a file (JSON if it parses, else text)
   --log <file>          where to write the event log (default .redflow/runs/<traceId>.jsonl)
@@ -113,7 +85,9 @@ Runs a flow in this process (embedded mode) and prints each iteration as it fini
   --conversation <id>   load and save this conversation's memory (needs a memory.kv node)
   --timeout <ms>        end the run as "timeout" after this long
   --trace-id <id>       the run's trace id (default: a new random one)
-Exit codes: 0 done, 1 blocked (error), 2 escalated, 64 usage, 65 invalid flow or input, 66 missing file.`;
+Exit codes: 0 done, 1 blocked (error), 2 escalated, 64 usage, 65 invalid flow or input, 66 missing file.
+
+${natsOptionsHelp}`;
 
 const run: Command = {
   name: 'run',
@@ -131,6 +105,7 @@ const run: Command = {
         conversation: { type: 'string' },
         timeout: { type: 'string' },
         'trace-id': { type: 'string' },
+        ...natsOptionSpecs,
       },
       runUsage,
     );
@@ -147,10 +122,17 @@ const run: Command = {
       values['input-file'] !== undefined
         ? parseInput(await readInputFile(values['input-file'] as string))
         : parseInput((values.input as string | undefined) ?? '');
-    const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
-    const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', runUsage);
     const json = Boolean(values.json);
     const progress = createProgressPrinter(output);
+    if (natsUrl(values)) {
+      for (const flag of ['log', 'script', 'timeout'] as const) {
+        if (values[flag] !== undefined) throw usageError(`--${flag} is for embedded runs; on a cluster the workers decide it`, runUsage);
+      }
+      const { runOnCluster } = await import('./clusterRun.js');
+      return runOnCluster({ flowPath, input, values, json, output, progress, ...(traceId !== undefined && { traceId }) });
+    }
+    const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
+    const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', runUsage);
     const crash = crashHook();
     const embedded = await runFlowFile({
       flowPath,
@@ -208,21 +190,27 @@ const validate: Command = {
 };
 
 const replayUsage = `usage: redflow replay <log.jsonl> [--json]
+       redflow replay <traceId> --nats <url> [--json]
 
 Rebuilds a run's envelope from its event log (the same fold as the live run) and prints its
-timeline and outcome. Damaged records are reported and never folded.`;
+timeline and outcome. Damaged records are reported and never folded. With --nats, the log is the
+run's events in JetStream.
+
+${natsOptionsHelp}`;
 
 const replay: Command = {
   name: 'replay',
   summary: 'rebuild a run from its log and print its timeline',
   usage: replayUsage,
   async run(args, output) {
-    const { values, positionals } = parse(args, { json: { type: 'boolean' } }, replayUsage);
+    const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...natsOptionSpecs }, replayUsage);
     if (values.help) return help(output, replayUsage);
     const [logPath, ...extra] = positionals;
-    if (!logPath) throw usageError('which log? give the .jsonl file of a run', replayUsage);
+    if (!logPath) throw usageError('which log? give the .jsonl file of a run (or its trace id with --nats)', replayUsage);
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, replayUsage);
-    const { events, problems } = await readJsonlLog(path.resolve(logPath));
+    const { events, problems } = natsUrl(values)
+      ? await (await import('./clusterRun.js')).readClusterLog(values, logPath)
+      : await readJsonlLog(path.resolve(logPath));
     const envelope = fold(events);
     const status = events.length > 0 ? logStatus(events) : undefined;
     const outcome = status?.kind === 'finished' ? status.outcome : undefined;
@@ -288,10 +276,5 @@ const resume: Command = {
   },
 };
 
-function help(output: Output, usage: string): ExitCode {
-  line(output.out, usage);
-  return ExitCode.Ok;
-}
-
 /** Every subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [run, validate, replay, resume];
+export const commands: readonly Command[] = [run, validate, replay, resume, worker, tail];

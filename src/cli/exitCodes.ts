@@ -1,3 +1,5 @@
+import type { RunOutcome } from '../contracts/schema-types.js';
+
 /**
  * The `redflow` command's exit codes (sysexits-style where one fits), defined once and listed in
  * the README.
@@ -17,7 +19,16 @@ export const ExitCode = {
   NoInput: 66,
   /** Something failed that is not the user's doing. */
   Internal: 70,
+  /** Ctrl-C: the command stopped following a run that goes on (distributed mode). */
+  Interrupted: 130,
 } as const;
 
 /** One of {@link ExitCode}'s values. */
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** The exit code an outcome maps to (see the README). */
+export function exitCodeOf(outcome: RunOutcome): ExitCode {
+  if (outcome.status === 'escalate') return ExitCode.Escalated;
+  if (outcome.status === 'blocked') return ExitCode.RunFailed;
+  return ExitCode.Ok;
+}

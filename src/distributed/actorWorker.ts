@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
-import type { Subscription } from '../actors/transport.js';
+import type { Subscription, Transport } from '../actors/transport.js';
 import { createNatsKvMemoryStore } from '../actors/memory/natsKvMemoryStore.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
@@ -21,7 +21,7 @@ export const WorkerRole = {
 export type WorkerRole = (typeof WorkerRole)[keyof typeof WorkerRole];
 
 /** How a worker serves a tool: plainly, or answering a repeated idempotency key from storage. */
-export type ToolServer = (nc: NatsConnection, subject: string, tool: ToolDefinition) => Promise<Subscription>;
+export type ToolServer = (transport: Transport, subject: string, tool: ToolDefinition) => Subscription;
 
 /** Options of {@link startActorWorker}. */
 export interface ActorWorkerOptions {
@@ -70,7 +70,7 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   if (options.roles.includes(WorkerRole.Tool)) {
     for (const tool of actors.tools) {
       const subject = Subject.tool(prefix, tool.name);
-      served.push(options.serveTool ? await options.serveTool(options.nc, subject, tool) : serveTool(transport, subject, tool));
+      served.push((options.serveTool ?? serveTool)(transport, subject, tool));
       subjects.push(subject);
     }
   }

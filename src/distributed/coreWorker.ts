@@ -22,6 +22,8 @@ export interface RunStartRequest {
   /** Chosen by the client so it can listen to the run's trace before it starts. */
   readonly traceId?: string;
   readonly conversationId?: string;
+  /** The id of the flow the client means: refused when the workers run another one. */
+  readonly flowId?: string;
 }
 
 /** What a core worker answers: the run it started. */
@@ -129,6 +131,13 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     Subject.runStart(prefix),
     async (request) => {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
+      if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
+        throw new RedflowError(
+          errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {
+            hint: 'start workers for that flow, or use another subject prefix per flow (--prefix)',
+          }),
+        );
+      }
       if (actors.checkInput) {
         const verdict = actors.checkInput(request.input);
         if (verdict !== true) {

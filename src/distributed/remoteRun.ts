@@ -17,6 +17,8 @@ export interface RemoteRunOptions {
   readonly prefix?: string;
   readonly traceId?: string;
   readonly conversationId?: string;
+  /** The flow the client means; the core workers refuse a run of another flow. */
+  readonly flowId?: string;
   /** Called with each event of the run as it is stored, in order. */
   readonly onEvent?: (event: AgentEvent) => void;
   /** How long to wait for a core worker to take the run (default 10 s). */
@@ -85,6 +87,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     input: options.input,
     traceId,
     ...(options.conversationId !== undefined && { conversationId: options.conversationId }),
+    ...(options.flowId !== undefined && { flowId: options.flowId }),
   };
   const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
     timeoutMs: options.startTimeoutMs ?? 10_000,

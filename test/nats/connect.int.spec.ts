@@ -1,54 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { nkeys } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { connectNats, natsConnectionOptions } from '../../src/actors/nats/connect.js';
-import { NATS_URL } from './natsSupport.js';
+import { NATS_URL, freePort, startServerWithConfig, type PrivateNatsServer } from './natsSupport.js';
 
 const user = nkeys.createUser();
 const seed = new TextDecoder().decode(user.getSeed());
-
-/** The binary the auth tests start (CI installs nats-server as for the shared server). */
-const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? 'nats-server';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0));
-    });
-  });
-}
-
-/** Starts a private nats-server with `config` and resolves with its address once it listens. */
-async function startServer(dir: string, name: string, config: string): Promise<{ url: string; process: ChildProcess }> {
-  const port = await freePort();
-  const file = path.join(dir, `${name}.conf`);
-  await writeFile(file, `listen: "127.0.0.1:${port}"\n${config}\n`);
-  const child = spawn(NATS_SERVER_BIN, ['-c', file], { stdio: ['ignore', 'ignore', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    const timer = setTimeout(() => reject(new Error(`${NATS_SERVER_BIN} did not start: ${output}`)), 5000);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`the auth tests start their own nats-server; install it or set NATS_SERVER_BIN (${error.message})`));
-    });
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Server is ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-  });
-  return { url: `127.0.0.1:${port}`, process: child };
-}
 
 describe('connectNats', () => {
   it('should connect to the test server', async () => {
@@ -101,19 +61,19 @@ describe('connectNats', () => {
 
   describe('against servers that require authentication', () => {
     let dir: string;
-    let users: { url: string; process: ChildProcess };
-    let tokens: { url: string; process: ChildProcess };
+    let users: PrivateNatsServer;
+    let tokens: PrivateNatsServer;
 
     beforeAll(async () => {
       dir = await mkdtemp(path.join(tmpdir(), 'redflow-nats-auth-'));
       [users, tokens] = await Promise.all([
-        startServer(dir, 'users', `authorization { users = [ { user: "alice", password: "s3cret" }, { nkey: "${user.getPublicKey()}" } ] }`),
-        startServer(dir, 'token', 'authorization { token: "t0ken" }'),
+        startServerWithConfig(dir, 'users', `authorization { users = [ { user: "alice", password: "s3cret" }, { nkey: "${user.getPublicKey()}" } ] }`),
+        startServerWithConfig(dir, 'token', 'authorization { token: "t0ken" }'),
       ]);
     });
 
     afterAll(async () => {
-      for (const server of [users, tokens]) server?.process.kill();
+      await Promise.all([users, tokens].map((server) => server?.stop()));
       await rm(dir, { recursive: true, force: true });
     });
 

@@ -1,0 +1,143 @@
+import type { AgentEvent } from '../events/eventTypes.js';
+import { Subject } from '../actors/subjects.js';
+import { help, parse, usageError } from './args.js';
+import type { Command } from './commands.js';
+import { ExitCode } from './exitCodes.js';
+import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } from './natsOptions.js';
+import { line, styles, type Output } from './output.js';
+
+const roles = ['core', 'model', 'tool', 'memory'] as const;
+type Role = (typeof roles)[number];
+
+const workerUsage = `usage: redflow worker <flow.json> --nats <url> [--role core|model|tool|memory ...] [--lease <ms>]
+
+Hosts a flow on a NATS cluster until stopped (Ctrl-C or SIGTERM). Roles (default: all):
+  core     runs the REACT statechart for runs started with \`redflow run --nats\`; owns each run
+           with a lease, and takes over the runs of core workers that die
+  model    serves the flow's model
+  tool     serves the flow's tools (a repeated idempotency key is answered from storage)
+  memory   serves memory.kv from the NATS KV bucket <prefix>-memory
+Start as many workers of a role as you want capacity: they share the work (queue groups).
+  --role <role>     repeat, or give a comma-separated list
+  --lease <ms>      how long a dead core worker's runs wait before another takes them (default 3000)
+
+${natsOptionsHelp}`;
+
+/** `redflow worker`: hosts roles of a flow on NATS until stopped. */
+export const worker: Command = {
+  name: 'worker',
+  summary: 'host a flow\'s core, model, tools and memory on a NATS cluster',
+  usage: workerUsage,
+  async run(args, output) {
+    const { values, positionals } = parse(args, { role: { type: 'string', multiple: true }, lease: { type: 'string' }, ...natsOptionSpecs }, workerUsage);
+    if (values.help) return help(output, workerUsage);
+    const [flowPath, ...extra] = positionals;
+    if (!flowPath) throw usageError('which flow? give the flow file to host', workerUsage);
+    if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, workerUsage);
+    const given = ((values.role as unknown as string[] | undefined) ?? []).flatMap((role) => role.split(',')).map((role) => role.trim());
+    const unknown = given.find((role) => !(roles as readonly string[]).includes(role));
+    if (unknown !== undefined) throw usageError(`unknown role "${unknown}"; roles are ${roles.join(', ')}`, workerUsage);
+    const chosen = new Set<Role>(given.length > 0 ? (given as Role[]) : roles);
+    const leaseMs = values.lease === undefined ? undefined : Number(values.lease);
+    if (leaseMs !== undefined && (!Number.isInteger(leaseMs) || leaseMs < 500)) throw usageError('--lease must be a whole number of milliseconds, at least 500', workerUsage);
+    const prefix = subjectPrefix(values);
+    const nc = await connectFromOptions(values, `redflow-worker-${[...chosen].join('-')}`);
+    const log = (text: string) => line(output.err, `${new Date().toISOString()} ${text}`);
+    const closers: (() => Promise<void>)[] = [];
+    try {
+      const actorRoles = [...chosen].filter((role): role is Exclude<Role, 'core'> => role !== 'core');
+      if (actorRoles.length > 0) {
+        const { startActorWorker } = await import('../distributed/actorWorker.js');
+        const { idempotentToolServer } = await import('../distributed/idempotentTools.js');
+        const actors = await startActorWorker({ nc, flowPath, prefix, roles: actorRoles, log, serveTool: await idempotentToolServer(nc, prefix) });
+        closers.push(() => actors.close());
+      }
+      if (chosen.has('core')) {
+        const { startCoreWorker } = await import('../distributed/coreWorker.js');
+        const core = await startCoreWorker({ nc, flowPath, prefix, log, ...(leaseMs !== undefined && { leaseMs }) });
+        closers.push(() => core.close());
+      }
+    } catch (error) {
+      for (const close of closers.reverse()) await close().catch(() => undefined);
+      await nc.drain().catch(() => undefined);
+      throw error;
+    }
+    log(`worker ready (${[...chosen].join(', ')}) on prefix ${prefix}; Ctrl-C stops it`);
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    log('stopping: runs in progress are left to the other core workers');
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await nc.drain().catch(() => undefined);
+    return ExitCode.Ok;
+  },
+};
+
+const tailUsage = `usage: redflow tail [traceId] --nats <url> [--json]
+
+Prints the events of every run (or of one) as they are stored, until Ctrl-C.
+  --json     one event per line, as JSON
+
+${natsOptionsHelp}`;
+
+/** `redflow tail`: every run's events, live. */
+export const tail: Command = {
+  name: 'tail',
+  summary: 'print the events of the cluster\'s runs as they happen',
+  usage: tailUsage,
+  async run(args, output) {
+    const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...natsOptionSpecs }, tailUsage);
+    if (values.help) return help(output, tailUsage);
+    const [traceId, ...extra] = positionals;
+    if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, tailUsage);
+    if (traceId !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) throw usageError(`"${traceId}" is not a trace id`, tailUsage);
+    const prefix = subjectPrefix(values);
+    const nc = await connectFromOptions(values, 'redflow-tail');
+    const decoder = new TextDecoder();
+    const subject = traceId === undefined ? Subject.allTraces(prefix) : Subject.runTrace(prefix, traceId);
+    const subscription = nc.subscribe(subject, {
+      callback: (error, message) => {
+        if (error) return;
+        let event: AgentEvent;
+        try {
+          event = JSON.parse(decoder.decode(message.data)) as AgentEvent;
+        } catch {
+          line(output.err, `(not an event on ${message.subject})`);
+          return;
+        }
+        line(output.out, values.json ? JSON.stringify(event) : formatEvent(event, output));
+      },
+    });
+    await nc.flush();
+    line(output.err, styles(output.color).dim(`following ${subject}; Ctrl-C stops`));
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    subscription.unsubscribe();
+    await nc.drain().catch(() => undefined);
+    return ExitCode.Ok;
+  },
+};
+
+/** One event as a line: time, run, seq, type, and what matters of its data. */
+export function formatEvent(event: AgentEvent, output: Pick<Output, 'color'>): string {
+  const s = styles(output.color);
+  const head = `${event.time} ${event.traceId} #${event.seq} ${s.bold(event.type)}`;
+  switch (event.type) {
+    case 'run.started':
+      return `${head} input=${JSON.stringify(event.data.input).slice(0, 80)}`;
+    case 'model.answered':
+      return `${head} ${event.data.durationMs} ms`;
+    case 'tool.requested':
+      return `${head} ${event.data.tool} conf ${event.data.confidence}`;
+    case 'tool.completed':
+      return `${head} ${event.data.tool} ${event.data.ok ? s.green('ok') : s.red(event.data.error?.code ?? 'failed')} ${event.data.durationMs} ms`;
+    case 'run.completed':
+    case 'run.failed':
+      return `${head} ${event.data.outcome.status} (${event.data.outcome.reason})${event.data.outcome.error ? ` ${event.data.outcome.error.code}` : ''}`;
+    default:
+      return `${head} iteration ${event.iteration}`;
+  }
+}

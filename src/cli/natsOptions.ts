@@ -1,0 +1,78 @@
+import { readFile } from 'node:fs/promises';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { ParseArgsConfig } from 'node:util';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { DEFAULT_SUBJECT_PREFIX } from '../actors/subjects.js';
+
+/** The command-line options every distributed command takes (each also read from the environment). */
+export const natsOptionSpecs: NonNullable<ParseArgsConfig['options']> = {
+  nats: { type: 'string' },
+  prefix: { type: 'string' },
+  'nats-user': { type: 'string' },
+  'nats-password': { type: 'string' },
+  'nats-token': { type: 'string' },
+  'nats-nkey': { type: 'string' },
+  'nats-creds': { type: 'string' },
+};
+
+/** The help text of {@link natsOptionSpecs}. */
+export const natsOptionsHelp = `NATS (flags, or the environment variables in brackets):
+  --nats <url>            the server(s), comma-separated [NATS_URL]
+  --prefix <prefix>       subject prefix, to keep tenants apart (default redflow) [REDFLOW_PREFIX]
+  --nats-user <user>      with --nats-password [NATS_USER, NATS_PASSWORD]
+  --nats-token <token>    [NATS_TOKEN]
+  --nats-nkey <file>      a file holding an nkey seed [NATS_NKEY]
+  --nats-creds <file>     a .creds file [NATS_CREDS]`;
+
+/** The NATS URL given by flag or environment, if any: distributed mode when set. */
+export function natsUrl(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const url = (values.nats as string | undefined) ?? env.NATS_URL;
+  return url === undefined || url.trim() === '' ? undefined : url;
+}
+
+/** The subject prefix given by flag or environment. */
+export function subjectPrefix(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): string {
+  const prefix = (values.prefix as string | undefined) ?? env.REDFLOW_PREFIX ?? DEFAULT_SUBJECT_PREFIX;
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix)) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.CLI_USAGE, `"${prefix}" is not a valid subject prefix`, { hint: 'use tokens of letters, digits, _ and -, separated by dots' }),
+    );
+  }
+  return prefix;
+}
+
+/**
+ * Connects with the options given by flags or environment. The NATS client is only loaded here,
+ * so embedded commands never load it.
+ */
+export async function connectFromOptions(
+  values: Record<string, string | boolean | undefined>,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<NatsConnection> {
+  const url = natsUrl(values, env);
+  if (!url) throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'which NATS server? give --nats <url> or set NATS_URL'));
+  const { connectNats } = await import('../actors/nats/connect.js');
+  const user = (values['nats-user'] as string | undefined) ?? env.NATS_USER;
+  const pass = (values['nats-password'] as string | undefined) ?? env.NATS_PASSWORD;
+  const token = (values['nats-token'] as string | undefined) ?? env.NATS_TOKEN;
+  const nkeyFile = (values['nats-nkey'] as string | undefined) ?? env.NATS_NKEY;
+  const credsFile = (values['nats-creds'] as string | undefined) ?? env.NATS_CREDS;
+  let nkeySeed: string | undefined;
+  if (nkeyFile) {
+    try {
+      nkeySeed = (await readFile(nkeyFile, 'utf8')).trim();
+    } catch (error) {
+      throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `cannot read the nkey seed file ${nkeyFile}: ${(error as NodeJS.ErrnoException).code ?? ''}`));
+    }
+  }
+  return connectNats({
+    servers: url.split(',').map((server) => server.trim()),
+    name,
+    ...(user !== undefined && { user }),
+    ...(pass !== undefined && { pass }),
+    ...(token !== undefined && { token }),
+    ...(nkeySeed !== undefined && { nkeySeed }),
+    ...(credsFile !== undefined && { credsFile }),
+  });
+}

@@ -1,0 +1,20 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Storage } from '../actors/subjects.js';
+import { createNatsKvToolResultStore } from '../actors/toolResults/natsKvToolResultStore.js';
+import { serveIdempotentTool } from '../actors/toolResults/serveIdempotentTool.js';
+import type { ToolServer } from './actorWorker.js';
+
+/**
+ * The tool server of distributed mode: each tool answers a repeated idempotency key with the
+ * result stored in the KV bucket `<prefix>-tool-results` instead of executing again, so a call
+ * re-sent after a core worker died has its effect once.
+ *
+ * @example
+ * ```ts
+ * await startActorWorker({ nc, flowPath, roles: ['tool'], serveTool: await idempotentToolServer(nc, 'redflow') });
+ * ```
+ */
+export async function idempotentToolServer(nc: NatsConnection, prefix: string): Promise<ToolServer> {
+  const store = await createNatsKvToolResultStore(nc, { bucket: Storage.toolResultsBucket(prefix) });
+  return (transport, subject, tool) => serveIdempotentTool(transport, subject, tool, store);
+}

@@ -1,0 +1,339 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/errors.js';
+import { connectNats } from '../../src/actors/nats/connect.js';
+import { createNatsTransport } from '../../src/actors/nats/natsTransport.js';
+import { createNatsKvMemoryStore } from '../../src/actors/memory/natsKvMemoryStore.js';
+import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
+import { serveMemory, serveModel, serveTool } from '../../src/actors/serveActors.js';
+import { Storage, Subject } from '../../src/actors/subjects.js';
+import type { ToolDefinition } from '../../src/actors/tool.js';
+import type { Transport } from '../../src/actors/transport.js';
+import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { fold } from '../../src/events/evolve.js';
+import { startRun } from '../../src/runtime/runAgent.js';
+import { agentConfig, answer, countingTool } from '../support/harness.js';
+import { eventually, startNatsServer, type PrivateNatsServer } from './natsSupport.js';
+
+/**
+ * deploy/nats/redflow.conf, exactly as shipped, started with its environment: every role connects
+ * as its own user, and what the permissions allow and refuse is checked through the real server.
+ */
+const CONFIG = fileURLToPath(new URL('../../deploy/nats/redflow.conf', import.meta.url));
+const PREFIX = 'redflow';
+const TRACE_STREAM = Storage.traceStream(PREFIX);
+const passwords = {
+  core: randomBytes(12).toString('hex'),
+  model: randomBytes(12).toString('hex'),
+  tool: randomBytes(12).toString('hex'),
+  tool_lookup: randomBytes(12).toString('hex'),
+};
+type Role = keyof typeof passwords;
+
+/** A connection as one user, with the errors the server reported to it. */
+interface Client {
+  readonly nc: NatsConnection;
+  readonly errors: Error[];
+  readonly logLines: string[];
+  readonly transport: Transport;
+}
+
+let dir: string;
+let server: PrivateNatsServer;
+const clients: Client[] = [];
+
+async function connectAs(role: Role): Promise<Client> {
+  const nc = await connectNats({ servers: server.url, user: role, pass: passwords[role], name: `permissions-${role}`, timeoutMs: 2000 });
+  const errors: Error[] = [];
+  void (async () => {
+    for await (const status of nc.status()) if (status.type === 'error') errors.push(status.error);
+  })();
+  const logLines: string[] = [];
+  const client = { nc, errors, logLines, transport: createNatsTransport(nc, { log: (line) => logLines.push(line) }) };
+  clients.push(client);
+  return client;
+}
+
+/** Resolves once the server has refused `operation` on `subject` to this connection. */
+async function violation(client: Client, operation: 'publish' | 'subscription', subject: string): Promise<PermissionViolationError> {
+  let found: PermissionViolationError | undefined;
+  await eventually(() => {
+    found = client.errors.find(
+      (error): error is PermissionViolationError =>
+        error instanceof PermissionViolationError && error.operation === operation && error.subject === subject,
+    );
+    return found !== undefined;
+  });
+  return found as PermissionViolationError;
+}
+
+/** What a promise rejects with (fails the test if it resolves). */
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    (value) => {
+      throw new Error(`expected a refusal, got ${JSON.stringify(value)}`);
+    },
+    (error: unknown) => error,
+  );
+}
+
+/** True when `error` is, or was caused by, a permission violation. */
+function isPermissionError(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof PermissionViolationError || /permissions violation/i.test(cause.message)) return true;
+  }
+  return false;
+}
+
+/** A KV key for an idempotency key (KV keys are limited to letters, digits and `-/_=.`). */
+const resultKey = (idempotencyKey: string) => createHash('sha256').update(idempotencyKey).digest('hex');
+
+/** A tool that keeps its result by idempotency key in redflow-tool-results, as tool workers do. */
+function idempotentTool(name: string, kv: KV, execute: (input: Record<string, unknown>) => unknown) {
+  let executions = 0;
+  const tool: ToolDefinition = {
+    name,
+    description: `${name}, remembered by idempotency key`,
+    inputSchema: { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false },
+    async execute(input, context) {
+      const key = resultKey(context.idempotencyKey);
+      const stored = await kv.get(key);
+      if (stored && stored.operation === 'PUT') return stored.json();
+      executions++;
+      const output = execute(input);
+      await kv.put(key, JSON.stringify(output));
+      return output;
+    },
+  };
+  return { tool, executions: () => executions };
+}
+
+let core: Client;
+let runClient: Client;
+let model: Client;
+let tool: Client;
+let toolLookup: Client;
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'redflow-nats-permissions-'));
+  server = await startNatsServer(CONFIG, {
+    REDFLOW_NATS_STORE_DIR: path.join(dir, 'jetstream'),
+    REDFLOW_CORE_PASSWORD: passwords.core,
+    REDFLOW_MODEL_PASSWORD: passwords.model,
+    REDFLOW_TOOL_PASSWORD: passwords.tool,
+    REDFLOW_TOOL_LOOKUP_PASSWORD: passwords.tool_lookup,
+  });
+  [core, runClient, model, tool, toolLookup] = await Promise.all([
+    connectAs('core'),
+    connectAs('core'),
+    connectAs('model'),
+    connectAs('tool'),
+    connectAs('tool_lookup'),
+  ]);
+});
+
+afterAll(async () => {
+  for (const client of clients) {
+    await client.transport.close();
+    await client.nc.close();
+  }
+  await server?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('deploy/nats/redflow.conf', () => {
+  it('should refuse connections without a password of the file', async () => {
+    const anonymous = await connectNats({ servers: server.url, timeoutMs: 2000 }).catch((error: unknown) => error);
+    const wrong = await connectNats({ servers: server.url, user: 'tool', pass: passwords.core, timeoutMs: 2000 }).catch((error: unknown) => error);
+    for (const failure of [anonymous, wrong]) expect(failure).toMatchObject({ code: ErrorCode.TRANSPORT_CONNECT_FAILED });
+  });
+
+  it('should run an agent end to end: core asks the model and tool workers, logs to JetStream, tools keep results by key', async () => {
+    const toolsKv = await new Kvm(toolLookup.nc).create(Storage.toolResultsBucket(PREFIX));
+    const lookup = idempotentTool('lookup_order', toolsKv, (input) => ({ id: input.id, status: 'shipped' }));
+    const echo = countingTool('echo');
+    const served = [
+      serveModel(
+        model.transport,
+        Subject.model(PREFIX, 'llm1'),
+        createScriptedModel([answer.tool('lookup_order', { id: 'A-1001' }), answer.tool('echo', { text: 'hi' }), answer.final('Shipped.')]),
+      ),
+      serveTool(toolLookup.transport, Subject.tool(PREFIX, 'lookup_order'), lookup.tool),
+      serveTool(tool.transport, Subject.tool(PREFIX, 'echo'), echo.tool),
+    ];
+    await Promise.all([model.nc.flush(), toolLookup.nc.flush(), tool.nc.flush()]);
+
+    const store = await openJetStreamEventStore(core.nc, { prefix: PREFIX });
+    const live: string[] = [];
+    const tail = runClient.nc.subscribe(Subject.allTraces(PREFIX), { callback: (_error, msg) => void live.push(msg.subject) });
+    await runClient.nc.flush();
+    const run = startRun({
+      agent: agentConfig({ allowedTools: ['lookup_order', 'echo'] }),
+      tools: [lookup.tool, echo.tool].map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
+      transport: core.transport,
+      subjects: { model: Subject.model(PREFIX, 'llm1'), tool: (name) => Subject.tool(PREFIX, name) },
+      store,
+      input: 'Where is order A-1001?',
+      traceId: 'perm-run-1',
+    });
+    const result = await run.result;
+    expect(result.outcome).toMatchObject({ status: 'done', answer: 'Shipped.' });
+
+    const { events, problems } = await store.read('perm-run-1');
+    expect(problems).toEqual([]);
+    expect(fold(events)).toEqual(result.envelope);
+    expect(events.filter((event) => event.type === 'tool.completed')).toHaveLength(2);
+    await eventually(() => live.length === events.length);
+    expect(live).toEqual(events.map((event) => Subject.trace(PREFIX, 'perm-run-1', event.type)));
+    expect(lookup.executions()).toBe(1);
+    expect(echo.calls).toEqual([{ text: 'hi' }]);
+
+    // A repeated key is answered from the bucket, not executed again.
+    const again = await core.transport.request(
+      Subject.tool(PREFIX, 'lookup_order'),
+      { traceId: 'perm-run-1', iteration: 1, tool: 'lookup_order', input: { id: 'A-1001' }, idempotencyKey: 'same-key' },
+      { timeoutMs: 2000 },
+    );
+    const repeated = await core.transport.request(
+      Subject.tool(PREFIX, 'lookup_order'),
+      { traceId: 'perm-run-1', iteration: 1, tool: 'lookup_order', input: { id: 'A-1001' }, idempotencyKey: 'same-key' },
+      { timeoutMs: 2000 },
+    );
+    expect(again).toEqual({ ok: true, data: { ok: true, output: { id: 'A-1001', status: 'shipped' } } });
+    expect(repeated).toEqual(again);
+    expect(lookup.executions()).toBe(2);
+
+    tail.unsubscribe();
+    for (const subscription of served) subscription.unsubscribe();
+    await store.close();
+    for (const client of [core, runClient, model, tool, toolLookup]) expect(client.errors).toEqual([]);
+  });
+
+  it('should let core workers serve run starts to `redflow run` clients, and use the runs and memory buckets', async () => {
+    const starts = core.transport.serve(Subject.runStart(PREFIX), (request: { flow: string }) => ({ accepted: request.flow }));
+    await core.nc.flush();
+    await expect(runClient.transport.request(Subject.runStart(PREFIX), { flow: 'order-status' }, { timeoutMs: 2000 })).resolves.toEqual({
+      ok: true,
+      data: { accepted: 'order-status' },
+    });
+    starts.unsubscribe();
+
+    const runs = await new Kvm(core.nc).create(Storage.runsBucket(PREFIX));
+    await runs.put('perm-run-1', JSON.stringify({ owner: 'core-1' }));
+    expect((await runs.get('perm-run-1'))?.json()).toEqual({ owner: 'core-1' });
+    const memory = await createNatsKvMemoryStore(core.nc, { bucket: Storage.memoryBucket(PREFIX) });
+    await memory.save('conversation-1', { turns: 1 });
+    await expect(memory.load('conversation-1')).resolves.toEqual({ turns: 1 });
+    // The memory actors are served by core workers, next to their bucket.
+    const memoryActor = serveMemory(core.transport, PREFIX, 'memory', memory);
+    await core.nc.flush();
+    await expect(
+      runClient.transport.request(Subject.memoryLoad(PREFIX, 'memory'), { conversationId: 'conversation-1' }, { timeoutMs: 2000 }),
+    ).resolves.toEqual({ ok: true, data: { turns: 1 } });
+    memoryActor.unsubscribe();
+    expect(core.errors).toEqual([]);
+  });
+
+  it('should keep the event log append-only for core workers: no delete or purge of the trace stream', async () => {
+    const jsm = await jetstreamManager(core.nc);
+    await jsm.streams.info(TRACE_STREAM);
+    expect(isPermissionError(await rejection(jsm.streams.delete(TRACE_STREAM)))).toBe(true);
+    expect(isPermissionError(await rejection(jsm.streams.purge(TRACE_STREAM)))).toBe(true);
+    expect((await jsm.streams.info(TRACE_STREAM)).state.messages).toBeGreaterThan(0);
+  });
+
+  describe('a tool worker', () => {
+    it('should not publish on trace subjects: the server refuses it, subscribers and the stream never see it', async () => {
+      const seen: string[] = [];
+      const sub = core.nc.subscribe(Subject.allTraces(PREFIX), { callback: (_error, msg) => void seen.push(msg.subject) });
+      await core.nc.flush();
+      const subject = Subject.trace(PREFIX, 'x', 'run.started');
+      tool.transport.publish(subject, { forged: true });
+      await tool.nc.flush();
+      await violation(tool, 'publish', subject);
+      // Through JetStream as well.
+      expect(isPermissionError(await rejection(jetstream(tool.nc).publish(Subject.trace(PREFIX, 'x', 'run.ended'), '{}')))).toBe(true);
+      await core.nc.flush();
+      expect(seen).toEqual([]);
+      const jsm = await jetstreamManager(core.nc);
+      const info = await jsm.streams.info(TRACE_STREAM, { subjects_filter: Subject.runTrace(PREFIX, 'x') });
+      expect(info.state.subjects ?? {}).toEqual({});
+      sub.unsubscribe();
+    });
+
+    it('should not call another tool or a model', async () => {
+      let calls = 0;
+      const other = tool.transport.serve(Subject.tool(PREFIX, 'other'), () => ++calls);
+      const llm = serveModel(model.transport, Subject.model(PREFIX, 'llm1'), createScriptedModel([answer.final('never')]));
+      await Promise.all([tool.nc.flush(), model.nc.flush()]);
+      for (const client of [tool, toolLookup]) {
+        for (const subject of [Subject.tool(PREFIX, 'other'), Subject.model(PREFIX, 'llm1')]) {
+          const reply = await client.transport.request(subject, { traceId: 't', iteration: 1, messages: [] }, { timeoutMs: 2000 });
+          expect(reply).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_PERMISSION_DENIED } });
+          await violation(client, 'publish', subject);
+        }
+      }
+      // The same requests from a core worker get through.
+      await expect(core.transport.request(Subject.tool(PREFIX, 'other'), {}, { timeoutMs: 2000 })).resolves.toEqual({ ok: true, data: 1 });
+      expect(calls).toBe(1);
+      // …and a core worker may not serve a tool either.
+      core.transport.serve(Subject.tool(PREFIX, 'forged'), () => 'forged');
+      await violation(core, 'subscription', Subject.tool(PREFIX, 'forged'));
+      other.unsubscribe();
+      llm.unsubscribe();
+    });
+
+    it('should not read the trace stream, live or stored, nor open the core buckets', async () => {
+      const sub = tool.nc.subscribe(Subject.allTraces(PREFIX));
+      await violation(tool, 'subscription', Subject.allTraces(PREFIX));
+      await expect(sub.closed).resolves.toBeInstanceOf(PermissionViolationError);
+
+      const jsm = await jetstreamManager(tool.nc);
+      expect(isPermissionError(await rejection(jsm.streams.info(TRACE_STREAM)))).toBe(true);
+      expect(isPermissionError(await rejection(jsm.streams.getMessage(TRACE_STREAM, { seq: 1 })))).toBe(true);
+      expect(isPermissionError(await rejection(jsm.direct.getMessage(TRACE_STREAM, { seq: 1 })))).toBe(true);
+      expect(isPermissionError(await rejection(jsm.consumers.add(TRACE_STREAM, { filter_subject: Subject.allTraces(PREFIX) })))).toBe(true);
+      expect(isPermissionError(await rejection(jetstream(tool.nc).consumers.get(TRACE_STREAM)))).toBe(true);
+      for (const bucket of [Storage.runsBucket(PREFIX), Storage.memoryBucket(PREFIX)]) {
+        expect(isPermissionError(await rejection(new Kvm(tool.nc).create(bucket)))).toBe(true);
+      }
+      // Its own bucket works.
+      const results = await new Kvm(tool.nc).create(Storage.toolResultsBucket(PREFIX));
+      await results.put('k', '{"ok":true}');
+      expect((await results.get('k'))?.json()).toEqual({ ok: true });
+    });
+  });
+
+  describe('a model worker', () => {
+    it('should not publish on trace subjects, call a tool or use JetStream', async () => {
+      const subject = Subject.trace(PREFIX, 'x', 'run.started');
+      model.transport.publish(subject, { forged: true });
+      await model.nc.flush();
+      await violation(model, 'publish', subject);
+      // It may not even receive replies: a request fails on its inbox subscription.
+      const reply = await model.transport.request(Subject.tool(PREFIX, 'echo'), {}, { timeoutMs: 2000 });
+      expect(reply).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_PERMISSION_DENIED } });
+      expect(isPermissionError(await rejection(jetstreamManager(model.nc)))).toBe(true);
+    });
+  });
+
+  describe('a user confined to one tool', () => {
+    it('should serve only its own tool', async () => {
+      const subject = Subject.tool(PREFIX, 'refund_order');
+      let calls = 0;
+      toolLookup.transport.serve(subject, () => ++calls);
+      await violation(toolLookup, 'subscription', subject);
+      await eventually(() => toolLookup.logLines.some((line) => line.includes(subject) && /permissions violation/i.test(line)));
+      const reply = await core.transport.request(subject, {}, { timeoutMs: 2000 });
+      expect(reply).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_NO_RESPONDER } });
+      expect(calls).toBe(0);
+    });
+  });
+});
