@@ -45,6 +45,11 @@ export interface CoreWorkerOptions {
   readonly scanMs?: number;
   /** Run timeout for runs this worker starts or takes over. */
   readonly timeoutMs?: number;
+  /**
+   * One model or tool attempt's limit: a call whose worker died is re-sent (same idempotency key)
+   * after this long. Default 30 s.
+   */
+  readonly attemptTimeoutMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -106,6 +111,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     transport,
     subjects,
     store,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? 30_000,
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
   };
   const owned = new Map<string, OwnedRun>();

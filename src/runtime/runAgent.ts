@@ -49,6 +49,8 @@ export interface RunEnvironment {
   readonly inspect?: (event: InspectionEvent) => void;
   readonly modelTimeoutMs?: number;
   readonly toolTimeoutMs?: number;
+  /** One attempt's limit; a request failing at the transport is re-sent until the totals above. */
+  readonly attemptTimeoutMs?: number;
 }
 
 /** Options of {@link startRun}. */
@@ -191,6 +193,7 @@ function launch(
       pending: recorder.pending,
       ...(options.modelTimeoutMs !== undefined && { modelTimeoutMs: options.modelTimeoutMs }),
       ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
+      ...(options.attemptTimeoutMs !== undefined && { attemptTimeoutMs: options.attemptTimeoutMs }),
     };
     const input: ReactMachineInput = {
       traceId,

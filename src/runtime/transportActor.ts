@@ -1,7 +1,8 @@
 import { fromCallback } from 'xstate';
 import type { ModelAnswer } from '../actors/model.js';
 import type { ToolResult } from '../actors/tool.js';
-import { Header, type Transport } from '../actors/transport.js';
+import { Header, type Headers, type Reply, type RequestOptions, type Transport } from '../actors/transport.js';
+import type { ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
 import type { Clock } from './clock.js';
 
@@ -21,10 +22,22 @@ export interface TransportEffects {
    * it is (rejects if the log failed). The recorder's `pending`.
    */
   readonly pending: () => Promise<void> | undefined;
-  /** Longest wait for a model reply, retries included. Default 5 minutes. */
+  /** Longest wait for a model reply, all attempts together. Default 5 minutes. */
   readonly modelTimeoutMs?: number;
-  /** Longest wait for a tool reply. Default 2 minutes. */
+  /** Longest wait for a tool reply, all attempts together. Default 2 minutes. */
   readonly toolTimeoutMs?: number;
+  /**
+   * Longest wait for one attempt. A request that fails at the transport (no worker answers, the
+   * worker died mid-call, the call is in progress elsewhere) is sent again, with the same
+   * idempotency key, until the total above runs out. Default: the total (one attempt), right for
+   * actors in this process; distributed core workers set it, since there a worker may die mid-call.
+   */
+  readonly attemptTimeoutMs?: number;
+}
+
+/** Transport failures worth another attempt: the transport says trying again may succeed. */
+function worthRetrying(error: ErrorInfo): boolean {
+  return error.retryable === true;
 }
 
 /**
@@ -40,6 +53,7 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
   const { transport, subjects, clock, pending } = effects;
   const modelTimeoutMs = effects.modelTimeoutMs ?? 300_000;
   const toolTimeoutMs = effects.toolTimeoutMs ?? 120_000;
+  const attemptTimeoutMs = effects.attemptTimeoutMs ?? Number.POSITIVE_INFINITY;
   const stopped = new AbortController();
   const { signal } = stopped;
   let ended = false;
@@ -49,13 +63,31 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
     if (!ended) sendBack(event);
   };
 
+  /**
+   * One request, sent again while it fails at the transport and time is left: the hot path is the
+   * first `.then` of a successful reply; retries only cost when something went wrong.
+   */
+  const ask = <Req, Res>(subject: string, data: Req, totalMs: number, headers?: Headers): Promise<Reply<Res>> => {
+    const deadline = clock.now() + totalMs;
+    const attempt = (delayMs: number): Promise<Reply<Res>> => {
+      const timeoutMs = Math.min(attemptTimeoutMs, Math.max(1, deadline - clock.now()));
+      const options: RequestOptions = headers === undefined ? { timeoutMs, signal } : { timeoutMs, signal, headers };
+      return transport
+        .request<Req, Res>(subject, data, options)
+        .then((answer) => {
+          if (answer.ok || ended || !worthRetrying(answer.error) || clock.now() + delayMs >= deadline) return answer;
+          return new Promise<Reply<Res>>((resolve) => setTimeout(() => resolve(attempt(Math.min(delayMs * 2, 2000))), delayMs));
+        });
+    };
+    return attempt(100);
+  };
+
   const perform = (command: TransportCommand) => {
     if (ended) return;
     inFlight += 1;
     const started = clock.now();
     if (command.type === 'model.request') {
-      void transport
-        .request<typeof command.request, ModelAnswer>(subjects.model, command.request, { timeoutMs: modelTimeoutMs, signal })
+      void ask<typeof command.request, ModelAnswer>(subjects.model, command.request, modelTimeoutMs)
         .then((answer) => {
           const durationMs = clock.now() - started;
           if (!answer.ok) return reply({ type: 'model.failure', error: answer.error, durationMs });
@@ -69,12 +101,10 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
       return;
     }
     const { request } = command;
-    void transport
-      .request<typeof request, ToolResult>(subjects.tool(request.tool), request, {
-        timeoutMs: toolTimeoutMs,
-        signal,
-        headers: { [Header.IdempotencyKey]: request.idempotencyKey, [Header.TraceId]: request.traceId },
-      })
+    void ask<typeof request, ToolResult>(subjects.tool(request.tool), request, toolTimeoutMs, {
+      [Header.IdempotencyKey]: request.idempotencyKey,
+      [Header.TraceId]: request.traceId,
+    })
       .then((answer) => {
         const durationMs = clock.now() - started;
         reply({ type: 'tool.result', result: answer.ok ? answer.data : { ok: false, error: answer.error }, durationMs });

@@ -91,7 +91,12 @@ describe('the NATS transport', () => {
     const reply = await core.request(`${prefix}.nobody`, null, { timeoutMs: 5000 });
     expect(reply).toEqual({
       ok: false,
-      error: { code: ErrorCode.TRANSPORT_NO_RESPONDER, message: `nothing answers on ${prefix}.nobody`, hint: 'start the actor that serves this subject' },
+      error: {
+        code: ErrorCode.TRANSPORT_NO_RESPONDER,
+        message: `nothing answers on ${prefix}.nobody`,
+        hint: 'start the actor that serves this subject',
+        retryable: true,
+      },
     });
     expect(Date.now() - started).toBeLessThan(1000);
   });

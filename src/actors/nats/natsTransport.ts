@@ -77,7 +77,7 @@ const defaultLog: NatsTransportLog = (line) => void process.stderr.write(`${line
  * ({@link NatsHeader}) set to the error code and the body `{ ok: false, error }`.
  *
  * **Requests never throw.** Every outcome is a {@link Reply}: no responder is
- * `TRANSPORT_NO_RESPONDER` at once, no reply in `timeoutMs` is `TRANSPORT_TIMEOUT` (retryable),
+ * `TRANSPORT_NO_RESPONDER` at once (retryable: a worker may be starting), no reply in `timeoutMs` is `TRANSPORT_TIMEOUT` (retryable),
  * the requester's signal is `RUN_ABORTED`, a closed transport or connection is `TRANSPORT_CLOSED`,
  * and a payload that is not JSON, or too large, either way is `TRANSPORT_BAD_MESSAGE`.
  *
@@ -384,7 +384,8 @@ function requestFailure(error: unknown, subject: string, timeoutMs: number, nc: 
   }
   const cause = error instanceof RequestError ? error.cause : error;
   if (cause instanceof NoRespondersError) {
-    return failure(ErrorCode.TRANSPORT_NO_RESPONDER, `nothing answers on ${subject}`, 'start the actor that serves this subject');
+    // On a cluster a worker may be (re)starting: worth another try.
+    return failure(ErrorCode.TRANSPORT_NO_RESPONDER, `nothing answers on ${subject}`, 'start the actor that serves this subject', true);
   }
   if (cause instanceof PermissionViolationError || cause instanceof AuthorizationError) {
     return failure(
