@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { AgentEvent } from '../events/eventTypes.js';
 import { ExitCode } from './exitCodes.js';
 import { line, type Output } from './output.js';
 
@@ -36,3 +37,15 @@ export function help(output: Output, usage: string): ExitCode {
   return ExitCode.Ok;
 }
 
+
+/**
+ * The test-only fault hook: with `REDFLOW_CRASH_AFTER_EVENT=<seq>`, SIGKILL this process right
+ * after event `seq` of a run is in the log (crash/resume tests kill at every event boundary).
+ */
+export function crashHook(): ((event: AgentEvent) => void) | undefined {
+  const at = Number(process.env.REDFLOW_CRASH_AFTER_EVENT);
+  if (!Number.isInteger(at) || at <= 0) return undefined;
+  return (event) => {
+    if (event.seq === at) process.kill(process.pid, 'SIGKILL');
+  };
+}

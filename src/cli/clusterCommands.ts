@@ -1,6 +1,6 @@
 import type { AgentEvent } from '../events/eventTypes.js';
 import { Subject } from '../actors/subjects.js';
-import { help, parse, usageError } from './args.js';
+import { crashHook, help, parse, usageError } from './args.js';
 import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } from './natsOptions.js';
@@ -54,7 +54,8 @@ export const worker: Command = {
       }
       if (chosen.has('core')) {
         const { startCoreWorker } = await import('../distributed/coreWorker.js');
-        const core = await startCoreWorker({ nc, flowPath, prefix, log, ...(leaseMs !== undefined && { leaseMs }) });
+        const crash = crashHook();
+        const core = await startCoreWorker({ nc, flowPath, prefix, log, ...(leaseMs !== undefined && { leaseMs }), ...(crash && { onEvent: crash }) });
         closers.push(() => core.close());
       }
     } catch (error) {

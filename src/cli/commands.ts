@@ -8,9 +8,8 @@ import { formatDiagnostics } from '../flows/formatDiagnostics.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
-import type { AgentEvent } from '../events/eventTypes.js';
 import { ExitCode, exitCodeOf } from './exitCodes.js';
-import { help, parse, positiveInteger, usageError } from './args.js';
+import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
 import { tail, worker } from './clusterCommands.js';
 import { line, styles, type Output } from './output.js';
@@ -37,15 +36,6 @@ export function parseInput(text: string): unknown {
     }
   }
   return text;
-}
-
-/** Installs the test-only fault hook: SIGKILL this process right after event `seq` is in the log. */
-function crashHook(): ((event: AgentEvent) => void) | undefined {
-  const at = Number(process.env.REDFLOW_CRASH_AFTER_EVENT);
-  if (!Number.isInteger(at) || at <= 0) return undefined;
-  return (event) => {
-    if (event.seq === at) process.kill(process.pid, 'SIGKILL');
-  };
 }
 
 /** Shows a finished run: its answer or why it ended, and where its log is. */

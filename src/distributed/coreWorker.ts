@@ -8,6 +8,7 @@ import type { Subscription, Transport } from '../actors/transport.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import type { EventStore } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
+import type { AgentEvent } from '../events/eventTypes.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
 import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
 import { buildFlowActors } from '../runtime/flowActors.js';
@@ -51,6 +52,8 @@ export interface CoreWorkerOptions {
    */
   readonly attemptTimeoutMs?: number;
   readonly log?: (line: string) => void;
+  /** Called with each event this worker appends (after it is stored). */
+  readonly onEvent?: (event: AgentEvent) => void;
 }
 
 /** A running core worker. */
@@ -112,6 +115,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     subjects,
     store,
     attemptTimeoutMs: options.attemptTimeoutMs ?? 30_000,
+    ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
   };
   const owned = new Map<string, OwnedRun>();

@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Storage } from '../../src/actors/subjects.js';
+import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { startCoreWorker } from '../../src/distributed/coreWorker.js';
+import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+
+// The core worker that dies is a real `redflow worker` process (npm test builds dist/ first),
+// killed with SIGKILL right after it appends event k; a second core worker takes the run over.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin/redflow.js');
+const flowPath = path.join(root, 'test/fixtures/crash/flow.json');
+const prefix = uniquePrefix();
+const LEASE_MS = 800;
+
+let dir: string;
+let nc: NatsConnection;
+let actorWorker: ChildProcess;
+
+/** Starts `redflow worker` and resolves once it says it is ready. */
+function worker(roles: string, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    [bin, 'worker', flowPath, '--role', roles, '--nats', NATS_URL, '--prefix', prefix, '--lease', String(LEASE_MS)],
+    { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('worker ready')) resolve(child);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}) before it was ready: ${stderr}`)));
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+
+async function counterLines(file: string): Promise<string[]> {
+  return (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'redflow-takeover-'));
+  nc = await connectTestServer('takeover-test');
+  // Model and tool workers: the tool appends each execution's idempotency key to COUNTER_FILE.
+  actorWorker = await worker('model,tool', { COUNTER_FILE: path.join(dir, 'effects.log') });
+});
+
+afterAll(async () => {
+  actorWorker?.kill('SIGTERM');
+  if (actorWorker) await exited(actorWorker);
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
+  const kvm = new Kvm(nc);
+  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.toolResultsBucket(prefix)]) {
+    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
+  }
+  await nc.drain();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('distributed mode: a core worker killed at any event boundary', () => {
+  it('should have another core worker finish the run, the outcome unchanged and each completed tool call made once', async () => {
+    const store = await openJetStreamEventStore(nc, { prefix });
+    const baselineCore = await worker('core', {});
+    const baseline = await startRemoteRun({ nc, prefix, input: 'go', traceId: 'baseline' });
+    const expected = await baseline.result;
+    baselineCore.kill('SIGTERM');
+    await exited(baselineCore);
+    const total = (await store.read('baseline')).events.length;
+    expect(total).toBeGreaterThan(10);
+
+    for (let k = 1; k < total; k++) {
+      const traceId = `kill-${k}`;
+      const doomed = await worker('core', { REDFLOW_CRASH_AFTER_EVENT: String(k) });
+      const gone = exited(doomed);
+      const run = await startRemoteRun({ nc, prefix, input: 'go', traceId });
+      expect(await gone, `worker killed after event ${k}`).toBe('SIGKILL');
+      const heir = await startCoreWorker({ nc, flowPath, prefix, owner: `heir-${k}`, leaseMs: LEASE_MS, attemptTimeoutMs: 2000 });
+      const { outcome } = await run.result;
+      await heir.close();
+      expect(outcome, `killed after event ${k}`).toEqual(expected.outcome);
+      const { events } = await store.read(traceId);
+      const completed = events.filter((e) => e.type === 'tool.completed').map((e) => (e.data as { idempotencyKey: string }).idempotencyKey);
+      const effects = (await counterLines(path.join(dir, 'effects.log'))).filter((key) => key.startsWith(`${traceId}:`));
+      expect(effects, `killed after event ${k}`).toEqual(completed);
+      expect(events.filter((e) => e.type === 'run.resumed'), `killed after event ${k}`).toHaveLength(1);
+    }
+  }, 120_000);
+});
