@@ -20,6 +20,10 @@ import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEve
 import { fold } from '../../src/events/evolve.js';
 import { startRun } from '../../src/runtime/runAgent.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
+import { startCoreWorker } from '../../src/distributed/coreWorker.js';
+import { startActorWorker } from '../../src/distributed/actorWorker.js';
+import { idempotentToolServer } from '../../src/distributed/idempotentTools.js';
+import { startRemoteRun } from '../../src/distributed/remoteRun.js';
 import { eventually, startNatsServer, type PrivateNatsServer } from './natsSupport.js';
 
 /**
@@ -29,11 +33,14 @@ import { eventually, startNatsServer, type PrivateNatsServer } from './natsSuppo
 const CONFIG = fileURLToPath(new URL('../../deploy/nats/redflow.conf', import.meta.url));
 const PREFIX = 'redflow';
 const TRACE_STREAM = Storage.traceStream(PREFIX);
+// nats-server parses an environment value as a config token: one starting with a digit is read
+// as a number and refused, so these passwords start with a letter (the README says so too).
+const password = () => `p${randomBytes(12).toString('hex')}`;
 const passwords = {
-  core: randomBytes(12).toString('hex'),
-  model: randomBytes(12).toString('hex'),
-  tool: randomBytes(12).toString('hex'),
-  tool_lookup: randomBytes(12).toString('hex'),
+  core: password(),
+  model: password(),
+  tool: password(),
+  tool_lookup: password(),
 };
 type Role = keyof typeof passwords;
 
@@ -149,6 +156,27 @@ afterAll(async () => {
 });
 
 describe('deploy/nats/redflow.conf', () => {
+  it('should run the real workers under their own users: core, model and tool', async () => {
+    const flowPath = fileURLToPath(new URL('../fixtures/cluster/flow.json', import.meta.url));
+    const core = await connectAs('core');
+    const model = await connectAs('model');
+    const tool = await connectAs('tool');
+    const modelWorker = await startActorWorker({ nc: model.nc, flowPath, roles: ['model'] });
+    const toolWorker = await startActorWorker({ nc: tool.nc, flowPath, roles: ['tool'], serveTool: await idempotentToolServer(tool.nc, PREFIX) });
+    const coreWorker = await startCoreWorker({ nc: core.nc, flowPath, leaseMs: 1000 });
+    try {
+      const run = await startRemoteRun({ nc: core.nc, input: 'go' });
+      const { outcome, envelope } = await run.result;
+      expect(outcome.reason).toBe('final_answer');
+      expect(envelope.tools.history.map((call) => call.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+      expect([...core.errors, ...model.errors, ...tool.errors].filter(isPermissionError)).toEqual([]);
+    } finally {
+      await coreWorker.close();
+      await toolWorker.close();
+      await modelWorker.close();
+    }
+  }, 20_000);
+
   it('should refuse connections without a password of the file', async () => {
     const anonymous = await connectNats({ servers: server.url, timeoutMs: 2000 }).catch((error: unknown) => error);
     const wrong = await connectNats({ servers: server.url, user: 'tool', pass: passwords.core, timeoutMs: 2000 }).catch((error: unknown) => error);
