@@ -15,7 +15,7 @@ import { buildFlowActors } from '../runtime/flowActors.js';
 import { randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
 import type { ActorSubjects } from '../runtime/transportActor.js';
-import { openRunLeases, type Lease, type RunLeases } from './runLeases.js';
+import { openRunLeases, type RunLeases } from './runLeases.js';
 
 /** What a client sends on `<prefix>.runs.start`. */
 export interface RunStartRequest {
@@ -66,8 +66,7 @@ export interface CoreWorker {
 }
 
 interface OwnedRun {
-  handle: RunHandle;
-  lease: Lease;
+  readonly handle: RunHandle;
 }
 
 /**
@@ -121,8 +120,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const owned = new Map<string, OwnedRun>();
   let closing = false;
 
-  const track = (traceId: string, handle: RunHandle, lease: Lease) => {
-    owned.set(traceId, { handle, lease });
+  const track = (traceId: string, handle: RunHandle) => {
+    owned.set(traceId, { handle });
     handle.result.then(
       async (result) => {
         owned.delete(traceId);
@@ -158,12 +157,12 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       if (!/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) {
         throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${traceId}" is not a valid trace id`));
       }
-      const lease = await leases.register({
+      const registered = await leases.register({
         traceId,
         startedAt: new Date().toISOString(),
         ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
       });
-      if (!lease) throw new RedflowError(errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${traceId} already exists`));
+      if (!registered) throw new RedflowError(errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${traceId} already exists`));
       const memory = memoryOf(request.conversationId);
       const handle = startRun({
         ...environment,
@@ -174,25 +173,22 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: loaded.path },
         ...(memory && { memory }),
       });
-      track(traceId, handle, lease);
+      track(traceId, handle);
       log(`run ${traceId} started`);
       return { traceId, owner };
     },
     { queue: 'core' },
   );
 
-  const renew = setInterval(() => {
+  // A worker that stalled past its lease may find its runs taken over: it lets them go.
+  const checkOwnership = setInterval(() => {
     for (const [traceId, run] of owned) {
-      void leases.renew(run.lease).then((lease) => {
-        if (lease) run.lease = lease;
-        else {
-          log(`run ${traceId}: lease lost, stopping`);
-          run.handle.stop();
-        }
-      });
+      if (leases.owns(traceId)) continue;
+      log(`run ${traceId}: owned by another worker now, stopping`);
+      run.handle.stop();
     }
   }, Math.max(100, Math.floor(leaseMs / 3)));
-  renew.unref();
+  checkOwnership.unref();
 
   let scanning = false;
   const scan = setInterval(() => {
@@ -212,8 +208,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     }
     for (const record of orphans) {
       if (owned.has(record.traceId) || closing) continue;
-      const lease = await leases.claim(record.traceId);
-      if (!lease) continue;
+      if (!(await leases.claim(record))) continue;
       try {
         const { events, problems } = await store.read(record.traceId);
         if (problems.length > 0) log(`run ${record.traceId}: ${problems[0]?.code} in its log; resuming from the good part`);
@@ -230,7 +225,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
           events,
           ...(memory && { memory }),
         });
-        track(record.traceId, handle, lease);
+        track(record.traceId, handle);
         log(`run ${record.traceId} taken over after event ${events.length}`);
       } catch (error) {
         log(`run ${record.traceId}: cannot take over: ${(error as Error).message}`);
@@ -244,11 +239,13 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     runs: () => [...owned.keys()],
     async close() {
       closing = true;
-      clearInterval(renew);
+      clearInterval(checkOwnership);
       clearInterval(scan);
       service.unsubscribe();
       for (const run of owned.values()) run.handle.stop();
       await Promise.allSettled([...owned.values()].map((run) => run.handle.result));
+      // Its heartbeat goes at once: the other workers take its runs without waiting for the lease.
+      await leases.close();
       await transport.close();
       await actors.close();
     },

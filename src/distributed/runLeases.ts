@@ -6,40 +6,40 @@ import { Storage } from '../actors/subjects.js';
 /** What the cluster knows of a run under way. */
 export interface RunRecord {
   readonly traceId: string;
+  /** The core worker that owns it. */
+  readonly owner: string;
   readonly startedAt: string;
   readonly conversationId?: string;
 }
 
-/** A lease held on a run: renew it before `leaseMs` passes or another worker takes the run. */
-export interface Lease {
-  readonly traceId: string;
-  readonly revision: number;
-}
-
 /**
- * Which core worker owns which run, in two NATS KV buckets: `<prefix>-runs` lists the runs under
- * way, `<prefix>-leases` holds one entry per owned run in a bucket whose entries expire after
- * `leaseMs` (the server's clock, so workers' clocks need not agree). A worker that dies stops
- * renewing; its lease expires; another worker's `claim` succeeds and it resumes the run.
+ * Which core worker owns which run. Two NATS KV buckets: `<prefix>-runs` holds one record per run
+ * under way (its owner), `<prefix>-leases` one heartbeat per live core worker, in a bucket whose
+ * entries expire after `leaseMs` unless renewed (the server's clock decides, so workers' clocks
+ * need not agree). A worker that dies stops its heartbeat; its entry expires; its runs become
+ * orphans, and the first worker whose revision-checked update of a run's record succeeds owns it.
+ * One heartbeat per worker, not per run: the cost does not grow with the number of runs.
  */
 export interface RunLeases {
-  /** Records a new run and takes its lease; false if the run is already known. */
-  register(record: RunRecord): Promise<Lease | undefined>;
-  /** Takes the lease of a run whose owner is gone; undefined when someone holds it. */
-  claim(traceId: string): Promise<Lease | undefined>;
-  /** Renews a lease; undefined when it was lost (expired and claimed by another worker). */
-  renew(lease: Lease): Promise<Lease | undefined>;
+  /** Records a new run owned by this worker; false if the run is already known. */
+  register(record: Omit<RunRecord, 'owner'>): Promise<boolean>;
+  /** Takes over an orphan (its owner is dead); false if another worker was first. */
+  claim(record: RunRecord): Promise<boolean>;
+  /** True while the run's record (as last seen) names this worker. */
+  owns(traceId: string): boolean;
   /** Forgets a finished run. */
   finish(traceId: string): Promise<void>;
-  /** The runs under way whose lease has expired: candidates for takeover. */
+  /** The runs under way whose owner has no heartbeat: candidates for takeover. */
   orphans(): Promise<RunRecord[]>;
+  /** Stops the heartbeat (its entry then expires) and the watch. */
+  close(): Promise<void>;
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /**
- * Opens (creating if needed) the run and lease buckets of `prefix`.
+ * Opens (creating if needed) the run and heartbeat buckets of `prefix`, starts this worker's
+ * heartbeat, and watches the run records.
  *
  * @example
  * ```ts
@@ -50,12 +50,14 @@ export async function openRunLeases(
   nc: NatsConnection,
   options: { prefix: string; owner: string; leaseMs: number },
 ): Promise<RunLeases> {
+  const { owner, leaseMs } = options;
   const kvm = new Kvm(nc);
   let runs: KV;
   let leases: KV;
   try {
     runs = await kvm.create(Storage.runsBucket(options.prefix), { history: 1 });
-    leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: options.leaseMs });
+    leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: leaseMs });
+    await leases.put(owner, encoder.encode(JSON.stringify({ owner, since: new Date().toISOString() })));
   } catch (error) {
     throw new RedflowError(
       errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `cannot open the run buckets: ${(error as Error).message}`, {
@@ -65,51 +67,72 @@ export async function openRunLeases(
       { cause: error },
     );
   }
-  const owner = encoder.encode(JSON.stringify({ owner: options.owner }));
 
-  const take = async (traceId: string): Promise<Lease | undefined> => {
-    try {
-      return { traceId, revision: await leases.create(traceId, owner) };
-    } catch {
-      return undefined; // Someone holds it.
+  // Every run record, kept current by a watch: finding orphans reads no run from the server.
+  const known = new Map<string, { record: RunRecord; revision: number }>();
+  const watch = await runs.watch();
+  void (async () => {
+    for await (const entry of watch) {
+      if (entry.operation !== 'PUT') {
+        known.delete(entry.key);
+        continue;
+      }
+      try {
+        known.set(entry.key, { record: entry.json<RunRecord>(), revision: entry.revision });
+      } catch {
+        // Not a record of ours: leave it alone.
+      }
     }
+  })();
+
+  const heartbeat = setInterval(() => {
+    void leases.put(owner, encoder.encode(JSON.stringify({ owner, at: new Date().toISOString() }))).catch(() => undefined);
+  }, Math.max(100, Math.floor(leaseMs / 3)));
+  heartbeat.unref();
+
+  const liveOwners = async (): Promise<Set<string>> => {
+    const live = new Set<string>();
+    for await (const key of await leases.keys()) live.add(key);
+    return live;
   };
 
   return {
-    async register(record) {
+    async register(partial) {
+      const record: RunRecord = { ...partial, owner };
       try {
-        await runs.create(record.traceId, encoder.encode(JSON.stringify(record)));
+        const revision = await runs.create(record.traceId, encoder.encode(JSON.stringify(record)));
+        known.set(record.traceId, { record, revision });
+        return true;
       } catch {
-        return undefined;
-      }
-      return take(record.traceId);
-    },
-    claim: take,
-    async renew(lease) {
-      try {
-        return { traceId: lease.traceId, revision: await leases.update(lease.traceId, owner, lease.revision) };
-      } catch {
-        return undefined;
+        return false;
       }
     },
+    async claim(record) {
+      const seen = known.get(record.traceId);
+      if (!seen) return false;
+      const mine: RunRecord = { ...seen.record, owner };
+      try {
+        const revision = await runs.update(record.traceId, encoder.encode(JSON.stringify(mine)), seen.revision);
+        known.set(record.traceId, { record: mine, revision });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    owns: (traceId) => known.get(traceId)?.record.owner === owner,
     async finish(traceId) {
+      known.delete(traceId);
       await runs.delete(traceId).catch(() => undefined);
-      await leases.delete(traceId).catch(() => undefined);
     },
     async orphans() {
-      const found: RunRecord[] = [];
-      for await (const key of await runs.keys()) {
-        const lease = await leases.get(key);
-        if (lease && lease.operation === 'PUT') continue;
-        const entry = await runs.get(key);
-        if (!entry || entry.operation !== 'PUT') continue;
-        try {
-          found.push(JSON.parse(decoder.decode(entry.value)) as RunRecord);
-        } catch {
-          // A record that is not ours: leave it alone.
-        }
-      }
-      return found;
+      if (known.size === 0) return [];
+      const live = await liveOwners();
+      return [...known.values()].map((entry) => entry.record).filter((record) => record.owner !== owner && !live.has(record.owner));
+    },
+    async close() {
+      clearInterval(heartbeat);
+      watch.stop();
+      await leases.delete(owner).catch(() => undefined);
     },
   };
 }
