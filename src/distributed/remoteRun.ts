@@ -52,6 +52,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => (settle = { resolve, reject }));
   result.catch(() => undefined);
 
+  const live: AgentEvent[] = [];
   // Listen before the run starts, so no event is missed.
   const subscription = options.nc.subscribe(Subject.runTrace(prefix, traceId), {
     callback: (error, message) => {
@@ -62,6 +63,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
       } catch {
         return;
       }
+      live.push(event);
       options.onEvent?.(event);
       if (isTerminal(event)) void finish();
     },
@@ -71,9 +73,10 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   const finish = async () => {
     subscription.unsubscribe();
     try {
-      // The stored log is the truth: fold it, whatever this client may have missed live.
-      const store = await openJetStreamEventStore(options.nc, { prefix });
-      const { events } = await store.read(traceId);
+      // The stored log is the truth: when the live events are not exactly seq 1..n (a message
+      // missed, or delivered twice), fold the stored ones instead.
+      const complete = live.every((event, i) => event.seq === i + 1);
+      const events = complete ? live : (await (await openJetStreamEventStore(options.nc, { prefix })).read(traceId)).events;
       const status = logStatus(events);
       if (status.kind !== 'finished') throw new RedflowError(errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} has not ended`));
       settle?.resolve({ outcome: status.outcome, envelope: fold(events) });

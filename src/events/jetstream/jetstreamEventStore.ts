@@ -87,7 +87,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
     },
 
     async read(traceId) {
-      const result = await readRun(js, jsm, stream, prefix, traceId);
+      const result = await readRun(js, stream, prefix, traceId);
       const last = result.events.at(-1);
       if (last) lastSeqs.set(traceId, last.seq);
       return result;
@@ -144,43 +144,44 @@ async function publishPatiently(js: JetStreamClient, subject: string, data: Uint
   }
 }
 
-async function readRun(js: JetStreamClient, jsm: JetStreamManager, stream: string, prefix: string, traceId: string): Promise<ReadResult> {
-  const filter = Subject.runTrace(prefix, traceId);
-  let count = 0;
+async function readRun(js: JetStreamClient, stream: string, prefix: string, traceId: string): Promise<ReadResult> {
+  // An ordered consumer over the run's subjects; each message says how many are still pending,
+  // so the read ends without asking the server to count (a per-subject count scans the stream).
+  const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runTrace(prefix, traceId) });
+  const events: AgentEvent[] = [];
+  const problems: LogProblem[] = [];
+  let position = 0;
+  let more = true;
   try {
-    const info = await jsm.streams.info(stream, { subjects_filter: filter });
-    count = Object.values(info.state.subjects ?? {}).reduce((sum, n) => sum + n, 0);
+    while (more) {
+      const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
+      let got = 0;
+      for await (const message of batch) {
+        got++;
+        position++;
+        if (problems.length === 0) {
+          const verdict = decode(message.data, traceId, events.length + 1, position);
+          if ('problem' in verdict) problems.push(verdict.problem);
+          else events.push(verdict.event);
+        }
+        if (message.info.pending === 0) {
+          more = false;
+          break;
+        }
+      }
+      if (got === 0) more = false;
+    }
   } catch (error) {
     throw storeError(`cannot read run ${traceId}`, error);
+  } finally {
+    await consumer.delete().catch(() => undefined);
   }
-  if (count === 0) {
+  if (position === 0) {
     throw new RedflowError(
       errorInfo(ErrorCode.LOG_NOT_FOUND, `no events for run ${traceId} in stream ${stream}`, {
         hint: 'check the trace id and the subject prefix',
       }),
     );
-  }
-  const consumer = await js.consumers.get(stream, { filter_subjects: filter });
-  const events: AgentEvent[] = [];
-  const problems: LogProblem[] = [];
-  let position = 0;
-  try {
-    while (position < count && problems.length === 0) {
-      const batch = await consumer.fetch({ max_messages: Math.min(256, count - position), expires: 5000 });
-      let got = 0;
-      for await (const message of batch) {
-        got++;
-        position++;
-        if (problems.length > 0) continue;
-        const verdict = decode(message.data, traceId, events.length + 1, position);
-        if ('problem' in verdict) problems.push(verdict.problem);
-        else events.push(verdict.event);
-        if (position >= count) break;
-      }
-      if (got === 0) break;
-    }
-  } finally {
-    await consumer.delete().catch(() => undefined);
   }
   return { events, problems };
 }

@@ -1,0 +1,96 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Storage } from '../../src/actors/subjects.js';
+import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+
+// 1,000 concurrent runs through one nats-server, 2 core worker processes and 2 model+tool worker
+// processes (npm test builds dist/ first). Every run must complete, and every log must replay
+// with no event lost or duplicated.
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'bin/redflow.js');
+const flowPath = path.join(root, 'test/fixtures/cluster/flow.json');
+const prefix = uniquePrefix();
+const RUNS = Number(process.env.REDFLOW_LOAD_RUNS ?? 1000);
+
+let nc: NatsConnection;
+const workers: ChildProcess[] = [];
+
+function worker(roles: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [bin, 'worker', flowPath, '--role', roles, '--nats', NATS_URL, '--prefix', prefix], {
+    env: { ...process.env, NO_COLOR: '1', SLOW_BUMP_MS: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  workers.push(child);
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (stderr.includes('worker ready')) resolve(child);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${stderr}`)));
+  });
+}
+
+beforeAll(async () => {
+  nc = await connectTestServer('load-client');
+  await Promise.all([worker('core'), worker('core'), worker('model,tool'), worker('model,tool')]);
+});
+
+afterAll(async () => {
+  for (const child of workers) child.kill('SIGTERM');
+  await Promise.all(workers.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
+  const kvm = new Kvm(nc);
+  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.toolResultsBucket(prefix)]) {
+    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
+  }
+  await nc.drain();
+});
+
+describe('distributed mode under load', () => {
+  it(`should complete ${RUNS} concurrent runs with no event lost or duplicated`, async () => {
+    const started = performance.now();
+    const runs = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => startRemoteRun({ nc, prefix, input: `run ${i}`, traceId: `load-${i}`, startTimeoutMs: 60_000 })),
+    );
+    const results = await Promise.all(runs.map((run) => run.result));
+    const seconds = (performance.now() - started) / 1000;
+    expect(results.every((result) => result.outcome.reason === 'final_answer')).toBe(true);
+
+    const store = await openJetStreamEventStore(nc, { prefix });
+    const latencies: number[] = [];
+    let events = 0;
+    for (const run of runs) {
+      const log = await store.read(run.traceId);
+      expect(log.problems, run.traceId).toEqual([]);
+      expect(new Set(log.events.map((e) => e.id)).size).toBe(log.events.length);
+      expect(log.events.map((e) => e.type)).toEqual([
+        'run.started',
+        ...Array.from({ length: 3 }, () => ['model.requested', 'model.answered', 'tool.requested', 'tool.completed']).flat(),
+        'model.requested',
+        'model.answered',
+        'run.completed',
+      ]);
+      events += log.events.length;
+      const starts = log.events.filter((e) => e.type === 'model.requested').map((e) => Date.parse(e.time));
+      const end = Date.parse(log.events.at(-1)?.time ?? '');
+      starts.forEach((at, i) => latencies.push((starts[i + 1] ?? end) - at));
+    }
+    latencies.sort((a, b) => a - b);
+    const iterations = latencies.length;
+    const quantile = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+    console.log(
+      `${RUNS} runs, ${iterations} iterations, ${events} events in ${seconds.toFixed(1)} s: ` +
+        `${(iterations / seconds).toFixed(0)} iterations/s; iteration latency p50 ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms`,
+    );
+    expect(events).toBe(RUNS * 16);
+  }, 300_000);
+});
