@@ -66,8 +66,8 @@ export interface PrivateNatsServer {
  * (given as flags, so they override the file's `port`/`listen`), and resolves once it listens.
  * `env` is added to the environment (for the `$VAR` references of the file).
  */
-export async function startNatsServer(configFile: string, env: Record<string, string> = {}): Promise<PrivateNatsServer> {
-  const port = await freePort();
+export async function startNatsServer(configFile: string, env: Record<string, string> = {}, fixedPort?: number): Promise<PrivateNatsServer> {
+  const port = fixedPort ?? (await freePort());
   const child = spawn(NATS_SERVER_BIN, ['-c', configFile, '-a', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, ...env },
