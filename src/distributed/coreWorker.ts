@@ -3,6 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { Subject, DEFAULT_SUBJECT_PREFIX } from '../actors/subjects.js';
+import { isValidConversationId } from '../actors/memory.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import type { Subscription, Transport } from '../actors/transport.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
@@ -25,6 +26,24 @@ export interface RunStartRequest {
   readonly conversationId?: string;
   /** The id of the flow the client means: refused when the workers run another one. */
   readonly flowId?: string;
+}
+
+/** Refuses a start request that is not `{ input, traceId?, conversationId?, flowId? }`. */
+function checkStartRequest(request: unknown): asserts request is RunStartRequest {
+  const bad = (why: string) =>
+    new RedflowError(
+      errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a run start request: ${why}`, {
+        hint: 'send {"input": …, "traceId"?: string, "conversationId"?: string, "flowId"?: string}',
+      }),
+    );
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw bad('not a JSON object');
+  const { traceId, conversationId, flowId } = request as Record<string, unknown>;
+  if (!('input' in request)) throw bad('no "input"');
+  if (traceId !== undefined && typeof traceId !== 'string') throw bad('"traceId" is not a string');
+  if (conversationId !== undefined && (typeof conversationId !== 'string' || !isValidConversationId(conversationId))) {
+    throw bad('"conversationId" is not a valid conversation id');
+  }
+  if (flowId !== undefined && typeof flowId !== 'string') throw bad('"flowId" is not a string');
 }
 
 /** What a core worker answers: the run it started. */
@@ -140,6 +159,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     Subject.runStart(prefix),
     async (request) => {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
+      checkStartRequest(request);
       if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
         throw new RedflowError(
           errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {

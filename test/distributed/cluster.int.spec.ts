@@ -66,6 +66,17 @@ describe('distributed mode: core, model and tool workers connected only by NATS'
     expect(fold(events)).toEqual(envelope);
   });
 
+  it('should answer bad run start messages with an error, and go on serving', async () => {
+    await (cores[0]?.worker ?? core('core-a'));
+    const subject = `${prefix}.runs.start`;
+    for (const payload of [new TextEncoder().encode('not json'), new TextEncoder().encode('[1,2]'), new TextEncoder().encode('{"traceId":{"x":1},"input":1}'), new TextEncoder().encode('{"noInput":true}'), new Uint8Array([0xff, 0xfe])]) {
+      const reply = await clientNc.request(subject, payload, { timeout: 5000 });
+      expect(reply.headers?.get('Redflow-Error')).toBeTruthy();
+    }
+    const run = await startRemoteRun({ nc: clientNc, prefix, input: 'still here' });
+    expect((await run.result).outcome.reason).toBe('final_answer');
+  });
+
   it('should have another core worker take over a run whose worker stopped, without repeating a completed tool call', async () => {
     const first = cores[0]?.worker ?? (await core('core-a'));
     const before = calls().length;
