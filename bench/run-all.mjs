@@ -183,3 +183,6 @@ for (const iterations of [20, 3]) {
   console.log(`    XState, this statechart's shape, empty work : ${shape.toFixed(1)}  (${(shape / base).toFixed(0)}× the bare loop)`);
   console.log(`    redflow                                     : ${core.toFixed(1)}  (best ${bestCore.toFixed(1)}; ${(core / base).toFixed(0)}× the bare loop, ${(core / shape).toFixed(1)}× the XState shape; overhead over the bare loop ${(core - base).toFixed(1)} µs, target ≤ 40 µs)`);
 }
+
+// 4. Distributed mode (needs nats-server -js; prints a note and skips otherwise).
+await import('./distributed.mjs');
