@@ -2,7 +2,7 @@ import { fromCallback } from 'xstate';
 import type { ModelAnswer } from '../actors/model.js';
 import type { ToolResult } from '../actors/tool.js';
 import { Header, type Headers, type Reply, type RequestOptions, type Transport } from '../actors/transport.js';
-import type { ErrorInfo } from '../errors.js';
+import { ErrorCode, type ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
 import type { Clock } from './clock.js';
 
@@ -35,9 +35,22 @@ export interface TransportEffects {
   readonly attemptTimeoutMs?: number;
 }
 
-/** Transport failures worth another attempt: the transport says trying again may succeed. */
+/**
+ * Failures of the delivery, not of the actor: nobody answered (yet), the answer did not come, or
+ * another worker holds the call. An actor's own errors (a model's 5xx after its own retries) are
+ * its business and are not re-sent here.
+ */
+const DELIVERY_FAILURES: ReadonlySet<string> = new Set([
+  ErrorCode.TRANSPORT_NO_RESPONDER,
+  ErrorCode.TRANSPORT_TIMEOUT,
+  ErrorCode.TRANSPORT_CLOSED,
+  ErrorCode.TOOL_CALL_IN_PROGRESS,
+  ErrorCode.TOOL_RESULT_STORE_FAILED,
+]);
+
+/** A delivery failure the transport says may succeed if tried again. */
 function worthRetrying(error: ErrorInfo): boolean {
-  return error.retryable === true;
+  return error.retryable === true && DELIVERY_FAILURES.has(error.code);
 }
 
 /**
