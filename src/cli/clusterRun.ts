@@ -5,6 +5,11 @@ import { loadFlowFile } from '../flows/loadFlow.js';
 import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
+import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
+import { Subject } from '../actors/subjects.js';
+import { createNatsTransport } from '../actors/nats/natsTransport.js';
+import { logStatus } from '../events/resumePoint.js';
+import { resumeRun } from '../runtime/runAgent.js';
 import { ExitCode, exitCodeOf } from './exitCodes.js';
 import { connectFromOptions, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
@@ -81,6 +86,95 @@ export async function readClusterLog(values: Record<string, string | boolean | u
     const store = await openJetStreamEventStore(nc, { prefix: subjectPrefix(values) });
     return await store.read(traceId);
   } finally {
+    await nc.drain().catch(() => undefined);
+  }
+}
+
+/** What `redflow resume <traceId> --nats` needs. */
+export interface ClusterResumeOptions {
+  readonly traceId: string;
+  readonly values: Record<string, string | boolean | undefined>;
+  readonly json: boolean;
+  readonly output: Output;
+  readonly progress: ReturnType<typeof createProgressPrinter>;
+}
+
+/**
+ * `redflow resume <traceId> --nats <url>`: continues a run whose core worker is gone, here, with
+ * the cluster's model and tool workers. The agent and its tools are the ones the log recorded.
+ */
+export async function resumeOnCluster(options: ClusterResumeOptions): Promise<ExitCode> {
+  const { output, values, traceId } = options;
+  if (!/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) {
+    throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `with --nats, give the run's trace id, not "${traceId}"`));
+  }
+  const prefix = subjectPrefix(values);
+  const nc = await connectFromOptions(values, 'redflow-resume');
+  const owner = `resume-${process.pid}`;
+  const { openRunLeases } = await import('../distributed/runLeases.js');
+  const leases = await openRunLeases(nc, { prefix, owner, leaseMs: 3000 });
+  try {
+    const store = await openJetStreamEventStore(nc, { prefix });
+    const { events } = await store.read(traceId);
+    const status = logStatus(events);
+    let result: { outcome: RunOutcome; envelope: AgentEnvelope };
+    if (status.kind === 'finished') {
+      result = { outcome: status.outcome, envelope: status.envelope };
+    } else {
+      const orphan = (await leases.orphans()).find((record) => record.traceId === traceId);
+      if (!orphan) {
+        throw new RedflowError(
+          errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${traceId} has a live core worker`, {
+            hint: `it will finish there: follow it with \`redflow tail ${traceId} --nats <url>\``,
+          }),
+        );
+      }
+      if (!(await leases.claim(orphan))) {
+        throw new RedflowError(errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `another worker took run ${traceId} over first`));
+      }
+      // The flow names the model's and the memory's subjects; the log names everything else.
+      const flowPath = (values.flow as string | undefined) ?? status.started.flow?.path;
+      if (!flowPath) throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'the log does not say which flow it ran', { hint: 'give it with --flow <file>' }));
+      const loaded = await loadFlowFile(flowPath);
+      if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
+      const flow = loaded.validation.flow;
+      const conversationId = status.started.conversationId;
+      const transport = createNatsTransport(nc);
+      try {
+        const handle = resumeRun({
+          agent: status.started.agent,
+          tools: status.started.tools,
+          transport,
+          subjects: { model: Subject.model(prefix, flow.model.id), tool: (name) => Subject.tool(prefix, name) },
+          store,
+          events,
+          attemptTimeoutMs: 30_000,
+          onEvent: (event) => {
+            if (!options.json) options.progress.onEvent(event);
+          },
+          ...(flow.memory &&
+            conversationId !== undefined && {
+              memory: {
+                loadSubject: Subject.memoryLoad(prefix, flow.memory.id),
+                appendSubject: Subject.memoryAppend(prefix, flow.memory.id),
+                conversationId,
+              },
+            }),
+        });
+        const ended = await handle.result;
+        result = { outcome: ended.outcome, envelope: ended.envelope };
+        await leases.finish(traceId);
+      } finally {
+        await transport.close();
+      }
+    }
+    options.progress.done();
+    if (options.json) line(output.out, JSON.stringify({ traceId, outcome: result.outcome, envelope: result.envelope }, null, 2));
+    else if (result.outcome.reason === 'final_answer') line(output.out, result.outcome.answer ?? '');
+    else line(output.err, formatOutcome(result.outcome, output.color));
+    return exitCodeOf(result.outcome);
+  } finally {
+    await leases.close();
     await nc.drain().catch(() => undefined);
   }
 }

@@ -225,10 +225,15 @@ const replay: Command = {
 };
 
 const resumeUsage = `usage: redflow resume <log.jsonl> [--flow <flow.json>] [--script <answers.json>] [--json] [--timeout <ms>]
+       redflow resume <traceId> --nats <url> [--json]
 
 Continues an interrupted run from its event log: no completed tool call is made again, and a tool
 call that was logged but not completed is re-sent with the same idempotency key. The flow is the
-one recorded in the log unless --flow is given. A torn last record (a crash mid-write) is cut off.`;
+one recorded in the log unless --flow is given. A torn last record (a crash mid-write) is cut off.
+With --nats, the run's log is in JetStream and its model and tools are the cluster's workers; a
+run whose core worker is alive is left to it (core workers take over dead workers' runs anyway).
+
+${natsOptionsHelp}`;
 
 const resume: Command = {
   name: 'resume',
@@ -237,13 +242,17 @@ const resume: Command = {
   async run(args, output) {
     const { values, positionals } = parse(
       args,
-      { flow: { type: 'string' }, script: { type: 'string' }, json: { type: 'boolean' }, timeout: { type: 'string' } },
+      { flow: { type: 'string' }, script: { type: 'string' }, json: { type: 'boolean' }, timeout: { type: 'string' }, ...natsOptionSpecs },
       resumeUsage,
     );
     if (values.help) return help(output, resumeUsage);
     const [logPath, ...extra] = positionals;
-    if (!logPath) throw usageError('which log? give the .jsonl file of the run to continue', resumeUsage);
+    if (!logPath) throw usageError('which log? give the .jsonl file of the run to continue (or its trace id with --nats)', resumeUsage);
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, resumeUsage);
+    if (natsUrl(values)) {
+      const { resumeOnCluster } = await import('./clusterRun.js');
+      return resumeOnCluster({ traceId: logPath, values, json: Boolean(values.json), output, progress: createProgressPrinter(output) });
+    }
     const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
     const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', resumeUsage);
     const json = Boolean(values.json);

@@ -96,4 +96,35 @@ describe('distributed mode: a core worker killed at any event boundary', () => {
       expect(events.filter((e) => e.type === 'run.resumed'), `killed after event ${k}`).toHaveLength(1);
     }
   }, 120_000);
+
+  it('should let `redflow resume <traceId> --nats` finish a run whose core worker died', async () => {
+    const traceId = 'cli-resume';
+    const doomed = await worker('core', { REDFLOW_CRASH_AFTER_EVENT: '6' });
+    const gone = exited(doomed);
+    const run = await startRemoteRun({ nc, prefix, input: 'go', traceId });
+    expect(await gone).toBe('SIGKILL');
+    run.detach();
+    // Still within the dead worker's lease: the command leaves the run to it.
+    const early = await cli(['resume', traceId, '--nats', NATS_URL, '--prefix', prefix, '--flow', flowPath]);
+    expect(early.code).not.toBe(0);
+    expect(early.stderr).toContain('live core worker');
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 700));
+    const resumed = await cli(['resume', traceId, '--nats', NATS_URL, '--prefix', prefix, '--flow', flowPath, '--json']);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout).outcome).toEqual({ status: 'done', reason: 'final_answer', answer: 'bumped three times' });
+    const store = await openJetStreamEventStore(nc, { prefix });
+    const { events } = await store.read(traceId);
+    expect(events.at(-1)?.type).toBe('run.completed');
+  }, 30_000);
 });
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, NO_COLOR: '1' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
