@@ -1,11 +1,6 @@
 import {
-  AuthorizationError,
   ClosedConnectionError,
   DrainingConnectionError,
-  NoRespondersError,
-  PermissionViolationError,
-  RequestError,
-  TimeoutError,
   headers as natsHeaders,
   type Msg,
   type MsgHdrs,
@@ -24,6 +19,7 @@ import type {
   TransportMessage,
 } from '../transport.js';
 import { jsonCodec, type PayloadCodec } from './codec.js';
+import { createRequestMux } from './requestMux.js';
 
 /**
  * NATS header names of the transport's own wire format, defined once. Application headers
@@ -129,6 +125,7 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
   const running = new Map<AbortController, Promise<void>>();
   let closed = false;
   let closing: Promise<void> | undefined;
+  const mux = createRequestMux(nc);
 
   const report = (subject: string, what: string) => log(`redflow nats: ${subject}: ${what}`);
 
@@ -269,21 +266,29 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
         const onAbort = () => settle(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
         pending.add(settle);
         signal?.addEventListener('abort', onAbort, { once: true });
-        // nats.js refuses a timeout under 1 ms; 0 would mean its default of 1 s.
-        const timeout = Math.max(1, Math.ceil(timeoutMs));
-        let sent: Promise<Msg>;
-        try {
-          sent = nc.request(subject, payload.bytes, hdrs === undefined ? { timeout } : { timeout, headers: hdrs });
-        } catch (error) {
-          settle(requestFailure(error, subject, timeoutMs, nc));
-          return;
-        }
-        // After an abort or close() the request still ends (reply or timeout) inside nats.js; its
+        // After an abort or close() the request still ends (reply or timeout) in the mux; its
         // outcome is then ignored.
-        sent.then(
-          (msg) => settle(readReply(msg, subject)),
-          (error: unknown) => settle(requestFailure(error, subject, timeoutMs, nc)),
-        );
+        void mux.request(subject, payload.bytes, hdrs, Math.max(1, Math.ceil(timeoutMs))).then((outcome) => {
+          switch (outcome.kind) {
+            case 'reply':
+              return settle(readReply(outcome.msg, subject));
+            case 'timeout':
+              return settle(failure(ErrorCode.TRANSPORT_TIMEOUT, `no reply on ${subject} within ${timeoutMs} ms`, undefined, true));
+            case 'noResponders':
+              // On a cluster a worker may be (re)starting: worth another try.
+              return settle(failure(ErrorCode.TRANSPORT_NO_RESPONDER, `nothing answers on ${subject}`, 'start the actor that serves this subject', true));
+            case 'denied':
+              return settle(
+                failure(
+                  ErrorCode.TRANSPORT_PERMISSION_DENIED,
+                  `NATS does not allow this connection to request ${subject}: ${outcome.reason}`,
+                  'grant the user publish permission on the subject and subscribe permission on its inbox prefix (_INBOX.>)',
+                ),
+              );
+            case 'closed':
+              return settle(failure(ErrorCode.TRANSPORT_CLOSED, `the NATS connection closed before the reply from ${subject}`));
+          }
+        });
       });
     },
 
@@ -362,6 +367,7 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
       closing ??= (async () => {
         closed = true;
         for (const settle of [...pending]) settle(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport closed before the reply'));
+        mux.close();
         const open = [...subscriptions];
         subscriptions.clear();
         // Requests already delivered are still answered (drain; their handlers' signal is already
@@ -377,29 +383,6 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
   };
 }
 
-/** Maps a nats.js request error to the transport's codes. */
-function requestFailure(error: unknown, subject: string, timeoutMs: number, nc: NatsConnection): Reply<never> {
-  if (error instanceof TimeoutError) {
-    return failure(ErrorCode.TRANSPORT_TIMEOUT, `no reply on ${subject} within ${timeoutMs} ms`, undefined, true);
-  }
-  const cause = error instanceof RequestError ? error.cause : error;
-  if (cause instanceof NoRespondersError) {
-    // On a cluster a worker may be (re)starting: worth another try.
-    return failure(ErrorCode.TRANSPORT_NO_RESPONDER, `nothing answers on ${subject}`, 'start the actor that serves this subject', true);
-  }
-  if (cause instanceof PermissionViolationError || cause instanceof AuthorizationError) {
-    return failure(
-      ErrorCode.TRANSPORT_PERMISSION_DENIED,
-      `NATS does not allow this connection to request ${subject}: ${messageOf(cause)}`,
-      'grant the user publish permission on the subject and subscribe permission on its inbox prefix (_INBOX.>)',
-    );
-  }
-  if (cause instanceof ClosedConnectionError || cause instanceof DrainingConnectionError || nc.isClosed() || nc.isDraining()) {
-    return failure(ErrorCode.TRANSPORT_CLOSED, `the NATS connection closed before the reply from ${subject}`);
-  }
-  // "connection disconnected": the client reconnects on its own, so asking again may work.
-  return failure(ErrorCode.TRANSPORT_CLOSED, `the request to ${subject} failed: ${messageOf(error)}`, undefined, true);
-}
 
 function failure(code: ErrorCode, message: string, hint?: string, retryable?: boolean): Reply<never> {
   return { ok: false, error: errorInfo(code, message, { hint, retryable }) };
