@@ -1,5 +1,5 @@
-import type { NatsConnection } from '@nats-io/transport-node';
-import { nanos } from '@nats-io/transport-node';
+import { headers as natsHeaders, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { createRequestMux, type RequestMux } from '../../actors/nats/requestMux.js';
 import {
   jetstream,
   jetstreamManager,
@@ -7,7 +7,6 @@ import {
   StorageType,
   type JetStreamClient,
   type JetStreamManager,
-  type PubAck,
 } from '@nats-io/jetstream';
 import { validators } from '../../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
@@ -67,6 +66,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
   const jsm = await jetstreamManager(nc);
   await ensureStream(jsm, stream, prefix, options);
   const js = jetstream(nc);
+  const mux = createRequestMux(nc);
   const lastSeqs = new Map<string, number>();
 
   return {
@@ -77,7 +77,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
         throw concurrent(event, `expected seq ${last + 1}, got ${event.seq}`);
       }
       const data = encoder.encode(JSON.stringify(event));
-      const ack = await publishPatiently(js, Subject.trace(prefix, event.traceId, event.type), data, event.id, appendTimeoutMs);
+      const ack = await publishPatiently(mux, Subject.trace(prefix, event.traceId, event.type), data, event.id, appendTimeoutMs);
       if (ack.duplicate) {
         // Either an earlier attempt of ours whose ack was lost, or another writer's event.
         const stored = await jsm.streams.getMessage(stream, { seq: ack.seq });
@@ -95,6 +95,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
 
     async close() {
       lastSeqs.clear();
+      mux.close();
     },
   };
 }
@@ -130,17 +131,40 @@ async function ensureStream(jsm: JetStreamManager, stream: string, prefix: strin
   }
 }
 
-async function publishPatiently(js: JetStreamClient, subject: string, data: Uint8Array, msgID: string, timeoutMs: number): Promise<PubAck> {
+/** What a JetStream publish is acknowledged with. */
+interface Ack {
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+const decoderForAcks = new TextDecoder();
+
+/**
+ * A JetStream publish (a core publish with `Nats-Msg-Id`, answered by a PubAck) over the request
+ * mux, retried with the same id through timeouts and a restarting server until `timeoutMs`.
+ */
+async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Array, msgID: string, timeoutMs: number): Promise<Ack> {
   const deadline = Date.now() + timeoutMs;
+  const msgHeaders = natsHeaders();
+  msgHeaders.set('Nats-Msg-Id', msgID);
   for (let attempt = 0; ; attempt++) {
-    try {
-      return await js.publish(subject, data, { msgID, timeout: Math.max(1000, Math.min(5000, deadline - Date.now())) });
-    } catch (error) {
-      // A refusal by the stream is final; everything else (timeouts, no responders while the
-      // server restarts, a dropped connection) is worth another try with the same id.
-      if (error instanceof JetStreamApiError || Date.now() >= deadline) throw storeError(`cannot append to ${subject}`, error);
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+    const outcome = await mux.request(subject, data, msgHeaders, Math.max(1000, Math.min(5000, deadline - Date.now())));
+    if (outcome.kind === 'reply') {
+      let ack: { seq?: number; duplicate?: boolean; error?: { code?: number; description?: string } };
+      try {
+        ack = JSON.parse(decoderForAcks.decode(outcome.msg.data)) as typeof ack;
+      } catch (error) {
+        throw storeError(`cannot append to ${subject}: the server's acknowledgement is not JSON`, error);
+      }
+      // A refusal by the stream is final.
+      if (ack.error) throw storeError(`cannot append to ${subject}`, new Error(ack.error.description ?? `error ${ack.error.code ?? ''}`));
+      if (typeof ack.seq !== 'number') throw storeError(`cannot append to ${subject}: no sequence in the acknowledgement`, undefined);
+      return { seq: ack.seq, duplicate: ack.duplicate === true };
     }
+    if (outcome.kind === 'denied') throw storeError(`cannot append to ${subject}`, new Error(outcome.reason));
+    // Timeouts, no responders while the server restarts, a dropped connection: another try with the same id.
+    if (Date.now() >= deadline) throw storeError(`cannot append to ${subject}`, new Error(`no acknowledgement (${outcome.kind})`));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
   }
 }
 
