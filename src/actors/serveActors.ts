@@ -1,4 +1,5 @@
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
+import { compileUserSchema } from '../contracts/schemas.js';
 import type { MemoryRecord, MemoryStore } from './memory.js';
 import { appendTurn, type ConversationTurn } from './memory/conversationMemory.js';
 import type { ModelActor, ModelAnswer, ModelRequest } from './model.js';
@@ -19,7 +20,10 @@ export const MAX_TOOL_OUTPUT_CHARS = 1_000_000;
  * ```
  */
 export function serveModel(transport: Transport, subject: string, model: ModelActor): Subscription {
-  return transport.serve<ModelRequest, ModelAnswer>(subject, (request, context) => model.complete(request, context.signal));
+  return transport.serve<ModelRequest, ModelAnswer>(subject, (request, context) => {
+    checkModelRequest(request, subject);
+    return model.complete(request, context.signal);
+  });
 }
 
 /**
@@ -32,7 +36,54 @@ export function serveModel(transport: Transport, subject: string, model: ModelAc
  * ```
  */
 export function serveTool(transport: Transport, subject: string, tool: ToolDefinition): Subscription {
-  return transport.serve<ToolRequest, ToolResult>(subject, (request, context) => runTool(tool, request, context.signal));
+  return transport.serve<ToolRequest, ToolResult>(subject, (request, context) => {
+    checkToolRequest(tool, request, subject);
+    return runTool(tool, request, context.signal);
+  });
+}
+
+/**
+ * Refuses what the core would never send: a request that is not a tool request for this tool,
+ * or whose input does not match the tool's schema (the core checked it; a message from elsewhere
+ * may not have been). Throws, so the requester gets an error reply, not an observation.
+ */
+export function checkToolRequest(tool: ToolDefinition, request: unknown, subject: string): asserts request is ToolRequest {
+  const bad = (why: string) =>
+    new RedflowError(
+      errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a request for tool "${tool.name}" on ${subject}: ${why}`, {
+        hint: 'send {"traceId", "iteration", "tool", "input", "idempotencyKey"}',
+      }),
+    );
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw bad('not a JSON object');
+  const { tool: name, input, idempotencyKey, traceId, iteration } = request as Record<string, unknown>;
+  if (name !== tool.name) throw bad(`it names the tool ${JSON.stringify(name)}`);
+  if (typeof idempotencyKey !== 'string' || typeof traceId !== 'string') throw bad('no idempotencyKey or traceId');
+  if (typeof iteration !== 'number' || !Number.isInteger(iteration) || iteration < 1) throw bad('no iteration');
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw bad('its input is not an object');
+  const verdict = compileUserSchema(tool.inputSchema)(input);
+  if (verdict !== true) {
+    throw new RedflowError(errorInfo(ErrorCode.TOOL_INPUT_INVALID, `the input for "${tool.name}" does not match its schema: ${verdict}`));
+  }
+}
+
+/** Refuses a model request that is not `{ traceId, iteration, messages: [{ role, content }] }`. */
+function checkModelRequest(request: unknown, subject: string): asserts request is ModelRequest {
+  const ok =
+    typeof request === 'object' &&
+    request !== null &&
+    typeof (request as ModelRequest).traceId === 'string' &&
+    Number.isInteger((request as ModelRequest).iteration) &&
+    Array.isArray((request as ModelRequest).messages) &&
+    (request as ModelRequest).messages.every(
+      (m) => typeof m === 'object' && m !== null && typeof m.content === 'string' && ['system', 'user', 'assistant'].includes(m.role),
+    );
+  if (!ok) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a model request on ${subject}`, {
+        hint: 'send {"traceId", "iteration", "messages": [{"role": "system"|"user"|"assistant", "content": string}]}',
+      }),
+    );
+  }
 }
 
 /**

@@ -77,6 +77,23 @@ describe('distributed mode: core, model and tool workers connected only by NATS'
     expect((await run.result).outcome.reason).toBe('final_answer');
   });
 
+  it('should answer bad messages on the model and tool subjects with an error, and go on serving', async () => {
+    const enc = (value: unknown) => new TextEncoder().encode(typeof value === 'string' ? value : JSON.stringify(value));
+    const cases: [string, Uint8Array][] = [
+      [`${prefix}.model.model`, enc('garbage')],
+      [`${prefix}.model.model`, enc({ traceId: 't', iteration: 1, messages: 'not a list' })],
+      [`${prefix}.tool.bump`, enc({ traceId: 't', iteration: 1, tool: 'bump', input: { by: 'three' }, idempotencyKey: 't:1' })],
+      [`${prefix}.tool.bump`, enc({ tool: 'other', input: {}, idempotencyKey: 't:1', traceId: 't', iteration: 1 })],
+      [`${prefix}.tool.bump`, new Uint8Array([0xc3, 0x28])],
+    ];
+    for (const [subject, payload] of cases) {
+      const reply = await clientNc.request(subject, payload, { timeout: 5000 });
+      expect(reply.headers?.get('Redflow-Error'), subject).toBeTruthy();
+    }
+    const run = await startRemoteRun({ nc: clientNc, prefix, input: 'after the garbage' });
+    expect((await run.result).outcome.reason).toBe('final_answer');
+  });
+
   it('should have another core worker take over a run whose worker stopped, without repeating a completed tool call', async () => {
     const first = cores[0]?.worker ?? (await core('core-a'));
     const before = calls().length;

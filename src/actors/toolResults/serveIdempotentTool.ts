@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
-import { runTool } from '../serveActors.js';
+import { checkToolRequest, runTool } from '../serveActors.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../tool.js';
 import type { HandlerContext, Subscription, Transport } from '../transport.js';
 import { checkLeaseMs, checkToolResultKey, type ToolResultStore } from './toolResultStore.js';
@@ -100,6 +100,7 @@ export function serveIdempotentTool(
 
   const handle = async (request: ToolRequest, context: HandlerContext): Promise<ToolResult> => {
     const key = requestKey(request, subject);
+    checkToolRequest(tool, request, subject);
     // One owner per attempt: two requests for one key on this worker must not both execute it.
     const attempt = `${owner}#${randomBytes(4).toString('hex')}`;
     const deadline = Date.now() + busyWaitMs;
