@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiError } from '@nats-io/jetstream';
+import { KV_SERVER_HINT, isWrongLastSequence, kvBucketHint, kvFailure } from '../nats/kvErrors.js';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError } from '../../errors.js';
@@ -43,8 +44,6 @@ const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
 const DEFAULT_UPDATE_ATTEMPTS = 5;
 /** JetStream's error code for a message over the stream's `max_msg_size`. */
 const MESSAGE_TOO_LARGE = 10054;
-const SERVER_HINT =
-  'check that nats-server is reachable and runs with JetStream enabled (nats-server -js), then try again';
 
 /**
  * Creates (or opens) the KV bucket and returns a {@link MemoryStore} keeping each conversation's
@@ -111,7 +110,7 @@ export async function createNatsKvMemoryStore(
   try {
     kv = await new Kvm(nc).create(bucket, { history, maxValueSize: maxValueBytes });
   } catch (error) {
-    throw failure(`cannot open NATS KV bucket ${bucket}`, error, SERVER_HINT, true);
+    throw fail(`cannot open NATS KV bucket ${bucket}`, error, KV_SERVER_HINT, true);
   }
 
   /** conversation id → the revision last seen (0: no value). Insertion order = age. */
@@ -133,7 +132,7 @@ export async function createNatsKvMemoryStore(
     try {
       entry = await kv.get(kvKey(conversationId));
     } catch (error) {
-      throw failure(`cannot read the memory of ${where(conversationId)}`, error, bucketHint(bucket, error), true);
+      throw fail(`cannot read the memory of ${where(conversationId)}`, error, kvBucketHint(bucket, error), true);
     }
     if (entry === null) return { memory: undefined, revision: 0 };
     if (entry.operation !== 'PUT') return { memory: undefined, revision: entry.revision };
@@ -148,14 +147,14 @@ export async function createNatsKvMemoryStore(
     } catch (error) {
       if (isWrongLastSequence(error)) return undefined;
       if (error instanceof JetStreamApiError && error.code === MESSAGE_TOO_LARGE) {
-        throw failure(
+        throw fail(
           `memory of ${where(conversationId)} is larger than the bucket allows`,
           error,
           `the bucket was created with a smaller maxValueSize than this store's maxValueBytes (${maxValueBytes}); keep fewer turns or recreate the bucket`,
           false,
         );
       }
-      throw failure(`cannot write the memory of ${where(conversationId)}`, error, bucketHint(bucket, error), true);
+      throw fail(`cannot write the memory of ${where(conversationId)}`, error, kvBucketHint(bucket, error), true);
     }
   };
 
@@ -255,30 +254,12 @@ function parseMemory(entry: KvEntry, where: string): MemoryRecord {
   return parsed as MemoryRecord;
 }
 
-function isWrongLastSequence(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence ||
-      error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
-}
 
-function bucketHint(bucket: string, error: unknown): string {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound
-    ? `the NATS KV bucket ${bucket} no longer exists; create the store again to recreate it`
-    : SERVER_HINT;
-}
 
-function failure(message: string, error: unknown, hint: string, retryable: boolean): RedflowError {
-  return new RedflowError(
-    {
-      code: ErrorCode.MEMORY_FAILED,
-      message: `${message}: ${error instanceof Error ? error.message : String(error)}`,
-      hint,
-      retryable,
-    },
-    { cause: error },
-  );
+
+/** This store's failure. */
+function fail(message: string, error: unknown, hint: string, retryable: boolean): RedflowError {
+  return kvFailure(ErrorCode.MEMORY_FAILED, message, error, hint, retryable);
 }
 
 function checkIntegerOption(name: string, value: number, min: number, max: number): void {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { KV_SERVER_HINT, isWrongLastSequence, kvBucketHint, kvFailure } from '../nats/kvErrors.js';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../../errors.js';
@@ -62,7 +62,6 @@ interface Current {
 const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
 /** Revision-checked writes tried per operation before giving up; each failure means another writer got in. */
 const WRITE_ATTEMPTS = 10;
-const SERVER_HINT = 'check that nats-server is reachable and runs with JetStream enabled (nats-server -js), then try again';
 
 /**
  * The KV key of a (valid) idempotency key: each `:` becomes `.`. KV keys may not contain `:`, while
@@ -136,7 +135,7 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
       ...(options.ttlMs !== undefined && { ttl: options.ttlMs }),
     });
   } catch (error) {
-    throw failure(`cannot open NATS KV bucket ${bucket}`, error, SERVER_HINT, true);
+    throw fail(`cannot open NATS KV bucket ${bucket}`, error, KV_SERVER_HINT, true);
   }
 
   const where = (key: string): string => `idempotency key ${key} in NATS KV bucket ${bucket} (key ${toolResultKvKey(key)})`;
@@ -146,7 +145,7 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     try {
       entry = await kv.get(toolResultKvKey(key));
     } catch (error) {
-      throw failure(`cannot read ${where(key)}`, error, bucketHint(bucket, error), true);
+      throw fail(`cannot read ${where(key)}`, error, kvBucketHint(bucket, error), true);
     }
     if (entry === null) return { record: undefined, revision: 0, at: 0 };
     const at = entry.created.getTime();
@@ -161,7 +160,7 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
       return revision > 0 ? await kv.update(kvKey, JSON.stringify(record), revision) : await kv.create(kvKey, JSON.stringify(record));
     } catch (error) {
       if (isWrongLastSequence(error)) return undefined;
-      throw failure(`cannot write ${where(key)}`, error, bucketHint(bucket, error), true);
+      throw fail(`cannot write ${where(key)}`, error, kvBucketHint(bucket, error), true);
     }
   };
 
@@ -246,7 +245,7 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
           await kv.delete(toolResultKvKey(key), { previousSeq: current.revision });
           return;
         } catch (error) {
-          if (!isWrongLastSequence(error)) throw failure(`cannot release ${where(key)}`, error, bucketHint(bucket, error), true);
+          if (!isWrongLastSequence(error)) throw fail(`cannot release ${where(key)}`, error, kvBucketHint(bucket, error), true);
         }
       }
       throw contended(key, 'releasing');
@@ -302,29 +301,12 @@ function isToolResult(value: unknown): value is ToolResult {
   return typeof error.code === 'string' && typeof error.message === 'string';
 }
 
-function isWrongLastSequence(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamWrongLastSequence || error.code === JetStreamApiCodes.StreamWrongLastSequenceUnknown)
-  );
-}
 
-function bucketHint(bucket: string, error: unknown): string {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound
-    ? `the NATS KV bucket ${bucket} no longer exists; create the store again to recreate it`
-    : SERVER_HINT;
-}
 
-function failure(message: string, error: unknown, hint: string, retryable: boolean): RedflowError {
-  return new RedflowError(
-    {
-      code: ErrorCode.TOOL_RESULT_STORE_FAILED,
-      message: `${message}: ${error instanceof Error ? error.message : String(error)}`,
-      hint,
-      retryable,
-    },
-    { cause: error },
-  );
+
+/** This store's failure. */
+function fail(message: string, error: unknown, hint: string, retryable: boolean): RedflowError {
+  return kvFailure(ErrorCode.TOOL_RESULT_STORE_FAILED, message, error, hint, retryable);
 }
 
 function checkIntegerOption(name: string, value: number, min: number, max: number): void {
