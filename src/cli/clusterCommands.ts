@@ -1,4 +1,5 @@
 import type { AgentEvent } from '../events/eventTypes.js';
+import { isValidTraceId } from '../runtime/ids.js';
 import { Subject } from '../actors/subjects.js';
 import { crashHook, help, parse, usageError } from './args.js';
 import type { Command } from './commands.js';
@@ -92,7 +93,7 @@ export const tail: Command = {
     if (values.help) return help(output, tailUsage);
     const [traceId, ...extra] = positionals;
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, tailUsage);
-    if (traceId !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) throw usageError(`"${traceId}" is not a trace id`, tailUsage);
+    if (traceId !== undefined && !isValidTraceId(traceId)) throw usageError(`"${traceId}" is not a trace id`, tailUsage);
     const prefix = subjectPrefix(values);
     const nc = await connectFromOptions(values, 'redflow-tail');
     const decoder = new TextDecoder();

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isValidTraceId } from '../runtime/ids.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ReadResult } from '../events/eventStore.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
@@ -105,7 +106,7 @@ export interface ClusterResumeOptions {
  */
 export async function resumeOnCluster(options: ClusterResumeOptions): Promise<ExitCode> {
   const { output, values, traceId } = options;
-  if (!/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) {
+  if (!isValidTraceId(traceId)) {
     throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `with --nats, give the run's trace id, not "${traceId}"`));
   }
   const prefix = subjectPrefix(values);

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { isValidTraceId } from '../runtime/ids.js';
 import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
@@ -105,7 +106,7 @@ const run: Command = {
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, runUsage);
     if (values.input !== undefined && values['input-file'] !== undefined) throw usageError('give --input or --input-file, not both', runUsage);
     const traceId = values['trace-id'] as string | undefined;
-    if (traceId !== undefined && !/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) {
+    if (traceId !== undefined && !isValidTraceId(traceId)) {
       throw usageError(`--trace-id must be 1–128 letters, digits, _ or -, not "${traceId}"`, runUsage);
     }
     const input =

@@ -13,7 +13,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
 import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
 import { buildFlowActors } from '../runtime/flowActors.js';
-import { randomIds } from '../runtime/ids.js';
+import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
 import type { ActorSubjects } from '../runtime/transportActor.js';
 import { openRunLeases, type RunLeases } from './runLeases.js';
@@ -174,7 +174,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         }
       }
       const traceId = request.traceId ?? randomIds.traceId();
-      if (!/^[A-Za-z0-9_-]{1,128}$/.test(traceId)) {
+      if (!isValidTraceId(traceId)) {
         throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${traceId}" is not a valid trace id`));
       }
       const registered = await leases.register({

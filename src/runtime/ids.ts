@@ -27,3 +27,11 @@ export function createSequentialIds(prefix: string): IdSource {
 export function eventId(traceId: string, seq: number): string {
   return `${traceId}:${seq}`;
 }
+
+/**
+ * Trace ids are 1–128 letters, digits, `_` or `-`: one NATS subject token, a file name, a KV key
+ * (the agent-event schema says the same).
+ */
+export function isValidTraceId(traceId: unknown): traceId is string {
+  return typeof traceId === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(traceId);
+}
