@@ -27,3 +27,9 @@ export {
   type JetStreamEventStoreOptions,
 } from '../../events/jetstream/jetstreamEventStore.js';
 export { createNatsKvMemoryStore, type NatsKvMemoryStore, type NatsKvMemoryStoreOptions } from '../memory/natsKvMemoryStore.js';
+export { createNatsKvToolResultStore, type NatsKvToolResultStoreOptions } from '../toolResults/natsKvToolResultStore.js';
+export { serveIdempotentTool, type ServeIdempotentToolOptions } from '../toolResults/serveIdempotentTool.js';
+export { startCoreWorker, type CoreWorker, type CoreWorkerOptions, type RunStartRequest, type RunStartReply } from '../../distributed/coreWorker.js';
+export { startActorWorker, WorkerRole, type ActorWorker, type ActorWorkerOptions } from '../../distributed/actorWorker.js';
+export { startRemoteRun, type RemoteRun, type RemoteRunOptions } from '../../distributed/remoteRun.js';
+export { idempotentToolServer } from '../../distributed/idempotentTools.js';
