@@ -1,9 +1,10 @@
-import { open, readFile, rename, link, stat, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { validators, describeSchemaErrors } from '../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { EventStore, LogProblem, ReadResult } from './eventStore.js';
 import type { AgentEvent } from './eventTypes.js';
+import { acquireLock, isErrno, notFound } from './fileLock.js';
 
 /** When a JSONL store forces its records to disk with `fdatasync`. */
 export type JsonlFsyncMode = 'always' | 'never' | { readonly intervalMs: number };
@@ -84,21 +85,6 @@ interface Scan extends ReadResult {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-function notFound(path: string, cause: unknown): RedflowError {
-  return new RedflowError(
-    {
-      code: ErrorCode.LOG_NOT_FOUND,
-      message: `no event log at ${path}`,
-      hint: 'check the path: a run writes its log where --log (or the runtime) pointed it',
-      path,
-    },
-    { cause },
-  );
-}
-
-function isErrno(error: unknown, code: string): boolean {
-  return error instanceof Error && (error as NodeJS.ErrnoException).code === code;
-}
 
 /**
  * Calls `onLine` for each line of the first `size` bytes of the file, in chunks, so a file of any
@@ -333,108 +319,6 @@ export async function repairTornTail(path: string): Promise<{ truncatedBytes: nu
   } finally {
     await lock.release();
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The writer lock
-// ---------------------------------------------------------------------------------------------
-
-interface Lock {
-  release(): Promise<void>;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return !isErrno(error, 'ESRCH');
-  }
-}
-
-async function readLockFile(lockPath: string): Promise<string | undefined> {
-  try {
-    return await readFile(lockPath, 'utf8');
-  } catch (error) {
-    if (isErrno(error, 'ENOENT')) return undefined;
-    throw error;
-  }
-}
-
-function parsePid(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (!/^[1-9][0-9]{0,9}$/.test(trimmed)) return undefined;
-  return Number(trimmed);
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * Takes `<path>.lock` (created with O_EXCL, holding our pid). A lock whose pid is not alive was left
- * by a crashed writer and is taken over; a live one is refused with `LOG_CONCURRENT_WRITER`.
- */
-async function acquireLock(path: string): Promise<Lock> {
-  const lockPath = `${path}.lock`;
-  const mine = `${process.pid}\n`;
-  for (let attempt = 0; attempt < 10; attempt += 1) {
-    try {
-      const handle = await open(lockPath, 'wx');
-      try {
-        await handle.writeFile(mine);
-      } finally {
-        await handle.close();
-      }
-      return { release: () => releaseLock(lockPath, mine) };
-    } catch (error) {
-      if (isErrno(error, 'ENOENT')) throw notFound(path, error);
-      if (!isErrno(error, 'EEXIST')) throw error;
-    }
-
-    // Someone holds it (or held it). The holder writes its pid right after creating the file,
-    // so an empty lock is given a moment before it is judged stale.
-    let held = await readLockFile(lockPath);
-    for (let wait = 0; held !== undefined && parsePid(held) === undefined && wait < 5; wait += 1) {
-      await sleep(20);
-      held = await readLockFile(lockPath);
-    }
-    if (held === undefined) continue; // released meanwhile: try again
-    const pid = parsePid(held);
-    if (pid !== undefined && isAlive(pid)) {
-      throw new RedflowError({
-        code: ErrorCode.LOG_CONCURRENT_WRITER,
-        message: `${path} is being written by process ${pid}${pid === process.pid ? ' (this process)' : ''}`,
-        hint: `only one writer per log: wait for process ${pid} to finish, or delete ${lockPath} if you are sure it is not writing`,
-        path,
-      });
-    }
-
-    // Stale: move it aside atomically, so two processes taking it over cannot both succeed.
-    const aside = `${lockPath}.stale-${process.pid}-${attempt}`;
-    try {
-      await rename(lockPath, aside);
-    } catch (error) {
-      if (isErrno(error, 'ENOENT')) continue;
-      throw error;
-    }
-    const moved = await readLockFile(aside);
-    if (moved !== undefined && moved !== held) {
-      // We moved a lock someone else took in between: put it back if the place is still free.
-      await link(aside, lockPath).catch(() => undefined);
-    }
-    await unlink(aside).catch(() => undefined);
-  }
-  throw new RedflowError({
-    code: ErrorCode.LOG_CONCURRENT_WRITER,
-    message: `could not take the lock ${lockPath}: other processes keep taking it`,
-    hint: 'only one writer per log; make sure a single process writes this run',
-    path,
-  });
-}
-
-async function releaseLock(lockPath: string, mine: string): Promise<void> {
-  // Only remove the lock if it is still ours.
-  if ((await readLockFile(lockPath)) === mine) await unlink(lockPath).catch(() => undefined);
 }
 
 // ---------------------------------------------------------------------------------------------
