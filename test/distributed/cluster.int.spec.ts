@@ -117,4 +117,29 @@ describe('distributed mode: core, model and tool workers connected only by NATS'
     expect(events.filter((e) => e.type === 'run.resumed')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'tool.completed')).toHaveLength(3);
   }, 20_000);
+
+  it('should let exactly one of two core workers take over an orphaned run, every time', async () => {
+    await core('core-race-b');
+    await core('core-race-c');
+    const store = await openJetStreamEventStore(clientNc, { prefix });
+    for (let i = 0; i < 10; i++) {
+      const doomed = await core(`core-doomed-${i}`);
+      const live: AgentEvent[] = [];
+      // Any core worker of the queue group may take a start: start runs until the doomed one owns one.
+      let traceId = '';
+      for (let attempt = 0; attempt < 20 && !traceId; attempt++) {
+        const run = await startRemoteRun({ nc: clientNc, prefix, input: 'race', onEvent: (event) => live.push(event) });
+        if (doomed.runs().includes(run.traceId)) traceId = run.traceId;
+        else await run.result;
+      }
+      expect(traceId, 'the doomed worker got a run').not.toBe('');
+      await eventually(() => live.some((e) => e.traceId === traceId && e.type === 'tool.requested'), 5000);
+      await doomed.close();
+      // The other core workers (at least b and c) race for it.
+      await eventually(() => live.some((e) => e.traceId === traceId && e.type === 'run.completed'), 10_000);
+      const { events } = await store.read(traceId);
+      expect(events.filter((e) => e.type === 'run.resumed')).toHaveLength(1);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, k) => k + 1));
+    }
+  }, 120_000);
 });
