@@ -13,6 +13,7 @@ export const natsOptionSpecs: NonNullable<ParseArgsConfig['options']> = {
   'nats-token': { type: 'string' },
   'nats-nkey': { type: 'string' },
   'nats-creds': { type: 'string' },
+  'nats-inbox-prefix': { type: 'string' },
 };
 
 /** The help text of {@link natsOptionSpecs}. */
@@ -22,7 +23,8 @@ export const natsOptionsHelp = `NATS (flags, or the environment variables in bra
   --nats-user <user>      with --nats-password [NATS_USER, NATS_PASSWORD]
   --nats-token <token>    [NATS_TOKEN]
   --nats-nkey <file>      a file holding an nkey seed [NATS_NKEY]
-  --nats-creds <file>     a .creds file [NATS_CREDS]`;
+  --nats-creds <file>     a .creds file [NATS_CREDS]
+  --nats-inbox-prefix <p> reply subjects prefix, e.g. _INBOX_core (see deploy/nats/redflow.conf) [NATS_INBOX_PREFIX]`;
 
 /** The NATS URL given by flag or environment, if any: distributed mode when set. */
 export function natsUrl(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -58,6 +60,7 @@ export async function connectFromOptions(
   const token = (values['nats-token'] as string | undefined) ?? env.NATS_TOKEN;
   const nkeyFile = (values['nats-nkey'] as string | undefined) ?? env.NATS_NKEY;
   const credsFile = (values['nats-creds'] as string | undefined) ?? env.NATS_CREDS;
+  const inboxPrefix = (values['nats-inbox-prefix'] as string | undefined) ?? env.NATS_INBOX_PREFIX;
   let nkeySeed: string | undefined;
   if (nkeyFile) {
     try {
@@ -74,5 +77,6 @@ export async function connectFromOptions(
     ...(token !== undefined && { token }),
     ...(nkeySeed !== undefined && { nkeySeed }),
     ...(credsFile !== undefined && { credsFile }),
+    ...(inboxPrefix !== undefined && { inboxPrefix }),
   });
 }

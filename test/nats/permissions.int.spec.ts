@@ -57,7 +57,14 @@ let server: PrivateNatsServer;
 const clients: Client[] = [];
 
 async function connectAs(role: Role): Promise<Client> {
-  const nc = await connectNats({ servers: server.url, user: role, pass: passwords[role], name: `permissions-${role}`, timeoutMs: 2000 });
+  const nc = await connectNats({
+    servers: server.url,
+    user: role,
+    pass: passwords[role],
+    name: `permissions-${role}`,
+    timeoutMs: 2000,
+    inboxPrefix: `_INBOX_${role}`,
+  });
   const errors: Error[] = [];
   void (async () => {
     for await (const status of nc.status()) if (status.type === 'error') errors.push(status.error);
@@ -156,6 +163,17 @@ afterAll(async () => {
 });
 
 describe('deploy/nats/redflow.conf', () => {
+  it("should keep each user out of the others' replies", async () => {
+    const tool = await connectAs('tool');
+    tool.nc.subscribe('_INBOX.>');
+    tool.nc.subscribe('_INBOX_core.>');
+    await violation(tool, 'subscription', '_INBOX.>');
+    await violation(tool, 'subscription', '_INBOX_core.>');
+    const core = await connectAs('core');
+    core.nc.subscribe('_INBOX_tool.>');
+    await violation(core, 'subscription', '_INBOX_tool.>');
+  });
+
   it('should run the real workers under their own users: core, model and tool', async () => {
     const flowPath = fileURLToPath(new URL('../fixtures/cluster/flow.json', import.meta.url));
     const core = await connectAs('core');

@@ -27,6 +27,11 @@ export interface ConnectNatsOptions {
   readonly nkeySeed?: string;
   /** A `.creds` file (user JWT and nkey seed, as `nsc` writes them). */
   readonly credsFile?: string;
+  /**
+   * Prefix of this connection's reply subjects (default `_INBOX`). Give each role its own (such as
+   * `_INBOX_tool`) so the server can confine a user to its own replies (deploy/nats/redflow.conf).
+   */
+  readonly inboxPrefix?: string;
   /** Connection name, shown by `nats server report connections`. Default `redflow`. */
   readonly name?: string;
   /** How long to wait for the server, in ms. Default 5000. */
@@ -86,6 +91,7 @@ export async function natsConnectionOptions(options: ConnectNatsOptions): Promis
     // Without this, the client builds an Error (stack trace and all) for every request and
     // publish ack, just in case it times out: a fifth of a busy worker's time.
     noAsyncTraces: true,
+    ...(options.inboxPrefix !== undefined && { inboxPrefix: options.inboxPrefix }),
     // Keep trying through a server restart: runs wait rather than fail.
     maxReconnectAttempts: -1,
     ...(authenticator !== undefined && { authenticator }),

@@ -31,7 +31,8 @@ const SWEEP_MS = 20;
  * ```
  */
 export function createRequestMux(nc: NatsConnection): RequestMux {
-  const inbox = createInbox();
+  // The connection's own reply prefix, so least-privilege permissions on it hold here too.
+  const inbox = createInbox((nc as Partial<{ options: { inboxPrefix?: string } }>).options?.inboxPrefix);
   const waiting = new Map<string, { resolve: (outcome: MuxOutcome) => void; deadline: number; subject: string }>();
   let next = 0;
   let sweeper: ReturnType<typeof setInterval> | undefined;
