@@ -1,6 +1,7 @@
 import type { AgentEvent } from '../events/eventTypes.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { Subject } from '../actors/subjects.js';
+import { parseTraceEvent } from '../distributed/traceEvent.js';
 import { crashHook, help, parse, usageError } from './args.js';
 import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
@@ -96,15 +97,12 @@ export const tail: Command = {
     if (traceId !== undefined && !isValidTraceId(traceId)) throw usageError(`"${traceId}" is not a trace id`, tailUsage);
     const prefix = subjectPrefix(values);
     const nc = await connectFromOptions(values, 'redflow-tail');
-    const decoder = new TextDecoder();
     const subject = traceId === undefined ? Subject.allTraces(prefix) : Subject.runTrace(prefix, traceId);
     const subscription = nc.subscribe(subject, {
       callback: (error, message) => {
         if (error) return;
-        let event: AgentEvent;
-        try {
-          event = JSON.parse(decoder.decode(message.data)) as AgentEvent;
-        } catch {
+        const event = parseTraceEvent(message.data);
+        if (!event) {
           line(output.err, `(not an event on ${message.subject})`);
           return;
         }

@@ -9,6 +9,7 @@ import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
 import { randomIds } from '../runtime/ids.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
+import { parseTraceEvent } from './traceEvent.js';
 
 /** Options of {@link startRemoteRun}. */
 export interface RemoteRunOptions {
@@ -47,7 +48,6 @@ export interface RemoteRun {
 export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteRun> {
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
   const traceId = options.traceId ?? randomIds.traceId();
-  const decoder = new TextDecoder();
   let settle: { resolve: (value: { outcome: RunOutcome; envelope: AgentEnvelope }) => void; reject: (error: unknown) => void } | undefined;
   const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => (settle = { resolve, reject }));
   result.catch(() => undefined);
@@ -57,12 +57,8 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   const subscription = options.nc.subscribe(Subject.runTrace(prefix, traceId), {
     callback: (error, message) => {
       if (error) return;
-      let event: AgentEvent;
-      try {
-        event = JSON.parse(decoder.decode(message.data)) as AgentEvent;
-      } catch {
-        return;
-      }
+      const event = parseTraceEvent(message.data);
+      if (!event) return;
       live.push(event);
       options.onEvent?.(event);
       if (isTerminal(event)) void finish();

@@ -1,10 +1,6 @@
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Storage } from '../../src/actors/subjects.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
 import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
@@ -12,9 +8,9 @@ import { startActorWorker, type ActorWorker } from '../../src/distributed/actorW
 import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
 import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
+import { ROOT, removePrefix } from './clusterSupport.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const flowPath = path.join(root, 'test/fixtures/cluster/flow.json');
+const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
 const prefix = uniquePrefix();
 const calls = () => ((globalThis as { __clusterCalls?: string[] }).__clusterCalls ??= []);
 
@@ -42,12 +38,7 @@ afterAll(async () => {
     await nc.drain().catch(() => undefined);
   }
   await actors.close();
-  const jsm = await jetstreamManager(clientNc);
-  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
-  const kvm = new Kvm(clientNc);
-  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.memoryBucket(prefix)]) {
-    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
-  }
+  await removePrefix(clientNc, prefix);
   await actorNc.drain();
   await clientNc.drain();
 });

@@ -2,22 +2,18 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Storage } from '../../src/actors/subjects.js';
 import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
 import { startCoreWorker } from '../../src/distributed/coreWorker.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
 
 // The core worker that dies is a real `redflow worker` process (npm test builds dist/ first),
 // killed with SIGKILL right after it appends event k; a second core worker takes the run over.
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/redflow.js');
-const flowPath = path.join(root, 'test/fixtures/crash/flow.json');
+const bin = path.join(ROOT, 'bin/redflow.js');
+const flowPath = path.join(ROOT, 'test/fixtures/crash/flow.json');
 const prefix = uniquePrefix();
 const LEASE_MS = 800;
 
@@ -25,24 +21,9 @@ let dir: string;
 let nc: NatsConnection;
 let actorWorker: ChildProcess;
 
-/** Starts `redflow worker` and resolves once it says it is ready. */
 function worker(roles: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(
-    process.execPath,
-    [bin, 'worker', flowPath, '--role', roles, '--nats', NATS_URL, '--prefix', prefix, '--lease', String(LEASE_MS)],
-    { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('worker ready')) resolve(child);
-    });
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}) before it was ready: ${stderr}`)));
-  });
+  return startWorkerProcess(flowPath, roles, { prefix, env, extraArgs: ['--lease', String(LEASE_MS)] });
 }
-
-const exited = (child: ChildProcess) => new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
 
 async function counterLines(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8').catch(() => '')).split('\n').filter(Boolean);
@@ -58,12 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   actorWorker?.kill('SIGTERM');
   if (actorWorker) await exited(actorWorker);
-  const jsm = await jetstreamManager(nc);
-  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
-  const kvm = new Kvm(nc);
-  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.toolResultsBucket(prefix)]) {
-    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
-  }
+  await removePrefix(nc, prefix);
   await nc.drain();
   await rm(dir, { recursive: true, force: true });
 });

@@ -1,41 +1,26 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Storage } from '../../src/actors/subjects.js';
 import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
-import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
 
 // 1,000 concurrent runs through one nats-server, 2 core worker processes and 2 model+tool worker
 // processes (npm test builds dist/ first). Every run must complete, and every log must replay
 // with no event lost or duplicated.
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bin = path.join(root, 'bin/redflow.js');
-const flowPath = path.join(root, 'test/fixtures/cluster/flow.json');
+const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
 const prefix = uniquePrefix();
 const RUNS = Number(process.env.REDFLOW_LOAD_RUNS ?? 1000);
 
 let nc: NatsConnection;
 const workers: ChildProcess[] = [];
 
-function worker(roles: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [bin, 'worker', flowPath, '--role', roles, '--nats', NATS_URL, '--prefix', prefix], {
-    env: { ...process.env, NO_COLOR: '1', SLOW_BUMP_MS: '0' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+async function worker(roles: string): Promise<ChildProcess> {
+  const child = await startWorkerProcess(flowPath, roles, { prefix, env: { SLOW_BUMP_MS: '0' } });
   workers.push(child);
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      if (stderr.includes('worker ready')) resolve(child);
-    });
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${stderr}`)));
-  });
+  return child;
 }
 
 beforeAll(async () => {
@@ -45,13 +30,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of workers) child.kill('SIGTERM');
-  await Promise.all(workers.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
-  const jsm = await jetstreamManager(nc);
-  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
-  const kvm = new Kvm(nc);
-  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.toolResultsBucket(prefix)]) {
-    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
-  }
+  await Promise.all(workers.map(exited));
+  await removePrefix(nc, prefix);
   await nc.drain();
 });
 
