@@ -17,6 +17,8 @@ export const ExitCode = {
   DataError: 65,
   /** A file is missing. */
   NoInput: 66,
+  /** A service the command needs (NATS, JetStream) cannot be reached. */
+  Unavailable: 69,
   /** Something failed that is not the user's doing. */
   Internal: 70,
   /** Ctrl-C: the command stopped following a run that goes on (distributed mode). */

@@ -30,7 +30,10 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.LOG_CONCURRENT_WRITER,
   ErrorCode.FLOW_INVALID_JSON,
   ErrorCode.FLOW_TOO_LARGE,
+  ErrorCode.FLOW_MISMATCH,
+  ErrorCode.NODE_CONFIG_INVALID,
 ]);
+const unavailable: ReadonlySet<string> = new Set([ErrorCode.TRANSPORT_CONNECT_FAILED, ErrorCode.LOG_STORE_UNAVAILABLE]);
 const missing: ReadonlySet<string> = new Set([ErrorCode.FLOW_NOT_FOUND, ErrorCode.LOG_NOT_FOUND]);
 
 /**
@@ -68,6 +71,7 @@ export async function main(argv: readonly string[], output: Output = terminalOut
       if (error.code === ErrorCode.CLI_USAGE) return ExitCode.Usage;
       if (missing.has(error.code)) return ExitCode.NoInput;
       if (dataErrors.has(error.code)) return ExitCode.DataError;
+      if (unavailable.has(error.code)) return ExitCode.Unavailable;
       return ExitCode.Internal;
     }
     line(output.err, s.red(`internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));

@@ -8,6 +8,7 @@ import type { ToolDefinition } from '../actors/tool.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
 import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
 import { buildFlowActors } from '../runtime/flowActors.js';
+import { checkSubjectTokens } from './flowSubjects.js';
 
 /** The kinds of actor a worker can host, defined once. */
 export const WorkerRole = {
@@ -57,6 +58,7 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   const loaded = await loadFlowFile(options.flowPath);
   if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
   const flow = loaded.validation.flow;
+  checkSubjectTokens(flow);
   const actors = await buildFlowActors(flow, { baseDir: loaded.baseDir });
   const transport = createNatsTransport(options.nc);
   const served: Subscription[] = [];

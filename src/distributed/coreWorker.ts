@@ -13,6 +13,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
 import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
 import { buildFlowActors } from '../runtime/flowActors.js';
+import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
 import type { ActorSubjects } from '../runtime/transportActor.js';
@@ -108,6 +109,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const loaded = await loadFlowFile(options.flowPath);
   if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
   const flow = loaded.validation.flow;
+  checkSubjectTokens(flow);
   // Built for the tool specs and the trigger's input check; the tools themselves run in tool workers.
   const actors = await buildFlowActors(flow, { baseDir: loaded.baseDir });
   const agent: AgentCoreReactConfig = actors.agent;

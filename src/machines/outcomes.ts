@@ -49,8 +49,3 @@ export const Outcome = {
     };
   },
 } as const;
-
-/** True for outcomes that end in the machine's `done` state rather than `error`. */
-export function isSuccessfulOutcome(outcome: RunOutcome): boolean {
-  return outcome.status !== 'blocked';
-}
