@@ -114,6 +114,29 @@ export const ErrorCode = {
 
   // Command line.
   CLI_USAGE: 'CLI_USAGE',
+
+  // HTTP API (`redflow serve`).
+  /** No route for this method and path. */
+  HTTP_NOT_FOUND: 'HTTP_NOT_FOUND',
+  HTTP_METHOD_NOT_ALLOWED: 'HTTP_METHOD_NOT_ALLOWED',
+  /** The bearer token is missing or wrong. */
+  HTTP_UNAUTHORIZED: 'HTTP_UNAUTHORIZED',
+  HTTP_BODY_TOO_LARGE: 'HTTP_BODY_TOO_LARGE',
+  HTTP_BODY_NOT_JSON: 'HTTP_BODY_NOT_JSON',
+  /** The body is JSON but not what the endpoint's schema says. */
+  HTTP_BODY_INVALID: 'HTTP_BODY_INVALID',
+  HTTP_UNSUPPORTED_MEDIA_TYPE: 'HTTP_UNSUPPORTED_MEDIA_TYPE',
+  /** A flow id in a path is not a safe name inside the flows directory. */
+  FLOW_ID_INVALID: 'FLOW_ID_INVALID',
+  RUN_NOT_FOUND: 'RUN_NOT_FOUND',
+  /** The run has already ended (it cannot be aborted). */
+  RUN_ALREADY_FINISHED: 'RUN_ALREADY_FINISHED',
+  /** `serve` refuses to listen on a non-local address without a bearer token. */
+  SERVE_TOKEN_REQUIRED: 'SERVE_TOKEN_REQUIRED',
+
+  // Stately inspector.
+  /** The inspector relay or WebSocket could not be reached. */
+  INSPECT_UNAVAILABLE: 'INSPECT_UNAVAILABLE',
 } as const;
 
 /** One of the stable codes of {@link ErrorCode}. */

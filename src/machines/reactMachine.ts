@@ -22,20 +22,9 @@ import type {
   TransportCommand,
 } from './reactTypes.js';
 import { confidenceThreshold, iterationLimit, lastConfidence } from './stopConditions.js';
+import { ReactState } from './reactState.js';
 
-/** The machine's states, defined once (the editor and the inspector show the same names). */
-export const ReactState = {
-  Starting: 'starting',
-  AwaitingModel: 'awaitingModel',
-  Validating: 'validating',
-  AwaitingTool: 'awaitingTool',
-  CheckingStop: 'checkingStop',
-  Done: 'done',
-  Error: 'error',
-} as const;
-
-/** One of {@link ReactState}'s values. */
-export type ReactState = (typeof ReactState)[keyof typeof ReactState];
+export { ReactState } from './reactState.js';
 
 /** The data of `run.completed` for a final answer (the thought only in debug). */
 function finalAnswerData(answer: ModelResponse, debug: boolean | undefined): RunEndedData {
