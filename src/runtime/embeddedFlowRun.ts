@@ -1,3 +1,4 @@
+import type { InspectionEvent } from 'xstate';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
@@ -29,6 +30,8 @@ export interface EmbeddedOptions {
   readonly fsync?: JsonlFsyncMode;
   /** Called with each event once it is in the log (after fsync). */
   readonly onEvent?: (event: AgentEvent) => void;
+  /** Sees every inspection event of the run's statechart (the Stately inspector attaches here). */
+  readonly inspect?: (event: InspectionEvent) => void;
 }
 
 /** Options of {@link runFlowFile}. */
@@ -221,6 +224,7 @@ function environment(options: EmbeddedOptions, served: ServedActors, agent: Agen
     ...optional('timeoutMs', options.timeoutMs),
     ...optional('signal', options.signal),
     ...optional('onEvent', options.onEvent),
+    ...optional('inspect', options.inspect),
   };
 }
 

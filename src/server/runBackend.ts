@@ -1,0 +1,47 @@
+import type { InspectionEvent } from 'xstate';
+import type { FlowDefinition } from '../contracts/schema-types.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import type { RunResponse, RunSummary } from './apiTypes.js';
+
+/** What `POST /api/runs` asks a backend to start, once the flow has been found and validated. */
+export interface BackendStartRequest {
+  /** The flow's id in the flows directory. */
+  readonly flowId: string;
+  /** The flow file's absolute path. */
+  readonly flowPath: string;
+  readonly flow: FlowDefinition;
+  readonly input: unknown;
+  readonly conversationId?: string;
+  readonly timeoutMs?: number;
+}
+
+/** What a backend answers to an abort. */
+export type AbortAnswer = 'aborting' | 'finished' | 'unknown';
+
+/**
+ * Where `redflow serve` runs flows: in its own process (embedded, JSONL logs) or on a NATS cluster
+ * of workers (JetStream logs). The HTTP layer speaks only to this interface.
+ */
+export interface RunBackend {
+  readonly mode: 'embedded' | 'nats';
+  /** Starts a run; resolves once its first event is in the log. */
+  start(request: BackendStartRequest): Promise<{ readonly traceId: string }>;
+  /** The run's summary and envelope (the fold of its log), or `undefined` for an unknown trace id. */
+  get(traceId: string): Promise<RunResponse | undefined>;
+  /** The run's events after `afterSeq` as stored so far, or `undefined` for an unknown trace id. */
+  events(traceId: string, afterSeq: number): Promise<readonly AgentEvent[] | undefined>;
+  /**
+   * Calls `onEvent` with every event after `afterSeq`, in seq order and each exactly once: the
+   * stored ones first, then the live ones as they are appended, until the run's last event.
+   * Resolves with a function that stops following, or `undefined` for an unknown trace id.
+   */
+  follow(traceId: string, afterSeq: number, onEvent: (event: AgentEvent) => void): Promise<(() => void) | undefined>;
+  /** Runs, newest first. */
+  list(options: { readonly flow?: string; readonly limit: number }): Promise<readonly RunSummary[]>;
+  abort(traceId: string, reason?: string): Promise<AbortAnswer>;
+  /** Stops following runs; embedded runs under way are aborted and their logs closed. */
+  close(): Promise<void>;
+}
+
+/** Gives a run's statechart an inspection observer (the Stately inspector), or none. */
+export type InspectorFactory = (traceId: string) => ((event: InspectionEvent) => void) | undefined;
