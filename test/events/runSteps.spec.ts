@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { fold } from '../../src/events/evolve.js';
+import { runSteps, stateAfter } from '../../src/events/runSteps.js';
+import { reactMachine } from '../../src/machines/reactMachine.js';
+import { ReactState } from '../../src/machines/reactState.js';
+import { agentConfig, answer, runScripted } from '../support/harness.js';
+
+/** Every `from → to` the machine's definition allows, root-level transitions (abort, timeout) from every state. */
+function machineTransitions(): Set<string> {
+  const edges = new Set<string>();
+  const states = Object.values(reactMachine.root.states);
+  for (const node of [reactMachine.root, ...states]) {
+    for (const transitions of node.transitions.values()) {
+      for (const transition of transitions) {
+        for (const target of transition.target ?? []) {
+          const sources = node === reactMachine.root ? states : [node];
+          for (const source of sources) edges.add(`${source.key} → ${target.key}`);
+        }
+      }
+    }
+    for (const transition of node.always ?? []) {
+      for (const target of transition.target ?? []) edges.add(`${node.key} → ${target.key}`);
+    }
+  }
+  return edges;
+}
+
+describe('runSteps', () => {
+  const scripts = {
+    'a tool call then a final answer': [answer.tool('echo', { text: 'hi' }), answer.final('done')],
+    'an answer that is not JSON': ['not json'],
+    'the iteration limit': [answer.tool('echo'), answer.tool('echo'), answer.tool('echo')],
+  };
+
+  it.each(Object.entries(scripts))('walks only the statechart’s own transitions for %s', async (_name, answers) => {
+    const { events } = await runScripted({ answers, agent: agentConfig({ maxIterations: 2 }) });
+    const allowed = machineTransitions();
+    const states = runSteps(events).map((step) => step.state);
+    for (let i = 1; i < states.length; i++) {
+      const [from, to] = [states[i - 1], states[i]];
+      // Two facts recorded by one transition (run.started with model.requested) share its target.
+      if (from !== to) expect(allowed, `${from} → ${to}`).toContain(`${from} → ${to}`);
+    }
+  });
+
+  it('ends in done for a final answer and in error for an invalid one, with the fold of the log as the last envelope', async () => {
+    const good = await runScripted({ answers: [answer.final('ok')] });
+    const goodSteps = runSteps(good.events);
+    expect(goodSteps.at(-1)?.state).toBe(ReactState.Done);
+    expect(goodSteps.at(-1)?.envelope).toEqual(fold(good.events));
+
+    const bad = await runScripted({ answers: ['{"action": "final",'] });
+    expect(runSteps(bad.events).at(-1)?.state).toBe(ReactState.Error);
+  });
+
+  it('gives each step the envelope folded up to its own event', async () => {
+    const { events } = await runScripted({ answers: [answer.tool('echo'), answer.final('done')] });
+    runSteps(events).forEach((step, i) => {
+      expect(step.event).toBe(events[i]);
+      expect(step.envelope).toEqual(fold(events.slice(0, i + 1)));
+    });
+  });
+
+  it('shows the first events as leaving the starting state', () => {
+    expect(stateAfter({ type: 'run.started' })).toBe(ReactState.Starting);
+    expect(stateAfter({ type: 'model.requested' })).toBe(ReactState.AwaitingModel);
+  });
+});
