@@ -4,6 +4,11 @@ import tseslint from 'typescript-eslint';
 
 const pure = ['src/machines/**/*.ts', 'src/events/evolve.ts', 'src/events/eventTypes.ts', 'src/events/resumePoint.ts', 'src/validation/**/*.ts', 'src/flows/nodeTypes.ts', 'src/flows/edgeRules.ts'];
 
+// The editor runs in the browser: its globals, and no Node module (vite.config.ts is its build script, run by Node).
+const browserGlobals = Object.fromEntries(
+  ['window', 'document', 'navigator', 'location', 'sessionStorage', 'localStorage', 'fetch', 'EventSource', 'MessageEvent', 'HTMLElement', 'console', 'setTimeout', 'clearTimeout', 'requestAnimationFrame'].map((name) => [name, 'readonly']),
+);
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', '.redflow/**'] },
   ...tseslint.configs.recommended,
@@ -28,6 +33,30 @@ export default tseslint.config(
       ],
       'no-restricted-globals': ['error', { name: 'Date', message: 'pure code: the clock is injected.' }, { name: 'setTimeout', message: 'pure code: timers belong to the actor system clock.' }, { name: 'fetch', message: 'pure code: no I/O.' }],
       'no-restricted-properties': ['error', { object: 'Math', property: 'random', message: 'pure code: no randomness.' }, { object: 'Date', property: 'now', message: 'pure code: the clock is injected.' }],
+    },
+  },
+  {
+    files: ['src/editor/**/*.ts', 'src/editor/**/*.tsx'],
+    languageOptions: { globals: browserGlobals, parserOptions: { ecmaFeatures: { jsx: true } } },
+  },
+  {
+    files: ['src/editor/**/*.ts', 'src/editor/**/*.tsx'],
+    ignores: ['src/editor/vite.config.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'fs/*', 'path', 'http', 'https', 'net', 'child_process', 'crypto', 'os', 'url', 'stream', 'worker_threads'], message: 'the editor runs in the browser: no Node modules.' },
+            {
+              group: ['**/actors/**', '**/runtime/**', '**/cli/**', '**/distributed/**', '**/contracts/schemas*', '**/flows/loadFlow*', '**/flows/validateFlow*', '**/flows/agentConfig*', '**/server/*', '!**/server/apiTypes*'],
+              allowTypeImports: true,
+              message: 'the editor may only import browser-safe modules (types from the rest).',
+            },
+          ],
+        },
+      ],
+      'no-restricted-globals': ['error', { name: 'process', message: 'the editor runs in the browser.' }, { name: 'Buffer', message: 'the editor runs in the browser.' }, { name: 'require', message: 'the editor runs in the browser.' }],
     },
   },
 );

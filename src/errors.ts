@@ -133,6 +133,16 @@ export const ErrorCode = {
   RUN_ALREADY_FINISHED: 'RUN_ALREADY_FINISHED',
   /** `serve` refuses to listen on a non-local address without a bearer token. */
   SERVE_TOKEN_REQUIRED: 'SERVE_TOKEN_REQUIRED',
+  /** A query parameter (`limit`, `after`, …) or the `Last-Event-ID` header is not a value the route takes. */
+  HTTP_QUERY_INVALID: 'HTTP_QUERY_INVALID',
+  /** Without a token, `serve` answers only requests whose `Host` is a local name (DNS rebinding). */
+  HTTP_HOST_NOT_ALLOWED: 'HTTP_HOST_NOT_ALLOWED',
+  /** `serve` has no editor build to serve (`dist/editor` is missing: run `npm run build`). */
+  EDITOR_NOT_BUILT: 'EDITOR_NOT_BUILT',
+  /** The server is shutting down and starts no new run. */
+  SERVER_CLOSING: 'SERVER_CLOSING',
+  /** The server failed in a way it did not expect (a bug: the details are in the server's log only). */
+  HTTP_INTERNAL_ERROR: 'HTTP_INTERNAL_ERROR',
 
   // Stately inspector.
   /** The inspector relay or WebSocket could not be reached. */

@@ -62,3 +62,11 @@ export { systemClock, createSteppingClock } from './runtime/clock.js';
 export type { Clock } from './runtime/clock.js';
 export { randomIds, createSequentialIds } from './runtime/ids.js';
 export type { IdSource } from './runtime/ids.js';
+
+export { createRedflowServer, DEFAULT_PORT, DEFAULT_HOST, DEFAULT_FLOWS_DIR } from './server/server.js';
+export type { RedflowServer, RedflowServerOptions } from './server/server.js';
+export { createEmbeddedRunBackend } from './server/embeddedRunBackend.js';
+export type { EmbeddedRunBackendOptions } from './server/embeddedRunBackend.js';
+export type { RunBackend, BackendStartRequest, AbortAnswer, InspectorFactory } from './server/runBackend.js';
+export { ApiRoute, StreamEvent } from './server/apiTypes.js';
+export type * from './server/apiTypes.js';

@@ -22,6 +22,13 @@ export const Subject = {
   allTraces: (prefix: string) => `${prefix}.trace.>`,
   /** Where clients ask the core workers (a queue group) to start a run. */
   runStart: (prefix: string) => `${prefix}.runs.start`,
+  /**
+   * Where clients ask for a run to be aborted. Every core worker listens on all of them (no queue
+   * group, see {@link Subject.runAborts}); only the worker that owns the run answers.
+   */
+  runAbort: (prefix: string, traceId: string) => `${prefix}.runs.abort.${traceId}`,
+  /** Every run's abort subject: what each core worker subscribes to. */
+  runAborts: (prefix: string) => `${prefix}.runs.abort.*`,
 } as const;
 
 /**

@@ -16,6 +16,8 @@ import { tail, worker } from './clusterCommands.js';
 import { line, styles, type Output } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { formatOutcome, formatTimeline } from './timeline.js';
+import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
+import { serve } from './serveCommand.js';
 
 /** A subcommand of `redflow`. */
 export interface Command {
@@ -65,6 +67,7 @@ async function report(run: EmbeddedRun, json: boolean, output: Output, progress:
 
 const runUsage = `usage: redflow run <flow.json> [--input <text|json>] [--input-file <file>] [--log <file.jsonl>] [--json]
                    [--script <answers.json>] [--conversation <id>] [--timeout <ms>] [--trace-id <id>] [--nats <url>]
+                   [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
 
 Runs a flow in this process (embedded mode), or with --nats on a cluster of workers
 (distributed mode: \`redflow worker\`), and prints each iteration as it finishes.
@@ -76,7 +79,13 @@ Runs a flow in this process (embedded mode), or with --nats on a cluster of work
   --conversation <id>   load and save this conversation's memory (needs a memory.kv node)
   --timeout <ms>        end the run as "timeout" after this long
   --trace-id <id>       the run's trace id (default: a new random one)
-Exit codes: 0 done, 1 blocked (error), 2 escalated, 64 usage, 65 invalid flow or input, 66 missing file.
+  --inspect             show the run's statechart live in the Stately inspector (with --nats, where
+                        it runs in a worker: its events, replayed as they arrive); with redflow's
+                        relay (the default) the page keeps showing the run after it ends, until Ctrl-C
+Exit codes: 0 done, 1 blocked (error), 2 escalated, 64 usage, 65 invalid flow or input, 66 missing file,
+69 the inspector (or NATS) cannot be reached, or the relay's port is taken.
+
+${inspectOptionsHelp}
 
 ${natsOptionsHelp}`;
 
@@ -96,6 +105,8 @@ const run: Command = {
         conversation: { type: 'string' },
         timeout: { type: 'string' },
         'trace-id': { type: 'string' },
+        inspect: { type: 'boolean' },
+        ...inspectOptionSpecs,
         ...natsOptionSpecs,
       },
       runUsage,
@@ -120,26 +131,43 @@ const run: Command = {
         if (values[flag] !== undefined) throw usageError(`--${flag} is for embedded runs; on a cluster the workers decide it`, runUsage);
       }
       const { runOnCluster } = await import('./clusterRun.js');
-      return runOnCluster({ flowPath, input, values, json, output, progress, ...(traceId !== undefined && { traceId }) });
+      const inspector = await openRunInspector(values, runUsage, output, { json });
+      try {
+        const code = await runOnCluster({ flowPath, input, values, json, output, progress: inspector?.following(progress) ?? progress, ...(traceId !== undefined && { traceId }) });
+        await inspector?.finish();
+        return code;
+      } finally {
+        await inspector?.close();
+      }
     }
     const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
     const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', runUsage);
     const crash = crashHook();
-    const embedded = await runFlowFile({
-      flowPath,
-      input,
-      ...(values.log !== undefined && { logPath: values.log as string }),
-      ...(traceId !== undefined && { traceId }),
-      ...(values.conversation !== undefined && { conversationId: values.conversation as string }),
-      ...(script && { script }),
-      ...(timeoutMs !== undefined && { timeoutMs }),
-      onEvent: (event) => {
-        if (!json) progress.onEvent(event);
-        crash?.(event);
-      },
-    });
-    if (!json) for (const warning of embedded.warnings) line(output.err, styles(output.color).yellow(`warning ${warning.code}: ${warning.message}`));
-    return report(embedded, json, output, progress);
+    const inspector = await openRunInspector(values, runUsage, output, { json });
+    try {
+      const inspected = inspector?.embedded(traceId);
+      const runTraceId = inspected?.traceId ?? traceId;
+      const embedded = await runFlowFile({
+        flowPath,
+        input,
+        ...(values.log !== undefined && { logPath: values.log as string }),
+        ...(runTraceId !== undefined && { traceId: runTraceId }),
+        ...(values.conversation !== undefined && { conversationId: values.conversation as string }),
+        ...(script && { script }),
+        ...(timeoutMs !== undefined && { timeoutMs }),
+        ...(inspected && { inspect: inspected.inspect }),
+        onEvent: (event) => {
+          if (!json) progress.onEvent(event);
+          crash?.(event);
+        },
+      });
+      if (!json) for (const warning of embedded.warnings) line(output.err, styles(output.color).yellow(`warning ${warning.code}: ${warning.message}`));
+      const code = await report(embedded, json, output, progress);
+      await inspector?.finish();
+      return code;
+    } finally {
+      await inspector?.close();
+    }
   },
 };
 
@@ -277,4 +305,4 @@ const resume: Command = {
 };
 
 /** Every subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [run, validate, replay, resume, worker, tail];
+export const commands: readonly Command[] = [run, validate, replay, resume, worker, tail, inspect, serve];

@@ -33,7 +33,7 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.FLOW_MISMATCH,
   ErrorCode.NODE_CONFIG_INVALID,
 ]);
-const unavailable: ReadonlySet<string> = new Set([ErrorCode.TRANSPORT_CONNECT_FAILED, ErrorCode.LOG_STORE_UNAVAILABLE]);
+const unavailable: ReadonlySet<string> = new Set([ErrorCode.TRANSPORT_CONNECT_FAILED, ErrorCode.LOG_STORE_UNAVAILABLE, ErrorCode.INSPECT_UNAVAILABLE]);
 const missing: ReadonlySet<string> = new Set([ErrorCode.FLOW_NOT_FOUND, ErrorCode.LOG_NOT_FOUND]);
 
 /**

@@ -17,6 +17,10 @@ export const SchemaFile = {
   envelope: 'envelope.schema.json',
   agentEvent: 'agent-event.schema.json',
   flow: 'flow.schema.json',
+  /** `POST /api/runs` of `redflow serve` (its type is `StartRunRequest` in src/server/apiTypes.ts). */
+  startRunRequest: 'http/start-run-request.schema.json',
+  /** `POST /api/runs/:traceId/abort` of `redflow serve` (`AbortRunRequest`). */
+  abortRunRequest: 'http/abort-run-request.schema.json',
 } as const;
 
 /** Reads one of the bundled schemas (they ship in the package's `schemas/` folder). */
@@ -60,6 +64,8 @@ const compilers = {
   toolPostgresConfig: compiled(`${SchemaFile.flow}#/definitions/ToolPostgresConfig`),
   responseChatConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseChatConfig`),
   responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
+  startRunRequest: compiled(SchemaFile.startRunRequest),
+  abortRunRequest: compiled(SchemaFile.abortRunRequest),
 };
 
 /**

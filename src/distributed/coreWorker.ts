@@ -18,6 +18,7 @@ import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
 import type { ActorSubjects } from '../runtime/transportActor.js';
 import { openRunLeases, type RunLeases } from './runLeases.js';
+import { serveRunAborts } from './runAborts.js';
 
 /** What a client sends on `<prefix>.runs.start`. */
 export interface RunStartRequest {
@@ -27,24 +28,32 @@ export interface RunStartRequest {
   readonly conversationId?: string;
   /** The id of the flow the client means: refused when the workers run another one. */
   readonly flowId?: string;
+  /** This run's timeout in ms (default: the worker's `timeoutMs`); kept by a worker that takes it over. */
+  readonly timeoutMs?: number;
 }
 
-/** Refuses a start request that is not `{ input, traceId?, conversationId?, flowId? }`. */
+/** The longest run timeout a client may ask for: 24 hours. */
+const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/** Refuses a start request that is not `{ input, traceId?, conversationId?, flowId?, timeoutMs? }`. */
 function checkStartRequest(request: unknown): asserts request is RunStartRequest {
   const bad = (why: string) =>
     new RedflowError(
       errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a run start request: ${why}`, {
-        hint: 'send {"input": …, "traceId"?: string, "conversationId"?: string, "flowId"?: string}',
+        hint: 'send {"input": …, "traceId"?: string, "conversationId"?: string, "flowId"?: string, "timeoutMs"?: number}',
       }),
     );
   if (typeof request !== 'object' || request === null || Array.isArray(request)) throw bad('not a JSON object');
-  const { traceId, conversationId, flowId } = request as Record<string, unknown>;
+  const { traceId, conversationId, flowId, timeoutMs } = request as Record<string, unknown>;
   if (!('input' in request)) throw bad('no "input"');
   if (traceId !== undefined && typeof traceId !== 'string') throw bad('"traceId" is not a string');
   if (conversationId !== undefined && (typeof conversationId !== 'string' || !isValidConversationId(conversationId))) {
     throw bad('"conversationId" is not a valid conversation id');
   }
   if (flowId !== undefined && typeof flowId !== 'string') throw bad('"flowId" is not a string');
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)) {
+    throw bad(`"timeoutMs" is not an integer from 1 to ${MAX_RUN_TIMEOUT_MS}`);
+  }
 }
 
 /** What a core worker answers: the run it started. */
@@ -94,7 +103,8 @@ interface OwnedRun {
  * `<prefix>.runs.start`, shared by every core worker in one queue group), with the model and tool
  * actors reached over NATS and the log in JetStream. It holds a lease on each run it owns and
  * renews it; when a worker dies, its leases expire and another worker takes its runs over and
- * resumes them from their logs.
+ * resumes them from their logs. It also listens on every run's abort subject
+ * (`<prefix>.runs.abort.<traceId>`) and aborts the runs it owns when asked (see `runAborts.ts`).
  *
  * @example
  * ```ts
@@ -183,6 +193,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         traceId,
         startedAt: new Date().toISOString(),
         ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
+        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
       });
       if (!registered) throw new RedflowError(errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${traceId} already exists`));
       const memory = memoryOf(request.conversationId);
@@ -194,6 +205,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         traceId,
         flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: loaded.path },
         ...(memory && { memory }),
+        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
       });
       track(traceId, handle);
       log(`run ${traceId} started`);
@@ -201,6 +213,10 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     },
     { queue: 'core' },
   );
+
+  // Aborts: every core worker hears every run's abort; only the owner of the run answers.
+  const aborts = serveRunAborts(options.nc, prefix, owner, (traceId) => owned.get(traceId)?.handle, log);
+  await options.nc.flush();
 
   // A worker that stalled past its lease may find its runs taken over: it lets them go.
   const checkOwnership = setInterval(() => {
@@ -246,6 +262,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
           tools: status.started.tools,
           events,
           ...(memory && { memory }),
+          // The timeout the client asked for starts again from the takeover.
+          ...(record.timeoutMs !== undefined && { timeoutMs: record.timeoutMs }),
         });
         track(record.traceId, handle);
         log(`run ${record.traceId} taken over after event ${events.length}`);
@@ -264,6 +282,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       clearInterval(checkOwnership);
       clearInterval(scan);
       service.unsubscribe();
+      aborts.unsubscribe();
       for (const run of owned.values()) run.handle.stop();
       await Promise.allSettled([...owned.values()].map((run) => run.handle.result));
       // Its heartbeat goes at once: the other workers take its runs without waiting for the lease.

@@ -20,6 +20,8 @@ export interface RemoteRunOptions {
   readonly conversationId?: string;
   /** The flow the client means; the core workers refuse a run of another flow. */
   readonly flowId?: string;
+  /** The run's timeout in ms (default: the core worker's). */
+  readonly timeoutMs?: number;
   /** Called with each event of the run as it is stored, in order. */
   readonly onEvent?: (event: AgentEvent) => void;
   /** How long to wait for a core worker to take the run (default 10 s). */
@@ -87,6 +89,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     traceId,
     ...(options.conversationId !== undefined && { conversationId: options.conversationId }),
     ...(options.flowId !== undefined && { flowId: options.flowId }),
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
   };
   const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
     timeoutMs: options.startTimeoutMs ?? 10_000,

@@ -10,6 +10,8 @@ export interface RunRecord {
   readonly owner: string;
   readonly startedAt: string;
   readonly conversationId?: string;
+  /** The run timeout its client asked for, kept for a worker that takes the run over. */
+  readonly timeoutMs?: number;
 }
 
 /**

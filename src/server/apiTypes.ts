@@ -3,9 +3,9 @@
  * (the editor imports this file; it holds types and constants only, so it is browser-safe).
  *
  * Every error is `{ error: { code, message, hint? } }` with an HTTP status, and `code` is one of
- * `ErrorCode`. When the server is bound to a non-local address every request needs
- * `Authorization: Bearer <token>` (the SSE stream also accepts `?token=`, since EventSource
- * cannot send headers).
+ * `ErrorCode`. When the server has a token (it must when bound to a non-local address) every
+ * `/api` request needs `Authorization: Bearer <token>` (the SSE stream also accepts `?token=`,
+ * since EventSource cannot send headers); a missing or wrong token is a 401 `HTTP_UNAUTHORIZED`.
  */
 import type { AgentEnvelope, FlowDefinition, RunOutcome } from '../contracts/schema-types.js';
 import type { ErrorInfo } from '../errors.js';
@@ -47,6 +47,11 @@ export const StreamEvent = {
 /** The error body of every non-2xx answer. */
 export interface ApiErrorBody {
   readonly error: ErrorInfo;
+  /**
+   * When the error is about a flow (a save that is not a flow at all, a run of a flow that does not
+   * validate): every error and warning found, each with its path, node id or edge id.
+   */
+  readonly diagnostics?: readonly FlowDiagnostic[];
 }
 
 /** `GET /api/health`. */

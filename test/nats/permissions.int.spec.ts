@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +7,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FlowDefinition } from '../../src/contracts/schema-types.js';
 import { ErrorCode } from '../../src/errors.js';
 import { connectNats } from '../../src/actors/nats/connect.js';
 import { createNatsTransport } from '../../src/actors/nats/natsTransport.js';
@@ -24,6 +25,8 @@ import { startCoreWorker } from '../../src/distributed/coreWorker.js';
 import { startActorWorker } from '../../src/distributed/actorWorker.js';
 import { idempotentToolServer } from '../../src/distributed/idempotentTools.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { isTerminal } from '../../src/events/eventTypes.js';
+import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
 import { eventually, startNatsServer, type PrivateNatsServer } from './natsSupport.js';
 
 /**
@@ -189,6 +192,50 @@ describe('deploy/nats/redflow.conf', () => {
       expect(envelope.tools.history.map((call) => call.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
       expect([...core.errors, ...model.errors, ...tool.errors].filter(isPermissionError)).toEqual([]);
     } finally {
+      await coreWorker.close();
+      await toolWorker.close();
+      await modelWorker.close();
+    }
+  }, 20_000);
+
+  it('should let `redflow serve --nats` start, follow, list and abort runs as the core user', async () => {
+    const flowsDir = fileURLToPath(new URL('../fixtures/natsBackend/flows', import.meta.url));
+    const flowPath = path.join(flowsDir, 'gated.json');
+    const gateHolder = globalThis as { __natsBackendGate?: Promise<void> };
+    let open: () => void = () => undefined;
+    gateHolder.__natsBackendGate = new Promise<void>((resolve) => (open = resolve));
+    const core = await connectAs('core');
+    const serve = await connectAs('core');
+    const model = await connectAs('model');
+    const tool = await connectAs('tool');
+    const modelWorker = await startActorWorker({ nc: model.nc, flowPath, roles: ['model'] });
+    const toolWorker = await startActorWorker({ nc: tool.nc, flowPath, roles: ['tool'], serveTool: await idempotentToolServer(tool.nc, PREFIX) });
+    const coreWorker = await startCoreWorker({ nc: core.nc, flowPath, leaseMs: 1000 });
+    const backend = await createNatsRunBackend({ nc: serve.nc, flowsDir });
+    try {
+      const flow = JSON.parse(await readFile(flowPath, 'utf8')) as FlowDefinition;
+      const { traceId } = await backend.start({ flowId: 'gated', flowPath, flow, input: 'go' });
+      const types: string[] = [];
+      let ended = false;
+      await backend.follow(traceId, 0, (event) => {
+        types.push(event.type);
+        ended ||= isTerminal(event);
+      });
+      await eventually(() => types.includes('tool.requested'), 5000);
+      expect((await backend.list({ limit: 10 }))[0]).toMatchObject({ traceId, status: 'running', flow: 'gated' });
+      await expect(backend.abort(traceId, 'checked')).resolves.toBe('aborting');
+      await eventually(() => ended, 5000);
+      expect(await backend.get(traceId)).toMatchObject({ status: 'finished', outcome: { reason: 'aborted' } });
+      await expect(backend.abort(traceId)).resolves.toBe('finished');
+      await expect(backend.abort('no-such-run')).resolves.toBe('unknown');
+      // A tool worker may not abort runs.
+      const refused = await tool.transport.request(Subject.runAbort(PREFIX, traceId), {}, { timeoutMs: 2000 });
+      expect(refused).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_PERMISSION_DENIED } });
+      expect([...core.errors, ...serve.errors, ...model.errors].filter(isPermissionError)).toEqual([]);
+    } finally {
+      open();
+      gateHolder.__natsBackendGate = undefined;
+      await backend.close();
       await coreWorker.close();
       await toolWorker.close();
       await modelWorker.close();

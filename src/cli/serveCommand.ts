@@ -1,0 +1,146 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
+import { RedflowError } from '../errors.js';
+import { TOKEN_ENV, assertTokenForHost } from '../server/auth.js';
+import type { RunBackend } from '../server/runBackend.js';
+import { DEFAULT_FLOWS_DIR, DEFAULT_HOST, DEFAULT_PORT, createRedflowServer } from '../server/server.js';
+import { help, parse, usageError } from './args.js';
+import type { Command } from './commands.js';
+import { ExitCode } from './exitCodes.js';
+import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, natsUrl, subjectPrefix } from './natsOptions.js';
+import { line, styles } from './output.js';
+
+const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
+                     [--open] [--verbose] [--nats <url>]
+
+Serves the flow editor and the HTTP API (/api/…) on one port, until Ctrl-C or SIGTERM (which
+abort the runs under way: their logs record it). Runs run in this process, or with --nats on a
+cluster of workers (\`redflow worker\`).
+  --flows <dir>      the flows directory: flow ids are paths in it without .json (default ./${DEFAULT_FLOWS_DIR})
+  --runs <dir>       where run logs are written and read (default ${DEFAULT_RUNS_DIR}, as \`redflow run\`)
+  --host <address>   the address to listen on (default ${DEFAULT_HOST}: this machine only)
+  --port <n>         the port (default ${DEFAULT_PORT}; 0 picks a free one)
+  --token <token>    require Authorization: Bearer <token> on every /api request [${TOKEN_ENV}];
+                     required when --host is not a loopback address
+  --open             open the editor in the browser
+  --verbose          log every request (method, path, status, time) on stderr
+Exit codes: 0 stopped, 64 usage (or the port is taken), 69 NATS unreachable.
+
+${natsOptionsHelp}`;
+
+/** `redflow serve`: the editor and the HTTP API. */
+export const serve: Command = {
+  name: 'serve',
+  summary: 'serve the flow editor and the HTTP API',
+  usage: serveUsage,
+  async run(args, output) {
+    const { values, positionals } = parse(
+      args,
+      {
+        flows: { type: 'string' },
+        runs: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        token: { type: 'string' },
+        open: { type: 'boolean' },
+        verbose: { type: 'boolean' },
+        ...natsOptionSpecs,
+      },
+      serveUsage,
+    );
+    if (values.help) return help(output, serveUsage);
+    if (positionals.length > 0) throw usageError(`unexpected argument "${positionals[0]}"`, serveUsage);
+    const port = portOf(values.port as string | undefined);
+    const host = (values.host as string | undefined) ?? DEFAULT_HOST;
+    const token = (values.token as string | undefined) ?? (process.env[TOKEN_ENV] || undefined);
+    const flowsDir = path.resolve((values.flows as string | undefined) ?? DEFAULT_FLOWS_DIR);
+    const runsDir = path.resolve((values.runs as string | undefined) ?? DEFAULT_RUNS_DIR);
+    const s = styles(output.color);
+    const log = (text: string) => line(output.err, s.dim(`${new Date().toISOString()} ${text}`));
+    try {
+      // Checked before connecting anywhere; a refusal is a wrong command line (64), not a failure.
+      assertTokenForHost(host, token);
+    } catch (error) {
+      if (!(error instanceof RedflowError)) throw error;
+      line(output.err, s.red(`error ${error.code}: ${error.message}`));
+      if (error.hint) line(output.err, `hint: ${error.hint}`);
+      return ExitCode.Usage;
+    }
+
+    const nats = natsUrl(values);
+    if (nats !== undefined && values.runs !== undefined) throw usageError('--runs is for embedded runs; with --nats the logs are in JetStream', serveUsage);
+    let backend: RunBackend | undefined;
+    let closeNats: () => Promise<void> = async () => undefined;
+    if (nats !== undefined) {
+      const prefix = subjectPrefix(values);
+      const nc = await connectFromOptions(values, 'redflow-serve');
+      closeNats = () => nc.drain().catch(() => undefined);
+      try {
+        const { createNatsRunBackend } = await import('../server/natsRunBackend.js');
+        backend = await createNatsRunBackend({ nc, prefix, flowsDir });
+      } catch (error) {
+        await closeNats();
+        throw error;
+      }
+    }
+
+    let server;
+    try {
+      server = await createRedflowServer({
+        flowsDir,
+        runsDir,
+        host,
+        port,
+        ...(token !== undefined && { token }),
+        ...(backend !== undefined && { backend }),
+        ...(values.verbose === true && { logRequest: log }),
+        logError: (text) => line(output.err, s.red(text)),
+      });
+    } catch (error) {
+      await backend?.close().catch(() => undefined);
+      await closeNats();
+      throw error;
+    }
+    line(output.out, `redflow serve: ${s.bold(server.url)}`);
+    line(
+      output.err,
+      s.dim(
+        `${nats === undefined ? `embedded runs, logs in ${path.relative(process.cwd(), runsDir) || runsDir}` : `runs on the NATS cluster at ${nats}`}; ` +
+          `flows in ${path.relative(process.cwd(), flowsDir) || flowsDir}; ${token === undefined ? 'no token' : 'token required'}; Ctrl-C stops`,
+      ),
+    );
+    if (values.open === true) openBrowser(server.url);
+
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    // A second Ctrl-C while runs are being aborted quits at once.
+    process.once('SIGINT', () => process.exit(ExitCode.Interrupted));
+    log(`${signal}: stopping (runs under way are aborted)`);
+    await server.close();
+    await closeNats();
+    return ExitCode.Ok;
+  },
+};
+
+function portOf(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PORT;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isInteger(n) || n > 65535) throw usageError(`--port must be a whole number from 0 to 65535, not "${value}"`, serveUsage);
+  return n;
+}
+
+/** Opens the URL in the desktop's browser; a machine without one (a server, CI) just goes on. */
+function openBrowser(url: string): void {
+  const [command, args] =
+    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+  try {
+    const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    // No browser to open: the URL is printed anyway.
+  }
+}

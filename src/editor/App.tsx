@@ -1,0 +1,291 @@
+/**
+ * The editor: palette, canvas and side panel, the toolbar that talks to `redflow serve`, the run
+ * view (live over SSE, or a finished run stepped through with the scrubber) and the statechart.
+ */
+import { ReactFlowProvider, useEdgesState, useNodesState, useReactFlow } from '@xyflow/react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { runSteps } from '../events/runSteps.js';
+import type { FlowDiagnostic } from '../flows/diagnostics.js';
+import { isCoreType } from '../flows/nodeTypes.js';
+import type { FlowSummary, RunSummary, ValidationResponse } from '../server/apiTypes.js';
+import { ApiError, createApiClient } from './api/apiClient.js';
+import { loadToken, saveToken } from './api/authToken.js';
+import { CanvasStatusContext, type CanvasStatus, type NodeProblem } from './canvas/canvasStatus.js';
+import { FlowCanvas } from './canvas/FlowCanvas.js';
+import { Palette } from './canvas/Palette.js';
+import { toolNameOf } from './flow/connectedTools.js';
+import { flowTypeOf, type AgentCoreNode, type RedflowEdge, type RedflowNode } from './flow/editorNodes.js';
+import { emptyFlow, fromFlowDocument, toFlowDocument, type FlowMeta } from './flow/flowDocument.js';
+import { openRunInInspector } from './inspector/openInInspector.js';
+import { AgentCorePanel } from './panels/AgentCorePanel.js';
+import { AgentTab } from './panels/agentTabs.js';
+import { NodeConfigPanel } from './panels/NodeConfigPanel.js';
+import { RunsList } from './run/RunsList.js';
+import { parseRunInput } from './run/runInput.js';
+import { activeNodesAfter, runViewAt } from './run/runView.js';
+import { RunViewState } from './run/runViewMachine.js';
+import { Scrubber } from './run/Scrubber.js';
+import { useRunView } from './run/useRunView.js';
+import { StatechartView } from './statechart/StatechartView.js';
+import { DiagnosticsPanel } from './toolbar/DiagnosticsPanel.js';
+import { Notice, type NoticeMessage } from './toolbar/Notice.js';
+import { TokenPrompt } from './toolbar/TokenPrompt.js';
+import { Toolbar } from './toolbar/Toolbar.js';
+
+const NEW_FLOW_ID = 'my-flow';
+
+function describe(error: unknown): string {
+  if (error instanceof ApiError) return error.info?.hint ? `${error.message} (${error.info.hint})` : error.message;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function Editor() {
+  const [tokenResolver, setTokenResolver] = useState<(token: string | undefined) => void>();
+  const api = useMemo(
+    () =>
+      createApiClient({
+        getToken: loadToken,
+        requestToken: () =>
+          new Promise<string | undefined>((resolve) => {
+            setTokenResolver(() => (token: string | undefined) => {
+              if (token !== undefined) saveToken(token);
+              setTokenResolver(undefined);
+              resolve(token);
+            });
+          }),
+      }),
+    [],
+  );
+  const { fitView } = useReactFlow<RedflowNode, RedflowEdge>();
+  const [nodes, setNodes, onNodesChange] = useNodesState<RedflowNode>([]);
+  const [edges, setEdges, onEdgesChange] = useEdgesState<RedflowEdge>([]);
+  const [meta, setMeta] = useState<FlowMeta>(emptyFlow(NEW_FLOW_ID).meta);
+  const [flowId, setFlowId] = useState(NEW_FLOW_ID);
+  const [flows, setFlows] = useState<readonly FlowSummary[]>([]);
+  const [runs, setRuns] = useState<readonly RunSummary[]>([]);
+  const [validation, setValidation] = useState<ValidationResponse>();
+  const [notice, setNotice] = useState<NoticeMessage>();
+  const [tab, setTab] = useState<AgentTab>(AgentTab.General);
+  const [busy, setBusy] = useState(false);
+  const [snapshot, send] = useRunView(api);
+
+  const say = useCallback((tone: NoticeMessage['tone'], text: string) => setNotice({ tone, text, at: Date.now() }), []);
+  const dismissNotice = useCallback(() => setNotice(undefined), []);
+
+  const refreshFlows = useCallback(async () => {
+    try {
+      setFlows((await api.listFlows()).flows);
+    } catch (error) {
+      say('error', `Could not list the flows: ${describe(error)}`);
+    }
+  }, [api, say]);
+  const refreshRuns = useCallback(async () => {
+    try {
+      setRuns((await api.listRuns()).runs);
+    } catch (error) {
+      say('error', `Could not list the runs: ${describe(error)}`);
+    }
+  }, [api, say]);
+
+  useEffect(() => {
+    void refreshFlows();
+    void refreshRuns();
+  }, [refreshFlows, refreshRuns]);
+
+  const fitSoon = useCallback(() => window.requestAnimationFrame(() => void fitView({ padding: 0.25, maxZoom: 1.1 })), [fitView]);
+
+  const openFlow = useCallback(
+    async (id: string) => {
+      setBusy(true);
+      try {
+        const flow = fromFlowDocument(await api.getFlow(id));
+        setNodes(flow.nodes);
+        setEdges(flow.edges);
+        setMeta(flow.meta);
+        setFlowId(id);
+        setValidation(undefined);
+        fitSoon();
+      } catch (error) {
+        say('error', `Could not open ${id}: ${describe(error)}`);
+      } finally {
+        setBusy(false);
+      }
+    },
+    [api, fitSoon, say, setEdges, setNodes],
+  );
+
+  const newFlow = useCallback(() => {
+    const flow = emptyFlow(NEW_FLOW_ID);
+    setNodes(flow.nodes);
+    setEdges(flow.edges);
+    setMeta(flow.meta);
+    setFlowId(NEW_FLOW_ID);
+    setValidation(undefined);
+    send({ type: 'CLOSE' });
+  }, [send, setEdges, setNodes]);
+
+  const currentDocument = useCallback(() => toFlowDocument({ ...meta, id: meta.id ?? flowId.split('/').pop() }, nodes, edges), [meta, flowId, nodes, edges]);
+
+  const save = useCallback(async (): Promise<boolean> => {
+    const id = flowId.trim();
+    if (id === '') return false;
+    setBusy(true);
+    try {
+      const saved = await api.saveFlow(id, currentDocument());
+      setValidation(saved.validation);
+      say('info', `Saved ${saved.id}${saved.validation.ok ? '' : ' (it does not validate yet: see the problems)'}`);
+      void refreshFlows();
+      return true;
+    } catch (error) {
+      say('error', `Could not save: ${describe(error)}`);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }, [api, currentDocument, flowId, refreshFlows, say]);
+
+  const validate = useCallback(async () => {
+    setBusy(true);
+    try {
+      setValidation(await api.validate(currentDocument()));
+    } catch (error) {
+      say('error', `Could not validate: ${describe(error)}`);
+    } finally {
+      setBusy(false);
+    }
+  }, [api, currentDocument, say]);
+
+  const selectNode = useCallback((nodeId: string) => setNodes((current) => current.map((node) => (node.selected === (node.id === nodeId) ? node : { ...node, selected: node.id === nodeId }))), [setNodes]);
+
+  const coreNode = nodes.find((node): node is AgentCoreNode => isCoreType(node.type));
+
+  const run = useCallback(
+    async (inputText: string) => {
+      if (!(await save())) return;
+      if (coreNode) selectNode(coreNode.id);
+      setTab(AgentTab.Runtime);
+      send({ type: 'START', flowId: flowId.trim(), input: parseRunInput(inputText) });
+    },
+    [coreNode, flowId, save, selectNode, send],
+  );
+
+  const { events, position, traceId, problem } = snapshot.context;
+  const runState = String(snapshot.value);
+  const openedFlow = useRef<string | undefined>(undefined);
+
+  const openRun = useCallback(
+    (id: string) => {
+      const summary = runs.find((r) => r.traceId === id);
+      if (summary?.flow && summary.flow !== flowId && openedFlow.current !== summary.flow) {
+        openedFlow.current = summary.flow;
+        void openFlow(summary.flow).finally(() => (openedFlow.current = undefined));
+      }
+      if (coreNode) selectNode(coreNode.id);
+      setTab(AgentTab.Runtime);
+      send({ type: 'OPEN', traceId: id });
+    },
+    [coreNode, flowId, openFlow, runs, selectNode, send],
+  );
+
+  useEffect(() => {
+    if (runState === RunViewState.Finished) void refreshRuns();
+    if (runState === RunViewState.Failed && problem) say('error', `Run: ${problem}`);
+  }, [runState, problem, refreshRuns, say]);
+
+  const steps = useMemo(() => runSteps(events), [events]);
+  const view = useMemo(() => runViewAt(steps, position), [steps, position]);
+  const highlightNodes = useMemo(() => nodes.map((node) => ({ id: node.id, type: flowTypeOf(node), toolName: toolNameOf(node) })), [nodes]);
+  const activity = useMemo(() => activeNodesAfter(view.step?.event, highlightNodes), [view.step, highlightNodes]);
+
+  const problems = useMemo(() => {
+    const map = new Map<string, NodeProblem>();
+    for (const d of validation?.warnings ?? []) if (d.nodeId) map.set(d.nodeId, 'warning');
+    for (const d of validation?.errors ?? []) if (d.nodeId) map.set(d.nodeId, 'error');
+    return map;
+  }, [validation]);
+  const canvasStatus = useMemo((): CanvasStatus => ({ activity, problems }), [activity, problems]);
+
+  const diagnosticsOf = useCallback(
+    (nodeId: string): FlowDiagnostic[] => [...(validation?.errors ?? []), ...(validation?.warnings ?? [])].filter((d) => d.nodeId === nodeId),
+    [validation],
+  );
+
+  const selected = nodes.filter((node) => node.selected);
+  const panelNode = selected.length === 1 ? selected[0] : selected.length === 0 ? coreNode : undefined;
+  const running = runState === RunViewState.Starting || runState === RunViewState.Streaming;
+  const scrubbing = (runState === RunViewState.Finished || runState === RunViewState.Replay) && steps.length > 0;
+
+  return (
+    <div className="app" data-testid="editor" data-run-state={runState}>
+      <Toolbar
+        flows={flows}
+        flowId={flowId}
+        flowName={meta.name ?? ''}
+        busy={busy}
+        running={running}
+        canInspect={events.length > 0}
+        onFlowIdChange={setFlowId}
+        onFlowNameChange={(name) => setMeta((current) => ({ ...current, name }))}
+        onOpen={(id) => void openFlow(id)}
+        onNew={newFlow}
+        onSave={() => void save()}
+        onValidate={() => void validate()}
+        onRun={(input) => void run(input)}
+        onAbort={() => send({ type: 'ABORT' })}
+        onInspect={() => openRunInInspector(events)}
+      />
+      <aside className="sidebar sidebar--left">
+        <Palette />
+        <RunsList runs={runs} currentTraceId={traceId} onOpen={openRun} onRefresh={() => void refreshRuns()} />
+      </aside>
+      <main className="workspace">
+        <CanvasStatusContext.Provider value={canvasStatus}>
+          <FlowCanvas nodes={nodes} edges={edges} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} setNodes={setNodes} setEdges={setEdges} />
+        </CanvasStatusContext.Provider>
+        {nodes.length === 0 && (
+          <div className="canvas-hint" data-testid="canvas-hint">
+            Drag nodes from the palette: an <strong>input</strong>, an <strong>agent.core</strong>, a <strong>model</strong>, some <strong>tools</strong> and an{' '}
+            <strong>output</strong>. Then connect the core’s handles to them.
+          </div>
+        )}
+        <div className="workspace__bottom">
+          <Notice notice={notice} onDismiss={dismissNotice} />
+          <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={() => setValidation(undefined)} />
+          {scrubbing && <Scrubber steps={steps} index={view.index} onScrub={(next) => send({ type: 'SCRUB', position: next })} />}
+        </div>
+      </main>
+      <aside className="sidebar sidebar--right">
+        <StatechartView current={view.state} previous={view.previous?.state} />
+        <div className="side-panel" data-testid="side-panel">
+          {panelNode && isCoreType(panelNode.type) ? (
+            <AgentCorePanel
+              node={panelNode as AgentCoreNode}
+              nodes={nodes}
+              edges={edges}
+              diagnostics={diagnosticsOf(panelNode.id)}
+              tab={tab}
+              onTabChange={setTab}
+              view={view}
+              runState={runState}
+              traceId={traceId}
+              onSelectNode={selectNode}
+            />
+          ) : panelNode ? (
+            <NodeConfigPanel node={panelNode} diagnostics={diagnosticsOf(panelNode.id)} />
+          ) : (
+            <p className="empty">{selected.length > 1 ? `${selected.length} nodes selected.` : 'Add an agent.core to configure the agent, or select a node.'}</p>
+          )}
+        </div>
+      </aside>
+      {tokenResolver && <TokenPrompt onSubmit={(token) => tokenResolver(token)} onCancel={() => tokenResolver(undefined)} />}
+    </div>
+  );
+}
+
+export function App() {
+  return (
+    <ReactFlowProvider>
+      <Editor />
+    </ReactFlowProvider>
+  );
+}

@@ -1,0 +1,31 @@
+/** The reason an attempted connection was refused, shown over the canvas until dismissed or replaced. */
+import { useEffect } from 'react';
+
+export interface RefusedConnection {
+  readonly code: string;
+  readonly message: string;
+  /** Changes with each refusal, so the same message shown twice restarts its timer. */
+  readonly at: number;
+}
+
+export function ConnectionToast({ refusal, onDismiss }: { refusal: RefusedConnection | undefined; onDismiss: () => void }) {
+  useEffect(() => {
+    if (!refusal) return;
+    const timer = window.setTimeout(onDismiss, 8000);
+    return () => window.clearTimeout(timer);
+  }, [refusal, onDismiss]);
+  if (!refusal) return null;
+  return (
+    <div className="toast toast--error" role="alert" data-testid="connection-error">
+      <div className="toast__title">
+        Connection refused <code data-testid="connection-error-code">{refusal.code}</code>
+      </div>
+      <div className="toast__message" data-testid="connection-error-message">
+        {refusal.message}
+      </div>
+      <button type="button" className="toast__close" onClick={onDismiss} aria-label="dismiss">
+        ×
+      </button>
+    </div>
+  );
+}

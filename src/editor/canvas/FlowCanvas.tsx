@@ -1,0 +1,140 @@
+/**
+ * The flow canvas: custom nodes, drag and drop from the palette, and one `isValidConnection` that
+ * applies the flow's edge rules (`checkConnection`, shared with validation). A refused attempt
+ * says why, in a toast, when the connection ends.
+ */
+import {
+  Background,
+  BackgroundVariant,
+  Controls,
+  MiniMap,
+  ReactFlow,
+  addEdge,
+  useReactFlow,
+  type Connection,
+  type Edge,
+  type FinalConnectionState,
+  type OnEdgesChange,
+  type OnNodesChange,
+} from '@xyflow/react';
+import { useCallback, useState, type Dispatch, type DragEvent, type SetStateAction } from 'react';
+import { ErrorCode } from '../../errors.js';
+import { isNodeType } from '../../flows/nodeTypes.js';
+import { checkEditorConnection } from '../flow/connections.js';
+import { TARGET_HANDLE, flowTypeOf, type RedflowEdge, type RedflowNode } from '../flow/editorNodes.js';
+import { edgeClassName, newEdgeId } from '../flow/flowDocument.js';
+import { PALETTE_DRAG_TYPE, defaultConfig, newNodeId } from '../flow/palette.js';
+import { nodeTypes } from '../nodes/nodeTypes.js';
+import { ConnectionToast, type RefusedConnection } from './ConnectionToast.js';
+
+export interface FlowCanvasProps {
+  readonly nodes: RedflowNode[];
+  readonly edges: RedflowEdge[];
+  readonly onNodesChange: OnNodesChange<RedflowNode>;
+  readonly onEdgesChange: OnEdgesChange<RedflowEdge>;
+  readonly setNodes: Dispatch<SetStateAction<RedflowNode[]>>;
+  readonly setEdges: Dispatch<SetStateAction<RedflowEdge[]>>;
+}
+
+/** Half a node's size: a dropped node is centred on the pointer. */
+const DROP_OFFSET = { x: 90, y: 30 };
+
+export function FlowCanvas({ nodes, edges, onNodesChange, onEdgesChange, setNodes, setEdges }: FlowCanvasProps) {
+  const { screenToFlowPosition, getNode } = useReactFlow<RedflowNode, RedflowEdge>();
+  const [refusal, setRefusal] = useState<RefusedConnection>();
+  const dismiss = useCallback(() => setRefusal(undefined), []);
+
+  const typeOf = useCallback((id: string) => {
+    const node = getNode(id);
+    return node ? flowTypeOf(node) : undefined;
+  }, [getNode]);
+
+  const isValidConnection = useCallback((connection: Connection | Edge) => checkEditorConnection(connection, typeOf).ok, [typeOf]);
+
+  const onConnect = useCallback(
+    (connection: Connection) => {
+      const check = checkEditorConnection(connection, typeOf);
+      if (!check.ok) return;
+      setRefusal(undefined);
+      setEdges((current) =>
+        addEdge(
+          {
+            ...connection,
+            targetHandle: TARGET_HANDLE,
+            id: newEdgeId(connection.source, connection.target, new Set(current.map((edge) => edge.id))),
+            className: edgeClassName(check.kind),
+            data: { kind: check.kind },
+          },
+          current,
+        ),
+      );
+    },
+    [setEdges, typeOf],
+  );
+
+  const onConnectEnd = useCallback(
+    (_event: MouseEvent | TouchEvent, state: FinalConnectionState) => {
+      if (state.isValid !== false || !state.fromNode || !state.toNode || !state.fromHandle || !state.toHandle) return;
+      if (state.fromHandle.type === state.toHandle.type) {
+        setRefusal({
+          code: ErrorCode.EDGE_NOT_ALLOWED,
+          message: `drag from a node's outgoing handle to another node's incoming handle (both ends here are ${state.fromHandle.type} handles)`,
+          at: Date.now(),
+        });
+        return;
+      }
+      const fromSource = state.fromHandle.type === 'source';
+      const source = fromSource ? state.fromHandle : state.toHandle;
+      const target = fromSource ? state.toHandle : state.fromHandle;
+      const check = checkEditorConnection({ source: source.nodeId, sourceHandle: source.id ?? null, target: target.nodeId, targetHandle: target.id ?? null }, typeOf);
+      if (!check.ok) setRefusal({ code: check.code, message: check.message, at: Date.now() });
+    },
+    [typeOf],
+  );
+
+  const onDragOver = useCallback((event: DragEvent) => {
+    event.preventDefault();
+    event.dataTransfer.dropEffect = 'move';
+  }, []);
+
+  const onDrop = useCallback(
+    (event: DragEvent) => {
+      event.preventDefault();
+      const type = event.dataTransfer.getData(PALETTE_DRAG_TYPE) || event.dataTransfer.getData('text/plain');
+      if (!isNodeType(type)) return;
+      const point = screenToFlowPosition({ x: event.clientX, y: event.clientY });
+      const position = { x: point.x - DROP_OFFSET.x, y: point.y - DROP_OFFSET.y };
+      setNodes((current) => {
+        const id = newNodeId(type, new Set(current.map((node) => node.id)));
+        const node = { id, type, position, selected: true, data: { config: defaultConfig(type) } } as RedflowNode;
+        return [...current.map((other) => (other.selected ? { ...other, selected: false } : other)), node];
+      });
+    },
+    [screenToFlowPosition, setNodes],
+  );
+
+  return (
+    <div className="canvas" data-testid="canvas" onDragOver={onDragOver} onDrop={onDrop}>
+      <ReactFlow<RedflowNode, RedflowEdge>
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        onNodesChange={onNodesChange}
+        onEdgesChange={onEdgesChange}
+        onConnect={onConnect}
+        onConnectEnd={onConnectEnd}
+        isValidConnection={isValidConnection}
+        deleteKeyCode={['Backspace', 'Delete']}
+        fitView
+        fitViewOptions={{ padding: 0.25, maxZoom: 1.1 }}
+        defaultEdgeOptions={{ type: 'smoothstep' }}
+        minZoom={0.3}
+      >
+        <Background variant={BackgroundVariant.Dots} gap={18} size={1} />
+        <Controls showInteractive={false} />
+        <MiniMap pannable zoomable nodeStrokeWidth={3} />
+      </ReactFlow>
+      <ConnectionToast refusal={refusal} onDismiss={dismiss} />
+    </div>
+  );
+}

@@ -1,0 +1,23 @@
+/**
+ * What the canvas shows on top of the flow: which nodes a run is at (live or scrubbed) and which
+ * nodes the last validation found problems in. Custom nodes read it from this context, so a
+ * highlight never changes the nodes themselves.
+ */
+import { createContext, useContext } from 'react';
+import type { ActiveNodes, NodeActivity } from '../run/runView.js';
+
+/** The worst problem validation found in a node. */
+export type NodeProblem = 'error' | 'warning';
+
+export interface CanvasStatus {
+  readonly activity: ActiveNodes;
+  readonly problems: ReadonlyMap<string, NodeProblem>;
+}
+
+export const CanvasStatusContext = createContext<CanvasStatus>({ activity: {}, problems: new Map() });
+
+/** The run activity and validation problem of one node. */
+export function useNodeStatus(nodeId: string): { activity: NodeActivity | undefined; problem: NodeProblem | undefined } {
+  const status = useContext(CanvasStatusContext);
+  return { activity: status.activity[nodeId], problem: status.problems.get(nodeId) };
+}

@@ -1,0 +1,137 @@
+/**
+ * Node config validation in the browser, against the same JSON Schemas the runtime uses
+ * (`schemas/flow.schema.json`'s config definitions and `schemas/agent-core.react.schema.json`),
+ * with ajv. `src/contracts/schemas.ts` reads the schemas with Node's `require`, so the editor
+ * imports the JSON files itself; the rules (and `normalizeAgentConfig`'s defaults) are the same.
+ */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import agentCoreSchema from '../../../schemas/agent-core.react.schema.json';
+import flowSchema from '../../../schemas/flow.schema.json';
+import { NodeType, type NodeType as NodeTypeName } from '../../flows/nodeTypes.js';
+
+/** A JSON Schema as the forms read it. */
+export interface JsonSchema {
+  readonly type?: string | readonly string[];
+  readonly enum?: readonly unknown[];
+  readonly const?: unknown;
+  readonly default?: unknown;
+  readonly description?: string;
+  readonly minimum?: number;
+  readonly maximum?: number;
+  readonly minLength?: number;
+  readonly pattern?: string;
+  readonly items?: JsonSchema;
+  readonly required?: readonly string[];
+  readonly properties?: Readonly<Record<string, JsonSchema>>;
+  readonly $ref?: string;
+}
+
+/** The definition in `flow.schema.json` of each node type's config (the agent core has its own schema). */
+const CONFIG_DEFINITION: { readonly [T in Exclude<NodeTypeName, typeof NodeType.AgentCore>]: string } = {
+  [NodeType.TriggerInput]: 'TriggerInputConfig',
+  [NodeType.ModelLlm]: 'ModelLlmConfig',
+  [NodeType.MemoryKv]: 'MemoryKvConfig',
+  [NodeType.ToolHttp]: 'ToolHttpConfig',
+  [NodeType.ToolModule]: 'ToolModuleConfig',
+  [NodeType.ToolPostgres]: 'ToolPostgresConfig',
+  [NodeType.ResponseChat]: 'ResponseChatConfig',
+  [NodeType.ResponseEnd]: 'ResponseEndConfig',
+};
+
+const flowDefinitions = (flowSchema as { definitions: Record<string, JsonSchema> }).definitions;
+
+/** Follows a local `$ref` of `flow.schema.json` (`#/definitions/...`). */
+function resolveRef(schema: JsonSchema): JsonSchema {
+  if (schema.$ref === undefined) return schema;
+  let target: unknown = flowSchema;
+  for (const part of schema.$ref.replace(/^#\//, '').split('/')) {
+    target = (target as Record<string, unknown> | undefined)?.[part];
+  }
+  return (target as JsonSchema | undefined) ?? {};
+}
+
+/**
+ * The JSON Schema of a node type's config, with its properties' `$ref`s resolved: what the config
+ * forms are generated from.
+ */
+export function configSchemaOf(type: NodeTypeName): JsonSchema {
+  const schema: JsonSchema =
+    type === NodeType.AgentCore ? (agentCoreSchema as JsonSchema) : (flowDefinitions[CONFIG_DEFINITION[type]] ?? {});
+  const properties = Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, value]) => [key, resolveRef(value)]));
+  return { ...schema, properties };
+}
+
+let ajv: Ajv | undefined;
+const validators = new Map<NodeTypeName, ValidateFunction>();
+
+function validatorOf(type: NodeTypeName): ValidateFunction {
+  const known = validators.get(type);
+  if (known) return known;
+  ajv ??= new Ajv({ strict: false, allErrors: true });
+  if (!ajv.getSchema(flowSchema.$id)) {
+    ajv.addSchema(flowSchema);
+    ajv.addSchema(agentCoreSchema);
+  }
+  const ref = type === NodeType.AgentCore ? agentCoreSchema.$id : `${flowSchema.$id}#/definitions/${CONFIG_DEFINITION[type]}`;
+  const validate = ajv.getSchema(ref);
+  if (!validate) throw new Error(`schema ${ref} is not registered`);
+  validators.set(type, validate);
+  return validate;
+}
+
+/** One problem of a node's config: the field it is about (top-level key), if any, and what is wrong. */
+export interface ConfigIssue {
+  readonly field?: string;
+  readonly message: string;
+}
+
+/** What the agent core's config is checked as: `normalizeAgentConfig`'s defaults (src/flows/agentConfig.ts). */
+export function normalizedAgentConfig(config: Readonly<Record<string, unknown>>, connectedToolNames: readonly string[]): Record<string, unknown> {
+  const normalized: Record<string, unknown> = { ...config };
+  if (normalized.strategy === 'reactive') normalized.strategy = 'react';
+  normalized.maxIterations ??= 5;
+  normalized.stopConditions ??= [];
+  normalized.debug ??= false;
+  if (!Object.hasOwn(config, 'allowedTools')) normalized.allowedTools = [...new Set(connectedToolNames)];
+  return normalized;
+}
+
+/**
+ * Checks a node's config against its schema. For the agent core, a missing `allowedTools` means
+ * every connected tool (as when a flow is loaded), so `connectedToolNames` is needed.
+ *
+ * @example
+ * ```ts
+ * validateNodeConfig('tool.module', {}) // [{ field: 'module', message: "must have required property 'module'" }]
+ * ```
+ */
+export function validateNodeConfig(
+  type: NodeTypeName,
+  config: Readonly<Record<string, unknown>>,
+  connectedToolNames: readonly string[] = [],
+): ConfigIssue[] {
+  const checked = type === NodeType.AgentCore ? normalizedAgentConfig(config, connectedToolNames) : config;
+  const validate = validatorOf(type);
+  if (validate(checked)) return [];
+  return (validate.errors ?? []).map(toIssue);
+}
+
+function toIssue(error: ErrorObject): ConfigIssue {
+  const segments = error.instancePath.split('/').filter(Boolean);
+  const params = error.params as Record<string, unknown>;
+  let field = segments[0];
+  let message = error.message ?? 'is invalid';
+  if (error.keyword === 'required') {
+    field ??= String(params.missingProperty);
+    message = 'is required';
+  } else if (error.keyword === 'additionalProperties') {
+    message = `unknown property '${String(params.additionalProperty)}'`;
+  } else if (error.keyword === 'enum') {
+    message = `must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  } else if (error.keyword === 'const') {
+    message = `must be ${JSON.stringify(params.allowedValue)}`;
+  }
+  const where = segments.slice(1).join('.');
+  if (where !== '') message = `${where}: ${message}`;
+  return field === undefined ? { message } : { field, message };
+}

@@ -1,0 +1,21 @@
+/** `model.llm`: the model the agent core asks, one target handle below (from the core above it). */
+import { Handle, Position, type NodeProps } from '@xyflow/react';
+import { memo } from 'react';
+import { TARGET_HANDLE, type ModelLlmNode } from '../flow/editorNodes.js';
+import { PaletteKind } from '../flow/palette.js';
+import { NodeCard } from './NodeCard.js';
+
+function ModelNode({ id, data, selected }: NodeProps<ModelLlmNode>) {
+  const { provider = 'openai', model, answers, answersFile } = data.config;
+  const summary =
+    provider === 'scripted'
+      ? `scripted · ${answers ? `${answers.length} answer${answers.length === 1 ? '' : 's'}` : (answersFile ?? 'no answers')}`
+      : `${provider}${model ? ` · ${model}` : ''}`;
+  return (
+    <NodeCard id={id} kind={PaletteKind.Model} type="model.llm" label={data.label} selected={selected} icon="✦" summary={summary}>
+      <Handle type="target" position={Position.Bottom} id={TARGET_HANDLE} title="agent.core → model" />
+    </NodeCard>
+  );
+}
+
+export default memo(ModelNode);

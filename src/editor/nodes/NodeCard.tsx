@@ -1,0 +1,47 @@
+/** The look every custom node shares: a coloured card with the kind, the id and a summary line. */
+import type { ReactNode } from 'react';
+import { useNodeStatus } from '../canvas/canvasStatus.js';
+import type { PaletteKind } from '../flow/palette.js';
+
+export interface NodeCardProps {
+  readonly id: string;
+  readonly kind: PaletteKind | 'unknown';
+  readonly type: string;
+  readonly label: string | undefined;
+  readonly selected: boolean;
+  readonly icon: string;
+  readonly summary?: ReactNode;
+  readonly children?: ReactNode;
+}
+
+export function NodeCard({ id, kind, type, label, selected, icon, summary, children }: NodeCardProps) {
+  const { activity, problem } = useNodeStatus(id);
+  const classes = ['rf-node', `rf-node--${kind.replace('.', '-')}`];
+  if (selected) classes.push('is-selected');
+  if (activity) classes.push(`is-${activity}`);
+  if (problem) classes.push(`has-${problem}`);
+  return (
+    <div
+      className={classes.join(' ')}
+      data-testid={`node-${id}`}
+      data-node-type={type}
+      data-activity={activity ?? ''}
+      data-problem={problem ?? ''}
+    >
+      <div className="rf-node__head">
+        <span className="rf-node__icon" aria-hidden="true">
+          {icon}
+        </span>
+        <span className="rf-node__type">{type}</span>
+        {problem && (
+          <span className={`rf-node__badge rf-node__badge--${problem}`} title={problem === 'error' ? 'has errors' : 'has warnings'}>
+            {problem === 'error' ? '!' : '⚠'}
+          </span>
+        )}
+      </div>
+      <div className="rf-node__title">{label || id}</div>
+      {summary !== undefined && <div className="rf-node__summary">{summary}</div>}
+      {children}
+    </div>
+  );
+}

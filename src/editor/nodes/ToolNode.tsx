@@ -1,0 +1,38 @@
+/** The tools (`tool.http`, `tool.module`, `tool.postgres`): one target handle on top, from the core above. */
+import { Handle, Position, type NodeProps } from '@xyflow/react';
+import { memo } from 'react';
+import { NodeType } from '../../flows/nodeTypes.js';
+import { TARGET_HANDLE, type ToolNode as ToolNodeType } from '../flow/editorNodes.js';
+import { PaletteKind } from '../flow/palette.js';
+import { NodeCard } from './NodeCard.js';
+
+function summaryOf(node: ToolNodeType): string {
+  switch (node.type) {
+    case NodeType.ToolHttp:
+      return `${node.data.config.method ?? 'GET'} ${node.data.config.url ?? ''}`;
+    case NodeType.ToolModule:
+      return node.data.config.module ?? 'no module';
+    case NodeType.ToolPostgres:
+      return node.data.config.query ?? 'no query';
+  }
+}
+
+function ToolNode(props: NodeProps<ToolNodeType>) {
+  const { id, type, data, selected } = props;
+  const name = data.config.name ?? id;
+  return (
+    <NodeCard
+      id={id}
+      kind={PaletteKind.Tools}
+      type={type}
+      label={data.label ?? (name !== id ? name : undefined)}
+      selected={selected}
+      icon="⚙"
+      summary={<span className="rf-node__mono">{summaryOf({ id, type, data, position: { x: 0, y: 0 } } as ToolNodeType)}</span>}
+    >
+      <Handle type="target" position={Position.Top} id={TARGET_HANDLE} title="agent.core → tool" />
+    </NodeCard>
+  );
+}
+
+export default memo(ToolNode);

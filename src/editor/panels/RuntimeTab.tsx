@@ -1,0 +1,98 @@
+/**
+ * Runtime / Debug: the iteration timeline (action, tool, confidence, duration per iteration, from
+ * `envelope.observability.events`), the last action and the confidence of each iteration — live
+ * while a run streams, or at the scrubber's position.
+ */
+import type { RunView } from '../run/runView.js';
+
+export interface RuntimeTabProps {
+  readonly view: RunView;
+  readonly runState: string;
+  readonly traceId: string | undefined;
+}
+
+function Confidence({ value }: { value: number | undefined }) {
+  if (value === undefined) return <span className="muted">—</span>;
+  return (
+    <span className="confidence" title={`confidence ${value}`}>
+      <span className="confidence__bar">
+        <span className="confidence__fill" style={{ width: `${Math.round(value * 100)}%` }} />
+      </span>
+      <span className="confidence__value">{value.toFixed(2)}</span>
+    </span>
+  );
+}
+
+export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
+  const { envelope, timeline } = view;
+  const outcome = envelope.observability.outcome;
+  const { lastAction, lastTool, iteration } = envelope.state;
+  return (
+    <div className="tab-body" data-testid="tab-runtime">
+      <dl className="facts">
+        <dt>run</dt>
+        <dd data-testid="run-state">
+          <span className={`chip chip--${runState}`}>{runState}</span> {traceId && <code className="trace-id">{traceId}</code>}
+        </dd>
+        <dt>iteration</dt>
+        <dd data-testid="run-iteration">{iteration}</dd>
+        <dt>last action</dt>
+        <dd data-testid="last-action">
+          {lastAction ? (
+            <>
+              <strong>{lastAction}</strong>
+              {lastTool && lastAction === 'tool' ? <> · {lastTool}</> : null}
+            </>
+          ) : (
+            <span className="muted">none yet</span>
+          )}
+        </dd>
+        {outcome && (
+          <>
+            <dt>outcome</dt>
+            <dd data-testid="run-outcome">
+              <span className={`chip chip--outcome-${outcome.status}`}>{outcome.status}</span> {outcome.reason}
+            </dd>
+          </>
+        )}
+      </dl>
+      {outcome?.answer && (
+        <blockquote className="answer" data-testid="run-answer">
+          {outcome.answer}
+        </blockquote>
+      )}
+      <h4 className="section-title">Iteration timeline</h4>
+      {timeline.length === 0 ? (
+        <p className="empty">{traceId ? 'Waiting for the first answer…' : 'Run the flow (toolbar) or open a run to see its iterations here.'}</p>
+      ) : (
+        <table className="timeline" data-testid="timeline">
+          <thead>
+            <tr>
+              <th>#</th>
+              <th>action</th>
+              <th>tool</th>
+              <th>confidence</th>
+              <th className="num">ms</th>
+            </tr>
+          </thead>
+          <tbody>
+            {timeline.map((step, index) => (
+              <tr key={`${step.iteration}-${index}`} className={`timeline__row timeline__row--${step.action}`} data-testid="timeline-row" data-action={step.action}>
+                <td>{step.iteration}</td>
+                <td>
+                  <span className={`action action--${step.action}`}>{step.action}</span>
+                  {step.code && <code className="timeline__code">{step.code}</code>}
+                </td>
+                <td>{step.tool ?? <span className="muted">—</span>}</td>
+                <td>
+                  <Confidence value={step.confidence} />
+                </td>
+                <td className="num">{step.durationMs ?? '—'}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,17 @@
+/** The agent core panel's tabs (seed 000's UI requirements). */
+export const AgentTab = {
+  General: 'general',
+  Tools: 'tools',
+  Runtime: 'runtime',
+  Errors: 'errors',
+} as const;
+
+/** One of {@link AgentTab}'s values. */
+export type AgentTab = (typeof AgentTab)[keyof typeof AgentTab];
+
+export const AGENT_TAB_TITLES: { readonly [T in AgentTab]: string } = {
+  [AgentTab.General]: 'General',
+  [AgentTab.Tools]: 'Tools',
+  [AgentTab.Runtime]: 'Runtime / Debug',
+  [AgentTab.Errors]: 'Errors',
+};

@@ -1,0 +1,151 @@
+/**
+ * The REACT statechart as a graph to draw, read from the machine's own definition (its state
+ * nodes and their transitions), so the drawing cannot drift from `reactMachine`.
+ */
+import type { AnyStateMachine } from 'xstate';
+
+/** One state of the diagram. */
+export interface StatechartState {
+  readonly id: string;
+  readonly initial: boolean;
+  readonly final: boolean;
+  /** Column 0 holds the states a run passes through, column 1 the final states. */
+  readonly column: number;
+  /** Row in the column (fractional for the final states, placed beside their sources). */
+  readonly row: number;
+}
+
+/** How a transition is taken. */
+export type TransitionTrigger = 'event' | 'always' | 'any';
+
+/** One arrow of the diagram: every transition from `source` to `target`, merged. */
+export interface StatechartTransition {
+  readonly id: string;
+  /** A state id, or {@link ANY_STATE} for the machine's root transitions (taken from any state). */
+  readonly source: string;
+  readonly target: string;
+  /** The events (or guards of eventless transitions) that take it. */
+  readonly labels: readonly string[];
+  readonly trigger: TransitionTrigger;
+  /** True for a transition that only a resumed run takes (guard `resumesAt`). */
+  readonly resume: boolean;
+}
+
+/** The diagram. */
+export interface StatechartGraph {
+  readonly machineId: string;
+  readonly states: readonly StatechartState[];
+  readonly transitions: readonly StatechartTransition[];
+}
+
+/** The source of root-level transitions, which leave from any state. */
+export const ANY_STATE = '*';
+
+interface TransitionLike {
+  readonly target?: readonly { readonly key: string }[] | undefined;
+  readonly guard?: unknown;
+  readonly eventType: string;
+}
+
+interface StateNodeLike {
+  readonly key: string;
+  readonly type: string;
+  readonly states: Readonly<Record<string, StateNodeLike>>;
+  readonly transitions: ReadonlyMap<string, readonly TransitionLike[]>;
+  readonly always?: readonly TransitionLike[] | undefined;
+  readonly initial?: { readonly target: readonly { readonly key: string }[] } | undefined;
+}
+
+function guardName(guard: unknown): string | undefined {
+  if (typeof guard === 'string') return guard;
+  if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string') return guard.type;
+  if (typeof guard === 'function') return guard.name || 'guard';
+  return undefined;
+}
+
+/**
+ * The states and transitions of a flat machine (like `reactMachine`), merged by source and target,
+ * and laid out: the states a run passes through in one column in the order the machine first
+ * reaches them, the final states in a second column beside the states that lead to them.
+ *
+ * @example
+ * ```ts
+ * const graph = statechartFromMachine(reactMachine);
+ * graph.states.map((s) => s.id) // ['starting', 'awaitingModel', …, 'done', 'error']
+ * ```
+ */
+export function statechartFromMachine(machine: AnyStateMachine): StatechartGraph {
+  const root = machine.root as unknown as StateNodeLike;
+  const merged = new Map<string, { source: string; target: string; labels: string[]; trigger: TransitionTrigger; resume: boolean }>();
+  const add = (source: string, transition: TransitionLike, trigger: TransitionTrigger): void => {
+    const guard = guardName(transition.guard);
+    const label = trigger === 'always' ? (guard ?? 'always') : transition.eventType;
+    const resume = guard === 'resumesAt';
+    for (const target of transition.target ?? []) {
+      const key = `${source}->${target.key}${resume ? ':resume' : ''}`;
+      const entry = merged.get(key) ?? { source, target: target.key, labels: [], trigger, resume };
+      if (!entry.labels.includes(label)) entry.labels.push(label);
+      merged.set(key, entry);
+    }
+  };
+
+  for (const [, list] of root.transitions) for (const t of list) add(ANY_STATE, t, 'any');
+  const stateNodes = Object.values(root.states);
+  for (const node of stateNodes) {
+    for (const [, list] of node.transitions) for (const t of list) add(node.key, t, 'event');
+    for (const t of node.always ?? []) add(node.key, t, 'always');
+  }
+
+  const initial = root.initial?.target[0]?.key;
+  const transitions = [...merged.values()].map((t): StatechartTransition => ({
+    id: `${t.source}->${t.target}${t.resume ? ':resume' : ''}`,
+    ...t,
+  }));
+
+  // Column 0: non-final states in the order a run first reaches them (breadth first from the initial state).
+  const isFinal = new Map(stateNodes.map((node) => [node.key, node.type === 'final']));
+  const order: string[] = [];
+  const queue = initial !== undefined ? [initial] : [];
+  while (queue.length > 0) {
+    const id = queue.shift() as string;
+    if (order.includes(id) || isFinal.get(id)) continue;
+    order.push(id);
+    for (const t of transitions) if (t.source === id && !t.resume) queue.push(t.target);
+  }
+  for (const node of stateNodes) if (!isFinal.get(node.key) && !order.includes(node.key)) order.push(node.key);
+  const rowOf = new Map(order.map((id, index) => [id, index]));
+
+  // Column 1: each final state beside the mean row of the states leading to it.
+  const finals = stateNodes.filter((node) => isFinal.get(node.key)).map((node) => {
+    const rows = transitions.filter((t) => t.target === node.key && rowOf.has(t.source)).map((t) => rowOf.get(t.source) as number);
+    const mean = rows.length === 0 ? order.length : rows.reduce((a, b) => a + b, 0) / rows.length;
+    return { id: node.key, mean };
+  });
+  finals.sort((a, b) => a.mean - b.mean);
+  let lastRow = 0;
+  const finalRow = new Map<string, number>();
+  for (const final of finals) {
+    const row = Math.max(final.mean, lastRow + 1);
+    finalRow.set(final.id, row);
+    lastRow = row;
+  }
+
+  const states: StatechartState[] = [
+    ...order.map((id) => ({ id, initial: id === initial, final: false, column: 0, row: rowOf.get(id) as number })),
+    ...finals.map(({ id }) => ({ id, initial: false, final: true, column: 1, row: finalRow.get(id) as number })),
+  ];
+  return { machineId: machine.id, states, transitions };
+}
+
+/**
+ * The transition just taken when the machine went from `previous` to `current` (the arrow the
+ * diagram highlights), or `undefined`.
+ */
+export function transitionTaken(graph: StatechartGraph, previous: string | undefined, current: string | undefined): StatechartTransition | undefined {
+  if (previous === undefined || current === undefined) return undefined;
+  return (
+    graph.transitions.find((t) => t.source === previous && t.target === current && !t.resume) ??
+    graph.transitions.find((t) => t.source === previous && t.target === current) ??
+    graph.transitions.find((t) => t.source === ANY_STATE && t.target === current)
+  );
+}

@@ -1,0 +1,41 @@
+/** The last validation's problems (POST /api/validate, or a save's answer); a click selects the node. */
+import type { ValidationResponse } from '../../server/apiTypes.js';
+
+export interface DiagnosticsPanelProps {
+  readonly validation: ValidationResponse | undefined;
+  readonly onSelectNode: (nodeId: string) => void;
+  readonly onClose: () => void;
+}
+
+export function DiagnosticsPanel({ validation, onSelectNode, onClose }: DiagnosticsPanelProps) {
+  if (!validation) return null;
+  const all = [...validation.errors, ...validation.warnings];
+  return (
+    <section className={`problems ${validation.ok ? 'problems--ok' : 'problems--error'}`} data-testid="diagnostics" data-ok={validation.ok ? 'true' : 'false'}>
+      <header className="problems__head">
+        <strong>{validation.ok ? '✓ The flow is valid' : '✖ The flow does not validate'}</strong>
+        <span className="muted">
+          {validation.errors.length} error{validation.errors.length === 1 ? '' : 's'}, {validation.warnings.length} warning{validation.warnings.length === 1 ? '' : 's'}
+        </span>
+        <button type="button" className="toast__close" onClick={onClose} aria-label="close">
+          ×
+        </button>
+      </header>
+      {all.length > 0 && (
+        <ul className="diagnostics">
+          {all.map((d, index) => (
+            <li key={`${d.code}-${index}`} className={`diagnostic diagnostic--${d.severity}`} data-testid="diagnostic" data-code={d.code}>
+              <code>{d.code}</code> {d.message}
+              {d.nodeId && (
+                <button type="button" className="link-button" onClick={() => onSelectNode(d.nodeId as string)}>
+                  {d.nodeId}
+                </button>
+              )}
+              {d.hint && <div className="diagnostic__hint">{d.hint}</div>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}

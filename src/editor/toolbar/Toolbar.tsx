@@ -1,0 +1,81 @@
+/** The toolbar: flows (list, open, new, save, validate), run (input, run, abort) and the inspector. */
+import { useState } from 'react';
+import type { FlowSummary } from '../../server/apiTypes.js';
+
+export interface ToolbarProps {
+  readonly flows: readonly FlowSummary[];
+  readonly flowId: string;
+  readonly flowName: string;
+  readonly busy: boolean;
+  readonly running: boolean;
+  readonly canInspect: boolean;
+  readonly onFlowIdChange: (id: string) => void;
+  readonly onFlowNameChange: (name: string) => void;
+  readonly onOpen: (id: string) => void;
+  readonly onNew: () => void;
+  readonly onSave: () => void;
+  readonly onValidate: () => void;
+  readonly onRun: (input: string) => void;
+  readonly onAbort: () => void;
+  readonly onInspect: () => void;
+}
+
+export function Toolbar(props: ToolbarProps) {
+  const [input, setInput] = useState('');
+  const known = props.flows.some((flow) => flow.id === props.flowId);
+  return (
+    <header className="toolbar" data-testid="toolbar">
+      <div className="brand">
+        <span className="brand__mark">◆</span> redflow
+      </div>
+      <div className="toolbar__group">
+        <select
+          className="toolbar__select"
+          value={known ? props.flowId : ''}
+          onChange={(event) => event.target.value !== '' && props.onOpen(event.target.value)}
+          data-testid="flow-select"
+          aria-label="open a flow"
+        >
+          <option value="">{props.flows.length === 0 ? 'no saved flows' : 'open a flow…'}</option>
+          {props.flows.map((flow) => (
+            <option key={flow.id} value={flow.id}>
+              {flow.id}
+              {flow.valid ? '' : ' (invalid)'}
+            </option>
+          ))}
+        </select>
+        <button type="button" className="btn" onClick={props.onNew} data-testid="new-flow">
+          New
+        </button>
+        <input className="toolbar__input toolbar__input--id" value={props.flowId} onChange={(event) => props.onFlowIdChange(event.target.value)} placeholder="flow id" aria-label="flow id" data-testid="flow-id" />
+        <input className="toolbar__input" value={props.flowName} onChange={(event) => props.onFlowNameChange(event.target.value)} placeholder="name" aria-label="flow name" data-testid="flow-name" />
+        <button type="button" className="btn" onClick={props.onSave} disabled={props.busy || props.flowId.trim() === ''} data-testid="save-flow">
+          Save
+        </button>
+        <button type="button" className="btn" onClick={props.onValidate} disabled={props.busy} data-testid="validate-flow">
+          Validate
+        </button>
+      </div>
+      <form
+        className="toolbar__group toolbar__group--run"
+        onSubmit={(event) => {
+          event.preventDefault();
+          props.onRun(input);
+        }}
+      >
+        <input className="toolbar__input toolbar__input--wide" value={input} onChange={(event) => setInput(event.target.value)} placeholder="input (text or JSON)" aria-label="run input" data-testid="run-input" />
+        <button type="submit" className="btn btn--primary" disabled={props.busy || props.running || props.flowId.trim() === ''} data-testid="run-flow">
+          ▶ Run
+        </button>
+        <button type="button" className="btn btn--danger" onClick={props.onAbort} disabled={!props.running} data-testid="abort-run">
+          ■ Abort
+        </button>
+      </form>
+      <div className="toolbar__group">
+        <button type="button" className="btn btn--ghost" onClick={props.onInspect} disabled={!props.canInspect} data-testid="open-inspector" title="replay the current run in the Stately inspector (opens a popup)">
+          Open in Stately inspector
+        </button>
+      </div>
+    </header>
+  );
+}

@@ -1,0 +1,204 @@
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocket, WebSocketServer } from 'ws';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+
+/** The relay's port unless told otherwise: the one @statelyai/inspect's relay uses. */
+export const DEFAULT_RELAY_PORT = 8080;
+/** The Stately inspector UI the relay's page embeds. */
+export const STATELY_INSPECTOR_URL = 'https://stately.ai/inspect';
+/** Messages the relay keeps for a page that connects late (a browser opening after the run). */
+export const DEFAULT_RELAY_BUFFER = 10_000;
+
+/** Options of {@link startInspectorRelay}. */
+export interface InspectorRelayOptions {
+  /** Default {@link DEFAULT_RELAY_PORT}; 0 picks a free port. */
+  readonly port?: number;
+  /** Default 127.0.0.1: the messages carry run data (inputs, tool outputs), so not the network. */
+  readonly host?: string;
+  /** Open the page in the default browser once listening (default true). */
+  readonly open?: boolean;
+  /** The inspector UI to embed (default {@link STATELY_INSPECTOR_URL}). */
+  readonly inspectorUrl?: string;
+  /** How many messages to keep for pages that connect later (default {@link DEFAULT_RELAY_BUFFER}). */
+  readonly bufferSize?: number;
+}
+
+/** A running relay. */
+export interface InspectorRelay {
+  readonly port: number;
+  /** The page to open in a browser: it embeds the Stately inspector and feeds it what the relay receives. */
+  readonly pageUrl: string;
+  /** Where inspectors (redflow, or any @statelyai/inspect WebSocket inspector) send their messages. */
+  readonly socketUrl: string;
+  /** Whether the browser was asked to open the page. */
+  readonly opened: boolean;
+  /** Disconnects every client and stops listening. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** The page: the same bridge as @statelyai/inspect's relay, connecting back to the host that served it. */
+function bridgePage(inspectorUrl: string): string {
+  const src = inspectorUrl.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  return `<!DOCTYPE html>
+<html>
+<head>
+  <meta charset="utf-8">
+  <title>Redflow – Stately inspector</title>
+  <style>* { margin: 0; padding: 0; } html, body { height: 100%; } iframe { width: 100%; height: 100%; border: none; }</style>
+</head>
+<body>
+  <iframe id="inspector" src="${src}"></iframe>
+  <script>
+    // The inspector says "@statelyai.connected" once it listens; until then messages wait here.
+    const iframe = document.getElementById('inspector');
+    const buffer = [];
+    let connected = false;
+    window.addEventListener('message', (e) => {
+      if (e.data && e.data.type === '@statelyai.connected') {
+        connected = true;
+        buffer.forEach((event) => iframe.contentWindow.postMessage(event, '*'));
+        buffer.length = 0;
+      }
+    });
+    const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host);
+    ws.onmessage = (event) => {
+      const data = JSON.parse(event.data);
+      if (connected) iframe.contentWindow.postMessage(data, '*');
+      else buffer.push(data);
+    };
+  </script>
+</body>
+</html>`;
+}
+
+/** Opens `url` in the default browser; a machine without one just does not open it. */
+function openInBrowser(url: string): void {
+  const [command, args] =
+    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+  try {
+    const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
+    child.on('error', () => undefined);
+    child.unref();
+  } catch {
+    // The URL is printed anyway.
+  }
+}
+
+/** The host part of a Host header or an origin's authority, without the port. */
+function hostName(authority: string | undefined): string | undefined {
+  if (!authority) return undefined;
+  const bracket = authority.match(/^\[[^\]]*\]/);
+  return bracket ? bracket[0] : authority.split(':')[0];
+}
+
+/**
+ * Starts the relay that bridges inspectors to the Stately inspector UI in a browser: an HTTP page
+ * embedding the UI, and a WebSocket server that hands every message one client sends to all the
+ * others (and, to a client that connects later, the last `bufferSize` messages). Compatible with
+ * `createInspectorServer` of `@statelyai/inspect/server`, which it replaces because in 0.7.2 that
+ * one crashes the process when its port is taken (an unhandled `error` event), says neither when it
+ * listens nor on which port, cannot be stopped while a browser is connected, and keeps only 200
+ * messages for a page that opens late — less than one replayed run of 100 events. This one also
+ * listens on 127.0.0.1 by default and refuses browser connections from other origins (any web
+ * page could otherwise open a WebSocket to it and read the runs).
+ *
+ * Rejects with `INSPECT_UNAVAILABLE` when it cannot listen (the port is taken, or not allowed).
+ *
+ * @example
+ * ```ts
+ * const relay = await startInspectorRelay({ port: 0, open: false });
+ * console.log(`open ${relay.pageUrl}`);
+ * const socket = await connectInspectorSocket(relay.socketUrl);
+ * ```
+ */
+export async function startInspectorRelay(options: InspectorRelayOptions = {}): Promise<InspectorRelay> {
+  const host = options.host ?? '127.0.0.1';
+  const requestedPort = options.port ?? DEFAULT_RELAY_PORT;
+  const bufferSize = options.bufferSize ?? DEFAULT_RELAY_BUFFER;
+  const loopback = LOOPBACK_NAMES.has(host);
+  const page = bridgePage(options.inspectorUrl ?? STATELY_INSPECTOR_URL);
+  // Bound to loopback, only loopback names are served: a page whose name was rebound to 127.0.0.1 gets nothing.
+  const hostAllowed = (header: string | undefined) => !loopback || LOOPBACK_NAMES.has(hostName(header) ?? '');
+
+  const server = http.createServer((request, response) => {
+    if (!hostAllowed(request.headers.host)) {
+      response.writeHead(403, { 'content-type': 'text/plain' }).end('forbidden host\n');
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page);
+  });
+  const wss = new WebSocketServer({
+    server,
+    // Node clients send no Origin; a browser's must be the relay's own page.
+    verifyClient: ({ origin, req }: { origin: string | undefined; req: http.IncomingMessage }) => hostAllowed(req.headers.host) && (!origin || origin === `http://${req.headers.host ?? ''}`),
+  });
+  const buffer: string[] = [];
+  wss.on('connection', (client) => {
+    for (const message of buffer) client.send(message);
+    client.on('error', () => undefined);
+    client.on('message', (data, isBinary) => {
+      if (isBinary) return;
+      const message = data.toString();
+      buffer.push(message);
+      if (buffer.length > bufferSize) buffer.shift();
+      for (const other of wss.clients) if (other !== client && other.readyState === WebSocket.OPEN) other.send(message);
+    });
+  });
+  // Errors after listening (a client's bad handshake) are the client's problem, not the process's.
+  wss.on('error', () => undefined);
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      const taken = error.code === 'EADDRINUSE';
+      reject(
+        new RedflowError(
+          errorInfo(
+            ErrorCode.INSPECT_UNAVAILABLE,
+            taken
+              ? `cannot start the inspector relay: port ${requestedPort} on ${host} is in use`
+              : `cannot start the inspector relay on ${host}:${requestedPort}: ${error.code ?? error.message}`,
+            {
+              hint: taken
+                ? `choose another port with --inspect-port <n>, or send to the relay already there with --inspect-url ws://127.0.0.1:${requestedPort}`
+                : 'choose another port with --inspect-port <n> (ports below 1024 need privileges)',
+            },
+          ),
+          { cause: error },
+        ),
+      );
+    };
+    server.once('error', onError);
+    server.listen(requestedPort, host, () => {
+      server.off('error', onError);
+      server.on('error', () => undefined);
+      resolve();
+    });
+  });
+
+  const port = (server.address() as AddressInfo).port;
+  const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const pageUrl = `http://${authority}`;
+  const opened = options.open ?? true;
+  if (opened) openInBrowser(pageUrl);
+  let stopping: Promise<void> | undefined;
+  return {
+    port,
+    pageUrl,
+    socketUrl: `ws://${authority}`,
+    opened,
+    stop() {
+      stopping ??= new Promise<void>((resolve) => {
+        // ws does not close the connections of a server it shares: end them here, or a browser tab keeps the process alive.
+        for (const client of wss.clients) client.terminate();
+        wss.close();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import {
+  createInspector,
+  type StatelyActorEvent,
+  type StatelyEventEvent,
+  type StatelyInspectionEvent,
+  type StatelySnapshotEvent,
+} from '@statelyai/inspect';
+import type { AnyEventObject } from 'xstate';
+import type { AgentEnvelope } from '../contracts/schema-types.js';
+import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import { emptyEnvelope, evolve } from '../events/evolve.js';
+import { runSteps, stateAfter, type RunStep } from '../events/runSteps.js';
+import { reactMachine } from '../machines/reactMachine.js';
+import { ReactState } from '../machines/reactState.js';
+import { toJsonSafe } from './jsonSafe.js';
+
+let version: string | undefined;
+
+/**
+ * The protocol version @statelyai/inspect stamps on its messages (`_version`). The package does not
+ * export it, so it is read off one message its own inspector builds: replayed messages then carry
+ * exactly what live ones do, whichever version is installed.
+ */
+export function inspectorProtocolVersion(): string {
+  if (version === undefined) {
+    let seen: StatelyInspectionEvent | undefined;
+    createInspector({ send: (message) => (seen = message) }).event('probe', { type: 'probe' });
+    version = seen?._version ?? '0.0.0';
+  }
+  return version;
+}
+
+let definition: string | undefined;
+
+/**
+ * The REACT statechart's definition as the inspector draws it: `reactMachine.config` serialised the
+ * way @statelyai/inspect serialises a live actor's `logic.config` (inline functions become
+ * `{ type: name }`), so a replayed run and a live one show the same chart.
+ */
+export function reactMachineDefinition(): string {
+  definition ??= JSON.stringify(toJsonSafe(reactMachine.config));
+  return definition;
+}
+
+/** The inspector's timestamps are epoch milliseconds as text; a replay uses the events' own times. */
+function timeOf(time: string | undefined): string {
+  const ms = time === undefined ? Number.NaN : Date.parse(time);
+  return String(Number.isFinite(ms) ? ms : Date.now());
+}
+
+/** The context a replayed snapshot shows: the envelope, the fold of the log up to that event. */
+export interface ReplayedContext {
+  readonly envelope: AgentEnvelope;
+}
+
+/**
+ * The actor registration that opens a replayed run: session id = trace id, the REACT machine's
+ * definition, and the state before the first event.
+ */
+export function replayActorMessage(traceId: string, time?: string): StatelyActorEvent {
+  const context: ReplayedContext = { envelope: emptyEnvelope(traceId) };
+  return {
+    type: '@xstate.actor',
+    name: reactMachine.id,
+    sessionId: traceId,
+    rootId: traceId,
+    parentId: undefined,
+    id: `${traceId}:actor`,
+    createdAt: timeOf(time),
+    _version: inspectorProtocolVersion(),
+    definition: reactMachineDefinition(),
+    snapshot: toJsonSafe({ status: 'active', value: ReactState.Starting, context }) as StatelyActorEvent['snapshot'],
+  };
+}
+
+/**
+ * What one step of a log becomes in the inspector: the log event, sent to the actor, then the
+ * snapshot after it — its value the statechart state the event was recorded in, its context the
+ * folded envelope, its status `done` once the run has ended (both `done` and `error` are final).
+ */
+export function replayStepMessages(step: RunStep): [StatelyEventEvent, StatelySnapshotEvent] {
+  const { event } = step;
+  const sessionId = event.traceId;
+  const createdAt = timeOf(event.time);
+  const _version = inspectorProtocolVersion();
+  const wireEvent = toJsonSafe(event) as AnyEventObject;
+  const ended = isTerminal(event);
+  const outcome = step.envelope.observability.outcome;
+  const context: ReplayedContext = { envelope: step.envelope };
+  return [
+    { type: '@xstate.event', event: wireEvent, sourceId: undefined, sessionId, rootId: sessionId, id: event.id, createdAt, _version },
+    {
+      type: '@xstate.snapshot',
+      event: wireEvent,
+      snapshot: toJsonSafe({
+        status: ended ? 'done' : 'active',
+        value: step.state,
+        context,
+        ...(ended && outcome !== undefined && { output: outcome }),
+      }) as StatelySnapshotEvent['snapshot'],
+      sessionId,
+      rootId: sessionId,
+      id: `${event.id}:snapshot`,
+      createdAt,
+      _version,
+    },
+  ];
+}
+
+/**
+ * A finished (or unfinished) run's log as inspector messages, in order: the actor registration,
+ * then for each event the event and the snapshot after it (see {@link replayStepMessages}).
+ * Empty for an empty log.
+ *
+ * @example
+ * ```ts
+ * const messages = replayMessages(events); // 1 + 2 × events.length
+ * ```
+ */
+export function replayMessages(events: readonly AgentEvent[]): StatelyInspectionEvent[] {
+  const first = events[0];
+  if (!first) return [];
+  return [replayActorMessage(first.traceId, first.time), ...runSteps(events).flatMap(replayStepMessages)];
+}
+
+/**
+ * Turns events into inspector messages one at a time, as they arrive (a run followed on a
+ * cluster): the first event also registers the actor. Gives the same messages as
+ * {@link replayMessages} would for the whole log.
+ *
+ * @example
+ * ```ts
+ * const cursor = createReplayCursor();
+ * for (const event of events) send(...cursor.next(event));
+ * ```
+ */
+export function createReplayCursor(): { next(event: AgentEvent): StatelyInspectionEvent[] } {
+  let envelope: AgentEnvelope | undefined;
+  return {
+    next(event) {
+      const messages: StatelyInspectionEvent[] = [];
+      if (envelope === undefined) {
+        messages.push(replayActorMessage(event.traceId, event.time));
+        envelope = emptyEnvelope(event.traceId);
+      }
+      // The same fold and state mapping as runSteps, one event at a time.
+      envelope = evolve(envelope, event);
+      messages.push(...replayStepMessages({ event, state: stateAfter(event), envelope }));
+      return messages;
+    },
+  };
+}

@@ -1,0 +1,110 @@
+import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
+import type { FlowDiagnostic } from '../flows/diagnostics.js';
+import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import type { ApiErrorBody } from './apiTypes.js';
+
+/**
+ * The HTTP status of each error code the API answers with. A code missing here is a server-side
+ * failure (500). Kept as one table so a code always gets the same status, whichever route throws it.
+ */
+const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
+  [ErrorCode.HTTP_BODY_NOT_JSON]: 400,
+  [ErrorCode.HTTP_BODY_INVALID]: 400,
+  [ErrorCode.HTTP_QUERY_INVALID]: 400,
+  [ErrorCode.FLOW_ID_INVALID]: 400,
+  [ErrorCode.RUN_INPUT_INVALID]: 400,
+  [ErrorCode.MEMORY_KEY_INVALID]: 400,
+  [ErrorCode.MODEL_CONFIG_INVALID]: 400,
+  [ErrorCode.TOOL_MODULE_INVALID]: 400,
+  [ErrorCode.TOOL_CONFIG_INVALID]: 400,
+  [ErrorCode.FLOW_MISMATCH]: 400,
+  [ErrorCode.HTTP_UNAUTHORIZED]: 401,
+  [ErrorCode.HTTP_HOST_NOT_ALLOWED]: 403,
+  [ErrorCode.HTTP_NOT_FOUND]: 404,
+  [ErrorCode.FLOW_NOT_FOUND]: 404,
+  [ErrorCode.RUN_NOT_FOUND]: 404,
+  [ErrorCode.LOG_NOT_FOUND]: 404,
+  [ErrorCode.HTTP_METHOD_NOT_ALLOWED]: 405,
+  [ErrorCode.RUN_ALREADY_FINISHED]: 409,
+  [ErrorCode.HTTP_BODY_TOO_LARGE]: 413,
+  [ErrorCode.FLOW_TOO_LARGE]: 413,
+  [ErrorCode.HTTP_UNSUPPORTED_MEDIA_TYPE]: 415,
+  // A stored flow file that is not JSON: the request is fine, the file is not.
+  [ErrorCode.FLOW_INVALID_JSON]: 422,
+  [ErrorCode.EDITOR_NOT_BUILT]: 503,
+  [ErrorCode.SERVER_CLOSING]: 503,
+  [ErrorCode.TRANSPORT_CONNECT_FAILED]: 503,
+  [ErrorCode.TRANSPORT_NO_RESPONDER]: 503,
+  [ErrorCode.TRANSPORT_TIMEOUT]: 503,
+  [ErrorCode.TRANSPORT_CLOSED]: 503,
+  [ErrorCode.LOG_STORE_UNAVAILABLE]: 503,
+};
+
+/** The HTTP status an error code is answered with (500 for a code the API does not expect). */
+export function httpStatusOf(code: ErrorCode): number {
+  return STATUS_BY_CODE[code] ?? 500;
+}
+
+/**
+ * An error of the API, with what a client needs to fix its request: the flow diagnostics of a
+ * flow that does not validate, or the headers a status calls for (`Allow` on a 405).
+ *
+ * @example
+ * ```ts
+ * throw new ApiError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${traceId}`));
+ * ```
+ */
+export class ApiError extends RedflowError {
+  constructor(
+    info: ErrorInfo,
+    readonly extra: { readonly diagnostics?: readonly FlowDiagnostic[]; readonly headers?: Readonly<Record<string, string>> } = {},
+  ) {
+    super(info);
+  }
+}
+
+/** A thrown value as the answer the API sends: status, body and headers. */
+export interface ErrorAnswer {
+  readonly status: number;
+  readonly body: ApiErrorBody;
+  readonly headers: Readonly<Record<string, string>>;
+  /** True when it was not a {@link RedflowError}: a bug, to be logged on the server (and only there). */
+  readonly unexpected: boolean;
+}
+
+/**
+ * Turns anything thrown by a route into its answer. Only Redflow's own errors (code, message,
+ * hint) reach the client; anything else becomes a bare 500, since its message or stack may
+ * reveal the server's internals.
+ */
+export function errorAnswer(thrown: unknown): ErrorAnswer {
+  if (thrown instanceof FlowInvalidError) {
+    // A flow that does not validate is the request's fault, whatever its first diagnostic says.
+    return {
+      status: 400,
+      body: { error: publicInfo(thrown.toInfo()), diagnostics: [...thrown.errors, ...thrown.warnings] },
+      headers: {},
+      unexpected: false,
+    };
+  }
+  if (thrown instanceof RedflowError) {
+    const extra = thrown instanceof ApiError ? thrown.extra : {};
+    return {
+      status: httpStatusOf(thrown.code),
+      body: { error: publicInfo(thrown.toInfo()), ...(extra.diagnostics && { diagnostics: extra.diagnostics }) },
+      headers: extra.headers ?? {},
+      unexpected: false,
+    };
+  }
+  return {
+    status: 500,
+    body: { error: errorInfo(ErrorCode.HTTP_INTERNAL_ERROR, 'the server failed to answer this request', { hint: 'see the server\'s log; this is a bug in redflow' }) },
+    headers: {},
+    unexpected: true,
+  };
+}
+
+/** The error as the wire shows it: code, message and hint (retryable and path when set). */
+function publicInfo(info: ErrorInfo): ErrorInfo {
+  return errorInfo(info.code, info.message, { hint: info.hint, retryable: info.retryable, path: info.path });
+}

@@ -1,0 +1,224 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validators } from '../contracts/schemas.js';
+import { ErrorCode, errorInfo } from '../errors.js';
+import { MAX_FLOW_FILE_BYTES, loadFlowFile } from '../flows/loadFlow.js';
+import { validateFlow } from '../flows/validateFlow.js';
+import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { isValidTraceId } from '../runtime/ids.js';
+import { ApiError } from './apiErrors.js';
+import {
+  ApiRoute,
+  type FlowDocument,
+  type FlowListResponse,
+  type FlowSavedResponse,
+  type HealthResponse,
+  type RunEventsResponse,
+  type RunListResponse,
+  type RunStartedResponse,
+  type ValidationResponse,
+} from './apiTypes.js';
+import { parseFlowId } from './flowIds.js';
+import type { FlowStore } from './flowStore.js';
+import { readJsonBody } from './requestBody.js';
+import { parseAbortRunRequest, parseStartRunRequest } from './requestSchemas.js';
+import { sendJson, sendNoContent } from './respond.js';
+import type { Route, RouteParams } from './router.js';
+import type { RunBackend } from './runBackend.js';
+import { runNotFound, streamRun } from './runStream.js';
+
+/** What the API's routes work with. */
+export interface ApiContext {
+  readonly flows: FlowStore;
+  readonly backend: RunBackend;
+  readonly version: string;
+  /** True when runs feed the Stately inspector. */
+  readonly inspect: boolean;
+  /** The largest body of a route that takes no flow. */
+  readonly maxBodyBytes: number;
+  /** How often an idle SSE stream gets a keepalive comment. */
+  readonly keepAliveMs?: number;
+}
+
+/** One request, matched to its route. */
+export interface RouteRequest {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly params: RouteParams;
+  readonly query: URLSearchParams;
+}
+
+/** What answers a route, and whether it takes the token as `?token=` (the SSE stream only). */
+export interface RouteHandler {
+  readonly run: (request: RouteRequest) => Promise<void>;
+  readonly queryToken: boolean;
+}
+
+/** How many runs a list shows unless `?limit=` says otherwise, and at most. */
+const DEFAULT_RUN_LIMIT = 50;
+const MAX_RUN_LIMIT = 1000;
+
+/**
+ * The API's routes (the contract is apiTypes.ts): flows, validation, runs, and the run stream.
+ *
+ * @example
+ * ```ts
+ * const router = createRouter(apiRoutes({ flows, backend, version: '0.1.0', inspect: false, maxBodyBytes: 1 << 20 }));
+ * ```
+ */
+export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
+  const { flows, backend } = context;
+  const route = (method: Route<RouteHandler>['method'], pattern: string, run: RouteHandler['run'], queryToken = false): Route<RouteHandler> => ({
+    method,
+    pattern,
+    handler: { run, queryToken },
+  });
+
+  return [
+    route('GET', ApiRoute.health, async ({ res }) => {
+      const body: HealthResponse = { ok: true, version: context.version, mode: backend.mode, inspect: context.inspect };
+      sendJson(res, 200, body);
+    }),
+
+    route('GET', ApiRoute.flows, async ({ res }) => {
+      const body: FlowListResponse = { flows: await flows.list() };
+      sendJson(res, 200, body);
+    }),
+
+    route('GET', `${ApiRoute.flows}/*id`, async ({ res, params }) => {
+      const { text, updatedAt } = await flows.read(parseFlowId(params.id ?? ''));
+      // The file as it is (its formatting too): what the editor opens is what is on disk.
+      res.writeHead(200, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Length': Buffer.byteLength(text),
+        'Cache-Control': 'no-store',
+        'Last-Modified': new Date(updatedAt).toUTCString(),
+      });
+      res.end(text);
+    }),
+
+    route('PUT', `${ApiRoute.flows}/*id`, async ({ req, res, params }) => {
+      const id = parseFlowId(params.id ?? '');
+      const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
+      const validation = validateFlow(body);
+      // Graph errors do not stop a save (a flow is saved half-built, and fixed later); a body
+      // that is not a flow at all does.
+      if (!validators.flow(body)) {
+        throw new ApiError(
+          errorInfo(ErrorCode.HTTP_BODY_INVALID, 'the body is not a flow: it does not match schemas/flow.schema.json', {
+            hint: 'a flow is an object with "nodes" and "edges" arrays; see the diagnostics for what is wrong',
+          }),
+          { diagnostics: validation.ok ? [] : validation.errors },
+        );
+      }
+      const saved = await flows.save(id, body as FlowDocument);
+      const response: FlowSavedResponse = { id, updatedAt: saved.updatedAt, validation: validationResponse(validation) };
+      sendJson(res, saved.created ? 201 : 200, response, saved.created ? { Location: ApiRoute.flow(id) } : {});
+    }),
+
+    route('DELETE', `${ApiRoute.flows}/*id`, async ({ res, params }) => {
+      await flows.remove(parseFlowId(params.id ?? ''));
+      sendNoContent(res);
+    }),
+
+    route('POST', ApiRoute.validate, async ({ req, res }) => {
+      const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
+      sendJson(res, 200, validationResponse(validateFlow(body)));
+    }),
+
+    route('GET', ApiRoute.runs, async ({ res, query }) => {
+      const flow = query.get('flow');
+      const limit = count(query.get('limit'), 'limit', 1, MAX_RUN_LIMIT) ?? DEFAULT_RUN_LIMIT;
+      const body: RunListResponse = { runs: await backend.list({ limit, ...(flow !== null && { flow: parseFlowId(flow) }) }) };
+      sendJson(res, 200, body);
+    }),
+
+    route('POST', ApiRoute.runs, async ({ req, res }) => {
+      const request = parseStartRunRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes }));
+      const flowId = parseFlowId(request.flow);
+      const flowPath = await flows.existingPath(flowId);
+      const loaded = await loadFlowFile(flowPath);
+      if (!loaded.validation.ok) throw new FlowInvalidError(flowId, loaded.validation.errors, loaded.validation.warnings);
+      const { traceId } = await backend.start({
+        flowId,
+        flowPath,
+        flow: loaded.validation.flow.definition,
+        input: request.input,
+        ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
+        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+      });
+      const body: RunStartedResponse = { traceId, flow: flowId };
+      sendJson(res, 201, body, { Location: ApiRoute.run(traceId) });
+    }),
+
+    route('GET', `${ApiRoute.runs}/:traceId`, async ({ res, params }) => {
+      const traceId = params.traceId ?? '';
+      const run = isValidTraceId(traceId) ? await backend.get(traceId) : undefined;
+      if (!run) throw runNotFound(traceId);
+      sendJson(res, 200, run);
+    }),
+
+    route('GET', `${ApiRoute.runs}/:traceId/events`, async ({ res, params, query }) => {
+      const traceId = params.traceId ?? '';
+      const afterSeq = count(query.get('after'), 'after', 0) ?? 0;
+      const events = isValidTraceId(traceId) ? await backend.events(traceId, afterSeq) : undefined;
+      if (!events) throw runNotFound(traceId);
+      const body: RunEventsResponse = { traceId, events };
+      sendJson(res, 200, body);
+    }),
+
+    route(
+      'GET',
+      `${ApiRoute.runs}/:traceId/stream`,
+      async ({ req, res, params, query }) => {
+        const traceId = params.traceId ?? '';
+        if (!isValidTraceId(traceId)) throw runNotFound(traceId);
+        // A reconnecting EventSource sends Last-Event-ID and the URL it first used: the header is newer.
+        const lastEventId = req.headers['last-event-id'];
+        const afterSeq =
+          (typeof lastEventId === 'string' && lastEventId.trim() !== '' ? count(lastEventId.trim(), 'Last-Event-ID', 0) : undefined) ??
+          count(query.get('after'), 'after', 0) ??
+          0;
+        await streamRun(res, backend, traceId, afterSeq, { ...(context.keepAliveMs !== undefined && { keepAliveMs: context.keepAliveMs }) });
+      },
+      true,
+    ),
+
+    route('POST', `${ApiRoute.runs}/:traceId/abort`, async ({ req, res, params }) => {
+      const traceId = params.traceId ?? '';
+      const body = await readJsonBody(req, { maxBytes: context.maxBodyBytes, optional: true });
+      const { reason } = body === undefined ? {} : parseAbortRunRequest(body);
+      const answer = isValidTraceId(traceId) ? await backend.abort(traceId, reason) : 'unknown';
+      if (answer === 'unknown') throw runNotFound(traceId);
+      const run = await backend.get(traceId);
+      if (!run) throw runNotFound(traceId);
+      if (answer === 'finished') {
+        throw new ApiError(
+          errorInfo(
+            ErrorCode.RUN_ALREADY_FINISHED,
+            run.status === 'interrupted'
+              ? `run ${traceId} is not under way here (its log stops early): there is nothing to abort`
+              : `run ${traceId} has already ended (${run.outcome?.status ?? 'finished'}, ${run.outcome?.reason ?? 'no outcome'})`,
+            run.status === 'interrupted' ? { hint: '`redflow resume` continues an interrupted run' } : {},
+          ),
+        );
+      }
+      sendJson(res, 202, run);
+    }),
+  ];
+}
+
+function validationResponse(validation: ReturnType<typeof validateFlow>): ValidationResponse {
+  return { ok: validation.ok, errors: validation.ok ? [] : validation.errors, warnings: validation.warnings };
+}
+
+/** A whole number from a query parameter or header, `undefined` when absent; 400 when not one in range. */
+function count(value: string | null | undefined, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const n = /^\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ApiError(
+      errorInfo(ErrorCode.HTTP_QUERY_INVALID, `${name} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? ' up' : ` to ${max}`}, not ${JSON.stringify(value.slice(0, 40))}`),
+    );
+  }
+  return n;
+}

@@ -1,0 +1,272 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { ReadResult } from '../events/eventStore.js';
+import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
+import { startRemoteRun } from '../distributed/remoteRun.js';
+import { MAX_ABORT_REASON_LENGTH, requestRunAbort } from '../distributed/runAborts.js';
+import { isValidTraceId, randomIds } from '../runtime/ids.js';
+import type { RunResponse, RunSummary } from './apiTypes.js';
+import { cachedFlowIdIndex } from './natsFlowIds.js';
+import { followClusterRun } from './natsRunFollow.js';
+import { listRunStarts, type RunStartedEvent } from './natsRunList.js';
+import { clusterRunResponse } from './natsRunSummary.js';
+import type { AbortAnswer, InspectorFactory, RunBackend } from './runBackend.js';
+
+/** Options of {@link createNatsRunBackend}. */
+export interface NatsRunBackendOptions {
+  /** The caller's connection: the backend never closes it. */
+  readonly nc: NatsConnection;
+  /** The cluster's subject prefix (default `redflow`). */
+  readonly prefix?: string;
+  /** The server's flows directory: runs are named by their flow's path in it. */
+  readonly flowsDir: string;
+  /**
+   * Ignored: on a cluster the statechart runs in a core worker, not in this process, so there is
+   * no actor here for the Stately inspector to watch. (A run's log can still be replayed.)
+   */
+  readonly inspector?: InspectorFactory;
+  /** How long a start waits for a core worker to take the run and store its first event (default 10 s). */
+  readonly startTimeoutMs?: number;
+  /**
+   * How long an abort keeps asking when no core worker answers for a run that has not ended
+   * (its owner died and another is taking it over, which takes about a lease). Default 6 s.
+   */
+  readonly abortPatienceMs?: number;
+}
+
+/** Runs started here, remembered with their flows-directory id (the log only has the flow file's own id). */
+const MAX_REMEMBERED_STARTS = 1000;
+/** Logs read at once when listing runs. */
+const LIST_READ_CONCURRENCY = 8;
+
+/**
+ * The `redflow serve --nats` backend: runs flows on a NATS cluster of workers
+ * (`redflow worker … --role core` and the model/tool workers).
+ *
+ * - **start** asks the core workers (`startRemoteRun`) with the flow file's `id` (or the
+ *   flows-directory id when the file has none); workers hosting another flow refuse it with
+ *   `FLOW_MISMATCH`, which is thrown as is. It resolves once the run's `run.started` is stored.
+ * - **get / events** read the run's log from the stream `<PREFIX>_TRACE` and fold it.
+ * - **follow** subscribes to the run's trace subjects before reading its log, then delivers the
+ *   stored events and the live ones, each once and in order (see `natsRunFollow.ts`).
+ * - **list** reads the newest `run.started` events of the stream, backwards in windows, then each
+ *   run's log (see `natsRunList.ts`); a run is `running` while the runs bucket holds its record.
+ * - **abort** asks on `<prefix>.runs.abort.<traceId>`: only the core worker that owns the run
+ *   answers (see `distributed/runAborts.ts`).
+ *
+ * The connection needs the rights of deploy/nats/redflow.conf's `core` user.
+ *
+ * @example
+ * ```ts
+ * const backend = await createNatsRunBackend({ nc, prefix: 'redflow', flowsDir: 'flows' });
+ * const { traceId } = await backend.start({ flowId: 'order-status', flowPath, flow, input: 'Where is A-1001?' });
+ * ```
+ */
+export async function createNatsRunBackend(options: NatsRunBackendOptions): Promise<RunBackend> {
+  const { nc } = options;
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  const startTimeoutMs = options.startTimeoutMs ?? 10_000;
+  const abortPatienceMs = options.abortPatienceMs ?? 6000;
+  // This process never appends: the store is only read.
+  const store = await openJetStreamEventStore(nc, { prefix });
+  const jsm = await jetstreamManager(nc);
+  const stream = Storage.traceStream(prefix);
+  const flowIds = cachedFlowIdIndex(options.flowsDir);
+  const startedHere = new Map<string, string>();
+  const followers = new Set<() => void>();
+  // Bound without a request; `get` tells whether the bucket exists.
+  const runsBucket: Promise<KV> = new Kvm(nc).open(Storage.runsBucket(prefix));
+
+  /**
+   * True when the stream holds the run's `run.started`. One direct read of a literal subject: the
+   * store's read of an unknown run would wait for messages that never come.
+   */
+  const known = async (traceId: string): Promise<boolean> =>
+    isValidTraceId(traceId) &&
+    (await jsm.streams.getMessage(stream, { last_by_subj: Subject.trace(prefix, traceId, AgentEventType.RunStarted) })) !== null;
+
+  /** The run's stored log, or `undefined` for a trace id the stream has never seen. */
+  const readLog = async (traceId: string): Promise<ReadResult | undefined> => {
+    if (!(await known(traceId))) return undefined;
+    try {
+      return await store.read(traceId);
+    } catch (error) {
+      if (error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND) return undefined;
+      throw error;
+    }
+  };
+
+  /** True while the runs bucket holds the run's record: a core worker owns it, or will take it over. */
+  const underWay = async (traceId: string): Promise<boolean> => {
+    try {
+      const entry = await (await runsBucket).get(traceId);
+      return entry !== null && entry.operation === 'PUT';
+    } catch (error) {
+      // No bucket yet: no core worker has ever run under this prefix, so none owns the run.
+      if (error instanceof JetStreamApiError && error.code === 10059) return false;
+      throw error;
+    }
+  };
+
+  /** The run's flows-directory id: as started here, else from the flow file id its log names. */
+  const flowOf = async (started: AgentEvent): Promise<string | undefined> => {
+    const here = startedHere.get(started.traceId);
+    if (here !== undefined) return here;
+    const definitionId = started.type === 'run.started' ? started.data.flow?.id : undefined;
+    return definitionId === undefined ? undefined : (await flowIds()).directoryIdOf(definitionId);
+  };
+
+  const responseOf = async (events: readonly AgentEvent[]): Promise<RunResponse> => {
+    const first = events[0];
+    const last = events[events.length - 1];
+    if (!first || !last) {
+      throw new RedflowError(errorInfo(ErrorCode.LOG_EMPTY, 'the run has no readable event', { hint: 'its first record is damaged' }));
+    }
+    const flow = await flowOf(first);
+    return clusterRunResponse(events, {
+      underWay: !isTerminal(last) && (await underWay(last.traceId)),
+      ...(flow !== undefined && { flow }),
+    });
+  };
+
+  const remember = (traceId: string, flowId: string) => {
+    startedHere.set(traceId, flowId);
+    if (startedHere.size > MAX_REMEMBERED_STARTS) startedHere.delete(startedHere.keys().next().value as string);
+  };
+
+  return {
+    mode: 'nats',
+
+    async start(request) {
+      const traceId = randomIds.traceId();
+      let firstStored: () => void = () => undefined;
+      const stored = new Promise<void>((resolve) => (firstStored = resolve));
+      const remote = await startRemoteRun({
+        nc,
+        prefix,
+        input: request.input,
+        traceId,
+        flowId: request.flow.id ?? request.flowId,
+        startTimeoutMs,
+        onEvent: () => firstStored(),
+        ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
+        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+      });
+      try {
+        // A core worker took the run; its first event follows once stored (or was missed live:
+        // then the log says).
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const seen = await Promise.race([
+          stored.then(() => true),
+          new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), startTimeoutMs))),
+        ]);
+        clearTimeout(timer);
+        if (!seen && !(await readLog(traceId))) {
+          throw new RedflowError(
+            errorInfo(ErrorCode.LOG_NOT_FOUND, `a core worker took run ${traceId}, but its first event is not in the log after ${startTimeoutMs} ms`, {
+              hint: `the run may still start: look for it with GET /api/runs/${traceId}`,
+              retryable: true,
+            }),
+          );
+        }
+      } finally {
+        remote.detach();
+      }
+      remember(traceId, request.flowId);
+      return { traceId };
+    },
+
+    async get(traceId) {
+      const log = await readLog(traceId);
+      return log === undefined ? undefined : responseOf(log.events);
+    },
+
+    async events(traceId, afterSeq) {
+      const log = await readLog(traceId);
+      return log?.events.filter((event) => event.seq > afterSeq);
+    },
+
+    async follow(traceId, afterSeq, onEvent) {
+      if (!(await known(traceId))) return undefined;
+      let stop: (() => void) | undefined;
+      let ended = false;
+      try {
+        stop = await followClusterRun({
+          nc,
+          prefix,
+          traceId,
+          afterSeq,
+          onEvent,
+          read: (id) => store.read(id),
+          onStop: () => {
+            ended = true;
+            if (stop) followers.delete(stop);
+          },
+        });
+      } catch (error) {
+        if (error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND) return undefined;
+        throw error;
+      }
+      // A run that had already ended is followed to its end before this line.
+      if (!ended) followers.add(stop);
+      return stop;
+    },
+
+    async list({ flow, limit }) {
+      let accept: ((started: RunStartedEvent) => boolean) | undefined;
+      if (flow !== undefined) {
+        // The filter names a file of the flows directory; the log names the flow by the id inside it.
+        const wanted = (await flowIds()).definitionIdOf(flow) ?? flow;
+        accept = (started) => startedHere.get(started.traceId) === flow || started.data.flow?.id === wanted;
+      }
+      const starts = await listRunStarts(nc, { prefix, limit, ...(accept && { accept }) });
+      const summaries: (RunSummary | undefined)[] = new Array<RunSummary | undefined>(starts.length);
+      let next = 0;
+      const worker = async () => {
+        for (let i = next++; i < starts.length; i = next++) {
+          const log = await readLog((starts[i] as RunStartedEvent).traceId);
+          if (!log || log.events.length === 0) continue;
+          const { envelope: _envelope, ...summary } = await responseOf(log.events);
+          summaries[i] = summary;
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(LIST_READ_CONCURRENCY, starts.length) }, worker));
+      return summaries.filter((summary): summary is RunSummary => summary !== undefined);
+    },
+
+    async abort(traceId, reason): Promise<AbortAnswer> {
+      if (reason !== undefined && reason.length > MAX_ABORT_REASON_LENGTH) {
+        throw new RedflowError(errorInfo(ErrorCode.HTTP_BODY_INVALID, `the abort reason is longer than ${MAX_ABORT_REASON_LENGTH} characters`));
+      }
+      const deadline = Date.now() + abortPatienceMs;
+      for (;;) {
+        const log = await readLog(traceId);
+        if (!log) return 'unknown';
+        const last = log.events[log.events.length - 1];
+        if (last && isTerminal(last)) return 'finished';
+        if (Date.now() >= deadline) {
+          throw new RedflowError(
+            errorInfo(ErrorCode.TRANSPORT_NO_RESPONDER, `no core worker owns run ${traceId} right now`, {
+              hint: 'is a core worker running? One takes the run over within its lease; then abort again',
+              retryable: true,
+            }),
+          );
+        }
+        const answer = await requestRunAbort(nc, prefix, traceId, reason === undefined ? {} : { reason }, Math.max(100, Math.min(2000, deadline - Date.now())));
+        if (answer.kind === 'aborting') return 'aborting';
+        // Nobody owns it this moment: it has just ended, or is between owners. Look again.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    },
+
+    async close() {
+      for (const stop of [...followers]) stop();
+      followers.clear();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,80 @@
+import type { ServerResponse } from 'node:http';
+import { ErrorCode, errorInfo } from '../errors.js';
+import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import { ApiError } from './apiErrors.js';
+import { StreamEvent, type RunResponse } from './apiTypes.js';
+import { openEventStream } from './eventStream.js';
+import type { RunBackend } from './runBackend.js';
+
+/**
+ * Answers `GET /api/runs/:traceId/stream`: every event of the run after `afterSeq`, live, then
+ * `event: end` with the run and the end of the answer.
+ *
+ * No event is sent twice (a seq at or below the last one sent is dropped, whatever the backend
+ * does) and the stream ends only once the client has the run's last event: after the terminal
+ * event, or, for a run that will not go on (interrupted, or already finished before `afterSeq`),
+ * once every stored event has been sent.
+ *
+ * @throws ApiError RUN_NOT_FOUND (before anything is sent) for an unknown trace id.
+ */
+export async function streamRun(
+  res: ServerResponse,
+  backend: RunBackend,
+  traceId: string,
+  afterSeq: number,
+  options: { readonly keepAliveMs?: number } = {},
+): Promise<void> {
+  // Asked first, so an unknown run is a plain 404 rather than an empty stream.
+  if ((await backend.get(traceId)) === undefined) throw runNotFound(traceId);
+  const stream = openEventStream(res, options);
+  let lastSent = afterSeq;
+  let ended = false;
+  let stop: (() => void) | undefined;
+
+  const finish = (run: RunResponse) => {
+    if (ended) return;
+    ended = true;
+    stop?.();
+    stream.end(StreamEvent.End, run);
+  };
+  const concludeWhenStored = async () => {
+    const run = await backend.get(traceId);
+    if (run) finish(run);
+    else stream.close();
+  };
+  const onEvent = (event: AgentEvent) => {
+    if (ended || stream.closed || event.seq <= lastSent) return;
+    lastSent = event.seq;
+    stream.send(StreamEvent.AgentEvent, event, event.seq);
+    if (isTerminal(event)) void concludeWhenStored().catch(() => stream.close());
+  };
+  stream.onClose(() => {
+    ended = true;
+    stop?.();
+  });
+
+  stop = await backend.follow(traceId, afterSeq, onEvent);
+  if (stop === undefined) {
+    // Gone between the two questions (its log deleted): nothing more will come.
+    if (!ended) stream.close();
+    return;
+  }
+  if (stream.closed) stop();
+  if (ended || stream.closed) return;
+  // Nothing says the run is over yet: it may be under way (its events will come), or it may
+  // never go on (interrupted), or the client may already have its last event.
+  const run = await backend.get(traceId);
+  if (ended || stream.closed || run === undefined || run.status === 'running') return;
+  if (run.lastSeq > lastSent) {
+    // A backend whose follow had not delivered everything stored yet: send the rest from the log.
+    for (const event of (await backend.events(traceId, lastSent)) ?? []) onEvent(event);
+  }
+  if (run.status === 'interrupted' || lastSent >= run.lastSeq) finish(run);
+}
+
+/** The 404 of a trace id that names no run. */
+export function runNotFound(traceId: string): ApiError {
+  return new ApiError(
+    errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${JSON.stringify(traceId.slice(0, 130))}`, { hint: 'GET /api/runs lists the runs' }),
+  );
+}

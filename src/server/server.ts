@@ -1,0 +1,221 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { ApiError } from './apiErrors.js';
+import { apiRoutes, type RouteHandler } from './apiRoutes.js';
+import { assertLocalHostHeader, assertTokenForHost, authorize } from './auth.js';
+import { DEFAULT_EDITOR_DIR, createEditorFiles } from './editorFiles.js';
+import { createEmbeddedRunBackend } from './embeddedRunBackend.js';
+import { createFlowStore } from './flowStore.js';
+import { DEFAULT_MAX_BODY_BYTES } from './requestBody.js';
+import { sendError } from './respond.js';
+import { createRouter } from './router.js';
+import type { InspectorFactory, RunBackend } from './runBackend.js';
+
+/** The port `redflow serve` listens on unless told otherwise. */
+export const DEFAULT_PORT = 4800;
+/** The address `redflow serve` binds to unless told otherwise: this machine only. */
+export const DEFAULT_HOST = '127.0.0.1';
+/** The flows directory unless told otherwise (relative to the working directory). */
+export const DEFAULT_FLOWS_DIR = 'flows';
+
+const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+
+/** Options of {@link createRedflowServer}. */
+export interface RedflowServerOptions {
+  /** The flows directory (default `./flows`; created on the first save). */
+  readonly flowsDir?: string;
+  /** Where the embedded backend keeps run logs (default `.redflow/runs`, as the CLI). Ignored with `backend`. */
+  readonly runsDir?: string;
+  /** Default {@link DEFAULT_HOST}. A non-loopback address needs a `token`. */
+  readonly host?: string;
+  /** Default {@link DEFAULT_PORT}; `0` picks a free port (the answer's `port` and `url` say which). */
+  readonly port?: number;
+  /** When set, every `/api` request must carry it as `Authorization: Bearer <token>`. */
+  readonly token?: string;
+  /** The editor's static build (default: the package's `dist/editor`). */
+  readonly editorDir?: string;
+  /**
+   * Where runs run (default: embedded, in this process). The server owns it: `close()` closes it.
+   */
+  readonly backend?: RunBackend;
+  /** Gives each embedded run's statechart an inspection observer (the Stately inspector). */
+  readonly inspector?: InspectorFactory;
+  /** The environment embedded runs' models and tools see; default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Largest body of a route that takes no flow (default 1 MiB; flows may be 5 MiB). */
+  readonly maxBodyBytes?: number;
+  /** How often an idle SSE stream gets a keepalive comment (default 15 s). */
+  readonly keepAliveMs?: number;
+  /** One line per answered request (method, path without its query, status, time); default none. */
+  readonly logRequest?: (line: string) => void;
+  /** Where unexpected errors are reported (they never reach clients); default stderr. */
+  readonly logError?: (line: string) => void;
+}
+
+/** A running `redflow serve`. */
+export interface RedflowServer {
+  /** The editor's address, e.g. `http://127.0.0.1:4800/` (with the real port when `port` was 0). */
+  readonly url: string;
+  readonly port: number;
+  readonly host: string;
+  readonly backend: RunBackend;
+  /**
+   * Stops taking requests, aborts the runs under way (their logs record the abort), ends open
+   * streams and closes the backend. Safe to call twice.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the HTTP server of `redflow serve`: the editor's files and the HTTP API (apiTypes.ts)
+ * on one port. Resolves once it listens.
+ *
+ * @throws RedflowError SERVE_TOKEN_REQUIRED for a non-loopback host without a token.
+ *
+ * @example
+ * ```ts
+ * import { createRedflowServer } from 'redflow';
+ * const server = await createRedflowServer({ flowsDir: 'flows', port: 0 });
+ * console.log(`editor at ${server.url}`);
+ * // …
+ * await server.close();
+ * ```
+ */
+export async function createRedflowServer(options: RedflowServerOptions = {}): Promise<RedflowServer> {
+  const host = options.host ?? DEFAULT_HOST;
+  const token = options.token === undefined || options.token === '' ? undefined : options.token;
+  assertTokenForHost(host, token);
+  const flows = createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR);
+  const logError = options.logError ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const backend =
+    options.backend ??
+    createEmbeddedRunBackend({
+      flowsDir: flows.dir,
+      ...(options.runsDir !== undefined && { runsDir: options.runsDir }),
+      ...(options.inspector !== undefined && { inspector: options.inspector }),
+      ...(options.env !== undefined && { env: options.env }),
+      onRunError: (traceId, error) => logError(`run ${traceId} failed while ending: ${describe(error)}`),
+    });
+  const router = createRouter(
+    apiRoutes({
+      flows,
+      backend,
+      version,
+      inspect: options.inspector !== undefined,
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
+    }),
+  );
+  const editorFiles = createEditorFiles(options.editorDir ?? DEFAULT_EDITOR_DIR);
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const raw = req.url ?? '/';
+    const queryAt = raw.indexOf('?');
+    const pathname = queryAt === -1 ? raw : raw.slice(0, queryAt);
+    const query = new URLSearchParams(queryAt === -1 ? '' : raw.slice(queryAt + 1));
+    // Neither caching proxies nor browsers should keep API answers, sniff types, or send URLs
+    // (which may hold ?token=) to other sites as referrers.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    if (token === undefined) assertLocalHostHeader(req.headers);
+    if (!pathname.startsWith('/')) throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, 'the request target must be a path'));
+    if (pathname !== '/api' && !pathname.startsWith('/api/')) return editorFiles(req, res, pathname);
+    const match = router.match(req.method ?? '', pathname);
+    // The token is checked before the route is known, so an unauthorised client learns nothing of the API.
+    if (token !== undefined) {
+      authorize(req.headers, query, token, { queryToken: match.kind === 'found' && match.route.handler.queryToken });
+    }
+    if (match.kind === 'not-found') {
+      throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, `no API route ${req.method ?? ''} ${pathname.slice(0, 200)}`, { hint: 'the routes are listed in src/server/apiTypes.ts (ApiRoute)' }));
+    }
+    if (match.kind === 'method-not-allowed') {
+      throw new ApiError(errorInfo(ErrorCode.HTTP_METHOD_NOT_ALLOWED, `${req.method ?? ''} is not allowed on ${pathname.slice(0, 200)}; use ${match.allowed.join(' or ')}`), {
+        headers: { Allow: match.allowed.join(', ') },
+      });
+    }
+    await match.route.handler.run({ req, res, params: match.params, query });
+  };
+
+  const server = createServer((req, res) => {
+    const started = process.hrtime.bigint();
+    if (options.logRequest) {
+      const log = options.logRequest;
+      res.once('close', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        const path = (req.url ?? '').split('?')[0] ?? '';
+        log(`${req.method ?? '?'} ${path} ${res.statusCode}${res.writableFinished ? '' : ' (client gone)'} ${ms.toFixed(1)} ms`);
+      });
+    }
+    handle(req, res).catch((thrown: unknown) => {
+      if (res.headersSent) {
+        // Mid-answer (a file or a stream broke off): all that is left is to cut the connection.
+        res.destroy();
+        if (!isClientGone(thrown)) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
+        return;
+      }
+      const answer = sendError(res, thrown);
+      if (answer.unexpected) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
+    });
+  });
+
+  const port = options.port ?? DEFAULT_PORT;
+  await new Promise<void>((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, host, port));
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost(host)}:${address.port}/`,
+    port: address.port,
+    host,
+    backend,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        // Aborting the runs ends their streams (each gets its last event and `end`) before the
+        // sockets are cut; idle keep-alive connections are closed at once.
+        server.closeIdleConnections();
+        await backend.close();
+        server.closeAllConnections();
+        await stopped;
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The host as written in a URL: a wildcard address becomes this machine's, an IPv6 literal gets brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/** A failure to listen as an error the user can act on (another port, another host). */
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  const why: Readonly<Record<string, string>> = {
+    EADDRINUSE: `port ${port} on ${host} is already in use`,
+    EACCES: `this process may not listen on port ${port}`,
+    EADDRNOTAVAIL: `${host} is not an address of this machine`,
+    ENOTFOUND: `the host name ${host} is unknown`,
+  };
+  const message = error.code === undefined ? undefined : why[error.code];
+  if (message === undefined) return error;
+  return new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `cannot listen: ${message}`, { hint: 'choose another --port (0 picks a free one) or --host' }), { cause: error });
+}
+
+function isClientGone(thrown: unknown): boolean {
+  const code = typeof thrown === 'object' && thrown !== null && 'code' in thrown ? (thrown as { code: unknown }).code : undefined;
+  return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+function describe(thrown: unknown): string {
+  return thrown instanceof Error ? (thrown.stack ?? thrown.message) : String(thrown);
+}

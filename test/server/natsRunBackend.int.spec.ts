@@ -1,0 +1,263 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FlowDefinition } from '../../src/contracts/schema-types.js';
+import { ErrorCode } from '../../src/errors.js';
+import { isTerminal, type AgentEvent } from '../../src/events/eventTypes.js';
+import { fold } from '../../src/events/evolve.js';
+import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
+import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
+import { listRunStarts } from '../../src/server/natsRunList.js';
+import type { BackendStartRequest, RunBackend } from '../../src/server/runBackend.js';
+import { answer, countingTool, runScripted } from '../support/harness.js';
+import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
+import { ROOT, removePrefix } from '../distributed/clusterSupport.js';
+
+// `redflow serve --nats`'s backend against a real nats-server, with a core worker and a
+// model/tool worker running in this process (as the other distributed integration tests do):
+// the flow's tool waits at a gate the test holds, so runs can be caught mid-way.
+
+const flowsDir = path.join(ROOT, 'test/fixtures/natsBackend/flows');
+const prefix = uniquePrefix();
+const gateHolder = globalThis as { __natsBackendGate?: Promise<void> };
+
+let clientNc: NatsConnection;
+let coreNc: NatsConnection;
+let actorNc: NatsConnection;
+let core: CoreWorker;
+let actors: ActorWorker;
+let backend: RunBackend;
+const flows: Record<string, FlowDefinition> = {};
+
+beforeAll(async () => {
+  [clientNc, coreNc, actorNc] = await Promise.all([connectTestServer('serve'), connectTestServer('core'), connectTestServer('actors')]);
+  for (const id of ['gated', 'other']) {
+    flows[id] = JSON.parse(await readFile(path.join(flowsDir, `${id}.json`), 'utf8')) as FlowDefinition;
+  }
+  const flowPath = path.join(flowsDir, 'gated.json');
+  actors = await startActorWorker({ nc: actorNc, flowPath, prefix, roles: ['model', 'tool'] });
+  core = await startCoreWorker({ nc: coreNc, flowPath, prefix, owner: 'core-1', leaseMs: 1000 });
+  backend = await createNatsRunBackend({ nc: clientNc, prefix, flowsDir });
+});
+
+afterAll(async () => {
+  gateHolder.__natsBackendGate = undefined;
+  await backend?.close();
+  await core?.close();
+  await actors?.close();
+  await removePrefix(clientNc, prefix);
+  await Promise.all([clientNc, coreNc, actorNc].map((nc) => nc.drain()));
+});
+
+/** Holds every tool call until the returned function is called. */
+function holdGate(): () => void {
+  let open: () => void = () => undefined;
+  gateHolder.__natsBackendGate = new Promise<void>((resolve) => (open = resolve));
+  return () => {
+    gateHolder.__natsBackendGate = undefined;
+    open();
+  };
+}
+
+function startRequest(flowId: string, input: unknown, extra: Partial<BackendStartRequest> = {}): BackendStartRequest {
+  return { flowId, flowPath: path.join(flowsDir, `${flowId}.json`), flow: flows[flowId] as FlowDefinition, input, ...extra };
+}
+
+/** Follows a run until its last event; resolves with what was delivered. */
+async function followToEnd(traceId: string, afterSeq: number, on: RunBackend = backend): Promise<AgentEvent[]> {
+  const delivered: AgentEvent[] = [];
+  let ended!: () => void;
+  const end = new Promise<void>((resolve) => (ended = resolve));
+  const stop = await on.follow(traceId, afterSeq, (event) => {
+    delivered.push(event);
+    if (isTerminal(event)) ended();
+  });
+  expect(stop).toBeTypeOf('function');
+  const finished = await on.get(traceId);
+  // Following from the end of a finished run delivers nothing: there is nothing to wait for.
+  if (finished?.status === 'finished' && finished.lastSeq <= afterSeq) return delivered;
+  await end;
+  return delivered;
+}
+
+/** Resolves once the run's stored log holds an event of `type`; with that event. */
+async function storedEvent(traceId: string, type: AgentEvent['type']): Promise<AgentEvent> {
+  let found: AgentEvent | undefined;
+  const deadline = Date.now() + 5000;
+  while (!found) {
+    found = (await backend.events(traceId, 0))?.find((event) => event.type === type);
+    if (Date.now() > deadline) throw new Error(`no ${type} in run ${traceId}`);
+    if (!found) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return found;
+}
+
+const seqs = (events: readonly AgentEvent[]) => events.map((event) => event.seq);
+
+describe('the NATS run backend', () => {
+  it('should start a run on the cluster, follow it live from its first event, and fold its log', async () => {
+    const release = holdGate();
+    const { traceId } = await backend.start(startRequest('gated', 'go'));
+    // start resolves once the first event is stored.
+    expect((await backend.events(traceId, 0))?.[0]?.type).toBe('run.started');
+    const following = followToEnd(traceId, 0);
+    await storedEvent(traceId, 'tool.requested');
+    const underWay = await backend.get(traceId);
+    expect(underWay).toMatchObject({ traceId, status: 'running', flow: 'gated' });
+    expect(underWay?.outcome).toBeUndefined();
+    release();
+    const delivered = await following;
+    const stored = (await backend.events(traceId, 0)) ?? [];
+    expect(delivered).toEqual(stored);
+    expect(seqs(delivered)).toEqual(stored.map((_, i) => i + 1));
+
+    const run = await backend.get(traceId);
+    expect(run).toMatchObject({
+      traceId,
+      status: 'finished',
+      flow: 'gated',
+      iterations: 3,
+      lastSeq: stored.length,
+      outcome: { status: 'done', reason: 'final_answer', answer: 'two steps taken' },
+    });
+    expect(run?.envelope).toEqual(fold(stored));
+    expect(run?.startedAt).toBe(run?.envelope.observability.startedAt);
+  });
+
+  it('should follow a run from the middle without losing or repeating an event', async () => {
+    const release = holdGate();
+    const { traceId } = await backend.start(startRequest('gated', 'middle'));
+    const requested = await storedEvent(traceId, 'tool.requested');
+    const afterSeq = requested.seq - 1;
+    const following = followToEnd(traceId, afterSeq);
+    release();
+    const delivered = await following;
+    const stored = (await backend.events(traceId, 0)) ?? [];
+    expect(seqs(delivered)).toEqual(seqs(stored).filter((seq) => seq > afterSeq));
+    expect(delivered).toEqual(await backend.events(traceId, afterSeq));
+    // And once it has ended: all of it from the store, then the follow stops by itself.
+    expect(await followToEnd(traceId, 0)).toEqual(stored);
+    expect(await followToEnd(traceId, stored.length)).toEqual([]);
+  });
+
+  it('should answer undefined for an unknown trace id, or one that is not a trace id', async () => {
+    for (const traceId of ['never-started', 'a.b', '>', '*', '']) {
+      await expect(backend.get(traceId)).resolves.toBeUndefined();
+      await expect(backend.events(traceId, 0)).resolves.toBeUndefined();
+      await expect(backend.follow(traceId, 0, () => undefined)).resolves.toBeUndefined();
+      await expect(backend.abort(traceId)).resolves.toBe('unknown');
+    }
+  });
+
+  it('should list the newest runs first, by flow, with their status', async () => {
+    const first = await backend.start(startRequest('gated', 'list 1'));
+    await followToEnd(first.traceId, 0);
+    const release = holdGate();
+    const second = await backend.start(startRequest('gated', 'list 2'));
+    await storedEvent(second.traceId, 'tool.requested');
+    try {
+      const runs = await backend.list({ limit: 50 });
+      expect(runs.slice(0, 2).map((run) => [run.traceId, run.status])).toEqual([
+        [second.traceId, 'running'],
+        [first.traceId, 'finished'],
+      ]);
+      expect(runs.every((run) => !('envelope' in run))).toBe(true);
+      expect(runs.find((run) => run.traceId === first.traceId)).toMatchObject({ flow: 'gated', outcome: { reason: 'final_answer' }, iterations: 3 });
+      expect((await backend.list({ limit: 1 })).map((run) => run.traceId)).toEqual([second.traceId]);
+      expect((await backend.list({ flow: 'gated', limit: 50 })).map((run) => run.traceId)).toEqual(runs.map((run) => run.traceId));
+      expect(await backend.list({ flow: 'other', limit: 50 })).toEqual([]);
+      // Read backwards in windows of two stream messages: the same runs, in the same order.
+      const all = await listRunStarts(clientNc, { prefix, limit: 50 });
+      const windowed = await listRunStarts(clientNc, { prefix, limit: 50, firstWindow: 2 });
+      expect(windowed.map((started) => started.traceId)).toEqual(all.map((started) => started.traceId));
+      expect(all.map((started) => started.traceId)).toEqual(runs.map((run) => run.traceId));
+    } finally {
+      release();
+    }
+    await followToEnd(second.traceId, 0);
+  });
+
+  it('should list nothing for a prefix without runs', async () => {
+    await expect(listRunStarts(clientNc, { prefix: uniquePrefix(), limit: 10 })).resolves.toEqual([]);
+  });
+
+  it('should abort a running run through the core worker that owns it', async () => {
+    const release = holdGate();
+    try {
+      const { traceId } = await backend.start(startRequest('gated', 'abort me'));
+      const following = followToEnd(traceId, 0);
+      await storedEvent(traceId, 'tool.requested');
+      await expect(backend.abort(traceId, 'the user changed their mind')).resolves.toBe('aborting');
+      const delivered = await following;
+      expect(delivered.at(-1)?.type).toBe('run.failed');
+      const run = await backend.get(traceId);
+      expect(run).toMatchObject({ status: 'finished', outcome: { status: 'blocked', reason: 'aborted', error: { code: ErrorCode.RUN_ABORTED } } });
+      expect(run?.outcome?.error?.message).toContain('the user changed their mind');
+      await expect(backend.abort(traceId)).resolves.toBe('finished');
+      await eventually(() => !core.runs().includes(traceId));
+    } finally {
+      release();
+    }
+  });
+
+  it('should refuse an abort reason longer than a thousand characters', async () => {
+    await expect(backend.abort('never-started', 'x'.repeat(1001))).rejects.toMatchObject({ code: ErrorCode.HTTP_BODY_INVALID });
+  });
+
+  it('should pass FLOW_MISMATCH on when the workers run another flow', async () => {
+    const refused = await backend.start(startRequest('other', 'wrong flow')).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: ErrorCode.FLOW_MISMATCH });
+    expect((refused as Error).message).toContain('nats-backend-gated');
+    expect((refused as Error).message).toContain('nats-backend-other');
+  });
+
+  it("should end a run at the client's timeout", async () => {
+    const release = holdGate();
+    try {
+      const { traceId } = await backend.start(startRequest('gated', 'slow', { timeoutMs: 300 }));
+      await followToEnd(traceId, 0);
+      expect((await backend.get(traceId))?.outcome).toMatchObject({ status: 'blocked', reason: 'timeout' });
+    } finally {
+      release();
+    }
+  });
+
+  it('should call a run interrupted when its log stops early and no core worker owns it', async () => {
+    const { events } = await runScripted({ answers: [answer.tool('echo', { text: 'x' }), answer.final('done')], tools: [countingTool('echo').tool] });
+    const store = await openJetStreamEventStore(clientNc, { prefix });
+    for (const event of events.slice(0, 3)) await store.append(event);
+    await store.close();
+    const traceId = events[0]?.traceId as string;
+    expect(await backend.get(traceId)).toMatchObject({ traceId, status: 'interrupted', lastSeq: 3 });
+    expect((await backend.list({ limit: 1 }))[0]).toMatchObject({ traceId, status: 'interrupted' });
+    const impatient = await createNatsRunBackend({ nc: clientNc, prefix, flowsDir, abortPatienceMs: 300 });
+    try {
+      await expect(impatient.abort(traceId)).rejects.toMatchObject({ code: ErrorCode.TRANSPORT_NO_RESPONDER });
+    } finally {
+      await impatient.close();
+    }
+  });
+
+  it('should stop following when closed, and leave the connection open', async () => {
+    const release = holdGate();
+    const other = await createNatsRunBackend({ nc: clientNc, prefix, flowsDir });
+    try {
+      const { traceId } = await other.start(startRequest('gated', 'close'));
+      const delivered: AgentEvent[] = [];
+      await other.follow(traceId, 0, (event) => delivered.push(event));
+      await storedEvent(traceId, 'tool.requested');
+      await eventually(() => delivered.some((event) => event.type === 'tool.requested'));
+      await other.close();
+      const before = delivered.length;
+      release();
+      await followToEnd(traceId, 0);
+      expect(delivered).toHaveLength(before);
+      expect(clientNc.isClosed()).toBe(false);
+    } finally {
+      release();
+    }
+  });
+});

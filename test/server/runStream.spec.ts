@@ -1,0 +1,141 @@
+// The SSE stream of a run (GET /api/runs/:traceId/stream): live events, the end, and resuming
+// after a dropped connection without losing or repeating an event.
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
+import type { RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
+import { readVerifiedLog } from '../support/cli.js';
+import { answer, call, openGate, openSse, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type SseFrame, type SseReader, type TestServer } from './serverHarness.js';
+
+const dirs = tempDirs();
+let t: TestServer;
+beforeEach(async () => {
+  resetGates();
+  t = await startTestServer(dirs, { keepAliveMs: 40 });
+});
+afterEach(() => t.close());
+afterAll(() => dirs.cleanup());
+
+async function start(flow: unknown, id = 'streamed'): Promise<string> {
+  await call(t.server, 'PUT', `/api/flows/${id}`, { body: flow });
+  const started = await call(t.server, 'POST', '/api/runs', { body: { flow: id, input: 'go' } });
+  expect(started.status, started.text).toBe(201);
+  return (started.json as RunStartedResponse).traceId;
+}
+
+const agentEvents = (frames: readonly SseFrame[]) =>
+  frames.filter((f) => f.event === 'agent-event').map((f) => ({ id: f.id, event: JSON.parse(f.data ?? '') as AgentEvent }));
+const endOf = async (reader: SseReader) => JSON.parse((await reader.waitFor((f) => f.event === 'end')).data ?? '') as RunResponse;
+const logOf = async (traceId: string) => (await readVerifiedLog(path.join(t.runsDir, `${traceId}.jsonl`))).events;
+
+describe('the run stream', () => {
+  it('should stream every event of a run live, then end with the run', async () => {
+    const traceId = await start(scriptedFlow([answer.gate(), answer.final('streamed!')]));
+    const reader = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    expect(reader.response.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(reader.response.headers['cache-control']).toContain('no-cache');
+    expect(reader.response.headers['x-accel-buffering']).toBe('no');
+    await reader.waitFor((f) => f.id === '4');
+    await openGate();
+    const end = await endOf(reader);
+    await reader.ended;
+
+    expect(reader.frames[0]).toEqual({ retry: '1000' });
+    const received = agentEvents(reader.frames);
+    expect(received.map((r) => r.id)).toEqual(received.map((r) => String(r.event.seq)));
+    expect(received.map((r) => r.event)).toEqual(await logOf(traceId));
+    expect(end).toMatchObject({ traceId, status: 'finished', flow: 'streamed', lastSeq: 8, outcome: { answer: 'streamed!' } });
+    expect(end.envelope.observability.traceId).toBe(traceId);
+    // The end event has no id: a reconnect would still resume after the last real event.
+    expect(reader.frames.find((f) => f.event === 'end')?.id).toBeUndefined();
+  });
+
+  it('should resume after a dropped connection with Last-Event-ID, losing and repeating nothing', async () => {
+    const traceId = await start(scriptedFlow([answer.gate(), answer.gate(), answer.final('resumed')]));
+    // The client reads up to the first tool call, then its connection drops.
+    const first = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    await first.waitFor((f) => f.id === '4');
+    first.destroy();
+    await first.ended;
+    // While nobody listens, the run goes on to its second tool call.
+    await openGate();
+    await waitForRun(t.server, traceId, (r) => r.lastSeq >= 8);
+
+    // A browser reconnects to the same URL (here with ?after=0) and sends Last-Event-ID: it wins.
+    const second = await openSse(t.server, `/api/runs/${traceId}/stream?after=0`, { 'last-event-id': '4' });
+    await second.waitFor((f) => f.id === '8');
+    await openGate();
+    const end = await endOf(second);
+
+    const seen = [...agentEvents(first.frames), ...agentEvents(second.frames)].map((r) => r.event);
+    const logged = await logOf(traceId);
+    expect(seen.map((e) => e.seq)).toEqual(logged.map((e) => e.seq));
+    expect(seen).toEqual(logged);
+    expect(agentEvents(second.frames)[0]?.event.seq).toBe(5);
+    expect(end.lastSeq).toBe(logged.length);
+  });
+
+  it('should give two followers of one run the same events', async () => {
+    const traceId = await start(scriptedFlow([answer.gate(), answer.final('both')]));
+    const a = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    await a.waitFor((f) => f.id === '4');
+    const b = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    await b.waitFor((f) => f.id === '4');
+    await openGate();
+    await Promise.all([endOf(a), endOf(b)]);
+    expect(agentEvents(a.frames)).toEqual(agentEvents(b.frames));
+  });
+
+  it('should resume a finished run after ?after=, and send only the end when nothing is left', async () => {
+    const traceId = await start(scriptedFlow([answer.final('quick')]));
+    await waitForRun(t.server, traceId, (r) => r.status === 'finished');
+    const rest = await openSse(t.server, `/api/runs/${traceId}/stream?after=2`);
+    await endOf(rest);
+    expect(agentEvents(rest.frames).map((r) => r.event.seq)).toEqual([3, 4]);
+
+    const nothing = await openSse(t.server, `/api/runs/${traceId}/stream`, { 'last-event-id': '4' });
+    const end = await endOf(nothing);
+    await nothing.ended;
+    expect(agentEvents(nothing.frames)).toEqual([]);
+    expect(end.status).toBe('finished');
+  });
+
+  it('should send the stored events of an interrupted run, then end with its status', async () => {
+    const traceId = await start(scriptedFlow([answer.final('cut short')]));
+    await waitForRun(t.server, traceId, (r) => r.status === 'finished');
+    const file = path.join(t.runsDir, `${traceId}.jsonl`);
+    await writeFile(file, (await readFile(file, 'utf8')).split('\n').slice(0, 3).join('\n') + '\n');
+    const reader = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    const end = await endOf(reader);
+    expect(agentEvents(reader.frames).map((r) => r.event.seq)).toEqual([1, 2, 3]);
+    expect(end).toMatchObject({ status: 'interrupted', lastSeq: 3 });
+  });
+
+  it('should keep an idle stream open with keepalive comments', async () => {
+    const traceId = await start(scriptedFlow([answer.gate(), answer.final('after a wait')]));
+    const reader = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    await reader.waitFor((f) => f.id === '4');
+    await reader.waitFor((f) => f.comment === 'keepalive');
+    await openGate();
+    await endOf(reader);
+  });
+
+  it('should stop following when the client goes, and still close promptly', async () => {
+    const traceId = await start(scriptedFlow([answer.gate(), answer.final('x')]));
+    const readers = await Promise.all([1, 2, 3].map(() => openSse(t.server, `/api/runs/${traceId}/stream`)));
+    for (const reader of readers) {
+      await reader.waitFor((f) => f.id === '4');
+      reader.destroy();
+    }
+    await openGate();
+    await waitForRun(t.server, traceId, (r) => r.status === 'finished');
+    const closing = Date.now();
+    await t.close();
+    expect(Date.now() - closing).toBeLessThan(2000);
+  });
+
+  it('should answer 404 before starting a stream for an unknown run', async () => {
+    await expect(openSse(t.server, '/api/runs/unknown-run/stream')).rejects.toMatchObject({ status: 404 });
+  });
+});
