@@ -10,6 +10,8 @@ export const DEFAULT_RELAY_PORT = 8080;
 export const STATELY_INSPECTOR_URL = 'https://stately.ai/inspect';
 /** Messages the relay keeps for a page that connects late (a browser opening after the run). */
 export const DEFAULT_RELAY_BUFFER = 10_000;
+/** And at most this many characters of them: live snapshots carry the whole envelope. */
+export const DEFAULT_RELAY_BUFFER_CHARS = 64 * 1024 * 1024;
 
 /** Options of {@link startInspectorRelay}. */
 export interface InspectorRelayOptions {
@@ -23,6 +25,8 @@ export interface InspectorRelayOptions {
   readonly inspectorUrl?: string;
   /** How many messages to keep for pages that connect later (default {@link DEFAULT_RELAY_BUFFER}). */
   readonly bufferSize?: number;
+  /** How many characters of messages to keep for them (default {@link DEFAULT_RELAY_BUFFER_CHARS}). */
+  readonly bufferChars?: number;
 }
 
 /** A running relay. */
@@ -102,7 +106,8 @@ function hostName(authority: string | undefined): string | undefined {
  * `createInspectorServer` of `@statelyai/inspect/server`, which it replaces because in 0.7.2 that
  * one crashes the process when its port is taken (an unhandled `error` event), says neither when it
  * listens nor on which port, cannot be stopped while a browser is connected, and keeps only 200
- * messages for a page that opens late — less than one replayed run of 100 events. This one also
+ * messages for a page that opens late — less than one replayed run of 100 events (this one keeps
+ * `bufferSize` messages, at most `bufferChars` characters of them). This one also
  * listens on 127.0.0.1 by default and refuses browser connections from other origins (any web
  * page could otherwise open a WebSocket to it and read the runs).
  *
@@ -119,6 +124,7 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
   const host = options.host ?? '127.0.0.1';
   const requestedPort = options.port ?? DEFAULT_RELAY_PORT;
   const bufferSize = options.bufferSize ?? DEFAULT_RELAY_BUFFER;
+  const bufferChars = options.bufferChars ?? DEFAULT_RELAY_BUFFER_CHARS;
   const loopback = LOOPBACK_NAMES.has(host);
   const page = bridgePage(options.inspectorUrl ?? STATELY_INSPECTOR_URL);
   // Bound to loopback, only loopback names are served: a page whose name was rebound to 127.0.0.1 gets nothing.
@@ -137,6 +143,7 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
     verifyClient: ({ origin, req }: { origin: string | undefined; req: http.IncomingMessage }) => hostAllowed(req.headers.host) && (!origin || origin === `http://${req.headers.host ?? ''}`),
   });
   const buffer: string[] = [];
+  let buffered = 0;
   wss.on('connection', (client) => {
     for (const message of buffer) client.send(message);
     client.on('error', () => undefined);
@@ -144,7 +151,9 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
       if (isBinary) return;
       const message = data.toString();
       buffer.push(message);
-      if (buffer.length > bufferSize) buffer.shift();
+      buffered += message.length;
+      // The oldest go first: a late page sees the end of a long session rather than the relay running out of memory.
+      while (buffer.length > bufferSize || (buffered > bufferChars && buffer.length > 1)) buffered -= (buffer.shift() as string).length;
       for (const other of wss.clients) if (other !== client && other.readyState === WebSocket.OPEN) other.send(message);
     });
   });

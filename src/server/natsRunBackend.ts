@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
@@ -107,7 +107,7 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
       return entry !== null && entry.operation === 'PUT';
     } catch (error) {
       // No bucket yet: no core worker has ever run under this prefix, so none owns the run.
-      if (error instanceof JetStreamApiError && error.code === 10059) return false;
+      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return false;
       throw error;
     }
   };
@@ -116,7 +116,7 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
   const flowOf = async (started: AgentEvent): Promise<string | undefined> => {
     const here = startedHere.get(started.traceId);
     if (here !== undefined) return here;
-    const definitionId = started.type === 'run.started' ? started.data.flow?.id : undefined;
+    const definitionId = started.type === AgentEventType.RunStarted ? started.data.flow?.id : undefined;
     return definitionId === undefined ? undefined : (await flowIds()).directoryIdOf(definitionId);
   };
 

@@ -1,6 +1,7 @@
 import {
   AckPolicy,
   DeliverPolicy,
+  JetStreamApiCodes,
   JetStreamApiError,
   jetstream,
   jetstreamManager,
@@ -69,7 +70,7 @@ export async function listRunStarts(nc: NatsConnection, options: ListRunStartsOp
     info = await jsm.streams.info(stream);
   } catch (error) {
     // No stream yet: no run has ever been stored under this prefix.
-    if (error instanceof JetStreamApiError && error.code === 10059) return [];
+    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return [];
     throw error;
   }
   const { first_seq: firstSeq, last_seq: lastSeq, messages } = info.state;

@@ -29,12 +29,13 @@ export async function streamRun(
   const stream = openEventStream(res, options);
   let lastSent = afterSeq;
   let ended = false;
-  let stop: (() => void) | undefined;
+  // Set once follow() answers; the callbacks below may run before that.
+  const following: { stop?: () => void } = {};
 
   const finish = (run: RunResponse) => {
     if (ended) return;
     ended = true;
-    stop?.();
+    following.stop?.();
     stream.end(StreamEvent.End, run);
   };
   const concludeWhenStored = async () => {
@@ -50,15 +51,16 @@ export async function streamRun(
   };
   stream.onClose(() => {
     ended = true;
-    stop?.();
+    following.stop?.();
   });
 
-  stop = await backend.follow(traceId, afterSeq, onEvent);
+  const stop = await backend.follow(traceId, afterSeq, onEvent);
   if (stop === undefined) {
     // Gone between the two questions (its log deleted): nothing more will come.
     if (!ended) stream.close();
     return;
   }
+  following.stop = stop;
   if (stream.closed) stop();
   if (ended || stream.closed) return;
   // Nothing says the run is over yet: it may be under way (its events will come), or it may

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { ApiError } from './apiErrors.js';
-import { apiRoutes, type RouteHandler } from './apiRoutes.js';
+import { apiRoutes } from './apiRoutes.js';
 import { assertLocalHostHeader, assertTokenForHost, authorize } from './auth.js';
 import { DEFAULT_EDITOR_DIR, createEditorFiles } from './editorFiles.js';
 import { createEmbeddedRunBackend } from './embeddedRunBackend.js';

@@ -106,6 +106,27 @@ describe('the inspector relay', () => {
     expect((error as RedflowError).hint).toContain('--inspect-port');
   });
 
+  it('keeps at most bufferSize messages, and bufferChars characters of them, for a late page: the newest', async () => {
+    const relay = await startInspectorRelay({ port: 0, open: false, bufferSize: 3, bufferChars: 40 });
+    cleanups.push(() => relay.stop());
+    const app = new WebSocket(relay.socketUrl);
+    await new Promise((resolve) => app.once('open', resolve));
+    cleanups.push(() => app.close());
+    for (let n = 1; n <= 5; n++) await new Promise<void>((resolve) => app.send(JSON.stringify({ n }), () => resolve()));
+    const late = await connectAsPage(relay.pageUrl);
+    cleanups.push(() => late.close());
+    await eventually(() => late.messages.length === 3, 5000, 'the buffered messages');
+    expect(late.messages).toEqual([{ n: 3 }, { n: 4 }, { n: 5 }]);
+    // Two messages of 30 characters do not fit in 40: the older goes.
+    const padded = (n: number) => JSON.stringify({ n, pad: 'x'.repeat(16) });
+    for (const n of [6, 7]) await new Promise<void>((resolve) => app.send(padded(n), () => resolve()));
+    const later = await connectAsPage(relay.pageUrl);
+    cleanups.push(() => later.close());
+    await eventually(() => later.messages.length >= 1, 5000, 'the buffered message');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(later.messages).toEqual([JSON.parse(padded(7))]);
+  });
+
   it('stops with a page still connected: the page is disconnected and the port freed', async () => {
     const relay = await startInspectorRelay({ port: 0, open: false });
     const page = await connectAsPage(relay.pageUrl);

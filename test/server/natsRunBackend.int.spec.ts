@@ -236,8 +236,33 @@ describe('the NATS run backend', () => {
     const impatient = await createNatsRunBackend({ nc: clientNc, prefix, flowsDir, abortPatienceMs: 300 });
     try {
       await expect(impatient.abort(traceId)).rejects.toMatchObject({ code: ErrorCode.TRANSPORT_NO_RESPONDER });
+      // Another server sees the same runs, named by the flows directory (the logs hold the flow file's own id).
+      const seen = await impatient.list({ limit: 50 });
+      expect(seen.map((run) => run.traceId)).toEqual((await backend.list({ limit: 50 })).map((run) => run.traceId));
+      const gated = await impatient.list({ flow: 'gated', limit: 50 });
+      expect(gated.length).toBeGreaterThanOrEqual(5);
+      expect(gated.every((run) => run.flow === 'gated')).toBe(true);
+      expect(seen.find((run) => run.traceId === traceId)?.flow).toBeUndefined();
     } finally {
       await impatient.close();
+    }
+  });
+
+  it('should read runs under a prefix where no core worker has ever run', async () => {
+    const lonely = uniquePrefix();
+    const { events } = await runScripted({ answers: [answer.final('done')] });
+    const store = await openJetStreamEventStore(clientNc, { prefix: lonely });
+    for (const event of events.slice(0, 2)) await store.append(event);
+    await store.close();
+    const elsewhere = await createNatsRunBackend({ nc: clientNc, prefix: lonely, flowsDir, abortPatienceMs: 300 });
+    try {
+      expect(await elsewhere.get('trace-1')).toMatchObject({ status: 'interrupted', lastSeq: 2 });
+      expect((await elsewhere.list({ limit: 5 })).map((run) => run.traceId)).toEqual(['trace-1']);
+      await expect(elsewhere.abort('trace-1')).rejects.toMatchObject({ code: ErrorCode.TRANSPORT_NO_RESPONDER });
+      await expect(elsewhere.start(startRequest('gated', 'nobody there'))).rejects.toMatchObject({ code: ErrorCode.TRANSPORT_NO_RESPONDER });
+    } finally {
+      await elsewhere.close();
+      await removePrefix(clientNc, lonely);
     }
   });
 

@@ -1,7 +1,8 @@
 // How `redflow serve` answers requests in general: routes, methods, request bodies, error bodies.
 import { request as httpRequest } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ApiRoute, type HealthResponse } from '../../src/server/apiTypes.js';
+import { validators } from '../../src/contracts/schemas.js';
+import { ApiRoute, type AbortRunRequest, type HealthResponse, type StartRunRequest } from '../../src/server/apiTypes.js';
 import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
 import type { RunBackend } from '../../src/server/runBackend.js';
 import { STACK_FRAME } from '../support/cli.js';
@@ -125,6 +126,17 @@ describe('request bodies', () => {
       const abort = await call(t.server, 'POST', '/api/runs/abc/abort', { body: { reason: 5 } });
       expectError(abort, 400, 'HTTP_BODY_INVALID');
     });
+  });
+});
+
+describe('the request schemas', () => {
+  it('should accept every field of the TypeScript request types', () => {
+    const start: StartRunRequest = { flow: 'team/demo', input: { any: ['json'] }, conversationId: 'c-1', timeoutMs: 5000 };
+    const abort: AbortRunRequest = { reason: 'no longer needed' };
+    expect(validators.startRunRequest(start), JSON.stringify(validators.startRunRequest.errors)).toBe(true);
+    expect(validators.startRunRequest({ flow: 'x', input: null })).toBe(true);
+    expect(validators.abortRunRequest(abort)).toBe(true);
+    expect(validators.abortRunRequest({})).toBe(true);
   });
 });
 

@@ -93,6 +93,16 @@ describe('starting a run', () => {
     expect(await call(t.server, 'GET', '/api/runs').then((a) => (a.json as RunListResponse).runs)).toEqual([]);
   });
 
+  it('should answer 400 TOOL_MODULE_INVALID for a tool module that is not there (paths are relative to the flow file)', async () => {
+    const flow = scriptedFlow([answer.final('x')]);
+    const missing = { ...flow, nodes: flow.nodes.map((n) => (n.id === 'gate' ? { ...n, config: { module: './tools/missing.mjs' } } : n)) };
+    await saveFlow('team/missing-tool', missing);
+    const refused = await call(t.server, 'POST', '/api/runs', { body: { flow: 'team/missing-tool', input: 'x' } });
+    expect(refused.status).toBe(400);
+    expect(refused.error?.code).toBe('TOOL_MODULE_INVALID');
+    expect(refused.error?.message).toContain(path.join(t.flowsDir, 'team', 'tools', 'missing.mjs'));
+  });
+
   it('should end a run as timeout after timeoutMs', async () => {
     await saveFlow('slow', scriptedFlow([answer.gate(), answer.final('late')]));
     const traceId = await startRun('slow', 'x', { timeoutMs: 100 });

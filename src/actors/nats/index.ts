@@ -32,4 +32,12 @@ export { serveIdempotentTool, type ServeIdempotentToolOptions } from '../toolRes
 export { startCoreWorker, type CoreWorker, type CoreWorkerOptions, type RunStartRequest, type RunStartReply } from '../../distributed/coreWorker.js';
 export { startActorWorker, WorkerRole, type ActorWorker, type ActorWorkerOptions } from '../../distributed/actorWorker.js';
 export { startRemoteRun, type RemoteRun, type RemoteRunOptions } from '../../distributed/remoteRun.js';
+export {
+  requestRunAbort,
+  serveRunAborts,
+  type AbortRequestOutcome,
+  type AbortableRun,
+  type RunAbortReply,
+  type RunAbortRequest,
+} from '../../distributed/runAborts.js';
 export { idempotentToolServer } from '../../distributed/idempotentTools.js';

@@ -125,14 +125,12 @@ export function FlowCanvas({ nodes, edges, onNodesChange, onEdgesChange, setNode
         onConnectEnd={onConnectEnd}
         isValidConnection={isValidConnection}
         deleteKeyCode={['Backspace', 'Delete']}
-        fitView
-        fitViewOptions={{ padding: 0.25, maxZoom: 1.1 }}
         defaultEdgeOptions={{ type: 'smoothstep' }}
         minZoom={0.3}
       >
         <Background variant={BackgroundVariant.Dots} gap={18} size={1} />
         <Controls showInteractive={false} />
-        <MiniMap pannable zoomable nodeStrokeWidth={3} />
+        <MiniMap position="top-right" pannable zoomable nodeStrokeWidth={3} style={{ width: 160, height: 110 }} />
       </ReactFlow>
       <ConnectionToast refusal={refusal} onDismiss={dismiss} />
     </div>

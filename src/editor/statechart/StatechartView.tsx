@@ -13,7 +13,7 @@ type StateNode = Node<StateNodeData, 'state'>;
 
 const graph = statechartFromMachine(reactMachine);
 
-const COLUMN_X = [0, 190];
+const COLUMN_X = [0, 240];
 const ROW_Y = 54;
 
 function StateNodeView({ id, data }: NodeProps<StateNode>) {
@@ -46,7 +46,8 @@ function edgeOf(transition: StatechartTransition, active: boolean): Edge {
     id: transition.id,
     source: transition.source,
     target: transition.target,
-    label: transition.labels.length > 2 ? `${transition.labels.slice(0, 2).join(', ')}, …` : transition.labels.join(', '),
+    // Resume transitions (a resumed run) are drawn thin and unlabelled, so the run's own loop reads first.
+    label: transition.resume ? undefined : transition.labels.length > 1 ? `${transition.labels[0]} +${transition.labels.length - 1}` : transition.labels[0],
     className: ['sc-edge', transition.resume ? 'sc-edge--resume' : '', transition.trigger === 'any' ? 'sc-edge--any' : '', active ? 'is-taken' : '']
       .filter(Boolean)
       .join(' '),
@@ -56,10 +57,11 @@ function edgeOf(transition: StatechartTransition, active: boolean): Edge {
   };
   if (!source || !target) return { ...base, sourceHandle: 'bottom', targetHandle: 'top' };
   if (source.column !== target.column) return { ...base, sourceHandle: 'right', targetHandle: 'left' };
-  if (target.row === source.row + 1) return { ...base, sourceHandle: 'bottom', targetHandle: 'top' };
-  // A loop back or a jump (resume): around the left, further out the longer it is.
+  if (target.row === source.row + 1 && !transition.resume) return { ...base, sourceHandle: 'bottom', targetHandle: 'top' };
+  // A loop back, or a resume jump: around the left; the loop outermost, the jumps nested by length.
   const span = Math.abs(target.row - source.row);
-  return { ...base, sourceHandle: 'left-out', targetHandle: 'left-in', type: 'smoothstep', pathOptions: { offset: 14 + span * 9, borderRadius: 8 } } as Edge;
+  const offset = transition.resume ? 8 + span * 5 : 44;
+  return { ...base, sourceHandle: 'left-out', targetHandle: 'left-in', type: 'smoothstep', pathOptions: { offset, borderRadius: 6 } } as Edge;
 }
 
 export interface StatechartViewProps {
@@ -104,7 +106,7 @@ function StatechartDiagram({ current, previous }: StatechartViewProps) {
       edges={edges}
       nodeTypes={stateNodeTypes}
       fitView
-      fitViewOptions={{ padding: 0.08 }}
+      fitViewOptions={{ padding: { top: '14px', bottom: '10px', left: '78px', right: '12px' } }}
       nodesDraggable={false}
       nodesConnectable={false}
       elementsSelectable={false}
