@@ -48,18 +48,18 @@ const ANSWERS = [
 ];
 
 let dir: string;
-let server: ChildProcess | undefined;
+const servers: ChildProcess[] = [];
 let url: string;
 let browser: Browser;
 let page: Page;
 
-async function startServer(flowsDir: string, runsDir: string): Promise<string> {
-  const child = spawn(process.execPath, [path.join(root, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, '--runs', runsDir], {
+async function startServer(flowsDir: string, runsDir: string, extra: readonly string[] = []): Promise<string> {
+  const child = spawn(process.execPath, [path.join(root, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, '--runs', runsDir, ...extra], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },
   });
-  server = child;
+  servers.push(child);
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`redflow serve printed no URL:\n${output}`)), 15_000);
@@ -141,7 +141,7 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
 
   afterAll(async () => {
     await browser?.close();
-    server?.kill('SIGTERM');
+    for (const child of servers) child.kill('SIGTERM');
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -278,5 +278,43 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     const popup = page.waitForEvent('popup');
     await page.click('[data-testid="open-inspector"]');
     expect((await popup).url()).toContain('stately.ai/inspect');
+  });
+
+  it('should ask for the token of a server that wants one, and abort a run under way', async () => {
+    const flowsDir = path.join(dir, 'guarded');
+    await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
+    await writeFile(path.join(flowsDir, 'tools/slowEcho.mjs'), SLOW_TOOL);
+    const loops = Array.from({ length: 5 }, (_, i) => ({ action: 'tool', tool: 'echo', input: { text: `${i}` }, confidence: 0.5 }));
+    const flow = {
+      nodes: [
+        { id: 'agent', type: 'agent.core', position: { x: 0, y: 0 }, config: { strategy: 'react', maxIterations: 5 } },
+        { id: 'llm', type: 'model.llm', position: { x: 0, y: -150 }, config: { provider: 'scripted', answers: loops } },
+        { id: 'echo', type: 'tool.module', position: { x: 0, y: 150 }, config: { module: 'tools/slowEcho.mjs' } },
+      ],
+      edges: [
+        { id: 'e1', source: 'agent', target: 'llm' },
+        { id: 'e2', source: 'agent', target: 'echo' },
+      ],
+    };
+    await writeFile(path.join(flowsDir, 'slow.json'), JSON.stringify(flow));
+    const guarded = await startServer(flowsDir, path.join(dir, 'guarded-runs'), ['--token', 's3cret']);
+    await page.goto(guarded);
+    await page.waitForSelector('[data-testid="token-prompt"]');
+    await page.fill('[data-testid="token-input"]', 's3cret');
+    await page.click('[data-testid="token-submit"]');
+    await page.waitForSelector('[data-testid="flow-select"] option[value="slow"]', { state: 'attached' });
+    expect(await page.evaluate(() => sessionStorage.getItem('redflow.token'))).toBe('s3cret');
+    await page.selectOption('[data-testid="flow-select"]', 'slow');
+    await expect.poll(() => page.locator(FLOW_NODES).count()).toBe(3);
+
+    // The stream takes the token as ?token=: the live timeline shows the first iteration, then Abort.
+    await page.fill('[data-testid="run-input"]', 'go');
+    await page.click('[data-testid="run-flow"]');
+    await expect.poll(() => page.locator('[data-testid="timeline-row"]').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await page.click('[data-testid="abort-run"]');
+    await expect.poll(() => page.getAttribute('[data-testid="editor"]', 'data-run-state'), { timeout: 10_000 }).toBe('finished');
+    await page.click('[data-testid="tab-button-errors"]');
+    await expect.poll(() => page.locator('[data-testid="run-error"]').last().getAttribute('data-code')).toBe('RUN_ABORTED');
+    expect(await page.locator('[data-testid="timeline-row"]').count()).toBe(0); // the Errors tab is shown
   });
 });

@@ -130,7 +130,7 @@ export function FlowCanvas({ nodes, edges, onNodesChange, onEdgesChange, setNode
       >
         <Background variant={BackgroundVariant.Dots} gap={18} size={1} />
         <Controls showInteractive={false} />
-        <MiniMap position="top-right" pannable zoomable nodeStrokeWidth={3} style={{ width: 160, height: 110 }} />
+        <MiniMap position="top-right" pannable zoomable nodeStrokeWidth={3} style={{ width: 132, height: 90 }} />
       </ReactFlow>
       <ConnectionToast refusal={refusal} onDismiss={dismiss} />
     </div>

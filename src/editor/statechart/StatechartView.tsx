@@ -13,7 +13,7 @@ type StateNode = Node<StateNodeData, 'state'>;
 
 const graph = statechartFromMachine(reactMachine);
 
-const COLUMN_X = [0, 240];
+const COLUMN_X = [0, 215];
 const ROW_Y = 54;
 
 function StateNodeView({ id, data }: NodeProps<StateNode>) {
@@ -106,7 +106,7 @@ function StatechartDiagram({ current, previous }: StatechartViewProps) {
       edges={edges}
       nodeTypes={stateNodeTypes}
       fitView
-      fitViewOptions={{ padding: { top: '14px', bottom: '10px', left: '78px', right: '12px' } }}
+      fitViewOptions={{ padding: { top: '14px', bottom: '10px', left: '70px', right: '12px' } }}
       nodesDraggable={false}
       nodesConnectable={false}
       elementsSelectable={false}
