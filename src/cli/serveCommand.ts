@@ -10,9 +10,13 @@ import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, natsUrl, subjectPrefix } from './natsOptions.js';
 import { line, styles } from './output.js';
+import { inspectOptionSpecs, inspectOptionsHelp, inspectSessionOptions } from './inspectCommand.js';
+import { openInspectSession, type InspectSession } from '../inspect/index.js';
+import type { InspectorFactory } from '../server/runBackend.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
                      [--open] [--verbose] [--nats <url>]
+                     [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
 
 Serves the flow editor and the HTTP API (/api/…) on one port, until Ctrl-C or SIGTERM (which
 abort the runs under way: their logs record it). Runs run in this process, or with --nats on a
@@ -25,9 +29,13 @@ cluster of workers (\`redflow worker\`).
                      required when --host is not a loopback address
   --open             open the editor in the browser
   --verbose          log every request (method, path, status, time) on stderr
-Exit codes: 0 stopped, 64 usage (or the port is taken), 69 NATS unreachable.
+  --inspect          show every run's statechart in the Stately inspector: live in embedded mode;
+                     with --nats (the statechart runs in a worker) its events, replayed as they arrive
+Exit codes: 0 stopped, 64 usage (or the port is taken), 69 NATS or the inspector unreachable.
 
-${natsOptionsHelp}`;
+${natsOptionsHelp}
+
+${inspectOptionsHelp}`;
 
 /** `redflow serve`: the editor and the HTTP API. */
 export const serve: Command = {
@@ -45,6 +53,8 @@ export const serve: Command = {
         token: { type: 'string' },
         open: { type: 'boolean' },
         verbose: { type: 'boolean' },
+        inspect: { type: 'boolean' },
+        ...inspectOptionSpecs,
         ...natsOptionSpecs,
       },
       serveUsage,
@@ -68,8 +78,18 @@ export const serve: Command = {
       return ExitCode.Usage;
     }
 
+    if (!values.inspect) {
+      for (const flag of ['inspect-port', 'inspect-url', 'no-open'] as const) {
+        if (values[flag] !== undefined) throw usageError(`--${flag} needs --inspect`, serveUsage);
+      }
+    }
     const nats = natsUrl(values);
     if (nats !== undefined && values.runs !== undefined) throw usageError('--runs is for embedded runs; with --nats the logs are in JetStream', serveUsage);
+    // Opened first, so an inspector that cannot be reached stops the command before it serves.
+    const session: InspectSession | undefined = values.inspect ? await openInspectSession(inspectSessionOptions(values, serveUsage, output)) : undefined;
+    const closeSession = async () => session?.close().catch(() => undefined);
+    if (session) line(output.err, s.cyan(`inspector: ${session.pageUrl ?? session.socketUrl}`));
+    const inspector: InspectorFactory | undefined = session && ((traceId) => session.inspectRun(traceId));
     let backend: RunBackend | undefined;
     let closeNats: () => Promise<void> = async () => undefined;
     if (nats !== undefined) {
@@ -78,9 +98,11 @@ export const serve: Command = {
       closeNats = () => nc.drain().catch(() => undefined);
       try {
         const { createNatsRunBackend } = await import('../server/natsRunBackend.js');
-        backend = await createNatsRunBackend({ nc, prefix, flowsDir });
+        const natsBackend = await createNatsRunBackend({ nc, prefix, flowsDir });
+        backend = session ? followedIntoInspector(natsBackend, session) : natsBackend;
       } catch (error) {
         await closeNats();
+        await closeSession();
         throw error;
       }
     }
@@ -94,12 +116,14 @@ export const serve: Command = {
         port,
         ...(token !== undefined && { token }),
         ...(backend !== undefined && { backend }),
+        ...(inspector !== undefined && backend === undefined && { inspector }),
         ...(values.verbose === true && { logRequest: log }),
         logError: (text) => line(output.err, s.red(text)),
       });
     } catch (error) {
       await backend?.close().catch(() => undefined);
       await closeNats();
+      await closeSession();
       throw error;
     }
     line(output.out, `redflow serve: ${s.bold(server.url)}`);
@@ -121,9 +145,26 @@ export const serve: Command = {
     log(`${signal}: stopping (runs under way are aborted)`);
     await server.close();
     await closeNats();
+    await closeSession();
     return ExitCode.Ok;
   },
 };
+
+/**
+ * On a cluster the statechart runs in a core worker, out of this process's reach: each run this
+ * server starts is followed and its events replayed into the inspector as they arrive.
+ */
+function followedIntoInspector(backend: RunBackend, session: InspectSession): RunBackend {
+  return {
+    ...backend,
+    mode: backend.mode,
+    async start(request) {
+      const started = await backend.start(request);
+      await backend.follow(started.traceId, 0, session.follow());
+      return started;
+    },
+  };
+}
 
 function portOf(value: string | undefined): number {
   if (value === undefined) return DEFAULT_PORT;

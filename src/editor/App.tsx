@@ -41,18 +41,21 @@ function describe(error: unknown): string {
 
 function Editor() {
   const [tokenResolver, setTokenResolver] = useState<(token: string | undefined) => void>();
+  // Requests answered 401 at the same time share one prompt.
+  const pendingToken = useRef<Promise<string | undefined> | undefined>(undefined);
   const api = useMemo(
     () =>
       createApiClient({
         getToken: loadToken,
         requestToken: () =>
-          new Promise<string | undefined>((resolve) => {
+          (pendingToken.current ??= new Promise<string | undefined>((resolve) => {
             setTokenResolver(() => (token: string | undefined) => {
               if (token !== undefined) saveToken(token);
+              pendingToken.current = undefined;
               setTokenResolver(undefined);
               resolve(token);
             });
-          }),
+          })),
       }),
     [],
   );
