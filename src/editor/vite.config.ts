@@ -1,6 +1,6 @@
 // The editor's build: `vite build --config src/editor/vite.config.ts` writes dist/editor (relative
 // asset URLs, so `redflow serve` can serve it under any path). `npm run dev:editor` serves it with
-// the API proxied to a running `redflow serve` (REDFLOW_API, default http://127.0.0.1:4300).
+// the API proxied to a running `redflow serve` (REDFLOW_API, default http://127.0.0.1:4800, redflow serve's default).
 import { fileURLToPath } from 'node:url';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
@@ -19,6 +19,6 @@ export default defineConfig({
   },
   server: {
     fs: { allow: [projectRoot] },
-    proxy: { '/api': { target: process.env.REDFLOW_API ?? 'http://127.0.0.1:4300', changeOrigin: true } },
+    proxy: { '/api': { target: process.env.REDFLOW_API ?? 'http://127.0.0.1:4800', changeOrigin: true } },
   },
 });

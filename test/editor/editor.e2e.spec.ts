@@ -161,6 +161,14 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     await shot('connection-refused');
     expect(await page.locator(FLOW_EDGES).count()).toBe(0);
 
+    // Validation (POST /api/validate) lists what is missing and marks the nodes it is about.
+    await page.click('[data-testid="validate-flow"]');
+    await expect.poll(() => page.getAttribute('[data-testid="diagnostics"]', 'data-ok')).toBe('false');
+    const codes = await page.locator('[data-testid="diagnostic"]').evaluateAll((items) => items.map((item) => item.getAttribute('data-code')));
+    expect(codes).toContain('CAPABILITY_NOT_CONNECTED');
+    await expect.poll(() => page.getAttribute('[data-testid="node-model"]', 'data-problem')).toBe('error');
+    await shot('validation');
+
     await connect(handle('input', 'data'), handle('agent', 'in'));
     await connect(handle('agent', 'model'), handle('model', 'in'));
     await connect(handle('agent', 'tool'), handle('module_tool', 'in'));
@@ -309,7 +317,14 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
 
     // The stream takes the token as ?token=: the live timeline shows the first iteration, then Abort.
     await page.fill('[data-testid="run-input"]', 'go');
+    page.on('console', (m) => console.log('CONSOLE', m.text()));
+    page.on('pageerror', (m) => console.log('PAGEERROR', m.message));
     await page.click('[data-testid="run-flow"]');
+    console.log('CLICKED');
+    await page.waitForTimeout(1500);
+    console.log('WAITED');
+    await page.screenshot({ path: '/tmp/stuck.png' });
+    console.log('SHOT', await page.getAttribute('[data-testid="editor"]', 'data-run-state'));
     await expect.poll(() => page.locator('[data-testid="timeline-row"]').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await page.click('[data-testid="abort-run"]');
     await expect.poll(() => page.getAttribute('[data-testid="editor"]', 'data-run-state'), { timeout: 10_000 }).toBe('finished');
