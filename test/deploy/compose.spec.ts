@@ -22,9 +22,23 @@ async function compose(): Promise<{ services: Record<string, Service> }> {
 }
 
 describe('docker-compose.yml', () => {
-  it('should have NATS, core, model and tool workers, and PostgreSQL', async () => {
+  it('should have NATS, core, model and tool workers, the editor, and PostgreSQL', async () => {
     const { services } = await compose();
-    expect(Object.keys(services).sort()).toEqual(['core', 'models', 'nats', 'postgres', 'tools']);
+    expect(Object.keys(services).sort()).toEqual(['core', 'editor', 'models', 'nats', 'postgres', 'tools']);
+  });
+
+  it('should start the editor on the cluster with a command redflow serve accepts, and a token from the environment', async () => {
+    const { services } = await compose();
+    const editor = services.editor as Service & { environment?: Record<string, string>; profiles?: string[] };
+    expect(editor.profiles).toEqual(['editor']);
+    expect(editor.environment?.NATS_URL).toBe('nats://nats:4222');
+    expect(editor.environment?.REDFLOW_TOKEN).toBe('${REDFLOW_TOKEN:-}');
+    const command = editor.command ?? [];
+    expect(command[0]).toBe('serve');
+    const { stdout } = await run(process.execPath, [path.join(root, 'bin/redflow.js'), 'serve', '--help'], { cwd: root });
+    for (const flag of command.filter((word) => word.startsWith('--'))) expect(stdout).toContain(flag);
+    // The flows directory it is given holds the flow the workers host.
+    await expect(access(path.join(root, command[command.indexOf('--flows') + 1] as string, 'order-status', 'flow.json'))).resolves.toBeUndefined();
   });
 
   it('should mount files that exist', async () => {
