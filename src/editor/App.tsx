@@ -200,6 +200,16 @@ function Editor() {
   const highlightNodes = useMemo(() => nodes.map((node) => ({ id: node.id, type: flowTypeOf(node), toolName: toolNameOf(node) })), [nodes]);
   const activity = useMemo(() => activeNodesAfter(view.step?.event, highlightNodes), [view.step, highlightNodes]);
 
+  // A validation describes the graph it was made for: adding or removing a node or an edge makes it stale.
+  const graphShape = `${nodes.map((node) => node.id).join(',')}|${edges.map((edge) => edge.id).join(',')}`;
+  const validatedShape = useRef(graphShape);
+  useEffect(() => {
+    if (validatedShape.current !== graphShape) setValidation(undefined);
+  }, [graphShape]);
+  useEffect(() => {
+    if (validation) validatedShape.current = graphShape;
+  }, [validation, graphShape]);
+
   const problems = useMemo(() => {
     const map = new Map<string, NodeProblem>();
     for (const d of validation?.warnings ?? []) if (d.nodeId) map.set(d.nodeId, 'warning');

@@ -175,13 +175,27 @@ function Field({
       );
       break;
   }
+  const label = (
+    <>
+      {name}
+      {required && <span className="field__required" title="required">*</span>}
+    </>
+  );
   return (
     <div className={`field field--${kind}${issues.length > 0 ? ' field--invalid' : ''}`} data-testid={`field-${name}`}>
-      <label htmlFor={id} className="field__label">
-        {name}
-        {required && <span className="field__required" title="required">*</span>}
-      </label>
-      {control}
+      {kind === 'boolean' ? (
+        <label htmlFor={id} className="toggle field__label">
+          {control}
+          {label}
+        </label>
+      ) : (
+        <>
+          <label htmlFor={id} className="field__label">
+            {label}
+          </label>
+          {control}
+        </>
+      )}
       {schema.description && <div className="field__help">{schema.description}</div>}
       {issues.map((issue) => (
         <div key={issue.message} className="field__error" data-testid="field-error">
