@@ -71,6 +71,8 @@ function Editor() {
   const [tab, setTab] = useState<AgentTab>(AgentTab.General);
   const [busy, setBusy] = useState(false);
   const [snapshot, send] = useRunView(api);
+  /** The flow as last opened or saved, to tell whether Run must save first. */
+  const lastSaved = useRef<{ readonly id: string; readonly text: string } | undefined>(undefined);
 
   const say = useCallback((tone: NoticeMessage['tone'], text: string) => setNotice({ tone, text, at: Date.now() }), []);
   const dismissNotice = useCallback(() => setNotice(undefined), []);
@@ -107,6 +109,7 @@ function Editor() {
         setMeta(flow.meta);
         setFlowId(id);
         setValidation(undefined);
+        lastSaved.current = { id, text: JSON.stringify(documentOf(flow.meta, id, flow.nodes, flow.edges)) };
         fitSoon();
       } catch (error) {
         say('error', `Could not open ${id}: ${describe(error)}`);
@@ -127,14 +130,16 @@ function Editor() {
     send({ type: 'CLOSE' });
   }, [send, setEdges, setNodes]);
 
-  const currentDocument = useCallback(() => toFlowDocument({ ...meta, id: meta.id ?? flowId.split('/').pop() }, nodes, edges), [meta, flowId, nodes, edges]);
+  const currentDocument = useCallback(() => documentOf(meta, flowId, nodes, edges), [meta, flowId, nodes, edges]);
 
   const save = useCallback(async (): Promise<boolean> => {
     const id = flowId.trim();
     if (id === '') return false;
     setBusy(true);
     try {
-      const saved = await api.saveFlow(id, currentDocument());
+      const document = currentDocument();
+      const saved = await api.saveFlow(id, document);
+      lastSaved.current = { id, text: JSON.stringify(document) };
       setValidation(saved.validation);
       say('info', `Saved ${saved.id}${saved.validation.ok ? '' : ' (it does not validate yet: see the problems)'}`);
       void refreshFlows();
@@ -164,12 +169,14 @@ function Editor() {
 
   const run = useCallback(
     async (inputText: string) => {
-      if (!(await save())) return;
+      // Saved only when changed, so running a flow as opened leaves its file (and its layout) alone.
+      const unchanged = lastSaved.current?.id === flowId.trim() && lastSaved.current.text === JSON.stringify(currentDocument());
+      if (!unchanged && !(await save())) return;
       if (coreNode) selectNode(coreNode.id);
       setTab(AgentTab.Runtime);
       send({ type: 'START', flowId: flowId.trim(), input: parseRunInput(inputText) });
     },
-    [coreNode, flowId, save, selectNode, send],
+    [coreNode, currentDocument, flowId, save, selectNode, send],
   );
 
   const { events, position, traceId, problem } = snapshot.context;
@@ -301,4 +308,9 @@ export function App() {
       <Editor />
     </ReactFlowProvider>
   );
+}
+
+/** The flow document the editor holds: its id defaults to the file's name. */
+function documentOf(meta: FlowMeta, flowId: string, nodes: readonly RedflowNode[], edges: readonly RedflowEdge[]) {
+  return toFlowDocument({ ...meta, id: meta.id ?? flowId.split('/').pop() }, nodes, edges);
 }

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -217,6 +217,9 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
   });
 
   it('should follow a run live: the timeline grows one iteration at a time and the active node is highlighted', async () => {
+    // The flow was opened and not changed: running it must not rewrite its file.
+    const flowFile = path.join(dir, 'flows', `${FLOW_ID}.json`);
+    const savedAt = (await stat(flowFile)).mtimeMs;
     await page.fill('[data-testid="run-input"]', 'echo please');
     await page.click('[data-testid="run-flow"]');
     const counts: number[] = [];
@@ -245,6 +248,7 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     expect(await page.getAttribute('[data-testid="statechart"]', 'data-current-state')).toBe('done');
     const actions = await page.locator('[data-testid="timeline-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
     expect(actions).toEqual(['tool', 'tool', 'final']);
+    expect((await stat(flowFile)).mtimeMs).toBe(savedAt);
   });
 
   it('should show INVALID_JSON under Errors when the model answers "not json"', async () => {
