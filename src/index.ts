@@ -69,4 +69,8 @@ export { createEmbeddedRunBackend } from './server/embeddedRunBackend.js';
 export type { EmbeddedRunBackendOptions } from './server/embeddedRunBackend.js';
 export type { RunBackend, BackendStartRequest, AbortAnswer, InspectorFactory } from './server/runBackend.js';
 export { ApiRoute, StreamEvent } from './server/apiTypes.js';
+export { openInspectSession, startInspectorRelay, replayMessages, DEFAULT_RELAY_PORT } from './inspect/index.js';
+export type { InspectSession, InspectSessionOptions, ReplaySummary, InspectorRelay } from './inspect/index.js';
+export { runSteps, stateAfter } from './events/runSteps.js';
+export type { RunStep } from './events/runSteps.js';
 export type * from './server/apiTypes.js';

@@ -68,8 +68,11 @@ export interface CallOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** What the helpers below need of a server: its port on 127.0.0.1 (a server object, or a `redflow serve` process's). */
+export type ServerPort = Pick<RedflowServer, 'port'>;
+
 /** Sends one request to the server with the path exactly as given. */
-export function call(server: RedflowServer, method: string, requestPath: string, options: CallOptions = {}): Promise<Answer> {
+export function call(server: ServerPort, method: string, requestPath: string, options: CallOptions = {}): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers };
   let payload: string | Buffer | undefined = options.rawBody;
   if (payload === undefined && options.body !== undefined) {
@@ -122,7 +125,7 @@ export interface SseReader {
 }
 
 /** Opens an SSE stream; rejects with the answer when the server does not start one (a 404, a 401). */
-export function openSse(server: RedflowServer, requestPath: string, headers: Readonly<Record<string, string>> = {}): Promise<SseReader> {
+export function openSse(server: ServerPort, requestPath: string, headers: Readonly<Record<string, string>> = {}): Promise<SseReader> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: '127.0.0.1', port: server.port, method: 'GET', path: requestPath, headers: { accept: 'text/event-stream', ...headers } });
     req.on('error', reject);
@@ -234,7 +237,7 @@ export async function openGate(timeoutMs = 10_000): Promise<void> {
 }
 
 /** Polls `GET /api/runs/:traceId` until `done` says so. */
-export async function waitForRun(server: RedflowServer, traceId: string, done: (run: { status: string; lastSeq: number }) => boolean, timeoutMs = 10_000) {
+export async function waitForRun(server: ServerPort, traceId: string, done: (run: { status: string; lastSeq: number }) => boolean, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const answer = await call(server, 'GET', `/api/runs/${traceId}`);
