@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseRunInput } from '../flows/runInput.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
@@ -29,17 +30,7 @@ export interface Command {
 
 
 /** `--input` text: JSON when it is a JSON object or array, otherwise the text itself. */
-export function parseInput(text: string): unknown {
-  const trimmed = text.trim();
-  if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
-    try {
-      return JSON.parse(trimmed) as unknown;
-    } catch {
-      return text;
-    }
-  }
-  return text;
-}
+export const parseInput = parseRunInput;
 
 /** Shows a finished run: its answer or why it ended, and where its log is. */
 async function report(run: EmbeddedRun, json: boolean, output: Output, progress: ReturnType<typeof createProgressPrinter>): Promise<ExitCode> {

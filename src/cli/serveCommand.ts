@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { openBrowser } from './openBrowser.js';
 import path from 'node:path';
 import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
 import { RedflowError } from '../errors.js';
@@ -173,15 +173,3 @@ function portOf(value: string | undefined): number {
   return n;
 }
 
-/** Opens the URL in the desktop's browser; a machine without one (a server, CI) just goes on. */
-function openBrowser(url: string): void {
-  const [command, args] =
-    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
-  try {
-    const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
-    child.on('error', () => undefined);
-    child.unref();
-  } catch {
-    // No browser to open: the URL is printed anyway.
-  }
-}

@@ -21,7 +21,7 @@ import { AgentCorePanel } from './panels/AgentCorePanel.js';
 import { AgentTab } from './panels/agentTabs.js';
 import { NodeConfigPanel } from './panels/NodeConfigPanel.js';
 import { RunsList } from './run/RunsList.js';
-import { parseRunInput } from './run/runInput.js';
+import { parseRunInput } from '../flows/runInput.js';
 import { activeNodesAfter, runViewAt } from './run/runView.js';
 import { RunViewState } from './run/runViewMachine.js';
 import { Scrubber } from './run/Scrubber.js';

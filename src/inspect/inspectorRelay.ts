@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { openBrowser } from '../cli/openBrowser.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
@@ -77,19 +77,6 @@ function bridgePage(inspectorUrl: string): string {
   </script>
 </body>
 </html>`;
-}
-
-/** Opens `url` in the default browser; a machine without one just does not open it. */
-function openInBrowser(url: string): void {
-  const [command, args] =
-    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
-  try {
-    const child = spawn(command as string, args as string[], { stdio: 'ignore', detached: true });
-    child.on('error', () => undefined);
-    child.unref();
-  } catch {
-    // The URL is printed anyway.
-  }
 }
 
 /** The host part of a Host header or an origin's authority, without the port. */
@@ -192,7 +179,7 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
   const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const pageUrl = `http://${authority}`;
   const opened = options.open ?? true;
-  if (opened) openInBrowser(pageUrl);
+  if (opened) openBrowser(pageUrl);
   let stopping: Promise<void> | undefined;
   return {
     port,
