@@ -186,3 +186,6 @@ for (const iterations of [20, 3]) {
 
 // 4. Distributed mode (needs nats-server -js; prints a note and skips otherwise).
 await import('./distributed.mjs');
+
+// 5. `redflow serve` against the embedded runtime: bench/serve.mjs, run by `npm run bench` after
+// this file in a process of its own (distributed.mjs ends the process when NATS is absent).

@@ -20,7 +20,7 @@ const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host 
 
 Serves the flow editor and the HTTP API (/api/…) on one port, until Ctrl-C or SIGTERM (which
 abort the runs under way: their logs record it). Runs run in this process, or with --nats on a
-cluster of workers (\`redflow worker\`).
+cluster of workers (\`redflow worker\`), where they go on when the server stops.
   --flows <dir>      the flows directory: flow ids are paths in it without .json (default ./${DEFAULT_FLOWS_DIR})
   --runs <dir>       where run logs are written and read (default ${DEFAULT_RUNS_DIR}, as \`redflow run\`)
   --host <address>   the address to listen on (default ${DEFAULT_HOST}: this machine only)
@@ -142,7 +142,8 @@ export const serve: Command = {
     });
     // A second Ctrl-C while runs are being aborted quits at once.
     process.once('SIGINT', () => process.exit(ExitCode.Interrupted));
-    log(`${signal}: stopping (runs under way are aborted)`);
+    // Embedded runs live in this process and are aborted; a cluster's runs are only watched from here.
+    log(`${signal}: stopping (runs under way ${nats === undefined ? 'are aborted' : 'go on on the cluster'})`);
     await server.close();
     await closeNats();
     await closeSession();

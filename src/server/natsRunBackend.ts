@@ -120,15 +120,23 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
     return definitionId === undefined ? undefined : (await flowIds()).directoryIdOf(definitionId);
   };
 
-  const responseOf = async (events: readonly AgentEvent[]): Promise<RunResponse> => {
+  const responseOf = async (read: readonly AgentEvent[]): Promise<RunResponse> => {
+    let events = read;
     const first = events[0];
     const last = events[events.length - 1];
     if (!first || !last) {
       throw new RedflowError(errorInfo(ErrorCode.LOG_EMPTY, 'the run has no readable event', { hint: 'its first record is damaged' }));
     }
+    const running = !isTerminal(last) && (await underWay(last.traceId));
+    if (!isTerminal(last) && !running) {
+      // The core worker deletes the run's record once its last event is stored: a run that ended
+      // between the log's read and the bucket's has that event now (it is not interrupted).
+      const again = await readLog(last.traceId);
+      if (again && again.events.length > events.length) events = again.events;
+    }
     const flow = await flowOf(first);
     return clusterRunResponse(events, {
-      underWay: !isTerminal(last) && (await underWay(last.traceId)),
+      underWay: running,
       ...(flow !== undefined && { flow }),
     });
   };

@@ -6,6 +6,9 @@ import { StreamEvent, type RunResponse } from './apiTypes.js';
 import { openEventStream } from './eventStream.js';
 import type { RunBackend } from './runBackend.js';
 
+/** The longest single wait for a live terminal event to show in the log (the waits double from 10 ms: about 5 s in all). */
+const STORE_LAG_MAX_WAIT_MS = 2560;
+
 /**
  * Answers `GET /api/runs/:traceId/stream`: every event of the run after `afterSeq`, live, then
  * `event: end` with the run and the end of the answer.
@@ -38,16 +41,25 @@ export async function streamRun(
     following.stop?.();
     stream.end(StreamEvent.End, run);
   };
-  const concludeWhenStored = async () => {
-    const run = await backend.get(traceId);
-    if (run) finish(run);
-    else stream.close();
+  /**
+   * Ends the stream with the run as stored once its log holds `terminalSeq`. A backend may deliver
+   * an event live a moment before its log has it (NATS: the live message and the stream's copy
+   * travel apart), and the end must not describe the run without its last event.
+   */
+  const concludeWhenStored = async (terminalSeq: number) => {
+    for (let waitMs = 10; ; waitMs *= 2) {
+      const run = await backend.get(traceId);
+      if (!run) return stream.close();
+      // Past a few seconds the log is what it is: end with it.
+      if (run.lastSeq >= terminalSeq || waitMs > STORE_LAG_MAX_WAIT_MS || ended || stream.closed) return finish(run);
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
   };
   const onEvent = (event: AgentEvent) => {
     if (ended || stream.closed || event.seq <= lastSent) return;
     lastSent = event.seq;
     stream.send(StreamEvent.AgentEvent, event, event.seq);
-    if (isTerminal(event)) void concludeWhenStored().catch(() => stream.close());
+    if (isTerminal(event)) void concludeWhenStored(event.seq).catch(() => stream.close());
   };
   stream.onClose(() => {
     ended = true;

@@ -138,6 +138,8 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
     await match.route.handler.run({ req, res, params: match.params, query });
   };
 
+  /** Set once `close()` is called. */
+  let closing: Promise<void> | undefined;
   const server = createServer((req, res) => {
     const started = process.hrtime.bigint();
     if (options.logRequest) {
@@ -149,14 +151,17 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       });
     }
     handle(req, res).catch((thrown: unknown) => {
+      // A request still under way when close() began fails because the server is stopping (its
+      // connection cut, the backend's NATS connection drained under it): not a bug to report.
+      const stopping = closing !== undefined;
       if (res.headersSent) {
         // Mid-answer (a file or a stream broke off): all that is left is to cut the connection.
         res.destroy();
-        if (!isClientGone(thrown)) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
+        if (!isClientGone(thrown) && !stopping) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
         return;
       }
       const answer = sendError(res, thrown);
-      if (answer.unexpected) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
+      if (answer.unexpected && !stopping) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
     });
   });
 
@@ -170,7 +175,6 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
     });
   });
   const address = server.address() as AddressInfo;
-  let closing: Promise<void> | undefined;
   return {
     url: `http://${urlHost(host)}:${address.port}/`,
     port: address.port,
