@@ -32,6 +32,8 @@ export async function streamRun(
   const stream = openEventStream(res, options);
   let lastSent = afterSeq;
   let ended = false;
+  /** Once the terminal event is sent, only concludeWhenStored ends the stream. */
+  let terminalSent = false;
   // Set once follow() answers; the callbacks below may run before that.
   const following: { stop?: () => void } = {};
 
@@ -59,7 +61,10 @@ export async function streamRun(
     if (ended || stream.closed || event.seq <= lastSent) return;
     lastSent = event.seq;
     stream.send(StreamEvent.AgentEvent, event, event.seq);
-    if (isTerminal(event)) void concludeWhenStored(event.seq).catch(() => stream.close());
+    if (isTerminal(event)) {
+      terminalSent = true;
+      void concludeWhenStored(event.seq).catch(() => stream.close());
+    }
   };
   stream.onClose(() => {
     ended = true;
@@ -74,7 +79,7 @@ export async function streamRun(
   }
   following.stop = stop;
   if (stream.closed) stop();
-  if (ended || stream.closed) return;
+  if (ended || stream.closed || terminalSent) return;
   // Nothing says the run is over yet: it may be under way (its events will come), or it may
   // never go on (interrupted), or the client may already have its last event.
   const run = await backend.get(traceId);
@@ -83,6 +88,7 @@ export async function streamRun(
     // A backend whose follow had not delivered everything stored yet: send the rest from the log.
     for (const event of (await backend.events(traceId, lastSent)) ?? []) onEvent(event);
   }
+  if (terminalSent) return;
   if (run.status === 'interrupted' || lastSent >= run.lastSeq) finish(run);
 }
 

@@ -6,6 +6,8 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import type { RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
 import { readVerifiedLog } from '../support/cli.js';
+import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
+import type { RunBackend } from '../../src/server/runBackend.js';
 import { answer, call, openGate, openSse, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type SseFrame, type SseReader, type TestServer } from './serverHarness.js';
 
 const dirs = tempDirs();
@@ -137,5 +139,44 @@ describe('the run stream', () => {
 
   it('should answer 404 before starting a stream for an unknown run', async () => {
     await expect(openSse(t.server, '/api/runs/unknown-run/stream')).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('the run stream over a backend whose log lags its live events', () => {
+  // On NATS a live event can arrive a moment before the stream has stored it. The real backend
+  // shows this only under load; here a real embedded backend is wrapped so that its reads miss
+  // the run's last event a few times after it was delivered live.
+  it('should end with the run as stored once the log holds the terminal event, not as interrupted', async () => {
+    const root = await dirs.make();
+    const real = createEmbeddedRunBackend({ flowsDir: path.join(root, 'flows'), runsDir: path.join(root, 'runs'), env: {} });
+    let hiddenReads = 0;
+    const lagging: RunBackend = {
+      ...real,
+      mode: real.mode,
+      async get(traceId) {
+        const run = await real.get(traceId);
+        if (run?.status !== 'finished' || hiddenReads >= 3) return run;
+        hiddenReads++;
+        // As a log missing its last event, with no record of the run under way, reads.
+        const { outcome: _outcome, ...rest } = run;
+        return { ...rest, status: 'interrupted', lastSeq: run.lastSeq - 1 };
+      },
+    };
+    const lag = await startTestServer(dirs, { backend: lagging });
+    try {
+      await call(lag.server, 'PUT', '/api/flows/lagging', { body: scriptedFlow([answer.final('stored')]) });
+      const started = await call(lag.server, 'POST', '/api/runs', { body: { flow: 'lagging', input: 'go' } });
+      const { traceId } = started.json as RunStartedResponse;
+      await waitForRun(lag.server, traceId, (run) => run.status === 'finished' || run.status === 'interrupted');
+      hiddenReads = 0;
+      const reader = await openSse(lag.server, `/api/runs/${traceId}/stream`);
+      const end = await endOf(reader);
+      expect(hiddenReads).toBe(3);
+      expect(end).toMatchObject({ traceId, status: 'finished', outcome: { answer: 'stored' } });
+      expect(agentEvents(reader.frames).map((r) => r.event.seq)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await lag.close();
+      await real.close();
+    }
   });
 });
