@@ -6,6 +6,23 @@ export const DEFAULT_KEEPALIVE_MS = 15_000;
 /** How long a browser waits before reconnecting a dropped stream, sent as `retry:`. */
 const RECONNECT_MS = 1000;
 
+/**
+ * Each event object's JSON, made once however many streams send it: the followers of one run all
+ * get the same (never mutated) event objects, and serialising per follower dominated a run
+ * followed by many clients.
+ */
+const jsonOfEvent = new WeakMap<object, string>();
+
+function json(data: unknown): string {
+  if (typeof data !== 'object' || data === null) return JSON.stringify(data);
+  let text = jsonOfEvent.get(data);
+  if (text === undefined) {
+    text = JSON.stringify(data);
+    jsonOfEvent.set(data, text);
+  }
+  return text;
+}
+
 /** A `text/event-stream` answer, open until {@link EventStream.end} or the client leaves. */
 export interface EventStream {
   /** Sends one event; `id` becomes the client's `Last-Event-ID` when it reconnects. */
@@ -58,7 +75,7 @@ export function openEventStream(res: ServerResponse, options: { readonly keepAli
   }
   return {
     send(event, data, id) {
-      write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${json(data)}\n\n`);
     },
     end(event, data) {
       write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
