@@ -62,8 +62,8 @@ export interface RedflowServer {
   readonly host: string;
   readonly backend: RunBackend;
   /**
-   * Stops taking requests, aborts the runs under way (their logs record the abort), ends open
-   * streams and closes the backend. Safe to call twice.
+   * Stops taking requests, ends open streams and closes the backend: an embedded backend aborts
+   * its runs under way (their logs record the abort); on a cluster they go on. Safe to call twice.
    */
   close(): Promise<void>;
 }
