@@ -17,7 +17,6 @@ const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.MODEL_CONFIG_INVALID]: 400,
   [ErrorCode.TOOL_MODULE_INVALID]: 400,
   [ErrorCode.TOOL_CONFIG_INVALID]: 400,
-  [ErrorCode.FLOW_MISMATCH]: 400,
   [ErrorCode.HTTP_UNAUTHORIZED]: 401,
   [ErrorCode.HTTP_HOST_NOT_ALLOWED]: 403,
   [ErrorCode.HTTP_NOT_FOUND]: 404,
@@ -26,6 +25,8 @@ const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.LOG_NOT_FOUND]: 404,
   [ErrorCode.HTTP_METHOD_NOT_ALLOWED]: 405,
   [ErrorCode.RUN_ALREADY_FINISHED]: 409,
+  // The request is well formed and the flow valid: it conflicts with the flow the cluster runs.
+  [ErrorCode.FLOW_MISMATCH]: 409,
   [ErrorCode.HTTP_BODY_TOO_LARGE]: 413,
   [ErrorCode.FLOW_TOO_LARGE]: 413,
   [ErrorCode.HTTP_UNSUPPORTED_MEDIA_TYPE]: 415,

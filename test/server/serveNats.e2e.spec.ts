@@ -345,7 +345,7 @@ describe('redflow serve --nats, with real worker processes', () => {
   it('should refuse a flow the workers do not run with FLOW_MISMATCH (a 4xx naming both flows)', async () => {
     const refused = await call(server, 'POST', '/api/runs', { body: { flow: OTHER, input: 'wrong flow' } });
     // The request is well formed and the flow valid; the cluster hosts another flow.
-    expect(refused.status).toBe(400);
+    expect(refused.status).toBe(409);
     expect(refused.error?.code).toBe('FLOW_MISMATCH');
     expect(refused.error?.message).toContain(FLOW_FILE_ID);
     expect(refused.error?.message).toContain(OTHER_FILE_ID);
