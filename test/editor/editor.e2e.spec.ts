@@ -2,12 +2,13 @@
  * The editor end to end, in headless Chromium (Debian's, never a downloaded one) against the real
  * `redflow serve` (the built CLI): build a flow by drag and drop, a refused connection, save and
  * reopen, a live run followed over SSE, an invalid model answer under Errors, a finished run
- * stepped through with the scrubber, and the Stately inspector popup. Screenshots of the main
+ * stepped through with the scrubber, the Stately inspector popup, and the agent's stop conditions
+ * edited, saved and stopping a run. Screenshots of the main
  * screens go to artifacts/screenshots/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +50,12 @@ const ANSWERS = [
   { action: 'tool', tool: 'module_tool', input: { text: 'one' }, confidence: 0.4 },
   { action: 'tool', tool: 'module_tool', input: { text: 'two' }, confidence: 0.7 },
   { action: 'final', message: 'Echoed twice.', confidence: 0.95 },
+];
+
+/** One tool call at confidence 0.7: with a confidence_threshold of 0.6 the run stops after it. */
+const CONFIDENT_ANSWERS = [
+  { action: 'tool', tool: 'module_tool', input: { text: 'sure?' }, confidence: 0.7 },
+  { action: 'final', message: 'Not reached.', confidence: 0.9 },
 ];
 
 let dir: string;
@@ -299,6 +306,48 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     // A page left in the background gets no animation frames: close the popup, back to the editor.
     await popup.close();
     await page.bringToFront();
+  });
+
+  it('should edit the agent’s stop conditions, save them, and end a run done_partial on the confidence threshold', async () => {
+    await selectNode('model');
+    await setTextarea('answers', JSON.stringify(CONFIDENT_ANSWERS));
+    await selectNode('agent');
+    await page.click('[data-testid="tab-button-general"]');
+    const row = page.locator('[data-testid="stop-condition-confidence_threshold"]');
+    const value = page.locator('[data-testid="stop-condition-confidence_threshold-value"]');
+    const rowErrors = row.locator('[data-testid="stop-condition-error"]');
+    expect(await row.getAttribute('data-enabled')).toBe('false');
+    expect(await value.isDisabled()).toBe(true);
+    expect(await page.locator('[data-testid^="stop-condition-"][data-enabled]').count()).toBe(3);
+
+    await page.click('[data-testid="stop-condition-confidence_threshold-toggle"]');
+    await expect.poll(() => row.getAttribute('data-enabled')).toBe('true');
+    // Out of range: the error is next to the row, the others have none, and the config is invalid.
+    await value.fill('1.5');
+    await expect.poll(() => rowErrors.textContent()).toBe('confidence_threshold needs a number value from 0 to 1, got 1.5');
+    expect(await page.locator('[data-testid="stop-condition-error"]').count()).toBe(1);
+    expect(await page.textContent('[data-testid="config-status"]')).toBe('1 problem');
+    await shot('stop-conditions');
+
+    await value.fill('0.6');
+    await expect.poll(() => rowErrors.count()).toBe(0);
+    expect(await page.textContent('[data-testid="config-status"]')).toBe('valid');
+    await page.click('[data-testid="save-flow"]');
+    const flowFile = path.join(dir, 'flows', `${FLOW_ID}.json`);
+    const savedAgent = async () => {
+      const flow = JSON.parse(await readFile(flowFile, 'utf8')) as { nodes: { id: string; config?: Record<string, unknown> }[] };
+      return flow.nodes.find((node) => node.id === 'agent')?.config;
+    };
+    await expect.poll(async () => (await savedAgent())?.stopConditions).toEqual([{ type: 'confidence_threshold', value: 0.6 }]);
+    await expect.poll(() => page.getAttribute('[data-testid="diagnostics"]', 'data-ok')).toBe('true');
+
+    // The model's one tool call comes at confidence 0.7 ≥ 0.6: the run stops after it, done_partial.
+    await runToEnd('stop when sure');
+    await expect.poll(() => page.locator('[data-testid="tab-runtime"] [data-testid="run-outcome"]').textContent()).toBe('done_partial confidence_threshold');
+    expect(await page.textContent('[data-testid="run-answer"]')).toBe('stopped: confidence 0.7 reached the threshold 0.6');
+    const actions = await page.locator('[data-testid="timeline-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
+    expect(actions).toEqual(['tool']);
+    expect(await page.getAttribute('[data-testid="statechart"]', 'data-current-state')).toBe('done');
   });
 
   it('should ask for the token of a server that wants one, and abort a run under way', async () => {

@@ -8,6 +8,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import agentCoreSchema from '../../../schemas/agent-core.react.schema.json';
 import flowSchema from '../../../schemas/flow.schema.json';
 import { NodeType, type NodeType as NodeTypeName } from '../../flows/nodeTypes.js';
+import { checkStopConditionValues } from './stopConditions.js';
 
 /** A JSON Schema as the forms read it. */
 export interface JsonSchema {
@@ -79,10 +80,17 @@ function validatorOf(type: NodeTypeName): ValidateFunction {
   return validate;
 }
 
-/** One problem of a node's config: the field it is about (top-level key), if any, and what is wrong. */
+/**
+ * One problem of a node's config: the field it is about (top-level key), if any, and what is wrong.
+ * A problem inside the field (an array entry, a nested property) also has its `path` below the
+ * field (`['0', 'value']` for `stopConditions[0].value`) and its `detail`: the message without
+ * that location, for a control that already shows where it is.
+ */
 export interface ConfigIssue {
   readonly field?: string;
   readonly message: string;
+  readonly path?: readonly string[];
+  readonly detail?: string;
 }
 
 /** What the agent core's config is checked as: `normalizeAgentConfig`'s defaults (src/flows/agentConfig.ts). */
@@ -110,10 +118,13 @@ export function validateNodeConfig(
   config: Readonly<Record<string, unknown>>,
   connectedToolNames: readonly string[] = [],
 ): ConfigIssue[] {
-  const checked = type === NodeType.AgentCore ? normalizedAgentConfig(config, connectedToolNames) : config;
+  const isAgent = type === NodeType.AgentCore;
+  const checked = isAgent ? normalizedAgentConfig(config, connectedToolNames) : config;
   const validate = validatorOf(type);
-  if (validate(checked)) return [];
-  return (validate.errors ?? []).map(toIssue);
+  const issues = validate(checked) ? [] : (validate.errors ?? []).map(toIssue);
+  // The schema leaves stop condition values untyped; flow validation checks their ranges.
+  if (isAgent) issues.push(...checkStopConditionValues(checked));
+  return issues;
 }
 
 function toIssue(error: ErrorObject): ConfigIssue {
@@ -122,8 +133,10 @@ function toIssue(error: ErrorObject): ConfigIssue {
   let field = segments[0];
   let message = error.message ?? 'is invalid';
   if (error.keyword === 'required') {
-    field ??= String(params.missingProperty);
-    message = 'is required';
+    const missing = String(params.missingProperty);
+    // At the top level the field is the missing property; inside a field, say which one is missing.
+    message = field === undefined ? 'is required' : `'${missing}' is required`;
+    field ??= missing;
   } else if (error.keyword === 'additionalProperties') {
     message = `unknown property '${String(params.additionalProperty)}'`;
   } else if (error.keyword === 'enum') {
@@ -131,7 +144,8 @@ function toIssue(error: ErrorObject): ConfigIssue {
   } else if (error.keyword === 'const') {
     message = `must be ${JSON.stringify(params.allowedValue)}`;
   }
-  const where = segments.slice(1).join('.');
-  if (where !== '') message = `${where}: ${message}`;
-  return field === undefined ? { message } : { field, message };
+  const path = segments.slice(1);
+  if (field === undefined) return { message };
+  if (path.length === 0) return { field, message };
+  return { field, message: `${path.join('.')}: ${message}`, path, detail: message };
 }

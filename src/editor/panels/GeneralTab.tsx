@@ -1,6 +1,8 @@
-/** General: strategy (locked to react), max iterations (1..20), debug, instructions. */
+/** General: strategy (locked to react), max iterations (1..20), stop conditions, debug, instructions. */
 import { useId } from 'react';
 import type { ConfigIssue } from '../flow/configSchemas.js';
+import { STOP_CONDITIONS_FIELD } from '../flow/stopConditions.js';
+import { StopConditionsField } from './StopConditionsField.js';
 
 export interface GeneralTabProps {
   readonly config: Readonly<Record<string, unknown>>;
@@ -27,7 +29,7 @@ export function GeneralTab({ config, issues, onChange }: GeneralTabProps) {
     onChange(next);
   };
   const maxIterations = typeof config.maxIterations === 'number' ? config.maxIterations : '';
-  const other = issues.filter((issue) => !['maxIterations', 'debug', 'instructions', 'strategy'].includes(issue.field ?? ''));
+  const other = issues.filter((issue) => !['maxIterations', STOP_CONDITIONS_FIELD, 'debug', 'instructions', 'strategy'].includes(issue.field ?? ''));
   return (
     <div className="tab-body" data-testid="tab-general">
       <div className="field">
@@ -65,6 +67,7 @@ export function GeneralTab({ config, issues, onChange }: GeneralTabProps) {
         </div>
         {issuesOf(issues, 'maxIterations')}
       </div>
+      <StopConditionsField config={config} issues={issues} onChange={onChange} />
       <div className="field field--boolean">
         <label className="toggle">
           <input type="checkbox" checked={config.debug === true} data-testid="debug-toggle" onChange={(event) => set('debug', event.target.checked)} />

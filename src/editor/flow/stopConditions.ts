@@ -1,0 +1,187 @@
+/**
+ * The agent core's `stopConditions` as the General tab edits them: one switch per condition type,
+ * and the range checks of their values. The schema (`agent-core.react.schema.json`) only says what
+ * an entry looks like (`{ type, value? }`, `value` untyped); the ranges are the ones flow
+ * validation applies (`checkStopConditions` in src/flows/agentConfig.ts, which the editor may not
+ * import), with the same messages. What each condition does is src/machines/stopConditions.ts.
+ */
+import { StopCondition } from '../../machines/stopConditions.js';
+import type { ConfigIssue } from './configSchemas.js';
+
+/** One of the stop condition types of the schema. */
+export type StopConditionType = (typeof StopCondition)[keyof typeof StopCondition];
+
+/** The config key the conditions live under. */
+export const STOP_CONDITIONS_FIELD = 'stopConditions';
+
+/** Highest `maxIterations` the schema allows: bounds `iteration_limit` while `maxIterations` is invalid. */
+const MAX_ITERATIONS_LIMIT = 20;
+/** `maxIterations` when the config has none (`normalizeAgentConfig`). */
+const DEFAULT_MAX_ITERATIONS = 5;
+
+/** How a condition's `value` is edited; `none`: the condition takes no value. */
+export type StopConditionValueKind = 'none' | 'number' | 'integer';
+
+/** What the editor knows of a stop condition type. */
+export interface StopConditionSpec {
+  readonly type: StopConditionType;
+  readonly valueKind: StopConditionValueKind;
+  /** What the condition does to a run (src/machines/stopConditions.ts, reactMachine's guards). */
+  readonly help: string;
+}
+
+/** The types in the order the editor lists them. */
+export const STOP_CONDITION_SPECS: readonly StopConditionSpec[] = [
+  {
+    type: StopCondition.FinalAnswer,
+    valueKind: 'none',
+    help: 'The run ends (done) on the model’s final answer. It always does, listed or not; takes no value.',
+  },
+  {
+    type: StopCondition.ConfidenceThreshold,
+    valueKind: 'number',
+    help: 'After a tool call, the run ends done_partial if the model’s confidence for that step is at least this value (0–1).',
+  },
+  {
+    type: StopCondition.IterationLimit,
+    valueKind: 'integer',
+    help: 'The run escalates after this many iterations when it is lower than max iterations (1–max iterations).',
+  },
+];
+
+/** The range a condition's value must be in, for a given config. */
+export interface ValueRange {
+  readonly min: number;
+  readonly max: number;
+  readonly step: number;
+}
+
+/** The `iteration_limit` bound: `maxIterations` when it is valid, else the schema's 20. */
+export function iterationLimitBound(config: Readonly<Record<string, unknown>>): number {
+  const max = config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
+  return typeof max === 'number' && Number.isInteger(max) && max >= 1 && max <= MAX_ITERATIONS_LIMIT ? max : MAX_ITERATIONS_LIMIT;
+}
+
+/** The range of a condition type's value, or `undefined` for a type without a value. */
+export function valueRange(type: StopConditionType, config: Readonly<Record<string, unknown>>): ValueRange | undefined {
+  if (type === StopCondition.ConfidenceThreshold) return { min: 0, max: 1, step: 0.05 };
+  if (type === StopCondition.IterationLimit) return { min: 1, max: iterationLimitBound(config), step: 1 };
+  return undefined;
+}
+
+/** The value a condition starts with when switched on. */
+export function defaultValue(type: StopConditionType, config: Readonly<Record<string, unknown>>): number | undefined {
+  if (type === StopCondition.ConfidenceThreshold) return 0.8;
+  if (type === StopCondition.IterationLimit) return Math.min(3, iterationLimitBound(config));
+  return undefined;
+}
+
+/** The config's stop conditions as they are (an invalid non-array reads as none). */
+export function stopConditionsOf(config: Readonly<Record<string, unknown>>): readonly unknown[] {
+  const conditions = config[STOP_CONDITIONS_FIELD];
+  return Array.isArray(conditions) ? conditions : [];
+}
+
+function typeOf(entry: unknown): unknown {
+  return typeof entry === 'object' && entry !== null && !Array.isArray(entry) ? (entry as { type?: unknown }).type : undefined;
+}
+
+/** The indexes of the entries of one type (the runtime reads the first). */
+export function indexesOf(conditions: readonly unknown[], type: StopConditionType): number[] {
+  return conditions.flatMap((entry, index) => (typeOf(entry) === type ? [index] : []));
+}
+
+/** The config with `stopConditions` replaced; none left removes the key (the schema's default is []). */
+function withConditions(config: Readonly<Record<string, unknown>>, conditions: readonly unknown[]): Record<string, unknown> {
+  const next: Record<string, unknown> = { ...config };
+  if (conditions.length === 0) delete next[STOP_CONDITIONS_FIELD];
+  else next[STOP_CONDITIONS_FIELD] = [...conditions];
+  return next;
+}
+
+/**
+ * The config with a condition type switched on (appended with its default value, if it has none
+ * yet) or off (every entry of that type removed). Other entries are kept as they are, in order.
+ *
+ * @example
+ * ```ts
+ * setStopCondition({ maxIterations: 5 }, 'confidence_threshold', true)
+ * // { maxIterations: 5, stopConditions: [{ type: 'confidence_threshold', value: 0.8 }] }
+ * ```
+ */
+export function setStopCondition(config: Readonly<Record<string, unknown>>, type: StopConditionType, enabled: boolean): Record<string, unknown> {
+  const conditions = stopConditionsOf(config);
+  const present = indexesOf(conditions, type).length > 0;
+  if (enabled === present) return { ...config };
+  if (!enabled) return withConditions(config, conditions.filter((entry) => typeOf(entry) !== type));
+  const value = defaultValue(type, config);
+  return withConditions(config, [...conditions, value === undefined ? { type } : { type, value }]);
+}
+
+/**
+ * The config with the value of a condition type's first entry set (`undefined` removes it). A type
+ * not in the list is added.
+ */
+export function setStopConditionValue(
+  config: Readonly<Record<string, unknown>>,
+  type: StopConditionType,
+  value: number | undefined,
+): Record<string, unknown> {
+  const conditions = [...stopConditionsOf(config)];
+  const entry = value === undefined ? { type } : { type, value };
+  const [first] = indexesOf(conditions, type);
+  if (first === undefined) conditions.push(entry);
+  else conditions[first] = entry;
+  return withConditions(config, conditions);
+}
+
+/** A short description of any value for messages, as flow validation's `describeValue`. */
+function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
+    case 'number':
+    case 'boolean':
+      return String(value);
+    case 'undefined':
+      return 'nothing';
+    case 'object':
+      return 'an object';
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+/**
+ * The range problems of the stop conditions' values, as {@link ConfigIssue}s of `stopConditions`
+ * with the entry's path (`['0', 'value']`): what flow validation reports as `NODE_CONFIG_INVALID`.
+ *
+ * @example
+ * ```ts
+ * checkStopConditionValues({ maxIterations: 5, stopConditions: [{ type: 'confidence_threshold', value: 1.5 }] })
+ * // [{ field: 'stopConditions', path: ['0', 'value'],
+ * //    detail: 'confidence_threshold needs a number value from 0 to 1, got 1.5', message: '0.value: confidence_threshold needs …' }]
+ * ```
+ */
+export function checkStopConditionValues(config: Readonly<Record<string, unknown>>): ConfigIssue[] {
+  const bound = iterationLimitBound(config);
+  const issues: ConfigIssue[] = [];
+  stopConditionsOf(config).forEach((entry, index) => {
+    const type = typeOf(entry);
+    const value: unknown = typeof entry === 'object' && entry !== null ? (entry as { value?: unknown }).value : undefined;
+    let problem: string | undefined;
+    if (type === StopCondition.ConfidenceThreshold) {
+      const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1;
+      if (!valid) problem = `confidence_threshold needs a number value from 0 to 1, got ${describeValue(value)}`;
+    } else if (type === StopCondition.IterationLimit) {
+      const valid = typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= bound;
+      if (!valid) problem = `iteration_limit needs an integer value from 1 to maxIterations (${bound}), got ${describeValue(value)}`;
+    }
+    if (problem !== undefined) {
+      issues.push({ field: STOP_CONDITIONS_FIELD, path: [String(index), 'value'], detail: problem, message: `${index}.value: ${problem}` });
+    }
+  });
+  return issues;
+}
