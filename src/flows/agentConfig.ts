@@ -1,7 +1,8 @@
 import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
 import { validators } from '../contracts/schemas.js';
 import { ErrorCode } from '../errors.js';
-import { type FlowDiagnostic, Severity, describeValue, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
+import { type FlowDiagnostic, Severity, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
+import { stopConditionValueProblems } from './stopConditionValues.js';
 
 /** The only strategy (seed 000). */
 export const REACT_STRATEGY = 'react';
@@ -15,15 +16,6 @@ export const AGENT_CONFIG_DEFAULTS = Object.freeze({
   debug: false,
 });
 
-/** Highest `maxIterations` the schema allows; bounds `iteration_limit` when `maxIterations` itself is invalid. */
-const MAX_ITERATIONS_LIMIT = 20;
-
-/** The stop condition types that carry a value (seed 000). */
-export const StopConditionType = {
-  FinalAnswer: 'final_answer',
-  ConfidenceThreshold: 'confidence_threshold',
-  IterationLimit: 'iteration_limit',
-} as const;
 
 /** A tool connected to an agent core, as the agent config check needs it. */
 export interface ConnectedToolRef {
@@ -173,41 +165,13 @@ function checkStopConditions(
   agent: AgentNodeRef,
   configPath: string,
 ): FlowDiagnostic[] {
-  const conditions = config.stopConditions;
-  if (!Array.isArray(conditions)) return [];
-  const maxIterations = config.maxIterations;
-  const bound =
-    typeof maxIterations === 'number' &&
-    Number.isInteger(maxIterations) &&
-    maxIterations >= 1 &&
-    maxIterations <= MAX_ITERATIONS_LIMIT
-      ? maxIterations
-      : MAX_ITERATIONS_LIMIT;
-  const errors: FlowDiagnostic[] = [];
-  conditions.forEach((condition: unknown, index) => {
-    if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) return;
-    const type: unknown = Object.hasOwn(condition, 'type') ? (condition as { type: unknown }).type : undefined;
-    const value: unknown = Object.hasOwn(condition, 'value') ? (condition as { value: unknown }).value : undefined;
-    const path = `${configPath}.stopConditions[${index}].value`;
-    let problem: string | undefined;
-    if (type === StopConditionType.ConfidenceThreshold) {
-      const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1;
-      if (!valid) problem = `confidence_threshold needs a number value from 0 to 1, got ${describeValue(value)}`;
-    } else if (type === StopConditionType.IterationLimit) {
-      const valid = typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= bound;
-      if (!valid) problem = `iteration_limit needs an integer value from 1 to maxIterations (${bound}), got ${describeValue(value)}`;
-    }
-    if (problem !== undefined) {
-      errors.push(
-        flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `agent.core '${agent.nodeId}' stop condition ${index + 1} is invalid: ${problem}`, {
-          hint: `set stopConditions[${index}].value, e.g. { "type": "confidence_threshold", "value": 0.8 } or { "type": "iteration_limit", "value": 3 }`,
-          path,
-          nodeId: agent.nodeId,
-        }),
-      );
-    }
-  });
-  return errors;
+  return stopConditionValueProblems(config).map(({ index, problem }) =>
+    flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `agent.core '${agent.nodeId}' stop condition ${index + 1} is invalid: ${problem}`, {
+      hint: `set stopConditions[${index}].value, e.g. { "type": "confidence_threshold", "value": 0.8 } or { "type": "iteration_limit", "value": 3 }`,
+      path: `${configPath}.stopConditions[${index}].value`,
+      nodeId: agent.nodeId,
+    }),
+  );
 }
 
 function listOrNone(names: readonly string[]): string {

@@ -1,11 +1,11 @@
 /**
  * The agent core's `stopConditions` as the General tab edits them: one switch per condition type,
  * and the range checks of their values. The schema (`agent-core.react.schema.json`) only says what
- * an entry looks like (`{ type, value? }`, `value` untyped); the ranges are the ones flow
- * validation applies (`checkStopConditions` in src/flows/agentConfig.ts, which the editor may not
- * import), with the same messages. What each condition does is src/machines/stopConditions.ts.
+ * an entry looks like (`{ type, value? }`, `value` untyped); the ranges are flow
+ * validation's own (src/flows/stopConditionValues.ts, shared), so the messages are the same. What each condition does is src/machines/stopConditions.ts.
  */
 import { StopCondition } from '../../machines/stopConditions.js';
+import { iterationLimitBound, stopConditionValueProblems } from '../../flows/stopConditionValues.js';
 import type { ConfigIssue } from './configSchemas.js';
 
 /** One of the stop condition types of the schema. */
@@ -14,10 +14,6 @@ export type StopConditionType = (typeof StopCondition)[keyof typeof StopConditio
 /** The config key the conditions live under. */
 export const STOP_CONDITIONS_FIELD = 'stopConditions';
 
-/** Highest `maxIterations` the schema allows: bounds `iteration_limit` while `maxIterations` is invalid. */
-const MAX_ITERATIONS_LIMIT = 20;
-/** `maxIterations` when the config has none (`normalizeAgentConfig`). */
-const DEFAULT_MAX_ITERATIONS = 5;
 
 /** How a condition's `value` is edited; `none`: the condition takes no value. */
 export type StopConditionValueKind = 'none' | 'number' | 'integer';
@@ -56,11 +52,6 @@ export interface ValueRange {
   readonly step: number;
 }
 
-/** The `iteration_limit` bound: `maxIterations` when it is valid, else the schema's 20. */
-export function iterationLimitBound(config: Readonly<Record<string, unknown>>): number {
-  const max = config.maxIterations ?? DEFAULT_MAX_ITERATIONS;
-  return typeof max === 'number' && Number.isInteger(max) && max >= 1 && max <= MAX_ITERATIONS_LIMIT ? max : MAX_ITERATIONS_LIMIT;
-}
 
 /** The range of a condition type's value, or `undefined` for a type without a value. */
 export function valueRange(type: StopConditionType, config: Readonly<Record<string, unknown>>): ValueRange | undefined {
@@ -135,25 +126,6 @@ export function setStopConditionValue(
   return withConditions(config, conditions);
 }
 
-/** A short description of any value for messages, as flow validation's `describeValue`. */
-function describeValue(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'string':
-      return JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value);
-    case 'number':
-    case 'boolean':
-      return String(value);
-    case 'undefined':
-      return 'nothing';
-    case 'object':
-      return 'an object';
-    default:
-      return `a ${typeof value}`;
-  }
-}
-
 /**
  * The range problems of the stop conditions' values, as {@link ConfigIssue}s of `stopConditions`
  * with the entry's path (`['0', 'value']`): what flow validation reports as `NODE_CONFIG_INVALID`.
@@ -166,22 +138,10 @@ function describeValue(value: unknown): string {
  * ```
  */
 export function checkStopConditionValues(config: Readonly<Record<string, unknown>>): ConfigIssue[] {
-  const bound = iterationLimitBound(config);
-  const issues: ConfigIssue[] = [];
-  stopConditionsOf(config).forEach((entry, index) => {
-    const type = typeOf(entry);
-    const value: unknown = typeof entry === 'object' && entry !== null ? (entry as { value?: unknown }).value : undefined;
-    let problem: string | undefined;
-    if (type === StopCondition.ConfidenceThreshold) {
-      const valid = typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1;
-      if (!valid) problem = `confidence_threshold needs a number value from 0 to 1, got ${describeValue(value)}`;
-    } else if (type === StopCondition.IterationLimit) {
-      const valid = typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= bound;
-      if (!valid) problem = `iteration_limit needs an integer value from 1 to maxIterations (${bound}), got ${describeValue(value)}`;
-    }
-    if (problem !== undefined) {
-      issues.push({ field: STOP_CONDITIONS_FIELD, path: [String(index), 'value'], detail: problem, message: `${index}.value: ${problem}` });
-    }
-  });
-  return issues;
+  return stopConditionValueProblems(config).map(({ index, problem }) => ({
+    field: STOP_CONDITIONS_FIELD,
+    path: [String(index), 'value'],
+    detail: problem,
+    message: `${index}.value: ${problem}`,
+  }));
 }
