@@ -180,3 +180,37 @@ describe('the run stream over a backend whose log lags its live events', () => {
     }
   });
 });
+
+describe('the run stream, dropped at every combination of tool calls', () => {
+  // Three gated tool calls; at each, the client either stays or drops, the run moves on while it
+  // is away, and it comes back with the Last-Event-ID it last saw. Every combination (8) must give
+  // the log exactly once.
+  const combinations = [0, 1, 2, 3, 4, 5, 6, 7].map((mask) => [0, 1, 2].map((gate) => (mask & (1 << gate)) !== 0));
+
+  it.each(combinations)('delivers the log exactly once when dropping at gate 1: %s, gate 2: %s, gate 3: %s', async (...drops) => {
+    const traceId = await start(scriptedFlow([answer.gate(), answer.gate(), answer.gate(), answer.final('all through')]), 'drops');
+    const readers: SseReader[] = [];
+    let reader = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    readers.push(reader);
+    let lastSeen = 0;
+    for (const [gate, drop] of drops.entries()) {
+      const toolRequested = String(4 * (gate + 1));
+      await reader.waitFor((f) => f.id === toolRequested);
+      lastSeen = Math.max(...agentEvents(reader.frames).map((r) => r.event.seq));
+      if (drop) {
+        reader.destroy();
+        await reader.ended;
+        // While nobody listens, the run takes this tool call and asks for the next one.
+        await openGate();
+        await waitForRun(t.server, traceId, (r) => r.lastSeq > lastSeen + 1);
+        reader = await openSse(t.server, `/api/runs/${traceId}/stream`, { 'last-event-id': String(lastSeen) });
+        readers.push(reader);
+      } else {
+        await openGate();
+      }
+    }
+    await endOf(reader);
+    const seen = readers.flatMap((r) => agentEvents(r.frames).map((x) => x.event));
+    expect(seen).toEqual(await logOf(traceId));
+  });
+});
