@@ -302,6 +302,10 @@ function Editor() {
   );
 }
 
+/**
+ * The editor app. It only provides React Flow's store, which the editor itself needs (`useReactFlow`
+ * for `fitView`, and the panels' `updateNodeData`) and so cannot create.
+ */
 export function App() {
   return (
     <ReactFlowProvider>

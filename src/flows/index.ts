@@ -8,7 +8,11 @@ export * from './diagnostics.js';
 export * from './agentConfig.js';
 export * from './jsonSyntaxError.js';
 export * from './formatDiagnostics.js';
+/** Flow validation, and the pattern tool names must match. */
 export { validateFlow, TOOL_NAME_PATTERN } from './validateFlow.js';
+/** What `validateFlow` returns, and the resolved flow and tools of a valid one. */
 export type { FlowValidation, ResolvedFlow, ResolvedTool } from './validateFlow.js';
+/** Reading a flow from a file or from text, validated. */
 export { loadFlowFile, parseFlowText, MAX_FLOW_FILE_BYTES } from './loadFlow.js';
+/** What `loadFlowFile` returns. */
 export type { LoadedFlow } from './loadFlow.js';

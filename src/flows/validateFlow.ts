@@ -7,6 +7,7 @@ import { checkConnection } from './edgeRules.js';
 import { NODE_TYPES, NodeRole, NodeType, roleOf } from './nodeTypes.js';
 import { parseSqlParameters, undeclaredParameters } from '../actors/tools/sqlParameters.js';
 
+/** Re-exported so callers of {@link validateFlow} can type its diagnostics from this module alone. */
 export type { FlowDiagnostic } from './diagnostics.js';
 
 /** A tool connected to the agent core. */

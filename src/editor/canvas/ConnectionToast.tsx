@@ -1,13 +1,16 @@
 /** The reason an attempted connection was refused, shown over the canvas until dismissed or replaced. */
 import { useEffect } from 'react';
 
+/** Why a connection was refused, for {@link ConnectionToast}. */
 export interface RefusedConnection {
+  /** The edge rule's error code. */
   readonly code: string;
   readonly message: string;
   /** Changes with each refusal, so the same message shown twice restarts its timer. */
   readonly at: number;
 }
 
+/** Shows `refusal` until dismissed, replaced, or 8 s pass (calling `onDismiss`); renders nothing without one. */
 export function ConnectionToast({ refusal, onDismiss }: { refusal: RefusedConnection | undefined; onDismiss: () => void }) {
   useEffect(() => {
     if (!refusal) return;

@@ -27,6 +27,10 @@ import { PALETTE_DRAG_TYPE, defaultConfig, newNodeId } from '../flow/palette.js'
 import { nodeTypes } from '../nodes/nodeTypes.js';
 import { ConnectionToast, type RefusedConnection } from './ConnectionToast.js';
 
+/**
+ * The canvas's props: the graph is controlled (the app's `useNodesState` / `useEdgesState`), and
+ * the setters are passed too because a drop or a connection writes to it directly.
+ */
 export interface FlowCanvasProps {
   readonly nodes: RedflowNode[];
   readonly edges: RedflowEdge[];
@@ -39,6 +43,10 @@ export interface FlowCanvasProps {
 /** Half a node's size: a dropped node is centred on the pointer. */
 const DROP_OFFSET = { x: 90, y: 30 };
 
+/**
+ * The editable flow graph. A dropped palette item becomes a new node, selected alone; a connection
+ * the edge rules allow becomes an edge of its kind. Must be inside a `ReactFlowProvider`.
+ */
 export function FlowCanvas({ nodes, edges, onNodesChange, onEdgesChange, setNodes, setEdges }: FlowCanvasProps) {
   const { screenToFlowPosition, getNode } = useReactFlow<RedflowNode, RedflowEdge>();
   const [refusal, setRefusal] = useState<RefusedConnection>();

@@ -9,6 +9,7 @@ function onDragStart(event: DragEvent<HTMLElement>, type: NodeType): void {
   event.dataTransfer.effectAllowed = 'move';
 }
 
+/** The node palette: every node type, grouped by kind, as a draggable item for the canvas to drop. */
 export function Palette() {
   return (
     <nav className="palette" aria-label="node palette" data-testid="palette">

@@ -9,11 +9,15 @@ import type { ActiveNodes, NodeActivity } from '../run/runView.js';
 /** The worst problem validation found in a node. */
 export type NodeProblem = 'error' | 'warning';
 
+/** The overlay the canvas draws on the nodes, keyed by node id. */
 export interface CanvasStatus {
+  /** What the viewed run is doing at each node (a node not listed is idle). */
   readonly activity: ActiveNodes;
+  /** The worst problem the last validation found in each node (a node not listed has none). */
   readonly problems: ReadonlyMap<string, NodeProblem>;
 }
 
+/** Provides the {@link CanvasStatus}; the default (nothing active, no problems) leaves nodes plain outside a provider. */
 export const CanvasStatusContext = createContext<CanvasStatus>({ activity: {}, problems: new Map() });
 
 /** The run activity and validation problem of one node. */

@@ -5,11 +5,15 @@ import { flowTypeOf, type RedflowEdge, type RedflowNode } from './editorNodes.js
 /** Whether the model's input to a tool can be checked against a JSON Schema. */
 export type ToolSchemaStatus = 'schema' | 'missing' | 'module';
 
+/** One row of the Tools tab: a tool node connected to the core. */
 export interface ConnectedTool {
+  /** The tool node's id, to select it from the tab. */
   readonly nodeId: string;
+  /** Its flow node type (`tool.http`, …). */
   readonly type: string;
   /** What the model calls it: `config.name`, else the node id. */
   readonly name: string;
+  /** Whether the model's input to it can be checked, for the tab's schema warning. */
   readonly schema: ToolSchemaStatus;
 }
 

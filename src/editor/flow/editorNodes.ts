@@ -22,14 +22,23 @@ export type FlowNodeData<C> = {
   config: Partial<C>;
 };
 
+/** A `trigger.input` node: where the run's input enters the flow. */
 export type TriggerInputNode = Node<FlowNodeData<TriggerInputConfig>, typeof NodeType.TriggerInput>;
+/** The `agent.core` node: the ReAct orchestrator. */
 export type AgentCoreNode = Node<FlowNodeData<AgentCoreReactConfig>, typeof NodeType.AgentCore>;
+/** A `model.llm` node: the LLM (or scripted answers) the core calls. */
 export type ModelLlmNode = Node<FlowNodeData<ModelLlmConfig>, typeof NodeType.ModelLlm>;
+/** A `memory.kv` node: the core's conversation memory. */
 export type MemoryKvNode = Node<FlowNodeData<MemoryKvConfig>, typeof NodeType.MemoryKv>;
+/** A `tool.http` node: a tool that calls an HTTP API. */
 export type ToolHttpNode = Node<FlowNodeData<ToolHttpConfig>, typeof NodeType.ToolHttp>;
+/** A `tool.module` node: a tool implemented by a JS/TS module (which also exports its input schema). */
 export type ToolModuleNode = Node<FlowNodeData<ToolModuleConfig>, typeof NodeType.ToolModule>;
+/** A `tool.postgres` node: a tool that runs one SQL query. */
 export type ToolPostgresNode = Node<FlowNodeData<ToolPostgresConfig>, typeof NodeType.ToolPostgres>;
+/** A `response.chat` node: sends the answer (as text, markdown or JSON). */
 export type ResponseChatNode = Node<FlowNodeData<ResponseChatConfig>, typeof NodeType.ResponseChat>;
+/** A `response.end` node: ends the flow. */
 export type ResponseEndNode = Node<FlowNodeData<ResponseEndConfig>, typeof NodeType.ResponseEnd>;
 
 /** A node whose type Redflow does not know (kept as it is, so a broken flow can be opened and fixed). */
@@ -38,7 +47,9 @@ export type UnknownTypeNode = Node<FlowNodeData<Record<string, unknown>> & { flo
 /** The React Flow type of {@link UnknownTypeNode}. */
 export const UNKNOWN_NODE_TYPE = 'unknown';
 
+/** Any tool node; they share one node component and one palette group. */
 export type ToolNode = ToolHttpNode | ToolModuleNode | ToolPostgresNode;
+/** Any output node; they share one node component. */
 export type ResponseNode = ResponseChatNode | ResponseEndNode;
 
 /** Every node the editor shows. */

@@ -6,14 +6,18 @@
 import { useEffect, useId, useState } from 'react';
 import type { ConfigIssue, JsonSchema } from '../flow/configSchemas.js';
 
+/** The schema form's props. */
 export interface SchemaFormProps {
+  /** The config's JSON Schema: one field per property (nested objects are edited as JSON). */
   readonly schema: JsonSchema;
   readonly value: Readonly<Record<string, unknown>>;
+  /** The config's issues: each under its field, the rest (no field, or a hidden one) above the form. */
   readonly issues: readonly ConfigIssue[];
   /** Called with the whole new config (a field set to `undefined` is removed). */
   readonly onChange: (next: Record<string, unknown>) => void;
   /** Properties not to show (edited elsewhere). */
   readonly hidden?: readonly string[];
+  /** The form's `data-testid`. */
   readonly testId?: string;
 }
 
@@ -206,6 +210,7 @@ function Field({
   );
 }
 
+/** A form for a config object, generated from its JSON Schema; controlled (`value` in, whole new configs out). */
 export function SchemaForm({ schema, value, issues, onChange, hidden = [], testId }: SchemaFormProps) {
   const properties = Object.entries(schema.properties ?? {}).filter(([key]) => !hidden.includes(key));
   const known = new Set(properties.map(([key]) => key));

@@ -3,17 +3,24 @@ import type { ReactNode } from 'react';
 import { useNodeStatus } from '../canvas/canvasStatus.js';
 import type { PaletteKind } from '../flow/palette.js';
 
+/** The card's props, filled in by each node component from its `NodeProps`. */
 export interface NodeCardProps {
+  /** The node id: shown when there is no label, and the key of its run and validation status. */
   readonly id: string;
+  /** Picks the card's colour (the palette group's). */
   readonly kind: PaletteKind | 'unknown';
+  /** The flow node type, shown in the card's head. */
   readonly type: string;
   readonly label: string | undefined;
   readonly selected: boolean;
   readonly icon: string;
+  /** One line under the title (the URL, the model, …). */
   readonly summary?: ReactNode;
+  /** The node's handles. */
   readonly children?: ReactNode;
 }
 
+/** A node's card, marked with its run activity and validation problem from {@link useNodeStatus}. */
 export function NodeCard({ id, kind, type, label, selected, icon, summary, children }: NodeCardProps) {
   const { activity, problem } = useNodeStatus(id);
   const classes = ['rf-node', `rf-node--${kind.replace('.', '-')}`];

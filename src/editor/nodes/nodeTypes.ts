@@ -10,6 +10,11 @@ import ToolNode from './ToolNode.js';
 import TriggerInputNode from './TriggerInputNode.js';
 import UnknownNode from './UnknownNode.js';
 
+/**
+ * React Flow's `nodeTypes`: the component of each flow node type (the tools share one, the outputs
+ * another) and {@link UnknownNode} for a type Redflow does not know. One object for the app's
+ * lifetime, since React Flow re-creates every node when `nodeTypes` changes identity.
+ */
 export const nodeTypes = {
   [NodeType.TriggerInput]: TriggerInputNode,
   [NodeType.AgentCore]: AgentCoreNode,

@@ -14,19 +14,30 @@ import { NodeDiagnostics } from './NodeDiagnostics.js';
 import { RuntimeTab } from './RuntimeTab.js';
 import { ToolsTab } from './ToolsTab.js';
 
+/** The agent core panel's props. */
 export interface AgentCorePanelProps {
   readonly node: AgentCoreNode;
+  /** The whole graph, to find the tools connected to the core. */
   readonly nodes: readonly RedflowNode[];
   readonly edges: readonly RedflowEdge[];
+  /** The last validation's diagnostics about the core. */
   readonly diagnostics: readonly FlowDiagnostic[];
+  /** The open tab: controlled, so the app can switch to Runtime when a run starts. */
   readonly tab: AgentTab;
   readonly onTabChange: (tab: AgentTab) => void;
+  /** The run as of the scrubber's position, for the Runtime and Errors tabs. */
   readonly view: RunView;
+  /** The run panel's state (`RunViewState`). */
   readonly runState: string;
   readonly traceId: string | undefined;
+  /** Selects a node on the canvas (a tool, from the Tools tab). */
   readonly onSelectNode: (nodeId: string) => void;
 }
 
+/**
+ * The agent core's side panel: its validity and the General, Tools, Runtime / Debug and Errors tabs.
+ * Config edits go straight to the node with `updateNodeData` (so it must be inside the canvas's `ReactFlowProvider`).
+ */
 export function AgentCorePanel({ node, nodes, edges, diagnostics, tab, onTabChange, view, runState, traceId, onSelectNode }: AgentCorePanelProps) {
   const { updateNodeData } = useReactFlow<RedflowNode, RedflowEdge>();
   const config = node.data.config as Record<string, unknown>;

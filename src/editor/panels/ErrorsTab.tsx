@@ -5,6 +5,10 @@
  */
 import { WATCHED_ERRORS, type RunError } from '../run/runView.js';
 
+/**
+ * The Errors tab. `errors` are the run's errors up to the viewed position; `hasRun` tells "no run
+ * yet" from "no errors in this run".
+ */
 export function ErrorsTab({ errors, hasRun }: { errors: readonly RunError[]; hasRun: boolean }) {
   const seen = new Set(errors.map((error) => error.code));
   return (

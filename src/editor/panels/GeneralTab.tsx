@@ -4,9 +4,13 @@ import type { ConfigIssue } from '../flow/configSchemas.js';
 import { STOP_CONDITIONS_FIELD } from '../flow/stopConditions.js';
 import { StopConditionsField } from './StopConditionsField.js';
 
+/** The General tab's props. */
 export interface GeneralTabProps {
+  /** The agent core's config, as edited. */
   readonly config: Readonly<Record<string, unknown>>;
+  /** All the config's issues: each field shows its own, the rest are listed at the bottom. */
   readonly issues: readonly ConfigIssue[];
+  /** Called with the whole new config (a cleared field is removed, not set to `undefined`). */
   readonly onChange: (next: Record<string, unknown>) => void;
 }
 
@@ -20,6 +24,7 @@ function issuesOf(issues: readonly ConfigIssue[], field: string) {
     ));
 }
 
+/** The agent core's General tab: the strategy (read-only), max iterations, stop conditions, debug and instructions. */
 export function GeneralTab({ config, issues, onChange }: GeneralTabProps) {
   const id = useId();
   const set = (key: string, value: unknown) => {

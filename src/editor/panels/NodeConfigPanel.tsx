@@ -9,11 +9,17 @@ import { NODE_TYPE_SUMMARY } from '../flow/palette.js';
 import { SchemaForm } from '../forms/SchemaForm.js';
 import { NodeDiagnostics } from './NodeDiagnostics.js';
 
+/** The config panel's props. */
 export interface NodeConfigPanelProps {
   readonly node: RedflowNode;
+  /** The last validation's diagnostics about this node. */
   readonly diagnostics: readonly FlowDiagnostic[];
 }
 
+/**
+ * The side panel of any node but the agent core: its label and a form from its config schema, written
+ * straight to the node with `updateNodeData` (so it must be inside the canvas's `ReactFlowProvider`).
+ */
 export function NodeConfigPanel({ node, diagnostics }: NodeConfigPanelProps) {
   const { updateNodeData } = useReactFlow<RedflowNode, RedflowEdge>();
   const type = flowTypeOf(node);

@@ -1,6 +1,7 @@
 /** The last validation's errors and warnings about one node, listed under its form. */
 import type { FlowDiagnostic } from '../../flows/diagnostics.js';
 
+/** Lists `diagnostics` (already filtered to one node); renders nothing when there are none. */
 export function NodeDiagnostics({ diagnostics }: { diagnostics: readonly FlowDiagnostic[] }) {
   if (diagnostics.length === 0) return null;
   return (

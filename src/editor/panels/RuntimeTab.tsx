@@ -5,9 +5,13 @@
  */
 import type { RunView } from '../run/runView.js';
 
+/** The Runtime / Debug tab's props. */
 export interface RuntimeTabProps {
+  /** The run as of the scrubber's position (the latest event while it streams). */
   readonly view: RunView;
+  /** The run panel's state (`RunViewState`), shown as a chip. */
   readonly runState: string;
+  /** The viewed run; `undefined` before any run. */
   readonly traceId: string | undefined;
 }
 
@@ -23,6 +27,7 @@ function Confidence({ value }: { value: number | undefined }) {
   );
 }
 
+/** The Runtime / Debug tab: run state, last action, outcome and answer, and the iteration timeline. */
 export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
   const { envelope, timeline } = view;
   const outcome = envelope.observability.outcome;

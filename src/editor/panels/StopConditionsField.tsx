@@ -16,10 +16,13 @@ import {
   type StopConditionSpec,
 } from '../flow/stopConditions.js';
 
+/** The stop conditions field's props. */
 export interface StopConditionsFieldProps {
+  /** The agent core's whole config (a value's range can depend on other fields). */
   readonly config: Readonly<Record<string, unknown>>;
   /** All the config's issues; the field shows those of `stopConditions`. */
   readonly issues: readonly ConfigIssue[];
+  /** Called with the whole new config. */
   readonly onChange: (next: Record<string, unknown>) => void;
 }
 
@@ -96,6 +99,10 @@ function StopConditionRow({ spec, config, indexes, issues, onChange }: RowProps)
   );
 }
 
+/**
+ * One row per known stop condition type; issues that belong to no row (the list itself, or an entry
+ * of unknown type) are listed under the rows.
+ */
 export function StopConditionsField({ config, issues, onChange }: StopConditionsFieldProps) {
   const conditions = stopConditionsOf(config);
   const own = issues.filter((issue) => issue.field === STOP_CONDITIONS_FIELD);

@@ -4,13 +4,19 @@ import { ErrorCode } from '../../errors.js';
 import type { ConfigIssue } from '../flow/configSchemas.js';
 import type { ConnectedTool } from '../flow/connectedTools.js';
 
+/** The Tools tab's props. */
 export interface ToolsTabProps {
+  /** The tool nodes connected to the core. */
   readonly tools: readonly ConnectedTool[];
   /** The explicit `allowedTools`, or `undefined` (every connected tool). */
   readonly allowedTools: readonly string[] | undefined;
+  /** The core config's issues; the tab shows those of `allowedTools`. */
   readonly issues: readonly ConfigIssue[];
+  /** The last validation's diagnostics, for its missing-input-schema warnings. */
   readonly diagnostics: readonly FlowDiagnostic[];
+  /** Called with the new `allowedTools`; `undefined` removes the list (every connected tool allowed). */
   readonly onAllowedToolsChange: (next: string[] | undefined) => void;
+  /** Called with a tool's node id when its type is clicked. */
   readonly onSelectNode: (nodeId: string) => void;
 }
 
@@ -20,6 +26,10 @@ const SCHEMA_NOTE = {
   missing: 'no JSON schema: the model’s input cannot be checked',
 } as const;
 
+/**
+ * The agent core's Tools tab: a checkbox per connected tool for `allowedTools` (unticking one with no
+ * list yet writes the list of all the others), schema warnings, and allowed tools that are not connected.
+ */
 export function ToolsTab({ tools, allowedTools, issues, diagnostics, onAllowedToolsChange, onSelectNode }: ToolsTabProps) {
   const names = tools.map((tool) => tool.name);
   const isAllowed = (name: string) => allowedTools === undefined || allowedTools.includes(name);

@@ -9,6 +9,7 @@ export const AgentTab = {
 /** One of {@link AgentTab}'s values. */
 export type AgentTab = (typeof AgentTab)[keyof typeof AgentTab];
 
+/** Each tab's button label. */
 export const AGENT_TAB_TITLES: { readonly [T in AgentTab]: string } = {
   [AgentTab.General]: 'General',
   [AgentTab.Tools]: 'Tools',

@@ -1,10 +1,15 @@
 /** The runs the server knows (GET /api/runs), newest first; a click opens one from its log. */
 import type { RunSummary } from '../../server/apiTypes.js';
 
+/** The runs list's props. */
 export interface RunsListProps {
+  /** The runs, in the order the server gave them (newest first). */
   readonly runs: readonly RunSummary[];
+  /** The run being viewed, highlighted in the list. */
   readonly currentTraceId: string | undefined;
+  /** Called with the trace id of the run clicked. */
   readonly onOpen: (traceId: string) => void;
+  /** Asks the server for the list again. */
   readonly onRefresh: () => void;
 }
 
@@ -13,6 +18,7 @@ function outcomeLabel(run: RunSummary): string {
   return run.outcome ? run.outcome.status : 'finished';
 }
 
+/** The runs, one button per run with its outcome, flow, iterations, start time and trace id. */
 export function RunsList({ runs, currentTraceId, onOpen, onRefresh }: RunsListProps) {
   return (
     <section className="runs" data-testid="runs-list">

@@ -1,12 +1,17 @@
 /** Steps through a run's log: a range input over its events; everything else follows its position. */
 import type { RunStep } from '../../events/runSteps.js';
 
+/** The scrubber's props. */
 export interface ScrubberProps {
+  /** The run's steps, one per event of its log. */
   readonly steps: readonly RunStep[];
+  /** The viewed step (-1 when there are none). */
   readonly index: number;
+  /** Called with the step to view, already kept within the steps. */
   readonly onScrub: (position: number) => void;
 }
 
+/** Previous / next buttons and a slider over a run's steps, with the viewed event and the state it led to. */
 export function Scrubber({ steps, index, onScrub }: ScrubberProps) {
   const step = steps[index];
   const last = steps.length - 1;

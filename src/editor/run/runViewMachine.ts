@@ -22,8 +22,11 @@ export const RunViewState = {
 /** One of {@link RunViewState}'s values. */
 export type RunViewState = (typeof RunViewState)[keyof typeof RunViewState];
 
+/** What the run panel's machine keeps. */
 export interface RunViewContext {
+  /** The run shown: once it started, or as soon as it is opened. */
   readonly traceId: string | undefined;
+  /** The flow a run was started from here (not set for a run opened from the list). */
   readonly flowId: string | undefined;
   /** The run's events so far, in seq order. */
   readonly events: readonly AgentEvent[];
@@ -35,6 +38,10 @@ export interface RunViewContext {
   readonly problem: string | undefined;
 }
 
+/**
+ * What the run panel's machine receives: `START`, `OPEN`, `ABORT`, `SCRUB` and `CLOSE` from the UI;
+ * `EVENT`, `END` and `STREAM_FAILED` from the `followRun` actor.
+ */
 export type RunViewEvent =
   | { type: 'START'; flowId: string; input: unknown }
   | { type: 'OPEN'; traceId: string }
@@ -74,6 +81,10 @@ function withEvent(events: readonly AgentEvent[], event: AgentEvent): readonly A
   return [...events, event];
 }
 
+/**
+ * The run panel's machine. Its actors are stubs that throw: provide them (as `useRunView` does)
+ * before running it, so the machine stays testable without a server.
+ */
 export const runViewMachine = setup({
   types: {
     context: {} as RunViewContext,

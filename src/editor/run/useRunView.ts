@@ -8,6 +8,10 @@ import type { ApiClient } from '../api/apiClient.js';
 import { followRunStream } from './followRunStream.js';
 import { runViewMachine } from './runViewMachine.js';
 
+/**
+ * {@link runViewMachine} with its actors backed by `api`, as `useMachine`'s `[snapshot, send, actor]`.
+ * Memoised on `api`, so the machine is built once per client rather than on every render.
+ */
 export function useRunView(api: ApiClient) {
   const machine = useMemo(
     () =>

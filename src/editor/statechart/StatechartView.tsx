@@ -64,6 +64,7 @@ function edgeOf(transition: StatechartTransition, active: boolean): Edge {
   return { ...base, sourceHandle: 'left-out', targetHandle: 'left-in', type: 'smoothstep', pathOptions: { offset, borderRadius: 6 } } as Edge;
 }
 
+/** The statechart view's props: the states to highlight, from the run's log. */
 export interface StatechartViewProps {
   /** The state the run is in at the viewed position, if a run is shown. */
   readonly current: string | undefined;
@@ -120,6 +121,10 @@ function StatechartDiagram({ current, previous }: StatechartViewProps) {
   );
 }
 
+/**
+ * The REACT statechart panel. It has its own `ReactFlowProvider`, so its read-only graph never shares
+ * a store with the editor's canvas.
+ */
 export function StatechartView(props: StatechartViewProps) {
   return (
     <section className="statechart" data-testid="statechart" data-current-state={props.current ?? ''}>

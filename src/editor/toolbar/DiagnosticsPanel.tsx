@@ -1,12 +1,16 @@
 /** The last validation's problems (POST /api/validate, or a save's answer); a click selects the node. */
 import type { ValidationResponse } from '../../server/apiTypes.js';
 
+/** The diagnostics panel's props. */
 export interface DiagnosticsPanelProps {
+  /** The validation to show; `undefined` hides the panel. */
   readonly validation: ValidationResponse | undefined;
+  /** Called with the node a diagnostic is about, when its node id is clicked. */
   readonly onSelectNode: (nodeId: string) => void;
   readonly onClose: () => void;
 }
 
+/** Lists a validation's errors then warnings, with a valid/invalid header; renders nothing without a validation. */
 export function DiagnosticsPanel({ validation, onSelectNode, onClose }: DiagnosticsPanelProps) {
   if (!validation) return null;
   const all = [...validation.errors, ...validation.warnings];

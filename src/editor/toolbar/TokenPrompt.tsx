@@ -1,6 +1,10 @@
 /** Asks for the API's bearer token when the server answers 401 (kept in sessionStorage). */
 import { useState } from 'react';
 
+/**
+ * Modal asking for the bearer token. `onSubmit` gets the trimmed token and `onCancel` gives up;
+ * storing the token is the caller's job (the prompt only collects it).
+ */
 export function TokenPrompt({ onSubmit, onCancel }: { onSubmit: (token: string) => void; onCancel: () => void }) {
   const [token, setToken] = useState('');
   return (

@@ -2,24 +2,33 @@
 import { useState } from 'react';
 import type { FlowSummary } from '../../server/apiTypes.js';
 
+/** The toolbar's props: the app owns the state; the toolbar keeps only the run input being typed. */
 export interface ToolbarProps {
+  /** The saved flows, for the "open a flow" menu. */
   readonly flows: readonly FlowSummary[];
+  /** The id the flow is saved and run under; editable, so it may not be in `flows` yet. */
   readonly flowId: string;
   readonly flowName: string;
+  /** A request is in flight: Save, Validate and Run are disabled. */
   readonly busy: boolean;
+  /** A run is starting or streaming: Run is disabled and Abort enabled. */
   readonly running: boolean;
+  /** The viewed run has events to replay in the inspector. */
   readonly canInspect: boolean;
   readonly onFlowIdChange: (id: string) => void;
   readonly onFlowNameChange: (name: string) => void;
+  /** Called with a flow chosen in the menu. */
   readonly onOpen: (id: string) => void;
   readonly onNew: () => void;
   readonly onSave: () => void;
   readonly onValidate: () => void;
+  /** Called with the raw input text; the caller parses it (text or JSON). */
   readonly onRun: (input: string) => void;
   readonly onAbort: () => void;
   readonly onInspect: () => void;
 }
 
+/** The editor's header bar: open, create, save and validate a flow, start or abort a run, open the inspector. */
 export function Toolbar(props: ToolbarProps) {
   const [input, setInput] = useState('');
   const known = props.flows.some((flow) => flow.id === props.flowId);
