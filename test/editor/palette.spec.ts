@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { validators } from '../../src/contracts/schemas.js';
 import { configSchemaOf, validateNodeConfig } from '../../src/editor/flow/configSchemas.js';
-import { PALETTE, PaletteKind, defaultConfig, newNodeId, paletteKindOf } from '../../src/editor/flow/palette.js';
-import { NODE_TYPES, NodeType } from '../../src/flows/nodeTypes.js';
+import { PALETTE, defaultConfig, newNodeId } from '../../src/editor/flow/palette.js';
+import { NODE_TYPES, NodeType, roleOf } from '../../src/flows/nodeTypes.js';
 import { TOOL_NAME_PATTERN, validateFlow } from '../../src/flows/validateFlow.js';
 
 const nodeValidators = {
@@ -17,12 +17,11 @@ const nodeValidators = {
 };
 
 describe('the palette', () => {
-  it('should list every node type once, grouped by kind in reading order', () => {
+  it('should list every node type once, grouped by role in reading order', () => {
     expect(PALETTE.flatMap((group) => group.types).sort()).toEqual([...NODE_TYPES].sort());
-    expect(PALETTE.map((group) => group.kind)).toEqual(['input', 'agent.core', 'model', 'tools', 'memory', 'output']);
-    for (const group of PALETTE) for (const type of group.types) expect(paletteKindOf(type)).toBe(group.kind);
-    expect(paletteKindOf('tool.http')).toBe(PaletteKind.Tools);
-    expect(paletteKindOf('nope')).toBeUndefined();
+    expect(PALETTE.map((group) => group.title)).toEqual(['Input', 'Agent core', 'Model', 'Tools', 'Memory', 'Output']);
+    for (const group of PALETTE) for (const type of group.types) expect(roleOf(type)).toBe(group.role);
+    expect(PALETTE.find((group) => group.role === 'tool')?.types).toEqual(['tool.http', 'tool.module', 'tool.postgres']);
   });
 
   it.each(NODE_TYPES)('should start a %s with a config valid against its schema, in the browser check and the runtime one', (type) => {

@@ -14,7 +14,7 @@ export function Palette() {
   return (
     <nav className="palette" aria-label="node palette" data-testid="palette">
       {PALETTE.map((group) => (
-        <section key={group.kind} className={`palette__group palette__group--${group.kind.replace('.', '-')}`}>
+        <section key={group.role} className={`palette__group palette__group--${group.role}`}>
           <h3 className="palette__title">{group.title}</h3>
           {group.types.map((type) => (
             <div

@@ -1,55 +1,36 @@
 /**
- * The palette: every node type, grouped by kind, with the config a new node starts with. Each
+ * The palette: every node type, grouped by role, with the config a new node starts with. Each
  * default is valid against its schema (a test checks it), so a node dropped on the canvas only
  * needs what is truly the user's to say.
  */
-import { NodeRole, NodeType, roleOf, type NodeType as NodeTypeName } from '../../flows/nodeTypes.js';
+import { NODE_TYPES, NodeRole, NodeType, NodeTypeRole, type NodeType as NodeTypeName } from '../../flows/nodeTypes.js';
 
-/** A palette group: one kind of node. */
+/** A palette group: the node types of one role (the roles edges are checked by). */
 export interface PaletteGroup {
-  readonly kind: PaletteKind;
+  readonly role: NodeRole;
   readonly title: string;
   readonly types: readonly NodeTypeName[];
 }
 
-/** The kinds the palette groups node types by (seed 000's vocabulary). */
-export const PaletteKind = {
-  Input: 'input',
-  AgentCore: 'agent.core',
-  Model: 'model',
-  Tools: 'tools',
-  Memory: 'memory',
-  Output: 'output',
-} as const;
-
-/** One of {@link PaletteKind}'s values. */
-export type PaletteKind = (typeof PaletteKind)[keyof typeof PaletteKind];
-
-/** The palette kind of each node role. */
-export const KIND_OF_ROLE: { readonly [R in NodeRole]: PaletteKind } = {
-  [NodeRole.Input]: PaletteKind.Input,
-  [NodeRole.Core]: PaletteKind.AgentCore,
-  [NodeRole.Model]: PaletteKind.Model,
-  [NodeRole.Tool]: PaletteKind.Tools,
-  [NodeRole.Memory]: PaletteKind.Memory,
-  [NodeRole.Output]: PaletteKind.Output,
+/** Each role's heading in the palette (seed 000's vocabulary). */
+const ROLE_TITLE: { readonly [R in NodeRole]: string } = {
+  [NodeRole.Input]: 'Input',
+  [NodeRole.Core]: 'Agent core',
+  [NodeRole.Model]: 'Model',
+  [NodeRole.Tool]: 'Tools',
+  [NodeRole.Memory]: 'Memory',
+  [NodeRole.Output]: 'Output',
 };
 
-/** The palette kind of a node type, or `undefined` for a type Redflow does not know. */
-export function paletteKindOf(type: string): PaletteKind | undefined {
-  const role = roleOf(type);
-  return role === undefined ? undefined : KIND_OF_ROLE[role];
-}
-
-/** The palette, in the order a flow reads: input, core, model, tools, memory, output. */
-export const PALETTE: readonly PaletteGroup[] = [
-  { kind: PaletteKind.Input, title: 'Input', types: [NodeType.TriggerInput] },
-  { kind: PaletteKind.AgentCore, title: 'Agent core', types: [NodeType.AgentCore] },
-  { kind: PaletteKind.Model, title: 'Model', types: [NodeType.ModelLlm] },
-  { kind: PaletteKind.Tools, title: 'Tools', types: [NodeType.ToolHttp, NodeType.ToolModule, NodeType.ToolPostgres] },
-  { kind: PaletteKind.Memory, title: 'Memory', types: [NodeType.MemoryKv] },
-  { kind: PaletteKind.Output, title: 'Output', types: [NodeType.ResponseChat, NodeType.ResponseEnd] },
-];
+/**
+ * The palette, in the order a flow reads (input, core, model, tools, memory, output): derived from
+ * the flow's own node roles, so a new node type appears in its group by itself.
+ */
+export const PALETTE: readonly PaletteGroup[] = Object.values(NodeRole).map((role) => ({
+  role,
+  title: ROLE_TITLE[role],
+  types: NODE_TYPES.filter((type) => NodeTypeRole[type] === role),
+}));
 
 /** A one-line description of each node type, shown in the palette. */
 export const NODE_TYPE_SUMMARY: { readonly [T in NodeTypeName]: string } = {

@@ -6,7 +6,7 @@ import { Handle, Position, type NodeProps } from '@xyflow/react';
 import { memo } from 'react';
 import { EdgeKind } from '../../flows/nodeTypes.js';
 import { TARGET_HANDLE, type AgentCoreNode as AgentCoreNodeType } from '../flow/editorNodes.js';
-import { PaletteKind } from '../flow/palette.js';
+import { NodeRole } from '../../flows/nodeTypes.js';
 import { NodeCard } from './NodeCard.js';
 
 function AgentCoreNode({ id, data, selected }: NodeProps<AgentCoreNodeType>) {
@@ -15,7 +15,7 @@ function AgentCoreNode({ id, data, selected }: NodeProps<AgentCoreNodeType>) {
   return (
     <NodeCard
       id={id}
-      kind={PaletteKind.AgentCore}
+      role={NodeRole.Core}
       type="agent.core"
       label={data.label}
       selected={selected}

@@ -2,7 +2,7 @@
 import { Handle, Position, type NodeProps } from '@xyflow/react';
 import { memo } from 'react';
 import { TARGET_HANDLE, type ModelLlmNode } from '../flow/editorNodes.js';
-import { PaletteKind } from '../flow/palette.js';
+import { NodeRole } from '../../flows/nodeTypes.js';
 import { NodeCard } from './NodeCard.js';
 
 function ModelNode({ id, data, selected }: NodeProps<ModelLlmNode>) {
@@ -12,7 +12,7 @@ function ModelNode({ id, data, selected }: NodeProps<ModelLlmNode>) {
       ? `scripted · ${answers ? `${answers.length} answer${answers.length === 1 ? '' : 's'}` : (answersFile ?? 'no answers')}`
       : `${provider}${model ? ` · ${model}` : ''}`;
   return (
-    <NodeCard id={id} kind={PaletteKind.Model} type="model.llm" label={data.label} selected={selected} icon="✦" summary={summary}>
+    <NodeCard id={id} role={NodeRole.Model} type="model.llm" label={data.label} selected={selected} icon="✦" summary={summary}>
       <Handle type="target" position={Position.Bottom} id={TARGET_HANDLE} title="agent.core → model" />
     </NodeCard>
   );

@@ -1,14 +1,14 @@
-/** The look every custom node shares: a coloured card with the kind, the id and a summary line. */
+/** The look every custom node shares: a card coloured by its role, with its type, id and a summary line. */
 import type { ReactNode } from 'react';
 import { useNodeStatus } from '../canvas/canvasStatus.js';
-import type { PaletteKind } from '../flow/palette.js';
+import type { NodeRole } from '../../flows/nodeTypes.js';
 
 /** The card's props, filled in by each node component from its `NodeProps`. */
 export interface NodeCardProps {
   /** The node id: shown when there is no label, and the key of its run and validation status. */
   readonly id: string;
-  /** Picks the card's colour (the palette group's). */
-  readonly kind: PaletteKind | 'unknown';
+  /** Picks the card's colour (its palette group's). */
+  readonly role: NodeRole | 'unknown';
   /** The flow node type, shown in the card's head. */
   readonly type: string;
   readonly label: string | undefined;
@@ -21,9 +21,9 @@ export interface NodeCardProps {
 }
 
 /** A node's card, marked with its run activity and validation problem from {@link useNodeStatus}. */
-export function NodeCard({ id, kind, type, label, selected, icon, summary, children }: NodeCardProps) {
+export function NodeCard({ id, role, type, label, selected, icon, summary, children }: NodeCardProps) {
   const { activity, problem } = useNodeStatus(id);
-  const classes = ['rf-node', `rf-node--${kind.replace('.', '-')}`];
+  const classes = ['rf-node', `rf-node--${role}`];
   if (selected) classes.push('is-selected');
   if (activity) classes.push(`is-${activity}`);
   if (problem) classes.push(`has-${problem}`);

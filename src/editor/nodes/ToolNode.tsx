@@ -3,7 +3,7 @@ import { Handle, Position, type NodeProps } from '@xyflow/react';
 import { memo } from 'react';
 import { NodeType } from '../../flows/nodeTypes.js';
 import { TARGET_HANDLE, type ToolNode as ToolNodeType } from '../flow/editorNodes.js';
-import { PaletteKind } from '../flow/palette.js';
+import { NodeRole } from '../../flows/nodeTypes.js';
 import { NodeCard } from './NodeCard.js';
 
 function summaryOf(node: ToolNodeType): string {
@@ -23,7 +23,7 @@ function ToolNode(props: NodeProps<ToolNodeType>) {
   return (
     <NodeCard
       id={id}
-      kind={PaletteKind.Tools}
+      role={NodeRole.Tool}
       type={type}
       label={data.label ?? (name !== id ? name : undefined)}
       selected={selected}

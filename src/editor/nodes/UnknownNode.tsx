@@ -6,7 +6,7 @@ import { NodeCard } from './NodeCard.js';
 
 function UnknownNode({ id, data, selected }: NodeProps<UnknownTypeNode>) {
   return (
-    <NodeCard id={id} kind="unknown" type={data.flowType} label={data.label} selected={selected} icon="?" summary="unknown node type">
+    <NodeCard id={id} role="unknown" type={data.flowType} label={data.label} selected={selected} icon="?" summary="unknown node type">
       <Handle type="target" position={Position.Left} id={TARGET_HANDLE} />
     </NodeCard>
   );
