@@ -2,8 +2,7 @@ import path from 'node:path';
 import { isValidTraceId } from '../runtime/ids.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ReadResult } from '../events/eventStore.js';
-import { loadFlowFile } from '../flows/loadFlow.js';
-import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
@@ -34,13 +33,12 @@ export interface ClusterRunOptions {
  */
 export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode> {
   const { output, values } = options;
-  const loaded = await loadFlowFile(options.flowPath);
-  if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
+  const { flow } = await loadValidFlow(options.flowPath);
   const prefix = subjectPrefix(values);
   const nc = await connectFromOptions(values, 'redflow-run');
   const s = styles(output.color);
   try {
-    const flowId = loaded.validation.flow.definition.id;
+    const flowId = flow.definition.id;
     const remote = await startRemoteRun({
       nc,
       prefix,
@@ -136,9 +134,7 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
       // The flow names the model's and the memory's subjects; the log names everything else.
       const flowPath = (values.flow as string | undefined) ?? status.started.flow?.path;
       if (!flowPath) throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'the log does not say which flow it ran', { hint: 'give it with --flow <file>' }));
-      const loaded = await loadFlowFile(flowPath);
-      if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
-      const flow = loaded.validation.flow;
+      const { flow } = await loadValidFlow(flowPath);
       const conversationId = status.started.conversationId;
       const transport = createNatsTransport(nc);
       try {

@@ -5,8 +5,7 @@ import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
 import type { Subscription, Transport } from '../actors/transport.js';
 import { createNatsKvMemoryStore } from '../actors/memory/natsKvMemoryStore.js';
 import type { ToolDefinition } from '../actors/tool.js';
-import { loadFlowFile } from '../flows/loadFlow.js';
-import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
 import { buildFlowActors } from '../runtime/flowActors.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 
@@ -55,11 +54,9 @@ export interface ActorWorker {
 export async function startActorWorker(options: ActorWorkerOptions): Promise<ActorWorker> {
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
   const log = options.log ?? (() => undefined);
-  const loaded = await loadFlowFile(options.flowPath);
-  if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
-  const flow = loaded.validation.flow;
+  const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath);
   checkSubjectTokens(flow);
-  const actors = await buildFlowActors(flow, { baseDir: loaded.baseDir });
+  const actors = await buildFlowActors(flow, { baseDir });
   const transport = createNatsTransport(options.nc);
   const served: Subscription[] = [];
   const subjects: string[] = [];
@@ -82,7 +79,7 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
     subjects.push(Subject.memoryLoad(prefix, flow.memory.id), Subject.memoryAppend(prefix, flow.memory.id));
   }
   await options.nc.flush();
-  log(`actor worker serving ${subjects.join(', ') || 'nothing'} for ${loaded.path}`);
+  log(`actor worker serving ${subjects.join(', ') || 'nothing'} for ${flowPath}`);
 
   return {
     subjects,

@@ -10,8 +10,7 @@ import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore
 import type { EventStore } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { loadFlowFile } from '../flows/loadFlow.js';
-import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
 import { buildFlowActors } from '../runtime/flowActors.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
@@ -116,12 +115,10 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const owner = options.owner ?? `${hostname()}-${process.pid}`;
   const leaseMs = options.leaseMs ?? 3000;
   const log = options.log ?? (() => undefined);
-  const loaded = await loadFlowFile(options.flowPath);
-  if (!loaded.validation.ok) throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
-  const flow = loaded.validation.flow;
+  const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath);
   checkSubjectTokens(flow);
   // Built for the tool specs and the trigger's input check; the tools themselves run in tool workers.
-  const actors = await buildFlowActors(flow, { baseDir: loaded.baseDir });
+  const actors = await buildFlowActors(flow, { baseDir });
   const agent: AgentCoreReactConfig = actors.agent;
   const allowed = new Set(agent.allowedTools);
   const tools: ToolSpec[] = actors.tools
@@ -203,7 +200,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         tools,
         input: request.input,
         traceId,
-        flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: loaded.path },
+        flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
         ...(memory && { memory }),
         ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
       });
@@ -273,7 +270,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     }
   }
 
-  log(`core worker ${owner} serving ${Subject.runStart(prefix)} for ${loaded.path}`);
+  log(`core worker ${owner} serving ${Subject.runStart(prefix)} for ${flowPath}`);
   return {
     owner,
     runs: () => [...owned.keys()],

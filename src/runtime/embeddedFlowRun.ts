@@ -171,10 +171,17 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
   return embeddedRun(handle, logPath, warnings, served, store.close, actors.close, repaired);
 }
 
-async function loadValidFlow(file: string) {
+/**
+ * Loads a flow file that must be valid to be run or hosted: its resolved flow, the folder its
+ * relative paths start from, its warnings and its absolute path.
+ *
+ * @throws FlowInvalidError with every diagnostic when the flow does not validate (`name` says
+ *   which flow in the message; default its path).
+ */
+export async function loadValidFlow(file: string, name?: string) {
   const loaded = await loadFlowFile(file);
   if (!loaded.validation.ok) {
-    throw new FlowInvalidError(loaded.path, loaded.validation.errors, loaded.validation.warnings);
+    throw new FlowInvalidError(name ?? loaded.path, loaded.validation.errors, loaded.validation.warnings);
   }
   return { flow: loaded.validation.flow, baseDir: loaded.baseDir, warnings: loaded.validation.warnings, flowPath: loaded.path };
 }

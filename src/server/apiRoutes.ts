@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { validators } from '../contracts/schemas.js';
 import { ErrorCode, errorInfo } from '../errors.js';
-import { MAX_FLOW_FILE_BYTES, loadFlowFile } from '../flows/loadFlow.js';
+import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import { validateFlow } from '../flows/validateFlow.js';
-import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { ApiError } from './apiErrors.js';
 import {
@@ -136,12 +136,11 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
       const request = parseStartRunRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes }));
       const flowId = parseFlowId(request.flow);
       const flowPath = await flows.existingPath(flowId);
-      const loaded = await loadFlowFile(flowPath);
-      if (!loaded.validation.ok) throw new FlowInvalidError(flowId, loaded.validation.errors, loaded.validation.warnings);
+      const { flow } = await loadValidFlow(flowPath, flowId);
       const { traceId } = await backend.start({
         flowId,
         flowPath,
-        flow: loaded.validation.flow.definition,
+        flow: flow.definition,
         input: request.input,
         ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
         ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
