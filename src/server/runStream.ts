@@ -16,7 +16,8 @@ const STORE_LAG_MAX_WAIT_MS = 2560;
  * No event is sent twice (a seq at or below the last one sent is dropped, whatever the backend
  * does) and the stream ends only once the client has the run's last event: after the terminal
  * event, or, for a run that will not go on (interrupted, or already finished before `afterSeq`),
- * once every stored event has been sent.
+ * once every stored event has been sent. A cursor at or past the end of a run under way (a stale
+ * or made-up `Last-Event-ID`) gets no event, and the end once the run is over.
  *
  * @throws ApiError RUN_NOT_FOUND (before anything is sent) for an unknown trace id.
  */
@@ -28,12 +29,13 @@ export async function streamRun(
   options: { readonly keepAliveMs?: number } = {},
 ): Promise<void> {
   // Asked first, so an unknown run is a plain 404 rather than an empty stream.
-  if ((await backend.get(traceId)) === undefined) throw runNotFound(traceId);
+  const known = await backend.get(traceId);
+  if (known === undefined) throw runNotFound(traceId);
   const stream = openEventStream(res, options);
   let lastSent = afterSeq;
   let ended = false;
-  /** Once the terminal event is sent, only concludeWhenStored ends the stream. */
-  let terminalSent = false;
+  /** Once the terminal event is sent (or seen at or below the cursor), only concludeWhenStored ends the stream. */
+  let terminalSeen = false;
   // Set once follow() answers; the callbacks below may run before that.
   const following: { stop?: () => void } = {};
 
@@ -58,11 +60,14 @@ export async function streamRun(
     }
   };
   const onEvent = (event: AgentEvent) => {
-    if (ended || stream.closed || event.seq <= lastSent) return;
-    lastSent = event.seq;
-    stream.send(StreamEvent.AgentEvent, event, event.seq);
-    if (isTerminal(event)) {
-      terminalSent = true;
+    if (ended || stream.closed) return;
+    if (event.seq > lastSent) {
+      lastSent = event.seq;
+      stream.send(StreamEvent.AgentEvent, event, event.seq);
+    }
+    // A terminal event at or below a cursor past the log's end is not sent, but still ends the stream.
+    if (isTerminal(event) && !terminalSeen) {
+      terminalSeen = true;
       void concludeWhenStored(event.seq).catch(() => stream.close());
     }
   };
@@ -71,7 +76,10 @@ export async function streamRun(
     following.stop?.();
   });
 
-  const stop = await backend.follow(traceId, afterSeq, onEvent);
+  // Followed from no later than the log's end: a cursor past it would filter out the terminal
+  // event too, and the stream would never learn that the run is over. The events in between are
+  // dropped by onEvent.
+  const stop = await backend.follow(traceId, Math.min(afterSeq, known.lastSeq), onEvent);
   if (stop === undefined) {
     // Gone between the two questions (its log deleted): nothing more will come.
     if (!ended) stream.close();
@@ -79,7 +87,7 @@ export async function streamRun(
   }
   following.stop = stop;
   if (stream.closed) stop();
-  if (ended || stream.closed || terminalSent) return;
+  if (ended || stream.closed || terminalSeen) return;
   // Nothing says the run is over yet: it may be under way (its events will come), or it may
   // never go on (interrupted), or the client may already have its last event.
   const run = await backend.get(traceId);
@@ -88,7 +96,7 @@ export async function streamRun(
     // A backend whose follow had not delivered everything stored yet: send the rest from the log.
     for (const event of (await backend.events(traceId, lastSent)) ?? []) onEvent(event);
   }
-  if (terminalSent) return;
+  if (terminalSeen) return;
   if (run.status === 'interrupted' || lastSent >= run.lastSeq) finish(run);
 }
 

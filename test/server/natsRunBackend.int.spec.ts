@@ -15,6 +15,9 @@ import type { BackendStartRequest, RunBackend } from '../../src/server/runBacken
 import { answer, countingTool, runScripted } from '../support/harness.js';
 import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, removePrefix } from '../distributed/clusterSupport.js';
+import { createRedflowServer } from '../../src/server/server.js';
+import type { RunResponse } from '../../src/server/apiTypes.js';
+import { openSse, tempDirs, type SseReader } from './serverHarness.js';
 
 // `redflow serve --nats`'s backend against a real nats-server, with a core worker and a
 // model/tool worker running in this process (as the other distributed integration tests do):
@@ -283,6 +286,52 @@ describe('the NATS run backend', () => {
       expect(clientNc.isClosed()).toBe(false);
     } finally {
       release();
+    }
+  });
+});
+
+describe('the run stream over the NATS backend', () => {
+  const dirs = tempDirs();
+  afterAll(() => dirs.cleanup());
+
+  /** `redflow serve` over its own NATS backend (closing the server closes it), on a real socket. */
+  async function serveNats() {
+    const root = await dirs.make();
+    const own = await createNatsRunBackend({ nc: clientNc, prefix, flowsDir });
+    return createRedflowServer({ backend: own, flowsDir, editorDir: path.join(root, 'editor'), port: 0, env: {} });
+  }
+  const endOf = async (reader: SseReader) => JSON.parse((await reader.waitFor((f) => f.event === 'end', 15_000)).data ?? '') as RunResponse;
+  const streamed = (reader: SseReader) => reader.frames.filter((f) => f.event === 'agent-event');
+
+  it('should end a stream whose cursor is at or past the end of the log once the run ends, and at once after', async () => {
+    // Run the flow to its end once, unheld, to learn the seq its last event will have.
+    const finalSeq = (await followToEnd((await backend.start(startRequest('gated', 'measure'))).traceId, 0)).length;
+    const server = await serveNats();
+    const release = holdGate();
+    try {
+      const { traceId } = await backend.start(startRequest('gated', 'past the end'));
+      await storedEvent(traceId, 'tool.requested');
+      const readers = await Promise.all([
+        openSse(server, `/api/runs/${traceId}/stream`, { 'last-event-id': '99999' }),
+        openSse(server, `/api/runs/${traceId}/stream`, { 'last-event-id': String(finalSeq) }),
+        openSse(server, `/api/runs/${traceId}/stream?after=99999`),
+        openSse(server, `/api/runs/${traceId}/stream?after=${finalSeq}`),
+      ]);
+      expect(await backend.get(traceId)).toMatchObject({ status: 'running' });
+      release();
+      for (const reader of readers) {
+        expect(await endOf(reader)).toMatchObject({ traceId, status: 'finished', lastSeq: finalSeq, outcome: { answer: 'two steps taken' } });
+        await reader.ended;
+        expect(streamed(reader)).toEqual([]);
+      }
+
+      const afterwards = await openSse(server, `/api/runs/${traceId}/stream`, { 'last-event-id': '99999' });
+      expect(await endOf(afterwards)).toMatchObject({ status: 'finished', lastSeq: finalSeq });
+      await afterwards.ended;
+      expect(streamed(afterwards)).toEqual([]);
+    } finally {
+      release();
+      await server.close();
     }
   });
 });

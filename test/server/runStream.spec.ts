@@ -103,6 +103,40 @@ describe('the run stream', () => {
     expect(end.status).toBe('finished');
   });
 
+  it('should end a stream whose cursor is at or past the end of the log once the run ends, and at once after', async () => {
+    // gate + final: tool.requested is seq 4 and the run's last event is seq 8.
+    const traceId = await start(scriptedFlow([answer.gate(), answer.final('past the end')]));
+    await waitForRun(t.server, traceId, (r) => r.lastSeq >= 4);
+    const cursors = [
+      openSse(t.server, `/api/runs/${traceId}/stream`, { 'last-event-id': '99999' }),
+      openSse(t.server, `/api/runs/${traceId}/stream`, { 'last-event-id': '8' }),
+      openSse(t.server, `/api/runs/${traceId}/stream?after=99999`),
+      openSse(t.server, `/api/runs/${traceId}/stream?after=8`),
+    ];
+    const readers = await Promise.all(cursors);
+    expect((await call(t.server, 'GET', `/api/runs/${traceId}`)).json).toMatchObject({ status: 'running' });
+    await openGate();
+    for (const reader of readers) {
+      expect(await endOf(reader)).toMatchObject({ traceId, status: 'finished', lastSeq: 8, outcome: { answer: 'past the end' } });
+      await reader.ended;
+      expect(agentEvents(reader.frames)).toEqual([]);
+    }
+
+    const afterwards = await openSse(t.server, `/api/runs/${traceId}/stream`, { 'last-event-id': '99999' });
+    expect(await endOf(afterwards)).toMatchObject({ status: 'finished', lastSeq: 8 });
+    await afterwards.ended;
+    expect(agentEvents(afterwards.frames)).toEqual([]);
+  });
+
+  it('should stream only the events past a cursor in the middle of what is still to come', async () => {
+    const traceId = await start(scriptedFlow([answer.gate(), answer.final('the rest')]));
+    await waitForRun(t.server, traceId, (r) => r.lastSeq >= 4);
+    const reader = await openSse(t.server, `/api/runs/${traceId}/stream`, { 'last-event-id': '6' });
+    await openGate();
+    expect(await endOf(reader)).toMatchObject({ status: 'finished', lastSeq: 8 });
+    expect(agentEvents(reader.frames).map((r) => r.event.seq)).toEqual([7, 8]);
+  });
+
   it('should send the stored events of an interrupted run, then end with its status', async () => {
     const traceId = await start(scriptedFlow([answer.final('cut short')]));
     await waitForRun(t.server, traceId, (r) => r.status === 'finished');
