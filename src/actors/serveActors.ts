@@ -126,7 +126,12 @@ export function serveMemory(transport: Transport, prefix: string, memoryId: stri
   // The turn is added to what is stored now, not to what the run loaded when it started: two runs
   // of one conversation that end together both keep their turn.
   const save = transport.serve<MemoryAppendRequest, boolean>(Subject.memoryAppend(prefix, memoryId), async ({ conversationId, turn, maxTurns }) => {
-    await store.update(conversationId, (memory) => appendTurn(memory, turn, maxTurns));
+    try {
+      await store.update(conversationId, (memory) => appendTurn(memory, turn, maxTurns));
+    } catch (error) {
+      // A store's own failure (a full disk, a lost connection) is the memory's, not the transport's.
+      throw new RedflowError(toErrorInfo(error, ErrorCode.MEMORY_FAILED));
+    }
     return true;
   });
   return {

@@ -47,6 +47,9 @@ export function createProgressPrinter(output: Output) {
         case AgentEventType.ToolRequested:
           status(`  #${event.iteration}  running ${event.data.tool}…`);
           break;
+        case AgentEventType.MemoryRequested:
+          status(`  saving the turn in conversation ${event.data.conversationId}…`);
+          break;
         case AgentEventType.ToolCompleted:
         case AgentEventType.RunFailed:
           // A failure always changes the timeline's last line (or adds one): show it.

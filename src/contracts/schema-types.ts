@@ -123,6 +123,7 @@ export interface RunOutcome {
     | 'iteration_limit'
     | 'invalid_answer'
     | 'model_error'
+    | 'memory_error'
     | 'timeout'
     | 'aborted';
   answer?: string;
@@ -146,6 +147,8 @@ export type AgentEvent = {
     | 'model.answered'
     | 'tool.requested'
     | 'tool.completed'
+    | 'memory.requested'
+    | 'memory.saved'
     | 'run.completed'
     | 'run.failed';
   /**
@@ -203,6 +206,11 @@ export interface ModelAnsweredData {
   durationMs: number;
   attempts?: number;
   usage?: TokenUsage;
+  /**
+   * Set when the agent is not in debug and the answer held a `thought`: `text` is the answer without it (re-serialised), or empty when it could not be taken out without changing the verdict; then `rejection` holds the verdict on the answer as received, which a resumed run uses instead of judging `text` again.
+   */
+  thoughtHidden?: true;
+  rejection?: ErrorInfoData;
 }
 
 export interface ToolRequestedData {
@@ -225,10 +233,33 @@ export interface ToolCompletedData {
   durationMs: number;
 }
 
+export interface MemoryRequestedData {
+  conversationId: string;
+  turn: ConversationTurnData;
+  maxTurns: number;
+  ending: RunEnding;
+}
+
+export interface ConversationTurnData {
+  input: unknown;
+  answer?: string;
+  outcome: string;
+  traceId: string;
+}
+
+export interface RunEnding {
+  type: 'run.completed' | 'run.failed';
+  data: RunEndedData;
+}
+
 export interface RunEndedData {
   outcome: RunOutcome;
   confidence?: number;
   thought?: string;
+}
+
+export interface MemorySavedData {
+  durationMs: number;
 }
 
 export interface FlowDefinition {

@@ -1,5 +1,7 @@
 import type {
   AgentEvent as AgentEventRecord,
+  MemoryRequestedData,
+  MemorySavedData,
   ModelAnsweredData,
   ModelRequestedData,
   RunEndedData,
@@ -20,6 +22,9 @@ export const AgentEventType = {
   ModelAnswered: 'model.answered',
   ToolRequested: 'tool.requested',
   ToolCompleted: 'tool.completed',
+  /** The run's ending is decided; its turn is being added to the conversation's memory. */
+  MemoryRequested: 'memory.requested',
+  MemorySaved: 'memory.saved',
   RunCompleted: 'run.completed',
   RunFailed: 'run.failed',
 } as const;
@@ -35,6 +40,8 @@ export interface AgentEventDataMap {
   'model.answered': ModelAnsweredData;
   'tool.requested': ToolRequestedData;
   'tool.completed': ToolCompletedData;
+  'memory.requested': MemoryRequestedData;
+  'memory.saved': MemorySavedData;
   'run.completed': RunEndedData;
   'run.failed': RunEndedData;
 }

@@ -52,6 +52,9 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
       return next;
     }
     case AgentEventType.RunResumed:
+    // The memory step leaves the envelope as it is: the ending it saves is folded when recorded.
+    case AgentEventType.MemoryRequested:
+    case AgentEventType.MemorySaved:
       return envelope;
     case AgentEventType.ModelRequested: {
       const { state } = envelope;

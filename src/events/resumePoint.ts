@@ -1,5 +1,5 @@
 import type { AgentEnvelope, RunOutcome, RunStartedData } from '../contracts/schema-types.js';
-import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import type { ResumePoint } from '../machines/reactTypes.js';
 import { AgentEventType, type AgentEvent } from './eventTypes.js';
 import { fold } from './evolve.js';
@@ -35,10 +35,10 @@ export function logStatus(events: readonly AgentEvent[]): LogStatus {
     }
   }
   const afterSeq = (events[events.length - 1] as AgentEvent).seq;
-  const resumeAt = (at: ResumePoint['at'], answerLength?: number): LogStatus => ({
+  const resumeAt = (at: ResumePoint['at'], extra: Partial<Pick<ResumePoint, 'answerLength' | 'rejection' | 'memoryRequested'>> = {}): LogStatus => ({
     kind: 'resumable',
     started,
-    point: { envelope, at, afterSeq, ...(answerLength !== undefined && { answerLength }) },
+    point: { envelope, at, afterSeq, ...extra },
   });
   switch (last.type) {
     case AgentEventType.RunCompleted:
@@ -49,10 +49,27 @@ export function logStatus(events: readonly AgentEvent[]): LogStatus {
     case AgentEventType.ModelRequested:
       return resumeAt('modelResend');
     case AgentEventType.ModelAnswered:
-      return resumeAt('validating', last.data.originalLength);
+      return resumeAt('validating', {
+        ...(last.data.originalLength !== undefined && { answerLength: last.data.originalLength }),
+        ...(last.data.rejection !== undefined && { rejection: last.data.rejection as ErrorInfo }),
+      });
     case AgentEventType.ToolRequested:
       return resumeAt('toolResend');
     case AgentEventType.ToolCompleted:
       return resumeAt('checkingStop');
+    case AgentEventType.MemoryRequested:
+      return resumeAt('memoryResend', { memoryRequested: last.data });
+    case AgentEventType.MemorySaved: {
+      const requested = lastOfType(events, AgentEventType.MemoryRequested);
+      return resumeAt('concluding', requested ? { memoryRequested: requested.data } : {});
+    }
   }
+}
+
+function lastOfType<T extends AgentEvent['type']>(events: readonly AgentEvent[], type: T): Extract<AgentEvent, { type: T }> | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i] as AgentEvent;
+    if (event.type === type) return event as Extract<AgentEvent, { type: T }>;
+  }
+  return undefined;
 }

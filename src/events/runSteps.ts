@@ -11,6 +11,8 @@ const STATE_AFTER: { readonly [T in AgentEventType]: ReactState } = {
   [AgentEventType.ModelAnswered]: ReactState.Validating,
   [AgentEventType.ToolRequested]: ReactState.AwaitingTool,
   [AgentEventType.ToolCompleted]: ReactState.CheckingStop,
+  [AgentEventType.MemoryRequested]: ReactState.SavingMemory,
+  [AgentEventType.MemorySaved]: ReactState.Concluding,
   [AgentEventType.RunCompleted]: ReactState.Done,
   [AgentEventType.RunFailed]: ReactState.Error,
 };

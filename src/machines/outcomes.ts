@@ -18,11 +18,15 @@ export const Outcome = {
   },
   iterationLimit(limit: number, byCondition: boolean): RunOutcome {
     const why = byCondition ? `the iteration_limit stop condition (${limit})` : `maxIterations (${limit})`;
+    // Name the setting that stopped the run: raising maxIterations past a lower condition changes nothing.
+    const raise = byCondition
+      ? "raise the iteration_limit stop condition's value (at most maxIterations), or remove that condition,"
+      : 'raise maxIterations (at most 20)';
     return {
       status: 'escalate',
       reason: 'iteration_limit',
       error: errorInfo(ErrorCode.ITERATION_OVERFLOW, `no final answer after ${limit} iterations: reached ${why}`, {
-        hint: 'a person should look at this run; raise maxIterations (at most 20) if the task needs more steps',
+        hint: `a person should look at this run; ${raise} if the task needs more steps`,
       }),
     };
   },
@@ -31,6 +35,15 @@ export const Outcome = {
   },
   modelFailed(error: ErrorInfo): RunOutcome {
     return { status: 'blocked', reason: 'model_error', error };
+  },
+  /**
+   * The conversation's memory could not be saved: the run is blocked (the next turn would not see
+   * this one), and keeps the answer it had decided, if any.
+   */
+  memoryFailed(error: ErrorInfo, decided: RunOutcome | undefined): RunOutcome {
+    const outcome: RunOutcome = { status: 'blocked', reason: 'memory_error', error };
+    if (decided?.answer !== undefined) outcome.answer = decided.answer;
+    return outcome;
   },
   timedOut(timeoutMs: number | undefined): RunOutcome {
     return {

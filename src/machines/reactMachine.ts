@@ -1,8 +1,11 @@
 import { assign, emit, fromCallback, sendTo, setup } from 'xstate';
 import type {
+  MemoryRequestedData,
   ModelAnsweredData,
   ModelResponse,
   RunEndedData,
+  RunEnding,
+  RunOutcome,
   ToolCompletedData,
   ToolRequestedData,
 } from '../contracts/schema-types.js';
@@ -10,6 +13,7 @@ import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import { validateModelAnswer } from '../validation/validateModelAnswer.js';
+import { answerForLog } from '../validation/answerForLog.js';
 import { Outcome } from './outcomes.js';
 import { buildMessages, buildSystemPrompt } from './prompt.js';
 import type {
@@ -34,6 +38,19 @@ function finalAnswerData(answer: ModelResponse, debug: boolean | undefined): Run
   return data;
 }
 
+/** A run that ends with `outcome`: `run.completed` when it produced what it could, else `run.failed`. */
+function ending(type: RunEnding['type'], outcome: RunOutcome): RunEnding {
+  return { type, data: { outcome } };
+}
+
+/** The save of the run's turn (what the memory actor is asked, and what `memory.requested` logs). */
+function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['settings']['memory']>, end: RunEnding): MemoryRequestedData {
+  const { outcome } = end.data;
+  const turn: MemoryRequestedData['turn'] = { input: context.envelope.input, outcome: outcome.status, traceId: context.settings.traceId };
+  if (outcome.answer !== undefined) turn.answer = outcome.answer;
+  return { conversationId: memory.conversationId, turn, maxTurns: memory.maxTurns, ending: end };
+}
+
 /**
  * Records one fact: the envelope becomes `evolve(envelope, fact)`, and the `emitFact` action that
  * follows every record action hands the same fact to the recorder, which stamps and appends it.
@@ -44,8 +61,9 @@ function record(context: ReactContext, fact: RecordedFact): Pick<ReactContext, '
 }
 
 /**
- * The REACT statechart (DESIGN.md): awaitingModel → validating → awaitingTool → checkingStop →
- * awaitingModel | done, and error from anywhere. It only orchestrates, validates and routes: every
+ * The REACT statechart (docs/architecture.md): awaitingModel → validating → awaitingTool →
+ * checkingStop → awaitingModel | concluding, and concluding from anywhere on an error, an abort
+ * or the timeout; concluding → (savingMemory → concluding) → done | error. It only orchestrates, validates and routes: every
  * effect goes through the long-lived `transport` actor it invokes, which the host provides with
  * `reactMachine.provide({ actors: { transport } })`. It reads no clock and sets no timer: the
  * host sends `timeout` when the run's time is up, and `abort` to stop it; ids come from the input.
@@ -73,7 +91,8 @@ export const reactMachine = setup({
           hint: 'provide one with reactMachine.provide({ actors: { transport } })',
         });
         if (command.type === 'model.request') sendBack({ type: 'model.failure', error, durationMs: 0 });
-        else sendBack({ type: 'tool.result', result: { ok: false, error }, durationMs: 0 });
+        else if (command.type === 'tool.request') sendBack({ type: 'tool.result', result: { ok: false, error }, durationMs: 0 });
+        else sendBack({ type: 'memory.failure', error, durationMs: 0 });
       });
     }),
   },
@@ -87,6 +106,8 @@ export const reactMachine = setup({
       return threshold !== undefined && confidence !== undefined && confidence >= threshold;
     },
     iterationLimitReached: ({ context }) => context.envelope.state.iteration >= iterationLimit(context.settings.agent).limit,
+    savesMemory: ({ context }) => context.settings.memory !== undefined && !context.memoryDone,
+    endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
   actions: {
     emitFact: emit(({ context }): FactEmitted => ({ type: 'fact', fact: context.lastFact as RecordedFact })),
@@ -127,53 +148,47 @@ export const reactMachine = setup({
     })),
     recordModelAnswered: assign(({ context, event }) => {
       if (event.type !== 'model.answer') return {};
-      const max = context.settings.rules.limits.maxChars;
-      const tooLong = event.text.length > max;
-      // An oversized answer is logged cut, with its length, so replay judges it the same way.
-      const data: ModelAnsweredData = { text: tooLong ? event.text.slice(0, 1024) : event.text, durationMs: event.durationMs };
+      const { rules, agent } = context.settings;
+      const tooLong = event.text.length > rules.limits.maxChars;
+      // Judged here rather than on entering `validating`: one context update less per iteration.
+      const validation = validateModelAnswer(event.text, rules);
+      // An oversized answer is logged cut, with its length, so a resumed run judges it the same
+      // way; a thought is left out unless in debug.
+      const logged = answerForLog(event.text, validation, rules, agent.debug === true);
+      const data: ModelAnsweredData = { text: logged.text, durationMs: event.durationMs };
       if (tooLong) data.originalLength = event.text.length;
       data.attempts = event.attempts;
       if (event.usage !== undefined) data.usage = event.usage;
+      if (logged.thoughtHidden) data.thoughtHidden = true;
+      if (logged.rejection !== undefined) data.rejection = logged.rejection;
       const fact: RecordedFact = { type: AgentEventType.ModelAnswered, iteration: context.envelope.state.iteration, data };
       return {
         envelope: evolve(context.envelope, fact),
         lastFact: fact,
-        // Judged here rather than on entering `validating`: one context update less per iteration.
-        validation: validateModelAnswer(event.text, context.settings.rules),
+        validation,
         answerLength: tooLong ? event.text.length : undefined,
       };
     }),
-    recordModelFailed: assign(({ context, event }) => {
+    endWithModelFailure: assign(({ event }) => {
       if (event.type !== 'model.failure') return {};
-      return record(context, {
-        type: AgentEventType.RunFailed,
-        iteration: context.envelope.state.iteration,
-        data: { outcome: Outcome.modelFailed(event.error) },
-      });
+      return { ending: ending(AgentEventType.RunFailed, Outcome.modelFailed(event.error)) };
     }),
     validateAnswer: assign({
       validation: ({ context }) => {
+        const rejection = context.settings.resume?.rejection;
+        if (rejection !== undefined) return { ok: false, error: rejection };
         const logged = context.envelope.model?.lastResponse;
         const text = typeof logged === 'string' ? logged : '';
         return validateModelAnswer(text, context.settings.rules, context.answerLength ?? text.length);
       },
     }),
-    recordAnswerRejected: assign(({ context }) => {
+    endWithRejectedAnswer: assign(({ context }) => {
       if (context.validation?.ok !== false) return {};
-      return record(context, {
-        type: AgentEventType.RunFailed,
-        iteration: context.envelope.state.iteration,
-        data: { outcome: Outcome.invalidAnswer(context.validation.error) },
-      });
+      return { ending: ending(AgentEventType.RunFailed, Outcome.invalidAnswer(context.validation.error)) };
     }),
-    recordFinalAnswer: assign(({ context }) => {
+    endWithFinalAnswer: assign(({ context }) => {
       if (context.validation?.ok !== true) return {};
-      const { answer } = context.validation;
-      return record(context, {
-        type: AgentEventType.RunCompleted,
-        iteration: context.envelope.state.iteration,
-        data: finalAnswerData(answer, context.settings.agent.debug),
-      });
+      return { ending: { type: AgentEventType.RunCompleted, data: finalAnswerData(context.validation.answer, context.settings.agent.debug) } };
     }),
     recordToolRequested: assign(({ context }) => {
       if (context.validation?.ok !== true) return {};
@@ -216,36 +231,56 @@ export const reactMachine = setup({
       data.durationMs = event.durationMs;
       return record(context, { type: AgentEventType.ToolCompleted, iteration: context.envelope.state.iteration, data });
     }),
-    recordConfidenceStop: assign(({ context }) => {
-      return record(context, {
-        type: AgentEventType.RunCompleted,
-        iteration: context.envelope.state.iteration,
-        data: {
-          outcome: Outcome.confidenceReached(confidenceThreshold(context.settings.agent) ?? 1, lastConfidence(context.envelope) ?? 1),
-        },
-      });
-    }),
-    recordIterationLimit: assign(({ context }) => {
+    endWithConfidenceStop: assign(({ context }) => ({
+      ending: ending(
+        AgentEventType.RunCompleted,
+        Outcome.confidenceReached(confidenceThreshold(context.settings.agent) ?? 1, lastConfidence(context.envelope) ?? 1),
+      ),
+    })),
+    endWithIterationLimit: assign(({ context }) => {
       const { limit, byCondition } = iterationLimit(context.settings.agent);
-      return record(context, {
-        type: AgentEventType.RunCompleted,
-        iteration: context.envelope.state.iteration,
-        data: { outcome: Outcome.iterationLimit(limit, byCondition) },
-      });
+      return { ending: ending(AgentEventType.RunCompleted, Outcome.iterationLimit(limit, byCondition)) };
     }),
-    recordTimedOut: assign(({ context }) => {
-      return record(context, {
-        type: AgentEventType.RunFailed,
-        iteration: context.envelope.state.iteration,
-        data: { outcome: Outcome.timedOut(context.settings.timeoutMs) },
-      });
+    endWithTimeout: assign(({ context }) => ({ ending: ending(AgentEventType.RunFailed, Outcome.timedOut(context.settings.timeoutMs)) })),
+    endWithAbort: assign(({ event }) => ({
+      ending: ending(AgentEventType.RunFailed, Outcome.aborted(event.type === 'abort' ? event.reason : undefined)),
+    })),
+    recordMemoryRequested: assign(({ context }) => {
+      const { memory } = context.settings;
+      if (memory === undefined || context.ending === undefined) return {};
+      const data = memoryRequest(context, memory, context.ending);
+      return {
+        ...record(context, { type: AgentEventType.MemoryRequested, iteration: context.envelope.state.iteration, data }),
+        memoryRequested: data,
+      };
     }),
-    recordAborted: assign(({ context, event }) => {
-      return record(context, {
-        type: AgentEventType.RunFailed,
-        iteration: context.envelope.state.iteration,
-        data: { outcome: Outcome.aborted(event.type === 'abort' ? event.reason : undefined) },
-      });
+    sendMemoryRequest: sendTo('transport', ({ context }): TransportCommand => {
+      const requested = context.memoryRequested;
+      return {
+        type: 'memory.request',
+        request: {
+          conversationId: requested?.conversationId ?? '',
+          turn: requested?.turn ?? { input: null, outcome: '', traceId: context.settings.traceId },
+          maxTurns: requested?.maxTurns ?? 1,
+        },
+      };
+    }),
+    recordMemorySaved: assign(({ context, event }) => {
+      if (event.type !== 'memory.saved') return {};
+      return {
+        ...record(context, { type: AgentEventType.MemorySaved, iteration: context.envelope.state.iteration, data: { durationMs: event.durationMs } }),
+        memoryDone: true,
+      };
+    }),
+    endWithMemoryFailure: assign(({ context, event }) => {
+      if (event.type !== 'memory.failure') return {};
+      return { ending: ending(AgentEventType.RunFailed, Outcome.memoryFailed(event.error, context.ending?.data.outcome)), memoryDone: true };
+    }),
+    recordEnding: assign(({ context }) => {
+      if (context.ending === undefined) return {};
+      const { type, data } = context.ending;
+      const iteration = context.envelope.state.iteration;
+      return record(context, type === AgentEventType.RunCompleted ? { type, iteration, data } : { type: AgentEventType.RunFailed, iteration, data });
     }),
   },
 }).createMachine({
@@ -260,12 +295,16 @@ export const reactMachine = setup({
       run: input.run,
       timeoutMs: input.timeoutMs,
       resume: input.resume,
+      memory: input.memory,
       effects: input.effects,
     },
     envelope: input.resume?.envelope ?? emptyEnvelope(input.traceId),
     validation: undefined,
     answerLength: input.resume?.answerLength,
     lastFact: undefined,
+    ending: input.resume?.memoryRequested?.ending,
+    memoryRequested: input.resume?.memoryRequested,
+    memoryDone: input.resume?.at === 'concluding',
   }),
   invoke: {
     id: 'transport',
@@ -275,8 +314,8 @@ export const reactMachine = setup({
   initial: ReactState.Starting,
   // Both come from outside: the host owns the clock, so the run timeout is its timer, not ours.
   on: {
-    abort: { target: `.${ReactState.Error}`, actions: ['recordAborted', 'emitFact'] },
-    timeout: { target: `.${ReactState.Error}`, actions: ['recordTimedOut', 'emitFact'] },
+    abort: { target: `.${ReactState.Concluding}`, actions: 'endWithAbort' },
+    timeout: { target: `.${ReactState.Concluding}`, actions: 'endWithTimeout' },
   },
   states: {
     [ReactState.Starting]: {
@@ -306,6 +345,16 @@ export const reactMachine = setup({
           target: ReactState.CheckingStop,
           actions: ['recordRunResumed', 'emitFact'],
         },
+        {
+          guard: { type: 'resumesAt', params: { at: 'memoryResend' } },
+          target: ReactState.SavingMemory,
+          actions: ['recordRunResumed', 'emitFact'],
+        },
+        {
+          guard: { type: 'resumesAt', params: { at: 'concluding' } },
+          target: ReactState.Concluding,
+          actions: ['recordRunResumed', 'emitFact'],
+        },
         { target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'emitFact', 'recordModelRequested', 'emitFact'] },
       ],
     },
@@ -313,13 +362,13 @@ export const reactMachine = setup({
       entry: 'sendModelRequest',
       on: {
         'model.answer': { target: ReactState.Validating, actions: ['recordModelAnswered', 'emitFact'] },
-        'model.failure': { target: ReactState.Error, actions: ['recordModelFailed', 'emitFact'] },
+        'model.failure': { target: ReactState.Concluding, actions: 'endWithModelFailure' },
       },
     },
     [ReactState.Validating]: {
       always: [
-        { guard: 'answerIsInvalid', target: ReactState.Error, actions: ['recordAnswerRejected', 'emitFact'] },
-        { guard: 'answerIsFinal', target: ReactState.Done, actions: ['recordFinalAnswer', 'emitFact'] },
+        { guard: 'answerIsInvalid', target: ReactState.Concluding, actions: 'endWithRejectedAnswer' },
+        { guard: 'answerIsFinal', target: ReactState.Concluding, actions: 'endWithFinalAnswer' },
         { target: ReactState.AwaitingTool, actions: ['recordToolRequested', 'emitFact'] },
       ],
     },
@@ -331,10 +380,29 @@ export const reactMachine = setup({
     },
     [ReactState.CheckingStop]: {
       always: [
-        { guard: 'confidenceThresholdReached', target: ReactState.Done, actions: ['recordConfidenceStop', 'emitFact'] },
-        { guard: 'iterationLimitReached', target: ReactState.Done, actions: ['recordIterationLimit', 'emitFact'] },
+        { guard: 'confidenceThresholdReached', target: ReactState.Concluding, actions: 'endWithConfidenceStop' },
+        { guard: 'iterationLimitReached', target: ReactState.Concluding, actions: 'endWithIterationLimit' },
         { target: ReactState.AwaitingModel, actions: ['recordModelRequested', 'emitFact'] },
       ],
+    },
+    // Every ending passes here: the conversation's memory is saved as a step of its own (logged,
+    // and resumed like any other effect) before the terminal event, so no turn is lost to a crash.
+    [ReactState.Concluding]: {
+      always: [
+        { guard: 'savesMemory', target: ReactState.SavingMemory, actions: ['recordMemoryRequested', 'emitFact'] },
+        { guard: 'endsInFailure', target: ReactState.Error, actions: ['recordEnding', 'emitFact'] },
+        { target: ReactState.Done, actions: ['recordEnding', 'emitFact'] },
+      ],
+    },
+    [ReactState.SavingMemory]: {
+      entry: 'sendMemoryRequest',
+      on: {
+        'memory.saved': { target: ReactState.Concluding, actions: ['recordMemorySaved', 'emitFact'] },
+        'memory.failure': { target: ReactState.Concluding, actions: 'endWithMemoryFailure' },
+        // The ending is decided; the save is bounded by the memory call's own timeout.
+        abort: {},
+        timeout: {},
+      },
     },
     [ReactState.Done]: { type: 'final' },
     [ReactState.Error]: { type: 'final' },

@@ -9,6 +9,9 @@ export const ReactState = {
   Validating: 'validating',
   AwaitingTool: 'awaitingTool',
   CheckingStop: 'checkingStop',
+  /** The ending is decided: record it, after saving the conversation's memory when the run has one. */
+  Concluding: 'concluding',
+  SavingMemory: 'savingMemory',
   Done: 'done',
   Error: 'error',
 } as const;

@@ -1,8 +1,17 @@
-import type { AgentCoreReactConfig, AgentEnvelope, FlowRef, TokenUsage, ToolSpec } from '../contracts/schema-types.js';
+import type {
+  AgentCoreReactConfig,
+  AgentEnvelope,
+  FlowRef,
+  MemoryRequestedData,
+  RunEnding,
+  TokenUsage,
+  ToolSpec,
+} from '../contracts/schema-types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { RecordedFact } from '../events/eventTypes.js';
 import type { ModelRequest } from '../actors/model.js';
 import type { ToolRequest, ToolResult } from '../actors/tool.js';
+import type { MemoryAppendRequest } from '../actors/serveActors.js';
 import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
 
 /**
@@ -11,9 +20,11 @@ import type { AnswerRules, AnswerValidation } from '../validation/validateModelA
  * - `modelResend`: a model request was logged without an answer: ask again;
  * - `validating`: an answer was logged but not judged: validate it again (deterministic);
  * - `toolResend`: a tool request was logged without a result: re-send it with the same key;
- * - `checkingStop`: a tool result was logged: decide whether to go on.
+ * - `checkingStop`: a tool result was logged: decide whether to go on;
+ * - `memoryResend`: the turn's save was logged without its result: send it again (it is idempotent);
+ * - `concluding`: the turn was saved: record the ending decided before the save.
  */
-export type ResumeAt = 'model' | 'modelResend' | 'validating' | 'toolResend' | 'checkingStop';
+export type ResumeAt = 'model' | 'modelResend' | 'validating' | 'toolResend' | 'checkingStop' | 'memoryResend' | 'concluding';
 
 /** What a resumed run starts from: the fold of its log and the position in the loop. */
 export interface ResumePoint {
@@ -23,6 +34,17 @@ export interface ResumePoint {
   readonly afterSeq: number;
   /** The logged answer's original length, when the log holds it truncated. */
   readonly answerLength?: number;
+  /** The logged verdict on the answer, when the log withholds the answer's text. */
+  readonly rejection?: ErrorInfo;
+  /** The logged save of the run's turn, when the run was saving its memory. */
+  readonly memoryRequested?: MemoryRequestedData;
+}
+
+/** Where a run keeps its conversation: the turn is added to it before the run's ending is recorded. */
+export interface RunMemorySettings {
+  readonly conversationId: string;
+  /** Turns kept in the conversation's memory. */
+  readonly maxTurns: number;
 }
 
 /** What the run was started with, recorded in `run.started`. */
@@ -47,6 +69,8 @@ export interface ReactMachineInput {
   readonly timeoutMs?: number;
   /** Continue a run from its log instead of starting one. */
   readonly resume?: ResumePoint;
+  /** Save the run's turn in its conversation's memory as its last step. */
+  readonly memory?: RunMemorySettings;
   /**
    * Handed, untouched, to the transport actor: how the host's actor reaches the world. A thunk, so
    * snapshots and the inspector never try to serialise it.
@@ -64,6 +88,7 @@ export interface ReactSettings {
   readonly run: RunStart;
   readonly timeoutMs: number | undefined;
   readonly resume: ResumePoint | undefined;
+  readonly memory: RunMemorySettings | undefined;
   readonly effects: (() => unknown) | undefined;
 }
 
@@ -77,6 +102,12 @@ export interface ReactContext {
   readonly answerLength: number | undefined;
   /** The fact recorded last, for `emitFact` to hand to the recorder. */
   readonly lastFact: RecordedFact | undefined;
+  /** How the run ends, once decided: the terminal event `concluding` records. */
+  readonly ending: RunEnding | undefined;
+  /** The save of the run's turn, once requested. */
+  readonly memoryRequested: MemoryRequestedData | undefined;
+  /** True once the memory step is over (saved, or failed and folded into the ending). */
+  readonly memoryDone: boolean;
 }
 
 /** Events the transport actor sends back to the machine. */
@@ -90,6 +121,8 @@ export type ReactEvent =
     }
   | { readonly type: 'model.failure'; readonly error: ErrorInfo; readonly durationMs: number }
   | { readonly type: 'tool.result'; readonly result: ToolResult; readonly durationMs: number }
+  | { readonly type: 'memory.saved'; readonly durationMs: number }
+  | { readonly type: 'memory.failure'; readonly error: ErrorInfo; readonly durationMs: number }
   | { readonly type: 'abort'; readonly reason?: string }
   /** Sent by the host when the run's timeout passes (the machine has no clock of its own). */
   | { readonly type: 'timeout' };
@@ -97,7 +130,8 @@ export type ReactEvent =
 /** Commands the machine sends to its transport actor. */
 export type TransportCommand =
   | { readonly type: 'model.request'; readonly request: ModelRequest }
-  | { readonly type: 'tool.request'; readonly request: ToolRequest };
+  | { readonly type: 'tool.request'; readonly request: ToolRequest }
+  | { readonly type: 'memory.request'; readonly request: MemoryAppendRequest };
 
 /** What the machine emits: one per recorded transition, for the recorder to append. */
 export interface FactEmitted {

@@ -8,8 +8,6 @@ import { reactMachine } from '../machines/reactMachine.js';
 import type { ReactMachineInput, ResumePoint } from '../machines/reactTypes.js';
 import type { Transport } from '../actors/transport.js';
 import type { MemoryRecord } from '../actors/memory.js';
-import type { ConversationTurn } from '../actors/memory/conversationMemory.js';
-import type { MemoryAppendRequest } from '../actors/serveActors.js';
 import { buildAnswerRules } from './answerRules.js';
 import { systemClock, type Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
@@ -90,7 +88,8 @@ export interface RunHandle {
 
 /**
  * Starts a run: loads the conversation's memory, runs the REACT statechart with its actors
- * reached over `transport`, appends every transition to `store`, and saves the memory at the end.
+ * reached over `transport`, and appends every transition to `store`; the statechart's last step
+ * adds the run's turn to the conversation.
  *
  * @example
  * ```ts
@@ -188,7 +187,7 @@ function launch(
     });
     const effects: TransportEffects = {
       transport: options.transport,
-      subjects: options.subjects,
+      subjects: options.memory ? { ...options.subjects, memory: options.memory.appendSubject } : options.subjects,
       clock,
       pending: recorder.pending,
       ...(options.modelTimeoutMs !== undefined && { modelTimeoutMs: options.modelTimeoutMs }),
@@ -203,6 +202,7 @@ function launch(
       run,
       ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
       ...(resume !== undefined && { resume }),
+      ...(options.memory && { memory: { conversationId: options.memory.conversationId, maxTurns: options.memory.maxTurns ?? 20 } }),
       effects: () => effects,
     };
     if (stopped) throw stoppedError(traceId);
@@ -236,7 +236,6 @@ function launch(
     const envelope = running.getSnapshot().context.envelope;
     const outcome = envelope.observability.outcome;
     if (!outcome) throw stoppedError(traceId);
-    if (options.memory) await saveMemory(options, options.memory, envelope, outcome, traceId);
     return { traceId, outcome, envelope, lastSeq: recorder.lastSeq };
   })();
 
@@ -271,21 +270,4 @@ async function loadMemory(env: RunEnvironment, memory: RunMemory): Promise<Memor
   );
   if (!reply.ok) throw new RedflowError(reply.error);
   return reply.data ?? undefined;
-}
-
-async function saveMemory(
-  env: RunEnvironment,
-  memory: RunMemory,
-  envelope: AgentEnvelope,
-  outcome: RunOutcome,
-  traceId: string,
-): Promise<void> {
-  const turn: ConversationTurn = { input: envelope.input, outcome: outcome.status, traceId };
-  const request: MemoryAppendRequest = {
-    conversationId: memory.conversationId,
-    turn: outcome.answer === undefined ? turn : { ...turn, answer: outcome.answer },
-    maxTurns: memory.maxTurns ?? 20,
-  };
-  const reply = await env.transport.request(memory.appendSubject, request, { timeoutMs: 30_000 });
-  if (!reply.ok) throw new RedflowError(reply.error);
 }

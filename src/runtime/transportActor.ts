@@ -2,7 +2,7 @@ import { fromCallback } from 'xstate';
 import type { ModelAnswer } from '../actors/model.js';
 import type { ToolResult } from '../actors/tool.js';
 import { Header, type Headers, type Reply, type RequestOptions, type Transport } from '../actors/transport.js';
-import { ErrorCode, type ErrorInfo } from '../errors.js';
+import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
 import type { Clock } from './clock.js';
 
@@ -10,6 +10,8 @@ import type { Clock } from './clock.js';
 export interface ActorSubjects {
   readonly model: string;
   tool(name: string): string;
+  /** Where a run adds its turn to its conversation's memory, when it has one. */
+  readonly memory?: string;
 }
 
 /** What the transport actor of one run works with (handed over through the machine's `effects`). */
@@ -26,6 +28,8 @@ export interface TransportEffects {
   readonly modelTimeoutMs?: number;
   /** Longest wait for a tool reply, all attempts together. Default 2 minutes. */
   readonly toolTimeoutMs?: number;
+  /** Longest wait for the memory actor to save a turn, all attempts together. Default 30 s. */
+  readonly memoryTimeoutMs?: number;
   /**
    * Longest wait for one attempt. A request that fails at the transport (no worker answers, the
    * worker died mid-call, the call is in progress elsewhere) is sent again, with the same
@@ -66,6 +70,7 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
   const { transport, subjects, clock, pending } = effects;
   const modelTimeoutMs = effects.modelTimeoutMs ?? 300_000;
   const toolTimeoutMs = effects.toolTimeoutMs ?? 120_000;
+  const memoryTimeoutMs = effects.memoryTimeoutMs ?? 30_000;
   const attemptTimeoutMs = effects.attemptTimeoutMs ?? Number.POSITIVE_INFINITY;
   const stopped = new AbortController();
   const { signal } = stopped;
@@ -111,6 +116,18 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
               : { type: 'model.answer', text, attempts, durationMs, usage },
           );
         });
+      return;
+    }
+    if (command.type === 'memory.request') {
+      const { memory } = subjects;
+      if (memory === undefined) {
+        const error = errorInfo(ErrorCode.MEMORY_FAILED, 'the run saves a conversation but no memory actor is configured');
+        return reply({ type: 'memory.failure', error, durationMs: 0 });
+      }
+      void ask<typeof command.request, boolean>(memory, command.request, memoryTimeoutMs).then((answer) => {
+        const durationMs = clock.now() - started;
+        reply(answer.ok ? { type: 'memory.saved', durationMs } : { type: 'memory.failure', error: answer.error, durationMs });
+      });
       return;
     }
     const { request } = command;

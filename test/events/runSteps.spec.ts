@@ -25,6 +25,36 @@ function machineTransitions(): Set<string> {
   return edges;
 }
 
+/**
+ * `from → to` pairs the machine can go through in one macrostep: direct transitions, and chains
+ * through transient states (only eventless transitions, such as `concluding`), which record no event.
+ */
+function macrostepTransitions(): Set<string> {
+  const direct = machineTransitions();
+  const transient = new Set(
+    Object.values(reactMachine.root.states)
+      .filter((node) => node.transitions.size === 0 && (node.always?.length ?? 0) > 0 && node.key !== ReactState.Starting)
+      .map((node) => node.key),
+  );
+  const edges = new Set(direct);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const first of [...edges]) {
+      const [from, via] = first.split(' → ') as [string, string];
+      if (!transient.has(via)) continue;
+      for (const second of direct) {
+        const [start, to] = second.split(' → ') as [string, string];
+        const edge = `${from} → ${to}`;
+        if (start === via && !edges.has(edge)) {
+          edges.add(edge);
+          grew = true;
+        }
+      }
+    }
+  }
+  return edges;
+}
+
 describe('runSteps', () => {
   const scripts = {
     'a tool call then a final answer': [answer.tool('echo', { text: 'hi' }), answer.final('done')],
@@ -32,9 +62,20 @@ describe('runSteps', () => {
     'the iteration limit': [answer.tool('echo'), answer.tool('echo'), answer.tool('echo')],
   };
 
+  it('walks only the statechart’s own transitions when the run saves its conversation', async () => {
+    const { events } = await runScripted({ answers: [answer.tool('echo', { text: 'hi' }), answer.final('done')], conversationId: 'c-1' });
+    expect(events.map((event) => event.type)).toContain('memory.saved');
+    const allowed = macrostepTransitions();
+    const states = runSteps(events).map((step) => step.state);
+    for (let i = 1; i < states.length; i++) {
+      const [from, to] = [states[i - 1], states[i]];
+      if (from !== to) expect(allowed, `${from} → ${to}`).toContain(`${from} → ${to}`);
+    }
+  });
+
   it.each(Object.entries(scripts))('walks only the statechart’s own transitions for %s', async (_name, answers) => {
     const { events } = await runScripted({ answers, agent: agentConfig({ maxIterations: 2 }) });
-    const allowed = machineTransitions();
+    const allowed = macrostepTransitions();
     const states = runSteps(events).map((step) => step.state);
     for (let i = 1; i < states.length; i++) {
       const [from, to] = [states[i - 1], states[i]];

@@ -6,6 +6,8 @@ import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { startRun, type RunResult, type StartRunOptions } from '../../src/runtime/runAgent.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
+import type { MemoryStore } from '../../src/actors/memory.js';
+import { createInProcessMemoryStore } from '../../src/actors/memory/inProcessMemoryStore.js';
 
 /** A tool whose calls are counted: `echo` returns its input. */
 export function countingTool(name = 'echo', behaviour: (input: Record<string, unknown>) => unknown = (input) => ({ echoed: input })) {
@@ -34,6 +36,9 @@ export async function runScripted(options: {
   agent?: AgentCoreReactConfig;
   input?: unknown;
   extra?: Partial<StartRunOptions>;
+  /** Keep the run's turn in this conversation (of `memoryStore`, a new in-process one by default). */
+  conversationId?: string;
+  memoryStore?: MemoryStore;
 }): Promise<{ result: RunResult; events: AgentEvent[]; modelCalls: number }> {
   const inner = createScriptedModel(options.answers);
   let modelCalls = 0;
@@ -45,7 +50,8 @@ export async function runScripted(options: {
     },
   };
   const tools = options.tools ?? [countingTool().tool];
-  const actors = serveActors({ model, tools });
+  const memoryStore = options.conversationId === undefined ? undefined : (options.memoryStore ?? createInProcessMemoryStore());
+  const actors = serveActors({ model, tools, ...(memoryStore && { memory: memoryStore }) });
   const store = createMemoryEventStore();
   try {
     const run = startRun({
@@ -55,6 +61,9 @@ export async function runScripted(options: {
       input: options.input ?? 'hello',
       traceId: 'trace-1',
       clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z'), 1),
+      ...(actors.memorySubjects && options.conversationId !== undefined && {
+        memory: { ...actors.memorySubjects, conversationId: options.conversationId },
+      }),
       ...options.extra,
     });
     const result = await run.result;

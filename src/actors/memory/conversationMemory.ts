@@ -16,7 +16,8 @@ export interface ConversationTurn {
  * Returns a new memory with `turn` appended to its `turns`, keeping only the last `maxTurns`.
  * Pure: `memory` is not changed, and its other keys are carried over as they are. A missing
  * memory, or a `turns` that is not an array, starts a fresh list. An `answer` of `undefined` is
- * left out of the stored turn.
+ * left out of the stored turn. Idempotent per run: a memory that already holds a turn of
+ * `turn.traceId` is returned unchanged, so a save re-sent after a crash adds the turn once.
  *
  * Throws `NODE_CONFIG_INVALID` when `maxTurns` is not an integer ≥ 1 (the flow schema's bounds).
  *
@@ -44,6 +45,12 @@ export function appendTurn(
       ? { input: turn.input, outcome: turn.outcome, traceId: turn.traceId }
       : { input: turn.input, answer: turn.answer, outcome: turn.outcome, traceId: turn.traceId };
   const previous: unknown = memory?.turns;
-  const turns = [...(Array.isArray(previous) ? previous : []), stored];
+  const earlier: unknown[] = Array.isArray(previous) ? previous : [];
+  if (memory !== undefined && earlier.some((kept) => isTurnOf(kept, turn.traceId))) return memory;
+  const turns = [...earlier, stored];
   return { ...memory, turns: turns.slice(-maxTurns) };
+}
+
+function isTurnOf(kept: unknown, traceId: string): boolean {
+  return typeof kept === 'object' && kept !== null && (kept as { traceId?: unknown }).traceId === traceId;
 }

@@ -1,0 +1,81 @@
+import { ErrorCode, type ErrorInfo } from '../errors.js';
+import { validateModelAnswer, type AnswerRules, type AnswerValidation } from './validateModelAnswer.js';
+
+/** How much of an answer over the size limit the log keeps (the rest is only counted). */
+export const LOGGED_EXCERPT_CHARS = 1024;
+
+/** A model answer as the log records it (the `text`, `thoughtHidden` and `rejection` of `model.answered`). */
+export interface LoggedAnswer {
+  readonly text: string;
+  /** The answer held a thought that the log leaves out. */
+  readonly thoughtHidden?: true;
+  /** The verdict on the answer as received, when `text` is withheld and judging it again would differ. */
+  readonly rejection?: ErrorInfo;
+}
+
+/** Failures found before the answer is parsed: their text cannot be taken apart safely. */
+const UNPARSED: ReadonlySet<string> = new Set([
+  ErrorCode.ANSWER_TOO_LARGE,
+  ErrorCode.ANSWER_INVALID_TEXT,
+  ErrorCode.ANSWER_TOO_DEEP,
+  ErrorCode.INVALID_JSON,
+]);
+
+/**
+ * What the log keeps of a model answer. A model may send a `thought` with its answer; its
+ * reasoning is never exposed unless the agent is in debug, and the log feeds replay, the
+ * HTTP API and the live stream, so a thought is taken out before the answer is recorded, in a way
+ * that keeps the verdict: judging the logged text again (a resumed run does) gives the same result
+ * as judging the answer received.
+ * - In debug, or without a thought, the text is kept as received (cut to {@link LOGGED_EXCERPT_CHARS}
+ *   when over the size limit).
+ * - A parsed answer with a top-level `thought` is logged re-serialised without it, when that does
+ *   not change the verdict (it never does for a valid answer).
+ * - Otherwise (an answer that could not be parsed and may spell a thought, or whose verdict
+ *   depends on its thought) the text is withheld, and the verdict is logged instead.
+ *
+ * Pure; `validation` is the verdict on `text`, so the common case costs one property lookup.
+ *
+ * @example
+ * ```ts
+ * const verdict = validateModelAnswer(text, rules);
+ * const logged = answerForLog(text, verdict, rules, agent.debug === true);
+ * ```
+ */
+export function answerForLog(text: string, validation: AnswerValidation, rules: AnswerRules, debug: boolean): LoggedAnswer {
+  const excerpt = text.length > rules.limits.maxChars ? text.slice(0, LOGGED_EXCERPT_CHARS) : text;
+  if (debug) return { text: excerpt };
+  if (validation.ok) {
+    if (!('thought' in validation.answer)) return { text: excerpt };
+    return { text: JSON.stringify(withoutThought(validation.answer)), thoughtHidden: true };
+  }
+  const { error } = validation;
+  if (UNPARSED.has(error.code)) return mayMentionThought(excerpt) ? withheld(error) : { text: excerpt };
+  // Anything else parsed (its depth was checked before), so it can be taken apart.
+  const parsed = JSON.parse(text) as unknown;
+  if (!isPlainObject(parsed)) return mayMentionThought(excerpt) ? withheld(error) : { text: excerpt };
+  if (!('thought' in parsed)) return { text: excerpt };
+  const stripped = JSON.stringify(withoutThought(parsed));
+  const again = validateModelAnswer(stripped, rules);
+  if (!again.ok && again.error.code === error.code) return { text: stripped, thoughtHidden: true };
+  return withheld(error);
+}
+
+function withoutThought(answer: object): Record<string, unknown> {
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(answer)) if (key !== 'thought') copy[key] = value;
+  return copy;
+}
+
+function withheld(rejection: ErrorInfo): LoggedAnswer {
+  return { text: '', thoughtHidden: true, rejection };
+}
+
+/** Could this unparsed text hold a thought? (`\u` escapes could spell the key.) */
+function mayMentionThought(text: string): boolean {
+  return /thought|\\u/i.test(text);
+}
+
+function isPlainObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
