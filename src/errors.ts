@@ -43,6 +43,8 @@ export const ErrorCode = {
   MODEL_RESPONSE_TOO_LARGE: 'MODEL_RESPONSE_TOO_LARGE',
   MODEL_SCRIPT_EXHAUSTED: 'MODEL_SCRIPT_EXHAUSTED',
   MODEL_CONFIG_INVALID: 'MODEL_CONFIG_INVALID',
+  /** A scripted model's answers file (`--script`, or a flow's `answersFile`) does not exist or cannot be read. */
+  ANSWERS_FILE_NOT_FOUND: 'ANSWERS_FILE_NOT_FOUND',
 
   // Tool actors.
   TOOL_FAILED: 'TOOL_FAILED',
@@ -114,6 +116,8 @@ export const ErrorCode = {
 
   // Command line.
   CLI_USAGE: 'CLI_USAGE',
+  /** The file given to `--input-file` does not exist or cannot be read. */
+  INPUT_FILE_NOT_FOUND: 'INPUT_FILE_NOT_FOUND',
 
   // HTTP API (`redflow serve`).
   /** No route for this method and path. */

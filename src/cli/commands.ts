@@ -166,7 +166,12 @@ async function readInputFile(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    throw new RedflowError(errorInfo(ErrorCode.FLOW_NOT_FOUND, `cannot read the input file ${file}: ${(error as NodeJS.ErrnoException).code ?? ''}`));
+    const errno = (error as NodeJS.ErrnoException).code;
+    throw new RedflowError(
+      errorInfo(ErrorCode.INPUT_FILE_NOT_FOUND, `cannot read the input file ${file}: ${errno === 'ENOENT' ? 'there is no such file' : (errno ?? String(error))}`, {
+        hint: 'give --input-file the path of a readable file (relative to the working directory), or the input itself with --input',
+      }),
+    );
   }
 }
 

@@ -34,7 +34,7 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.NODE_CONFIG_INVALID,
 ]);
 const unavailable: ReadonlySet<string> = new Set([ErrorCode.TRANSPORT_CONNECT_FAILED, ErrorCode.LOG_STORE_UNAVAILABLE, ErrorCode.INSPECT_UNAVAILABLE]);
-const missing: ReadonlySet<string> = new Set([ErrorCode.FLOW_NOT_FOUND, ErrorCode.LOG_NOT_FOUND]);
+const missing: ReadonlySet<string> = new Set([ErrorCode.FLOW_NOT_FOUND, ErrorCode.LOG_NOT_FOUND, ErrorCode.INPUT_FILE_NOT_FOUND, ErrorCode.ANSWERS_FILE_NOT_FOUND]);
 
 /**
  * The `redflow` command: runs `argv` (without node and the script) and returns the exit code.

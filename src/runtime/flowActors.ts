@@ -121,8 +121,11 @@ export async function readAnswersFile(file: string): Promise<unknown[]> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
+    const errno = (error as NodeJS.ErrnoException).code;
     throw new RedflowError(
-      errorInfo(ErrorCode.MODEL_CONFIG_INVALID, `cannot read the scripted answers ${file}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`),
+      errorInfo(ErrorCode.ANSWERS_FILE_NOT_FOUND, `cannot read the scripted answers ${file}: ${errno === 'ENOENT' ? 'there is no such file' : (errno ?? String(error))}`, {
+        hint: 'give the path of a JSON file holding an array of answers (a relative --script is from the working directory, a flow\'s answersFile from the flow file\'s folder)',
+      }),
     );
   }
   let answers: unknown;

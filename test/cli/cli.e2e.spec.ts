@@ -145,6 +145,21 @@ describe.concurrent('redflow run (how runs end: exit codes)', () => {
     ]);
     const records = parseLog(await readText(logPathOf(plain.stderr, cwd)));
     expect(records.at(-1)).toMatchObject({ type: 'run.completed', data: { outcome: { status: 'escalate', reason: 'iteration_limit' } } });
+    expect(plain.stderr).toMatch(/^\s*hint: .*raise maxIterations/m);
+  });
+
+  it('should name the iteration_limit stop condition, not maxIterations, in the hint when the condition stopped the run', async ({ expect }) => {
+    const cwd = await dirs.make();
+    const flow = smallFlow();
+    flow.nodes[1]!.config = { ...flow.nodes[1]!.config, maxIterations: 5, stopConditions: [{ type: 'iteration_limit', value: 2 }] };
+    const file = await writeIn(cwd, 'flow.json', flow);
+    const script = await writeIn(cwd, 'never-final.json', [lookup, lookup, lookup, lookup, lookup]);
+    const result = await redflow(['run', file, '--script', script, '--input', 'x'], { cwd });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('reached the iteration_limit stop condition (2)');
+    const hint = /^\s*hint: (.*)$/m.exec(result.stderr)?.[1];
+    expect(hint).toContain("raise the iteration_limit stop condition's value");
+    expect(hint).not.toContain('raise maxIterations');
   });
 
   it('should exit 1 and show INVALID_JSON when the model answers something that is not JSON', async ({ expect }) => {
@@ -209,6 +224,31 @@ describe.concurrent('redflow run (refusals before the run starts)', () => {
     expect((JSON.parse(good.stdout) as RunJson).envelope.input).toEqual({ orderId: 'A-1001' });
     // Only the good run wrote a log.
     expect(await readdir(path.join(cwd, '.redflow', 'runs'))).toHaveLength(1);
+  });
+
+  it('should exit 66 with ANSWERS_FILE_NOT_FOUND when the --script file does not exist, and write no log', async ({ expect }) => {
+    const cwd = await dirs.make();
+    const [run, resume] = await Promise.all([
+      redflow(['run', example('order-status'), '--script', 'missing-answers.json', '--input', 'x'], { cwd }),
+      redflow(['resume', 'run.jsonl', '--script', 'missing-answers.json'], { cwd }),
+    ]);
+    for (const result of [run, resume]) {
+      expect(result.code, result.stderr).toBe(66);
+      expect(result.stderr).toContain('error ANSWERS_FILE_NOT_FOUND: cannot read the scripted answers');
+      expect(result.stderr).toContain('missing-answers.json: there is no such file');
+      expect(result.stderr).toMatch(/^hint: give the path of a JSON file/m);
+    }
+    expect(existsSync(path.join(cwd, '.redflow'))).toBe(false);
+  });
+
+  it('should exit 66 with INPUT_FILE_NOT_FOUND when the --input-file does not exist, and write no log', async ({ expect }) => {
+    const cwd = await dirs.make();
+    const result = await redflow(['run', example('order-status'), '--input-file', 'missing-input.txt'], { cwd });
+    expect(result.code, result.stderr).toBe(66);
+    expect(result.stderr).toContain('error INPUT_FILE_NOT_FOUND: cannot read the input file missing-input.txt: there is no such file');
+    expect(result.stderr).not.toContain('FLOW_NOT_FOUND');
+    expect(result.stderr).toMatch(/^hint: give --input-file the path of a readable file/m);
+    expect(existsSync(path.join(cwd, '.redflow'))).toBe(false);
   });
 
   it('should refuse a --log that already holds a finished run, leave it alone and point to resume', async ({ expect }) => {
