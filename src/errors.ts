@@ -31,6 +31,10 @@ export const ErrorCode = {
   RUN_TIMEOUT: 'RUN_TIMEOUT',
   RUN_ABORTED: 'RUN_ABORTED',
   RUN_INPUT_INVALID: 'RUN_INPUT_INVALID',
+  /** A run's input nests deeper than model answers may (64 levels): refused before anything is recorded. */
+  RUN_INPUT_TOO_DEEP: 'RUN_INPUT_TOO_DEEP',
+  /** A run's input is longer as JSON than model answers may be (1,000,000 characters): refused before anything is recorded. */
+  RUN_INPUT_TOO_LARGE: 'RUN_INPUT_TOO_LARGE',
   RUN_STOPPED: 'RUN_STOPPED',
 
   // Model actors.
@@ -58,10 +62,16 @@ export const ErrorCode = {
   TOOL_RESULT_STORE_FAILED: 'TOOL_RESULT_STORE_FAILED',
   /** Another worker is executing the call with this idempotency key right now; ask again later (retryable). */
   TOOL_CALL_IN_PROGRESS: 'TOOL_CALL_IN_PROGRESS',
+  /** A tool's reply nests deeper than model answers may (64 levels): the model sees this failure instead. */
+  TOOL_OUTPUT_TOO_DEEP: 'TOOL_OUTPUT_TOO_DEEP',
 
   // Memory actors.
   MEMORY_FAILED: 'MEMORY_FAILED',
   MEMORY_KEY_INVALID: 'MEMORY_KEY_INVALID',
+  /** A conversation's stored memory nests deeper than model answers may (64 levels): the run does not start. */
+  MEMORY_RECORD_TOO_DEEP: 'MEMORY_RECORD_TOO_DEEP',
+  /** A conversation's stored memory is longer as JSON than model answers may be: the run does not start. */
+  MEMORY_RECORD_TOO_LARGE: 'MEMORY_RECORD_TOO_LARGE',
 
   // Transport.
   TRANSPORT_NO_RESPONDER: 'TRANSPORT_NO_RESPONDER',
@@ -113,6 +123,8 @@ export const ErrorCode = {
   TOOL_NOT_IN_ALLOWED_TOOLS: 'TOOL_NOT_IN_ALLOWED_TOOLS',
   /** A flow file is larger than the loader accepts (5 MiB). */
   FLOW_TOO_LARGE: 'FLOW_TOO_LARGE',
+  /** A file a flow names (tool module, answers file, memory store) is not inside the folders allowed for flow files. */
+  FLOW_FILE_OUTSIDE_ROOTS: 'FLOW_FILE_OUTSIDE_ROOTS',
 
   // Command line.
   CLI_USAGE: 'CLI_USAGE',

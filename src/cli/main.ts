@@ -20,6 +20,11 @@ Run \`redflow <command> --help\` for a command's options.`;
 /** Exit codes of errors that are the input's fault rather than Redflow's. */
 const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.RUN_INPUT_INVALID,
+  ErrorCode.RUN_INPUT_TOO_DEEP,
+  ErrorCode.RUN_INPUT_TOO_LARGE,
+  ErrorCode.MEMORY_RECORD_TOO_DEEP,
+  ErrorCode.MEMORY_RECORD_TOO_LARGE,
+  ErrorCode.FLOW_FILE_OUTSIDE_ROOTS,
   ErrorCode.MODEL_CONFIG_INVALID,
   ErrorCode.TOOL_MODULE_INVALID,
   ErrorCode.TOOL_CONFIG_INVALID,

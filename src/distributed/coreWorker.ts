@@ -12,6 +12,7 @@ import { logStatus } from '../events/resumePoint.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
 import { buildFlowActors } from '../runtime/flowActors.js';
+import { checkRunInput } from '../runtime/dataLimits.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
@@ -169,6 +170,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     async (request) => {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
       checkStartRequest(request);
+      // Refused before the run has a record: an input past the limits could never run.
+      checkRunInput(request.input);
       if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
         throw new RedflowError(
           errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {

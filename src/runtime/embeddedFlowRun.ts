@@ -7,10 +7,11 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { openJsonlEventStore, readJsonlLog, repairTornTail, type JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import type { LogProblem } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
-import { loadFlowFile } from '../flows/loadFlow.js';
+import { loadValidFlow } from '../flows/loadValidFlow.js';
 import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
 import { buildFlowActors, type FlowActors } from './flowActors.js';
+import { checkRunInput } from './dataLimits.js';
 import { serveActors, type ServedActors } from './embeddedActors.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from './runAgent.js';
 import type { Clock } from './clock.js';
@@ -68,6 +69,8 @@ export interface EmbeddedRun {
  * ```
  */
 export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun> {
+  // First: an input the run cannot hold must leave nothing behind, not even a log.
+  checkRunInput(options.input);
   const { flow, baseDir, warnings, flowPath } = await loadValidFlow(options.flowPath);
   const actors = await buildFlowActors(flow, { baseDir, ...optional('env', options.env), ...optional('script', options.script) });
   if (actors.checkInput) {
@@ -169,37 +172,6 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
     ...(memory && { memory }),
   });
   return embeddedRun(handle, logPath, warnings, served, store.close, actors.close, repaired);
-}
-
-/**
- * Loads a flow file that must be valid to be run or hosted: its resolved flow, the folder its
- * relative paths start from, its warnings and its absolute path.
- *
- * @throws FlowInvalidError with every diagnostic when the flow does not validate (`name` says
- *   which flow in the message; default its path).
- */
-export async function loadValidFlow(file: string, name?: string) {
-  const loaded = await loadFlowFile(file);
-  if (!loaded.validation.ok) {
-    throw new FlowInvalidError(name ?? loaded.path, loaded.validation.errors, loaded.validation.warnings);
-  }
-  return { flow: loaded.validation.flow, baseDir: loaded.baseDir, warnings: loaded.validation.warnings, flowPath: loaded.path };
-}
-
-/** A flow that does not validate: the diagnostics say why. */
-export class FlowInvalidError extends RedflowError {
-  constructor(
-    readonly flowPath: string,
-    readonly errors: readonly FlowDiagnostic[],
-    readonly warnings: readonly FlowDiagnostic[],
-  ) {
-    const first = errors[0];
-    super(
-      errorInfo(first?.code ?? ErrorCode.FLOW_SCHEMA_MISMATCH, `${flowPath} is not a valid flow (${errors.length} error${errors.length === 1 ? '' : 's'})`, {
-        hint: 'run `redflow validate` on it for the details',
-      }),
-    );
-  }
 }
 
 function serve(actors: FlowActors, flow: ResolvedFlow): ServedActors {

@@ -12,6 +12,7 @@ import { buildAnswerRules } from './answerRules.js';
 import { systemClock, type Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
 import { createRecorder } from './recorder.js';
+import { checkMemoryRecord } from './dataLimits.js';
 import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 
@@ -269,5 +270,6 @@ async function loadMemory(env: RunEnvironment, memory: RunMemory): Promise<Memor
     { timeoutMs: 30_000 },
   );
   if (!reply.ok) throw new RedflowError(reply.error);
+  checkMemoryRecord(reply.data, memory.conversationId);
   return reply.data ?? undefined;
 }

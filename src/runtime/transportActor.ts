@@ -5,6 +5,7 @@ import { Header, type Headers, type Reply, type RequestOptions, type Transport }
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
 import type { Clock } from './clock.js';
+import { limitToolResult } from './dataLimits.js';
 
 /** Where the core's requests go. */
 export interface ActorSubjects {
@@ -137,7 +138,7 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
     })
       .then((answer) => {
         const durationMs = clock.now() - started;
-        reply({ type: 'tool.result', result: answer.ok ? answer.data : { ok: false, error: answer.error }, durationMs });
+        reply({ type: 'tool.result', result: answer.ok ? limitToolResult(answer.data, request.tool) : { ok: false, error: answer.error }, durationMs });
       });
   };
 

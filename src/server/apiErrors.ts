@@ -13,6 +13,9 @@ const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.HTTP_QUERY_INVALID]: 400,
   [ErrorCode.FLOW_ID_INVALID]: 400,
   [ErrorCode.RUN_INPUT_INVALID]: 400,
+  [ErrorCode.RUN_INPUT_TOO_DEEP]: 400,
+  [ErrorCode.RUN_INPUT_TOO_LARGE]: 400,
+  [ErrorCode.FLOW_FILE_OUTSIDE_ROOTS]: 400,
   [ErrorCode.MEMORY_KEY_INVALID]: 400,
   [ErrorCode.MODEL_CONFIG_INVALID]: 400,
   // A flow's answersFile that is not there: the flow's fault, not a missing resource of the API.
@@ -34,6 +37,9 @@ const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.HTTP_UNSUPPORTED_MEDIA_TYPE]: 415,
   // A stored flow file that is not JSON: the request is fine, the file is not.
   [ErrorCode.FLOW_INVALID_JSON]: 422,
+  // The conversation's stored memory is past the limits: the request is fine, the stored data is not.
+  [ErrorCode.MEMORY_RECORD_TOO_DEEP]: 422,
+  [ErrorCode.MEMORY_RECORD_TOO_LARGE]: 422,
   [ErrorCode.EDITOR_NOT_BUILT]: 503,
   [ErrorCode.SERVER_CLOSING]: 503,
   [ErrorCode.TRANSPORT_CONNECT_FAILED]: 503,

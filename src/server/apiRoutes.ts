@@ -5,6 +5,7 @@ import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import { validateFlow } from '../flows/validateFlow.js';
 import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
 import { isValidTraceId } from '../runtime/ids.js';
+import { checkRunInput } from '../runtime/dataLimits.js';
 import { ApiError } from './apiErrors.js';
 import {
   ApiRoute,
@@ -134,6 +135,8 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
 
     route('POST', ApiRoute.runs, async ({ req, res }) => {
       const request = parseStartRunRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes }));
+      // Before anything else, whichever backend runs it: an input past the limits leaves no run behind.
+      checkRunInput(request.input);
       const flowId = parseFlowId(request.flow);
       const flowPath = await flows.existingPath(flowId);
       const { flow } = await loadValidFlow(flowPath, flowId);
