@@ -2,7 +2,7 @@ import path from 'node:path';
 import { isValidTraceId } from '../runtime/ids.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ReadResult } from '../events/eventStore.js';
-import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
+import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { ErrorCode, RedflowError } from '../errors.js';
-import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { FlowInvalidError } from '../flows/loadValidFlow.js';
 import { formatDiagnostics } from '../flows/formatDiagnostics.js';
 import { commands } from './commands.js';
 import { ExitCode } from './exitCodes.js';

@@ -5,8 +5,10 @@ import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
 import type { Subscription, Transport } from '../actors/transport.js';
 import { createNatsKvMemoryStore } from '../actors/memory/natsKvMemoryStore.js';
 import type { ToolDefinition } from '../actors/tool.js';
-import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
-import { buildFlowActors } from '../runtime/flowActors.js';
+import { loadValidFlow } from '../flows/loadValidFlow.js';
+import { planRun } from '../runtime/runPlan.js';
+import { buildModel } from '../runtime/buildModel.js';
+import { buildTools } from '../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 
 /** The kinds of actor a worker can host, defined once. */
@@ -56,27 +58,36 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   const log = options.log ?? (() => undefined);
   const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath);
   checkSubjectTokens(flow);
-  const actors = await buildFlowActors(flow, { baseDir });
+  // Each role builds only what it serves: a model worker needs neither the tools' modules nor
+  // their settings, a tool worker no model name or key.
+  const plan = planRun(flow, baseDir);
+  const model = options.roles.includes(WorkerRole.Model) ? await buildModel(plan) : undefined;
+  const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan) : undefined;
   const transport = createNatsTransport(options.nc);
   const served: Subscription[] = [];
   const subjects: string[] = [];
 
-  if (options.roles.includes(WorkerRole.Model)) {
-    const subject = Subject.model(prefix, flow.model.id);
-    served.push(serveModel(transport, subject, actors.model));
-    subjects.push(subject);
-  }
-  if (options.roles.includes(WorkerRole.Tool)) {
-    for (const tool of actors.tools) {
+  try {
+    if (model) {
+      const subject = Subject.model(prefix, plan.model.nodeId);
+      served.push(serveModel(transport, subject, model));
+      subjects.push(subject);
+    }
+    for (const tool of tools?.tools ?? []) {
       const subject = Subject.tool(prefix, tool.name);
       served.push((options.serveTool ?? serveTool)(transport, subject, tool));
       subjects.push(subject);
     }
-  }
-  if (options.roles.includes(WorkerRole.Memory) && flow.memory) {
-    const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix) });
-    served.push(serveMemory(transport, prefix, flow.memory.id, store));
-    subjects.push(Subject.memoryLoad(prefix, flow.memory.id), Subject.memoryAppend(prefix, flow.memory.id));
+    if (options.roles.includes(WorkerRole.Memory) && plan.memory) {
+      const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix) });
+      served.push(serveMemory(transport, prefix, plan.memory.nodeId, store));
+      subjects.push(Subject.memoryLoad(prefix, plan.memory.nodeId), Subject.memoryAppend(prefix, plan.memory.nodeId));
+    }
+  } catch (error) {
+    for (const subscription of served) subscription.unsubscribe();
+    await transport.close();
+    await tools?.close();
+    throw error;
   }
   await options.nc.flush();
   log(`actor worker serving ${subjects.join(', ') || 'nothing'} for ${flowPath}`);
@@ -86,7 +97,7 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
     async close() {
       for (const subscription of served) subscription.unsubscribe();
       await transport.close();
-      await actors.close();
+      await tools?.close();
     },
   };
 }

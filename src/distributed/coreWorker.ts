@@ -10,8 +10,9 @@ import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore
 import type { EventStore } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
-import { buildFlowActors } from '../runtime/flowActors.js';
+import { loadValidFlow } from '../flows/loadValidFlow.js';
+import { planRun } from '../runtime/runPlan.js';
+import { allowedToolSpecs } from '../runtime/buildTools.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
@@ -118,24 +119,23 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const log = options.log ?? (() => undefined);
   const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath);
   checkSubjectTokens(flow);
-  // Built for the tool specs and the trigger's input check; the tools themselves run in tool workers.
-  const actors = await buildFlowActors(flow, { baseDir });
-  const agent: AgentCoreReactConfig = actors.agent;
-  const allowed = new Set(agent.allowedTools);
-  const tools: ToolSpec[] = actors.tools
-    .filter((tool) => allowed.has(tool.name))
-    .map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+  // The core hosts no model and no memory store: it needs only the agent, the trigger's input
+  // check, and the specs of the tools it validates answers against (see allowedToolSpecs for why
+  // tool.module specs come from importing the module here). The actors run in other workers.
+  const plan = planRun(flow, baseDir);
+  const agent: AgentCoreReactConfig = plan.agent;
+  const tools: ToolSpec[] = await allowedToolSpecs(plan);
   const transport: Transport = createNatsTransport(options.nc);
   const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
   const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs });
   const subjects: ActorSubjects = { model: Subject.model(prefix, flow.model.id), tool: (name) => Subject.tool(prefix, name) };
   const memoryOf = (conversationId: string | undefined): RunMemory | undefined =>
-    flow.memory && actors.memory && conversationId !== undefined
+    plan.memory && conversationId !== undefined
       ? {
-          loadSubject: Subject.memoryLoad(prefix, flow.memory.id),
-          appendSubject: Subject.memoryAppend(prefix, flow.memory.id),
+          loadSubject: Subject.memoryLoad(prefix, plan.memory.nodeId),
+          appendSubject: Subject.memoryAppend(prefix, plan.memory.nodeId),
           conversationId,
-          maxTurns: actors.memory.maxTurns,
+          maxTurns: plan.memory.maxTurns,
         }
       : undefined;
   const environment = {
@@ -179,8 +179,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
           }),
         );
       }
-      if (actors.checkInput) {
-        const verdict = actors.checkInput(request.input);
+      if (plan.checkInput) {
+        const verdict = plan.checkInput(request.input);
         if (verdict !== true) {
           throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
         }
@@ -288,7 +288,6 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       // Its heartbeat goes at once: the other workers take its runs without waiting for the lease.
       await leases.close();
       await transport.close();
-      await actors.close();
     },
   };
 }

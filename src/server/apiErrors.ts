@@ -1,6 +1,6 @@
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import type { FlowDiagnostic } from '../flows/diagnostics.js';
-import { FlowInvalidError } from '../runtime/embeddedFlowRun.js';
+import { FlowInvalidError } from '../flows/loadValidFlow.js';
 import type { ApiErrorBody } from './apiTypes.js';
 
 /**

@@ -3,7 +3,7 @@ import { validators } from '../contracts/schemas.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import { validateFlow } from '../flows/validateFlow.js';
-import { loadValidFlow } from '../runtime/embeddedFlowRun.js';
+import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { ApiError } from './apiErrors.js';

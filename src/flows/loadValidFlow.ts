@@ -1,0 +1,40 @@
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { FlowDiagnostic } from './diagnostics.js';
+import { loadFlowFile } from './loadFlow.js';
+
+/**
+ * Loads a flow file that must be valid to be run or hosted (an embedded run, a worker, a cluster
+ * run, the API): its resolved flow, the folder its relative paths start from, its warnings and its
+ * absolute path.
+ *
+ * @throws FlowInvalidError with every diagnostic when the flow does not validate (`name` says
+ *   which flow in the message; default its path).
+ *
+ * @example
+ * ```ts
+ * const { flow, baseDir } = await loadValidFlow('examples/order-status/flow.json');
+ * ```
+ */
+export async function loadValidFlow(file: string, name?: string) {
+  const loaded = await loadFlowFile(file);
+  if (!loaded.validation.ok) {
+    throw new FlowInvalidError(name ?? loaded.path, loaded.validation.errors, loaded.validation.warnings);
+  }
+  return { flow: loaded.validation.flow, baseDir: loaded.baseDir, warnings: loaded.validation.warnings, flowPath: loaded.path };
+}
+
+/** A flow that does not validate: the diagnostics say why. */
+export class FlowInvalidError extends RedflowError {
+  constructor(
+    readonly flowPath: string,
+    readonly errors: readonly FlowDiagnostic[],
+    readonly warnings: readonly FlowDiagnostic[],
+  ) {
+    const first = errors[0];
+    super(
+      errorInfo(first?.code ?? ErrorCode.FLOW_SCHEMA_MISMATCH, `${flowPath} is not a valid flow (${errors.length} error${errors.length === 1 ? '' : 's'})`, {
+        hint: 'run `redflow validate` on it for the details',
+      }),
+    );
+  }
+}

@@ -1,0 +1,107 @@
+import type { ToolSpec } from '../contracts/schema-types.js';
+import { NodeType } from '../flows/nodeTypes.js';
+import type { ToolDefinition } from '../actors/tool.js';
+import { createHttpTool } from '../actors/tools/httpTool.js';
+import { loadModuleTool } from '../actors/tools/moduleTool.js';
+import type { PlannedTool, RunPlan } from './runPlan.js';
+
+/** Options of {@link buildTools} and {@link allowedToolSpecs}. */
+export interface ToolBuildOptions {
+  /** Environment of `tool.postgres` connection strings, read at the first call (default `process.env`). */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Folders besides the flow file's own where a `tool.module` may be (`--allow-files`). */
+  readonly allowFiles?: readonly string[];
+}
+
+/** A plan's tools, built. */
+export interface BuiltTools {
+  readonly tools: readonly ToolDefinition[];
+  /**
+   * Releases what the tools hold (a `tool.postgres` pool): call it once they are no longer served.
+   * Never rejects; safe to call more than once.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the plan's tools (or those in `only`): `tool.http`, `tool.module` (the module is imported
+ * here) and `tool.postgres` (its pool is made at its first call). Only what serves the tools calls
+ * it (an embedded run, a tool worker); on a failure, what was built is released before it throws.
+ *
+ * @throws RedflowError `TOOL_MODULE_INVALID` or `TOOL_CONFIG_INVALID` for a tool that cannot be built.
+ *
+ * @example
+ * ```ts
+ * const { tools, close } = await buildTools(planRun(flow, baseDir));
+ * ```
+ */
+export async function buildTools(
+  plan: Pick<RunPlan, 'tools' | 'baseDir'>,
+  options: ToolBuildOptions = {},
+  only?: ReadonlySet<string>,
+): Promise<BuiltTools> {
+  const tools: ToolDefinition[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.allSettled(closers.map((closeOne) => closeOne()));
+  };
+  try {
+    for (const planned of plan.tools) {
+      if (only && !only.has(planned.name)) continue;
+      const built = await buildTool(planned, plan.baseDir, options);
+      tools.push(built.tool);
+      if (built.close) closers.push(built.close);
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { tools, close };
+}
+
+async function buildTool(
+  planned: PlannedTool,
+  baseDir: string,
+  options: ToolBuildOptions,
+): Promise<{ tool: ToolDefinition; close?: () => Promise<void> }> {
+  switch (planned.type) {
+    case NodeType.ToolHttp:
+      return { tool: createHttpTool({ ...planned.config, name: planned.name }) };
+    case NodeType.ToolModule:
+      return { tool: await loadModuleTool({ ...planned.config, name: planned.name }, baseDir, options.allowFiles) };
+    case NodeType.ToolPostgres: {
+      // Loaded only for flows that use it: the PostgreSQL driver is not needed otherwise.
+      const { createPostgresTool } = await import('../actors/tools/postgresTool.js');
+      const tool = createPostgresTool({ ...planned.config, name: planned.name }, { env: options.env ?? process.env });
+      return { tool, close: () => tool.close() };
+    }
+  }
+}
+
+/**
+ * The specs (name, description, input schema) of the tools the agent may call, in plan order:
+ * what the core shows the model and checks the model's tool input against.
+ *
+ * The tools are built for it and released at once, without a call: `tool.http` and
+ * `tool.postgres` take their spec from the node, and open nothing until called. A `tool.module`'s
+ * spec lives in its module (the flow names only the file), so the module is imported, though its
+ * `execute` never runs here. A core worker therefore needs the flow's tool modules and their
+ * dependencies, as every worker of the flow does: they all load the same flow file. Asking the
+ * tool workers for the specs instead would tie a core worker's start to theirs, and a spec could
+ * then differ between two core workers.
+ *
+ * @example
+ * ```ts
+ * const tools = await allowedToolSpecs(planRun(flow, baseDir));
+ * ```
+ */
+export async function allowedToolSpecs(plan: Pick<RunPlan, 'tools' | 'baseDir' | 'agent'>, options: ToolBuildOptions = {}): Promise<ToolSpec[]> {
+  const built = await buildTools(plan, options, new Set(plan.agent.allowedTools));
+  await built.close();
+  return toolSpecs(built.tools);
+}
+
+/** The specs of built tools: what a run records and the core validates against. */
+export function toolSpecs(tools: readonly ToolDefinition[]): ToolSpec[] {
+  return tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+}

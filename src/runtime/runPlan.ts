@@ -1,0 +1,76 @@
+import type {
+  AgentCoreReactConfig,
+  MemoryKvConfig,
+  ModelLlmConfig,
+  ToolHttpConfig,
+  ToolModuleConfig,
+  ToolPostgresConfig,
+  TriggerInputConfig,
+} from '../contracts/schema-types.js';
+import { compileUserSchema, type InputValidator } from '../contracts/schemas.js';
+import { NodeType } from '../flows/nodeTypes.js';
+import type { ResolvedFlow } from '../flows/validateFlow.js';
+
+/** The `maxTurns` of a `memory.kv` node that does not set it. */
+export const DEFAULT_MEMORY_MAX_TURNS = 20;
+
+/** A tool of the plan: its name for the model, its node, and the node's config as the builders take it. */
+export type PlannedTool =
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolHttp; readonly config: ToolHttpConfig }
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolModule; readonly config: ToolModuleConfig }
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolPostgres; readonly config: ToolPostgresConfig };
+
+/**
+ * What a validated flow asks to run, as settings only: nothing is built, imported or opened yet.
+ * Each mode and role builds from it just what it hosts (`buildModel`, `buildTools`,
+ * `buildMemoryStore`, `allowedToolSpecs`): an embedded run builds everything, a core worker no
+ * model and no memory store, a model worker no tools, a tool worker no model.
+ */
+export interface RunPlan {
+  /** The agent core's validated config. */
+  readonly agent: AgentCoreReactConfig;
+  /** The flow file's folder: relative paths in node configs (modules, answer files, memory) start here. */
+  readonly baseDir: string;
+  /** The model node; its id names the model's subject. */
+  readonly model: { readonly nodeId: string; readonly config: ModelLlmConfig };
+  /** Every tool connected to the agent core, in node order; the model may call those in `agent.allowedTools`. */
+  readonly tools: readonly PlannedTool[];
+  /** The memory node, when the flow has one; its id names the memory's subjects. */
+  readonly memory?: { readonly nodeId: string; readonly maxTurns: number; readonly config: MemoryKvConfig };
+  /** Checks a run's input against the trigger's inputSchema, when it has one. */
+  readonly checkInput?: InputValidator;
+}
+
+/**
+ * Turns a validated flow into its {@link RunPlan}.
+ *
+ * @example
+ * ```ts
+ * const { flow, baseDir } = await loadValidFlow('flow.json');
+ * const plan = planRun(flow, baseDir);
+ * const model = await buildModel(plan);
+ * ```
+ */
+export function planRun(flow: ResolvedFlow, baseDir: string): RunPlan {
+  const tools: PlannedTool[] = [];
+  for (const tool of flow.tools) {
+    const planned = { name: tool.name, nodeId: tool.node.id, config: tool.node.config ?? {} };
+    // Validation has checked each config against its node type's schema.
+    if (tool.node.type === NodeType.ToolHttp) tools.push({ ...planned, type: NodeType.ToolHttp, config: planned.config as unknown as ToolHttpConfig });
+    else if (tool.node.type === NodeType.ToolModule) tools.push({ ...planned, type: NodeType.ToolModule, config: planned.config as unknown as ToolModuleConfig });
+    else if (tool.node.type === NodeType.ToolPostgres) tools.push({ ...planned, type: NodeType.ToolPostgres, config: planned.config as unknown as ToolPostgresConfig });
+  }
+  const memoryConfig = flow.memory && ((flow.memory.config ?? {}) as MemoryKvConfig);
+  const inputSchema = (flow.trigger?.config as TriggerInputConfig | undefined)?.inputSchema;
+  return {
+    agent: flow.agent.config,
+    baseDir,
+    model: { nodeId: flow.model.id, config: (flow.model.config ?? {}) as ModelLlmConfig },
+    tools,
+    ...(flow.memory &&
+      memoryConfig && {
+        memory: { nodeId: flow.memory.id, maxTurns: memoryConfig.maxTurns ?? DEFAULT_MEMORY_MAX_TURNS, config: memoryConfig },
+      }),
+    ...(inputSchema && { checkInput: compileUserSchema(inputSchema) }),
+  };
+}

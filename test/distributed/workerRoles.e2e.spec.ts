@@ -1,0 +1,80 @@
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runCli } from '../support/cli.js';
+import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
+import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+import { removePrefix } from './clusterSupport.js';
+import { killAll, startRedflow, type RedflowProcess } from './workerProcess.js';
+
+// Each worker role builds only what it hosts, from one run plan: real `redflow worker` processes
+// for the openai-agent example (a model.llm "openai" without a model name, the calculator as a
+// tool.module), with the model's settings given to the model worker only, and a real HTTP server
+// speaking the Chat Completions protocol as the model.
+
+const FLOW = path.join(REPO_ROOT, 'examples', 'openai-agent', 'flow.json');
+const prefix = uniquePrefix();
+const cluster = ['--nats', NATS_URL, '--prefix', prefix];
+const processes: RedflowProcess[] = [];
+let nc: NatsConnection;
+let model: FakeChatServer;
+let dir: string;
+
+const worker = (flowPath: string, role: string, env: Record<string, string> = {}) => {
+  const started = startRedflow(['worker', flowPath, '--role', role, ...cluster], env);
+  processes.push(started);
+  return started;
+};
+
+beforeAll(async () => {
+  nc = await connectTestServer('worker-roles');
+  model = await startFakeChatCompletionsServer();
+  model.setFallback({ kind: 'error', status: 400, message: 'unexpected extra request' });
+  dir = await mkdtemp(path.join(tmpdir(), 'redflow-worker-roles-'));
+});
+
+afterAll(async () => {
+  await killAll(processes);
+  await removePrefix(nc, prefix);
+  await nc.drain();
+  await model.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('worker roles', () => {
+  it("should start core and tool workers without the model's settings, and run the flow with them", async () => {
+    // No REDFLOW_MODEL, no OPENAI_* (the helper removes them): only the model worker gets them.
+    const core = worker(FLOW, 'core');
+    const tools = worker(FLOW, 'tool');
+    const llm = worker(FLOW, 'model', { OPENAI_BASE_URL: model.baseUrl, REDFLOW_MODEL: 'test-model', OPENAI_API_KEY: 'sk-test' });
+    await Promise.all([core.ready(), tools.ready(), llm.ready()]);
+    model.enqueue(
+      { kind: 'completion', content: JSON.stringify({ action: 'tool', tool: 'calculator', input: { operation: 'multiply', a: 12.5, b: 8 }, confidence: 0.8 }) },
+      { kind: 'completion', content: JSON.stringify({ action: 'final', message: '12.5 * 8 = 100', confidence: 0.95 }) },
+    );
+
+    const run = await runCli(['run', FLOW, ...cluster, '--input', 'what is 12.5 * 8?', '--json'], { cwd: dir });
+    expect(run.stderr).not.toMatch(/MODEL_CONFIG_INVALID/);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { outcome: { answer: string }; envelope: { tools: { history: { status: string }[] } } };
+    expect(report.outcome.answer).toBe('12.5 * 8 = 100');
+    expect(report.envelope.tools.history.map((call) => call.status)).toEqual(['succeeded']);
+    expect(model.requests.map((request) => (request.body as { model: string }).model)).toEqual(['test-model', 'test-model']);
+  }, 60_000);
+
+  it("should start a model worker that cannot load the flow's tools (it builds none)", async () => {
+    // The flow file alone, without its tools/ folder: the tool module is not there to import.
+    const flowCopy = path.join(dir, 'flow.json');
+    await cp(FLOW, flowCopy);
+    const llm = worker(flowCopy, 'model', { REDFLOW_MODEL: 'test-model', OPENAI_BASE_URL: model.baseUrl });
+    await llm.ready();
+    expect(llm.stderr()).toContain(`${prefix}.model.model`);
+    // …while a tool worker of that copy does need the module, and says so.
+    const tools = worker(flowCopy, 'tool');
+    const ending = await tools.ended;
+    expect(ending.code).toBe(65);
+    expect(tools.stderr()).toMatch(/TOOL_MODULE_INVALID/);
+  }, 30_000);
+});
