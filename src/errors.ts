@@ -93,6 +93,8 @@ export const ErrorCode = {
   /** The event log's server (JetStream) cannot be reached or refused the operation. */
   LOG_STORE_UNAVAILABLE: 'LOG_STORE_UNAVAILABLE',
   LOG_TRACE_MISMATCH: 'LOG_TRACE_MISMATCH',
+  /** Every record is well formed, but the log is not a path the statechart can take (an event after the ending, a tool not allowed, …). */
+  LOG_PATH_INVALID: 'LOG_PATH_INVALID',
   LOG_CLOSED: 'LOG_CLOSED',
 
   // Flow graphs (seed 001's codes first, then ours).

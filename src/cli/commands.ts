@@ -228,6 +228,8 @@ const replay: Command = {
       : await readJsonlLog(path.resolve(logPath));
     const envelope = fold(events);
     const status = events.length > 0 ? logStatus(events) : undefined;
+    // A torn last record is what a crash leaves (resume cuts it off); anything else is damage.
+    const damaged = problems.some((p) => p.code !== ErrorCode.LOG_RECORD_TORN);
     const outcome = status?.kind === 'finished' ? status.outcome : undefined;
     if (values.json) {
       line(output.out, JSON.stringify({ events: events.length, problems, outcome: outcome ?? null, envelope }, null, 2));
@@ -239,13 +241,14 @@ const replay: Command = {
       if (outcome) {
         line(output.out, formatOutcome(outcome, output.color));
         if (outcome.answer !== undefined) line(output.out, `answer: ${outcome.answer}`);
+      } else if (damaged) {
+        line(output.out, s.yellow('unfinished, and the log is damaged (below): `redflow resume` refuses it; the events above are the part that can be trusted'));
       } else if (events.length > 0) {
         line(output.out, s.yellow('unfinished: `redflow resume` continues it'));
       }
       for (const problem of problems) line(output.err, s.red(`line ${problem.position}: ${problem.code} ${problem.message}`));
     }
-    if (problems.some((p) => p.code !== ErrorCode.LOG_RECORD_TORN)) return ExitCode.DataError;
-    return ExitCode.Ok;
+    return damaged ? ExitCode.DataError : ExitCode.Ok;
   },
 };
 

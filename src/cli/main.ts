@@ -31,6 +31,8 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.MEMORY_KEY_INVALID,
   ErrorCode.LOG_RECORD_CORRUPT,
   ErrorCode.LOG_SEQUENCE_GAP,
+  ErrorCode.LOG_TRACE_MISMATCH,
+  ErrorCode.LOG_PATH_INVALID,
   ErrorCode.LOG_EMPTY,
   ErrorCode.LOG_CONCURRENT_WRITER,
   ErrorCode.FLOW_INVALID_JSON,

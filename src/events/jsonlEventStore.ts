@@ -5,6 +5,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { EventStore, LogProblem, ReadResult } from './eventStore.js';
 import type { AgentEvent } from './eventTypes.js';
 import { acquireLock, isErrno, notFound } from './fileLock.js';
+import { createRunPathCheck, type RunPathCheck } from './runPath.js';
 
 /** When a JSONL store forces its records to disk with `fdatasync`. */
 export type JsonlFsyncMode = 'always' | 'never' | { readonly intervalMs: number };
@@ -40,21 +41,48 @@ const HEX8 = /^[0-9a-f]{8}$/;
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Encodes one event as a log line: `<crc32 of the JSON as 8 lowercase hex> <JSON>\n`. The checksum
- * covers the UTF-8 bytes of the JSON text.
+ * Encodes one event as a log line: `<checksum as 8 lowercase hex> <JSON>\n`. The checksum is the
+ * CRC-32 of the JSON's UTF-8 bytes continued from the previous record's checksum (0 for the first
+ * record): a chain, so a record changed, dropped, moved or spliced in from elsewhere breaks every
+ * checksum after it, not only its own. (CRC-32 detects accidents and hand edits, not a forger who
+ * recomputes the chain; it costs nothing on the hot path, unlike a cryptographic hash.)
  *
+ * @param previous the checksum of the record before, as a number (0 for the first record).
  * @example
  * ```ts
  * encodeJsonlRecord(event); // '1c291ca3 {"id":"t1:1",...}\n'
  * ```
  */
-export function encodeJsonlRecord(event: AgentEvent): string {
+export function encodeJsonlRecord(event: AgentEvent, previous = 0): string {
   const json = JSON.stringify(event);
-  return `${checksumHex(json)} ${json}\n`;
+  return `${checksumHex(json, previous)} ${json}\n`;
 }
 
-function checksumHex(data: string | Uint8Array): string {
-  return crc32(data).toString(16).padStart(8, '0');
+/**
+ * Encodes a whole run as the lines of its log, each checksum chained to the one before.
+ *
+ * @example
+ * ```ts
+ * await writeFile('run.jsonl', encodeJsonlLog(events));
+ * ```
+ */
+export function encodeJsonlLog(events: readonly AgentEvent[]): string {
+  let previous = 0;
+  let text = '';
+  for (const event of events) {
+    const json = JSON.stringify(event);
+    previous = crc32(json, previous);
+    text += `${hex(previous)} ${json}\n`;
+  }
+  return text;
+}
+
+function checksumHex(data: string | Uint8Array, previous: number): string {
+  return hex(crc32(data, previous));
+}
+
+function hex(checksum: number): string {
+  return checksum.toString(16).padStart(8, '0');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -81,6 +109,10 @@ interface Scan extends ReadResult {
   readonly goodEnd: number;
   readonly size: number;
   readonly traceId: string | undefined;
+  /** The checksum of the last good record (0 when there is none): where the chain goes on. */
+  readonly checksum: number;
+  /** The path check, fed every good record: appends go on from it. */
+  readonly path: RunPathCheck;
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -144,7 +176,7 @@ async function forEachLine(handle: FileHandle, size: number, onLine: (line: RawL
 }
 
 type Verdict =
-  | { readonly ok: true; readonly event: AgentEvent }
+  | { readonly ok: true; readonly event: AgentEvent; readonly checksum: number }
   /** `integrity`: checksum, framing or JSON failed (a torn write looks like this); else schema. */
   | { readonly ok: false; readonly integrity: boolean; readonly reason: string };
 
@@ -153,7 +185,7 @@ function matchesSchema(value: unknown): boolean {
   return validators.agentEvent(value);
 }
 
-function verify(bytes: Buffer | undefined): Verdict {
+function verify(bytes: Buffer | undefined, previous: number): Verdict {
   if (bytes === undefined) {
     return { ok: false, integrity: false, reason: `the record is longer than ${MAX_RECORD_BYTES} bytes` };
   }
@@ -163,9 +195,14 @@ function verify(bytes: Buffer | undefined): Verdict {
   const stored = bytes.toString('latin1', 0, 8);
   if (!HEX8.test(stored)) return { ok: false, integrity: true, reason: 'the checksum is not 8 lowercase hex digits' };
   const json = bytes.subarray(9);
-  const actual = checksumHex(json);
+  const checksum = crc32(json, previous);
+  const actual = hex(checksum);
   if (actual !== stored) {
-    return { ok: false, integrity: true, reason: `checksum mismatch (stored ${stored}, computed ${actual})` };
+    return {
+      ok: false,
+      integrity: true,
+      reason: `checksum mismatch (stored ${stored}, computed ${actual}): this record, or the chain before it, was changed`,
+    };
   }
   let value: unknown;
   try {
@@ -180,7 +217,7 @@ function verify(bytes: Buffer | undefined): Verdict {
       reason: `the event does not match agent-event.schema.json: ${describeSchemaErrors(validators.agentEvent.errors)}`,
     };
   }
-  return { ok: true, event: value as AgentEvent };
+  return { ok: true, event: value as AgentEvent, checksum };
 }
 
 function problem(code: ErrorCode, position: number, message: string, hint: string | undefined, path: string): LogProblem {
@@ -204,6 +241,8 @@ async function scanLog(path: string, expectedTraceId?: string): Promise<Scan> {
   let goodEnd = 0;
   let size = 0;
   let traceId = expectedTraceId;
+  let checksum = 0;
+  const runPath = createRunPathCheck();
   try {
     size = (await handle.stat()).size;
     await forEachLine(handle, size, (line) => {
@@ -214,7 +253,7 @@ async function scanLog(path: string, expectedTraceId?: string): Promise<Scan> {
         );
         return false;
       }
-      const verdict = verify(line.bytes);
+      const verdict = verify(line.bytes, checksum);
       if (!verdict.ok) {
         const torn = line.final && verdict.integrity;
         problems.push(
@@ -253,14 +292,28 @@ async function scanLog(path: string, expectedTraceId?: string): Promise<Scan> {
         );
         return false;
       }
+      const impossible = runPath.next(event);
+      if (impossible !== undefined) {
+        problems.push(
+          problem(
+            ErrorCode.LOG_PATH_INVALID,
+            line.number,
+            `${where}: not a step the run could take: ${impossible}`,
+            'the records before this line are a run as it happened; this one and the ones after it were added or changed by something else',
+            path,
+          ),
+        );
+        return false;
+      }
       events.push(event);
+      checksum = verdict.checksum;
       goodEnd = line.end;
       return true;
     });
   } finally {
     await handle.close();
   }
-  return { events, problems, goodEnd, size, traceId };
+  return { events, problems, goodEnd, size, traceId, checksum, path: runPath };
 }
 
 /**
@@ -272,7 +325,9 @@ async function scanLog(path: string, expectedTraceId?: string): Promise<Scan> {
  * - `LOG_RECORD_CORRUPT`: a record before the last fails its checksum, its JSON, or the schema (or
  *   any record fails the schema or is longer than {@link MAX_RECORD_BYTES});
  * - `LOG_SEQUENCE_GAP`: a seq is missing or repeated (the first must be 1);
- * - `LOG_TRACE_MISMATCH`: a record belongs to another run than the first record.
+ * - `LOG_TRACE_MISMATCH`: a record belongs to another run than the first record;
+ * - `LOG_PATH_INVALID`: every record is sound, but this one is not a step the run could take
+ *   (see `createRunPathCheck`): an event after the ending, a tool outside `allowedTools`, …
  *
  * Throws `LOG_NOT_FOUND` when the file does not exist. An empty file reads as no events, no problems.
  *
@@ -344,7 +399,7 @@ async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
 
 /**
  * Opens (creating it if needed) the JSONL event log of ONE run for appending. Each record is a
- * line `<crc32 hex> <JSON>\n`; appends are serialised and written in append mode, and resolve once
+ * line `<chained crc32 hex> <JSON>\n` (see {@link encodeJsonlRecord}); appends are serialised and written in append mode, and resolve once
  * the record is as durable as `options.fsync` says (default `'always'`: fdatasync'd).
  *
  * Only one writer per file: the store holds `<path>.lock` (created exclusively, holding the pid)
@@ -353,7 +408,8 @@ async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
  * its seq; a file with problems is refused with the problem's code (`LOG_RECORD_TORN`: call
  * {@link repairTornTail} first). `append` rejects with `LOG_CONCURRENT_WRITER` when `event.seq` is
  * not the next one, `LOG_TRACE_MISMATCH` for an event of another run, `LOG_RECORD_CORRUPT` for an
- * event that would not read back (schema, size), and `LOG_CLOSED` after `close`. If a write fails,
+ * event that would not read back (schema, size), `LOG_PATH_INVALID` for an event the run could not
+ * have recorded next, and `LOG_CLOSED` after `close`. If a write fails,
  * every later append rejects with the same error. `read(traceId)` reads the file as
  * {@link readJsonlLog} does, and reports records of another run as `LOG_TRACE_MISMATCH`.
  *
@@ -373,6 +429,8 @@ export async function openJsonlEventStore(path: string, options: JsonlEventStore
   let handle: FileHandle;
   let traceId: string | undefined;
   let lastSeq = 0;
+  let checksum = 0;
+  let runPath = createRunPathCheck();
   try {
     const exists = await stat(path).then(
       () => true,
@@ -394,6 +452,8 @@ export async function openJsonlEventStore(path: string, options: JsonlEventStore
       }
       traceId = scan.traceId;
       lastSeq = scan.events.length;
+      checksum = scan.checksum;
+      runPath = scan.path;
     }
     handle = await open(path, 'a');
   } catch (error) {
@@ -468,7 +528,8 @@ export async function openJsonlEventStore(path: string, options: JsonlEventStore
       } catch (error) {
         return refuse(ErrorCode.LOG_RECORD_CORRUPT, `event ${event.seq} cannot be serialised: ${(error as Error).message}`, 'events must be plain JSON data');
       }
-      const bytes = Buffer.from(`${checksumHex(json)} ${json}\n`, 'utf8');
+      const next = crc32(json, checksum);
+      const bytes = Buffer.from(`${hex(next)} ${json}\n`, 'utf8');
       if (bytes.length - 1 > MAX_RECORD_BYTES) {
         return refuse(ErrorCode.LOG_RECORD_CORRUPT, `event ${event.seq} is ${bytes.length} bytes, over the ${MAX_RECORD_BYTES}-byte limit`, 'keep large outputs out of the event log');
       }
@@ -481,8 +542,14 @@ export async function openJsonlEventStore(path: string, options: JsonlEventStore
           'this is a bug in whatever built the event',
         );
       }
+      // Nothing is written that a reader would refuse as a run: a bug upstream stops here.
+      const impossible = runPath.next(readBack as AgentEvent);
+      if (impossible !== undefined) {
+        return refuse(ErrorCode.LOG_PATH_INVALID, `event ${event.seq} is not a step the run could take: ${impossible}`, 'this is a bug in whatever built the event');
+      }
       traceId = event.traceId;
       lastSeq = event.seq;
+      checksum = next;
       return enqueue(async () => {
         await writeAll(handle, bytes);
         dirty = true;

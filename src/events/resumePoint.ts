@@ -3,6 +3,7 @@ import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js
 import type { ResumePoint } from '../machines/reactTypes.js';
 import { AgentEventType, type AgentEvent } from './eventTypes.js';
 import { fold } from './evolve.js';
+import { createRunPathCheck } from './runPath.js';
 
 /** What a run's log says about it: finished with an outcome, or where to pick it up. */
 export type LogStatus =
@@ -13,7 +14,8 @@ export type LogStatus =
  * Reads a run's position off its log (DESIGN.md invariant 4): the fold of the events, and the
  * state to continue from, given the last event that is not a `run.resumed`. Pure.
  *
- * @throws RedflowError LOG_EMPTY when the log does not begin with `run.started`.
+ * @throws RedflowError LOG_EMPTY when the log does not begin with `run.started`, LOG_PATH_INVALID
+ *   when it is not a path the statechart can take (see `createRunPathCheck`).
  */
 export function logStatus(events: readonly AgentEvent[]): LogStatus {
   const first = events[0];
@@ -23,6 +25,17 @@ export function logStatus(events: readonly AgentEvent[]): LogStatus {
         hint: 'a run can only be resumed from a log that recorded its start',
       }),
     );
+  }
+  const path = createRunPathCheck();
+  for (const event of events) {
+    const impossible = path.next(event);
+    if (impossible !== undefined) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.LOG_PATH_INVALID, `event ${event.seq} of run ${first.traceId} is not a step the run could take: ${impossible}`, {
+          hint: 'the log was changed after it was written; only the events before this one can be trusted',
+        }),
+      );
+    }
   }
   const started = first.data;
   const envelope = fold(events, first.traceId);

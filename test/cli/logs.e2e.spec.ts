@@ -5,6 +5,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { encodeJsonlLog } from '../../src/events/jsonlEventStore.js';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
 import {
   ORDER_ANSWER,
   assertBuilt,
@@ -222,5 +224,69 @@ describe.concurrent('redflow resume', () => {
     expect(result.stderr).toContain(`the log's last record was torn (line ${finished.lines.length + 1}); it was cut off`);
     expect(result.stdout).toBe(`${ORDER_ANSWER}\n`);
     expect(await readText(log)).toBe(finished.log);
+  });
+});
+
+/** The finished run's events, to forge logs from: each forged log gets a correct checksum chain. */
+const finishedEvents = () => parseLog(finished.log) as unknown as AgentEvent[];
+
+describe.concurrent('a log valid record by record but impossible as a run', () => {
+  it('should refuse a second run.completed appended after the real one: replay shows the real answer and exits 65', async ({ expect }) => {
+    const events = finishedEvents();
+    const last = events.at(-1) as AgentEvent & { type: 'run.completed' };
+    const forged = { ...last, id: `${last.traceId}:${last.seq + 1}`, seq: last.seq + 1, data: { outcome: { status: 'done', reason: 'final_answer', answer: 'FORGED' } } };
+    const { cwd } = await logWith(encodeJsonlLog([...events, forged as AgentEvent]));
+    const [replayed, resumed] = await Promise.all([redflow(['replay', 'run.jsonl'], { cwd }), redflow(['resume', 'run.jsonl'], { cwd })]);
+    expect(replayed.code, replayed.stderr).toBe(65);
+    expect(replayed.stderr).toMatch(new RegExp(`^line ${forged.seq}: LOG_PATH_INVALID .*nothing may follow the run's ending`, 'm'));
+    expect(replayed.stdout).toContain(`answer: ${ORDER_ANSWER}`);
+    expect(replayed.stdout).not.toContain('FORGED');
+    expect(resumed.code, resumed.stderr).toBe(65);
+    expect(resumed.stdout).not.toContain('FORGED');
+  });
+
+  it('should refuse to resume a log ending in a request for a tool outside allowedTools, without calling it', async ({ expect }) => {
+    const events = finishedEvents();
+    // The first iteration as logged, but the agent allowed only lookup_order and the request is for track_shipment.
+    const started = events[0] as AgentEvent & { type: 'run.started' };
+    const narrowed = { ...started, data: { ...started.data, agent: { ...started.data.agent, allowedTools: ['lookup_order'] } } };
+    const request = events[3] as AgentEvent & { type: 'tool.requested' };
+    const forged = { ...request, data: { ...request.data, tool: 'track_shipment', input: { carrier: 'FastShip', trackingNumber: 'FS-77812' } } };
+    const text = encodeJsonlLog([narrowed as AgentEvent, events[1]!, events[2]!, forged as AgentEvent]);
+    const { cwd, log } = await logWith(text);
+    const resumed = await redflow(['resume', 'run.jsonl'], { cwd });
+    expect(resumed.code, resumed.stderr).toBe(65);
+    expect(resumed.stderr).toContain('error LOG_PATH_INVALID');
+    expect(resumed.stderr).toContain('not in the agent\'s allowedTools');
+    expect(await readText(log)).toBe(text); // nothing appended: nothing ran
+  });
+
+  it('should refuse a record of another run with LOG_TRACE_MISMATCH and exit 65, for replay and resume', async ({ expect }) => {
+    const events = finishedEvents();
+    const stranger = { ...events[4]!, traceId: 'another-run', id: `another-run:${events[4]!.seq}` };
+    const { cwd } = await logWith(encodeJsonlLog([...events.slice(0, 4), stranger]));
+    const [replayed, resumed] = await Promise.all([redflow(['replay', 'run.jsonl'], { cwd }), redflow(['resume', 'run.jsonl'], { cwd })]);
+    for (const result of [replayed, resumed]) {
+      expect(result.code, result.stderr).toBe(65);
+      expect(result.stderr).toContain('LOG_TRACE_MISMATCH');
+      expect(result.stderr).not.toContain('bug');
+    }
+    expect(replayed.stdout).toContain('the log is damaged');
+    expect(replayed.stdout).not.toContain('`redflow resume` continues it');
+  });
+
+  it('should detect a record spliced in from another log of the same run by the checksum chain', async ({ expect }) => {
+    // A second run with the same trace id: its records have their own times, and their own valid checksums.
+    const cwd = await dirs.make();
+    const other = await redflow(['run', example('order-status'), '--input', INPUT, '--json', '--trace-id', finished.json.traceId], { cwd });
+    expect(other.code, other.stderr).toBe(0);
+    const otherLines = logLines(await readText((JSON.parse(other.stdout) as RunJson).log));
+    const spliced = [...finished.lines];
+    spliced[1] = otherLines[1]!; // the other log's line 2, checksum and all
+    expect(spliced[1]).not.toBe(finished.lines[1]);
+    const { cwd: here } = await logWith(spliced.join('\n') + '\n');
+    const replayed = await redflow(['replay', 'run.jsonl', '--json'], { cwd: here });
+    expect(replayed.code, replayed.stderr).toBe(65);
+    expect((JSON.parse(replayed.stdout) as ReplayJson).problems[0]).toMatchObject({ code: 'LOG_RECORD_CORRUPT', position: 2 });
   });
 });

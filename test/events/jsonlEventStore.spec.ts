@@ -9,6 +9,7 @@ import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import {
   MAX_RECORD_BYTES,
+  encodeJsonlLog,
   encodeJsonlRecord,
   openJsonlEventStore,
   readJsonlLog,
@@ -28,26 +29,44 @@ function started(traceId = 'run-1', input: unknown = 'hello'): AgentEvent {
     data: {
       input,
       startedAt: time,
-      agent: { strategy: 'react', maxIterations: 5, allowedTools: ['t'] },
+      agent: { strategy: 'react', maxIterations: 20, allowedTools: ['t'] },
       tools: [],
     },
   };
 }
 
-function requested(seq: number, traceId = 'run-1', prompt = `prompt ${seq}`): AgentEvent {
-  return { id: `${traceId}:${seq}`, traceId, seq, type: 'model.requested', time, iteration: seq - 1, data: { prompt } };
+/**
+ * The event at `seq` (≥ 2) of a run that calls tool `t` every iteration: model.requested,
+ * model.answered, tool.requested, tool.completed, and again. `text` goes into the event's data.
+ */
+function requested(seq: number, traceId = 'run-1', text = `prompt ${seq}`): AgentEvent {
+  const step = (seq - 2) % 4;
+  const iteration = Math.floor((seq - 2) / 4) + 1;
+  const base = { id: `${traceId}:${seq}`, traceId, seq, time, iteration };
+  const idempotencyKey = `${traceId}:${iteration}`;
+  if (step === 0) return { ...base, type: 'model.requested', data: { prompt: text } };
+  if (step === 1) return { ...base, type: 'model.answered', data: { text, durationMs: 1 } };
+  if (step === 2) return { ...base, type: 'tool.requested', data: { tool: 't', input: { text }, confidence: 0.5, idempotencyKey } };
+  return { ...base, type: 'tool.completed', data: { tool: 't', idempotencyKey, ok: true, output: text, durationMs: 1 } };
 }
 
-/** A run of `count` schema-valid events: run.started then model.requested. */
+/** A run of `count` schema-valid events that the statechart could have recorded. */
 function run(count: number, traceId = 'run-1'): AgentEvent[] {
   const events: AgentEvent[] = [started(traceId)];
   for (let seq = 2; seq <= count; seq += 1) events.push(requested(seq, traceId));
   return events;
 }
 
-/** A line with a correct checksum over arbitrary text. */
-function line(text: string): string {
-  return `${crc32(text).toString(16).padStart(8, '0')} ${text}\n`;
+/** Log lines with correct chained checksums, from events or from any text. */
+function lines(...records: (AgentEvent | string)[]): string {
+  let previous = 0;
+  let text = '';
+  for (const record of records) {
+    const json = typeof record === 'string' ? record : JSON.stringify(record);
+    previous = crc32(json, previous);
+    text += `${previous.toString(16).padStart(8, '0')} ${json}\n`;
+  }
+  return text;
 }
 
 async function rejection(promise: Promise<unknown>): Promise<RedflowError> {
@@ -99,14 +118,17 @@ describe('openJsonlEventStore', () => {
 
     const text = await readFile(file, 'utf8');
     expect(text.endsWith('\n')).toBe(true);
-    const lines = text.slice(0, -1).split('\n');
-    expect(lines).toHaveLength(3);
-    lines.forEach((l, i) => {
+    const written = text.slice(0, -1).split('\n');
+    expect(written).toHaveLength(3);
+    let previous = 0;
+    written.forEach((l, i) => {
       const json = l.slice(9);
-      expect(l.slice(0, 9)).toBe(`${crc32(json).toString(16).padStart(8, '0')} `);
+      previous = crc32(json, previous);
+      expect(l.slice(0, 9)).toBe(`${previous.toString(16).padStart(8, '0')} `);
       expect(JSON.parse(json)).toEqual(events[i]);
     });
-    expect(text).toBe(events.map(encodeJsonlRecord).join(''));
+    expect(text).toBe(encodeJsonlLog(events));
+    expect(text).toBe(lines(...events));
   });
 
   it('should read its own file through read(traceId)', async () => {
@@ -204,7 +226,7 @@ describe('openJsonlEventStore', () => {
   });
 
   it('should refuse to open a corrupt log', async () => {
-    await writeFile(file, encodeJsonlRecord(started()) + line('{"not": "an event"}') + encodeJsonlRecord(requested(2)));
+    await writeFile(file, lines(started(), '{"not": "an event"}', requested(2)));
     expect((await rejection(openJsonlEventStore(file))).code).toBe(ErrorCode.LOG_RECORD_CORRUPT);
   });
 
@@ -306,8 +328,7 @@ describe('readJsonlLog', () => {
 
   it('should report a final line without a newline as torn and not fold it', async () => {
     const events = run(3);
-    const whole = encodeJsonlRecord(events[2]!);
-    await writeFile(file, encodeJsonlRecord(events[0]!) + encodeJsonlRecord(events[1]!) + whole.slice(0, -1));
+    await writeFile(file, lines(...events).slice(0, -1));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual(events.slice(0, 2));
     expect(result.problems).toHaveLength(1);
@@ -315,8 +336,7 @@ describe('readJsonlLog', () => {
   });
 
   it('should report a final line whose checksum fails as torn', async () => {
-    const last = encodeJsonlRecord(requested(2)).replace('prompt 2', 'prompt X');
-    await writeFile(file, encodeJsonlRecord(started()) + last);
+    await writeFile(file, lines(started(), requested(2)).replace('prompt 2', 'prompt X'));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual([started()]);
     expect(result.problems.map((p) => [p.code, p.position])).toEqual([[ErrorCode.LOG_RECORD_TORN, 2]]);
@@ -339,7 +359,7 @@ describe('readJsonlLog', () => {
   });
 
   it('should report invalid JSON with a matching checksum as corrupt', async () => {
-    await writeFile(file, encodeJsonlRecord(started()) + line('{"id": "run-1:2", oops') + encodeJsonlRecord(requested(3)));
+    await writeFile(file, lines(started(), '{"id": "run-1:2", oops', requested(3)));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual([started()]);
     expect(result.problems).toHaveLength(1);
@@ -349,7 +369,7 @@ describe('readJsonlLog', () => {
 
   it('should report a record that fails the schema as corrupt, even as the last line', async () => {
     const bad = { ...requested(2), data: { prompt: 42 } };
-    await writeFile(file, encodeJsonlRecord(started()) + line(JSON.stringify(bad)));
+    await writeFile(file, lines(started(), JSON.stringify(bad)));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual([started()]);
     expect(result.problems).toHaveLength(1);
@@ -358,14 +378,14 @@ describe('readJsonlLog', () => {
   });
 
   it('should report a blank line in the middle as corrupt', async () => {
-    await writeFile(file, `${encodeJsonlRecord(started())}\n${encodeJsonlRecord(requested(2))}`);
+    await writeFile(file, `${lines(started())}\n${lines(started(), requested(2)).split('\n')[1]}\n`);
     const result = await readJsonlLog(file);
     expect(result.events).toEqual([started()]);
     expect(result.problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });
   });
 
   it('should report a sequence gap and stop there', async () => {
-    await writeFile(file, [started(), requested(2), requested(4), requested(5)].map(encodeJsonlRecord).join(''));
+    await writeFile(file, lines(started(), requested(2), requested(4), requested(5)));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual(run(2));
     expect(result.problems).toHaveLength(1);
@@ -374,16 +394,16 @@ describe('readJsonlLog', () => {
   });
 
   it('should report a repeated seq and a log not starting at seq 1 as gaps', async () => {
-    await writeFile(file, [started(), requested(2), requested(2)].map(encodeJsonlRecord).join(''));
+    await writeFile(file, lines(started(), requested(2), requested(2)));
     expect((await readJsonlLog(file)).problems.map((p) => [p.code, p.position])).toEqual([[ErrorCode.LOG_SEQUENCE_GAP, 3]]);
-    await writeFile(file, [requested(2), requested(3)].map(encodeJsonlRecord).join(''));
+    await writeFile(file, lines(requested(2), requested(3)));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual([]);
     expect(result.problems.map((p) => [p.code, p.position])).toEqual([[ErrorCode.LOG_SEQUENCE_GAP, 1]]);
   });
 
   it('should report a record of another run as LOG_TRACE_MISMATCH', async () => {
-    await writeFile(file, [started('run-1'), requested(2, 'run-2')].map(encodeJsonlRecord).join(''));
+    await writeFile(file, lines(started('run-1'), requested(2, 'run-2')));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual([started('run-1')]);
     expect(result.problems.map((p) => [p.code, p.position])).toEqual([[ErrorCode.LOG_TRACE_MISMATCH, 2]]);
@@ -391,7 +411,7 @@ describe('readJsonlLog', () => {
 
   it('should report an oversized line as corrupt without crashing', async () => {
     const huge = Buffer.alloc(MAX_RECORD_BYTES + 100, 0x61);
-    await writeFile(file, Buffer.concat([Buffer.from(encodeJsonlRecord(started())), huge, Buffer.from('\n'), Buffer.from(encodeJsonlRecord(requested(2)))]));
+    await writeFile(file, Buffer.concat([Buffer.from(encodeJsonlRecord(started())), huge, Buffer.from('\n'), Buffer.from(lines(started(), requested(2)).split('\n')[1] + '\n')]));
     const result = await readJsonlLog(file);
     expect(result.events).toEqual([started()]);
     expect(result.problems).toHaveLength(1);
@@ -439,7 +459,7 @@ describe('repairTornTail', () => {
   });
 
   it('should refuse with LOG_RECORD_CORRUPT when the log has a sequence gap', async () => {
-    await writeFile(file, [started(), requested(3)].map(encodeJsonlRecord).join('') + 'torn');
+    await writeFile(file, lines(started(), requested(3)) + 'torn');
     expect((await rejection(repairTornTail(file))).code).toBe(ErrorCode.LOG_RECORD_CORRUPT);
   });
 
@@ -457,7 +477,7 @@ describe('readJsonlLog (properties)', () => {
     requested(5, 'run-1', 'ü'.repeat(40)),
     requested(6),
   ];
-  const original = Buffer.from(events.map(encodeJsonlRecord).join(''), 'utf8');
+  const original = Buffer.from(encodeJsonlLog(events), 'utf8');
   const boundaries = new Set<number>([0]);
   for (let i = 0; i < original.length; i += 1) if (original[i] === 0x0a) boundaries.add(i + 1);
 

@@ -13,6 +13,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
 import type { EventStore, LogProblem, ReadResult } from '../eventStore.js';
 import type { AgentEvent } from '../eventTypes.js';
+import { createRunPathCheck } from '../runPath.js';
 
 /** Options of {@link openJetStreamEventStore}. */
 export interface JetStreamEventStoreOptions {
@@ -174,6 +175,7 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
   const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runTrace(prefix, traceId) });
   const events: AgentEvent[] = [];
   const problems: LogProblem[] = [];
+  const runPath = createRunPathCheck();
   let position = 0;
   let more = true;
   try {
@@ -185,7 +187,9 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
         position++;
         if (problems.length === 0) {
           const verdict = decode(message.data, traceId, events.length + 1, position);
+          const impossible = 'problem' in verdict ? undefined : runPath.next(verdict.event);
           if ('problem' in verdict) problems.push(verdict.problem);
+          else if (impossible !== undefined) problems.push(problem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
           else events.push(verdict.event);
         }
         if (message.info.pending === 0) {

@@ -1,0 +1,172 @@
+import { AgentEventType, isTerminal, type AgentEvent } from './eventTypes.js';
+
+/**
+ * The events that may follow each event type in a run's log: the statechart's own transitions,
+ * one recorded event per step (`concluding` and `checkingStop` record nothing of their own).
+ * `run.resumed` may follow any event but a terminal one, and is then followed by what could have
+ * followed the event before it. Endings (`run.completed`, `run.failed`) are checked apart, since
+ * which may come depends on the run's conversation and on its memory step.
+ */
+const NEXT: { readonly [T in AgentEventType]: readonly AgentEventType[] } = {
+  [AgentEventType.RunStarted]: [AgentEventType.ModelRequested],
+  [AgentEventType.RunResumed]: [],
+  // An answer, or the end: a model failure, an abort, the timeout.
+  [AgentEventType.ModelRequested]: [AgentEventType.ModelAnswered, AgentEventType.RunFailed],
+  // A tool call, or the end: a final answer, an invalid answer.
+  [AgentEventType.ModelAnswered]: [AgentEventType.ToolRequested, AgentEventType.RunCompleted, AgentEventType.RunFailed],
+  // The result, or the end: an abort, the timeout.
+  [AgentEventType.ToolRequested]: [AgentEventType.ToolCompleted, AgentEventType.RunFailed],
+  // The next iteration, or a stop condition.
+  [AgentEventType.ToolCompleted]: [AgentEventType.ModelRequested, AgentEventType.RunCompleted],
+  [AgentEventType.MemoryRequested]: [AgentEventType.MemorySaved, AgentEventType.RunFailed],
+  [AgentEventType.MemorySaved]: [AgentEventType.RunCompleted, AgentEventType.RunFailed],
+  [AgentEventType.RunCompleted]: [],
+  [AgentEventType.RunFailed]: [],
+};
+
+/** What the log says so far: enough to judge the next event. */
+interface PathState {
+  readonly traceId: string;
+  readonly allowedTools: ReadonlySet<string>;
+  readonly maxIterations: number;
+  readonly conversation: boolean;
+  /** The last event that is not a `run.resumed`. */
+  last: AgentEvent;
+  lastSeq: number;
+  iteration: number;
+  /** The tool call of the current iteration, once requested. */
+  call: { readonly tool: string; readonly idempotencyKey: string } | undefined;
+  /** The ending the memory step was asked to record, once requested. */
+  ending: AgentEventType | undefined;
+}
+
+/** Checks a run's log one event at a time: see {@link createRunPathCheck}. */
+export interface RunPathCheck {
+  /** `undefined` when `event` may come next, else why it may not. The check then stays failed. */
+  next(event: AgentEvent): string | undefined;
+}
+
+/**
+ * A check that a run's log is a path the statechart can take, event by event: it starts with
+ * `run.started` (seq 1); seqs are contiguous; every event is of the run; each iteration asks the
+ * model once, then calls at most one tool, and only a tool of the agent's `allowedTools`, whose
+ * result comes back under the call's own key; no iteration goes past `maxIterations`; a run with
+ * a conversation saves its turn (`memory.requested`, `memory.saved`) before its ending, and the
+ * ending is the one the save was asked to record; nothing follows the ending. Every record can be
+ * well formed while the log as a whole is impossible (records appended, spliced or dropped by
+ * hand, or by a bug); replay and resume trust only the part of a log that passes.
+ *
+ * Pure; costs a few comparisons per event.
+ *
+ * @example
+ * ```ts
+ * const check = createRunPathCheck();
+ * for (const event of events) {
+ *   const why = check.next(event);
+ *   if (why) throw new Error(`event ${event.seq}: ${why}`);
+ * }
+ * ```
+ */
+export function createRunPathCheck(): RunPathCheck {
+  let state: PathState | undefined;
+  let failed: string | undefined;
+
+  const judge = (event: AgentEvent): string | undefined => {
+    if (state === undefined) {
+      if (event.type !== AgentEventType.RunStarted) return `a run's log begins with run.started, not ${event.type}`;
+      if (event.seq !== 1) return `the first event has seq ${event.seq}, not 1`;
+      if (event.iteration !== 0) return `run.started is at iteration ${event.iteration}, not 0`;
+      state = {
+        traceId: event.traceId,
+        allowedTools: new Set(event.data.agent.allowedTools),
+        maxIterations: event.data.agent.maxIterations,
+        conversation: event.data.conversationId !== undefined,
+        last: event,
+        lastSeq: 1,
+        iteration: 0,
+        call: undefined,
+        ending: undefined,
+      };
+      return undefined;
+    }
+    const s = state;
+    if (event.traceId !== s.traceId) return `the event belongs to run ${event.traceId}, not ${s.traceId}`;
+    if (event.seq !== s.lastSeq + 1) return `expected seq ${s.lastSeq + 1}, found ${event.seq}`;
+    if (isTerminal(s.last)) return `nothing may follow the run's ending (${s.last.type} at seq ${s.last.seq})`;
+    if (event.type === AgentEventType.RunResumed) {
+      if (event.data.afterSeq !== s.lastSeq) return `run.resumed says it follows seq ${event.data.afterSeq}, but it follows seq ${s.lastSeq}`;
+      if (event.iteration !== s.iteration) return `run.resumed is at iteration ${event.iteration}, not ${s.iteration}`;
+      s.lastSeq = event.seq;
+      return undefined;
+    }
+    const why = judgeStep(s, event);
+    if (why !== undefined) return why;
+    s.last = event;
+    s.lastSeq = event.seq;
+    return undefined;
+  };
+
+  return {
+    next(event) {
+      failed ??= judge(event);
+      return failed;
+    },
+  };
+}
+
+function judgeStep(s: PathState, event: AgentEvent): string | undefined {
+  const from = s.last.type;
+  if (event.type === AgentEventType.MemoryRequested) {
+    if (!s.conversation) return 'memory.requested in a run that keeps no conversation';
+    if (from === AgentEventType.RunStarted || from === AgentEventType.MemoryRequested || from === AgentEventType.MemorySaved) {
+      return `memory.requested cannot follow ${from}`;
+    }
+    if (event.iteration !== s.iteration) return `memory.requested is at iteration ${event.iteration}, not ${s.iteration}`;
+    s.ending = event.data.ending.type;
+    return undefined;
+  }
+  if (!NEXT[from].includes(event.type)) return `${event.type} cannot follow ${from}`;
+  switch (event.type) {
+    case AgentEventType.ModelRequested: {
+      const iteration = s.iteration + 1;
+      if (event.iteration !== iteration) return `model.requested is at iteration ${event.iteration}, not ${iteration}`;
+      if (iteration > s.maxIterations) return `iteration ${iteration} is past maxIterations (${s.maxIterations})`;
+      s.iteration = iteration;
+      s.call = undefined;
+      return undefined;
+    }
+    case AgentEventType.ToolRequested: {
+      if (event.iteration !== s.iteration) return `tool.requested is at iteration ${event.iteration}, not ${s.iteration}`;
+      if (!s.allowedTools.has(event.data.tool)) return `the tool "${event.data.tool}" is not in the agent's allowedTools`;
+      s.call = { tool: event.data.tool, idempotencyKey: event.data.idempotencyKey };
+      return undefined;
+    }
+    case AgentEventType.ToolCompleted: {
+      if (event.iteration !== s.iteration) return `tool.completed is at iteration ${event.iteration}, not ${s.iteration}`;
+      if (event.data.tool !== s.call?.tool || event.data.idempotencyKey !== s.call.idempotencyKey) {
+        return `tool.completed is for ${event.data.tool} (${event.data.idempotencyKey}), not the call requested`;
+      }
+      return undefined;
+    }
+    case AgentEventType.RunCompleted:
+    case AgentEventType.RunFailed:
+      return judgeEnding(s, event);
+    default:
+      if (event.iteration !== s.iteration) return `${event.type} is at iteration ${event.iteration}, not ${s.iteration}`;
+      return undefined;
+  }
+}
+
+/** A run with a conversation ends after its memory step: as the save said, or blocked by the memory. */
+function judgeEnding(s: PathState, event: AgentEvent & { type: 'run.completed' | 'run.failed' }): string | undefined {
+  if (event.iteration !== s.iteration) return `${event.type} is at iteration ${event.iteration}, not ${s.iteration}`;
+  const from = s.last.type;
+  if (!s.conversation) return undefined;
+  if (from === AgentEventType.MemorySaved) {
+    return event.type === s.ending ? undefined : `the memory step was to end the run with ${s.ending ?? '?'}, not ${event.type}`;
+  }
+  if (from === AgentEventType.MemoryRequested) {
+    return event.data.outcome.reason === 'memory_error' ? undefined : 'only a memory failure ends a run while its turn is being saved';
+  }
+  return `a run that keeps a conversation saves its turn before it ends (${event.type} follows ${from})`;
+}
