@@ -14,6 +14,8 @@ export { validators, compileUserSchema, SchemaFile, loadSchema } from './contrac
 export type { InputValidator } from './contracts/schemas.js';
 export { ErrorCode, RedflowError, errorInfo, toErrorInfo } from './errors.js';
 export type { ErrorInfo } from './errors.js';
+export { REDACTED, registerSecret, registerEnvironmentSecrets, redactSecrets, redactSecretsInData, createSecretRegistry } from './secrets.js';
+export type { SecretRegistry } from './secrets.js';
 
 export { reactMachine, ReactState } from './machines/reactMachine.js';
 export type { ReactMachineInput, ResumePoint, ResumeAt, ReactEvent, TransportCommand } from './machines/reactTypes.js';

@@ -6,6 +6,7 @@ import type { ModelActor, ModelAnswer, ModelRequest } from './model.js';
 import { Subject } from './subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from './tool.js';
 import type { Subscription, Transport } from './transport.js';
+import { redactSecretsInData } from '../secrets.js';
 
 /** Largest tool output (as JSON) kept as an observation. */
 export const MAX_TOOL_OUTPUT_CHARS = 1_000_000;
@@ -88,7 +89,9 @@ function checkModelRequest(request: unknown, subject: string): asserts request i
 
 /**
  * Runs one call of `tool` and returns its result as data, as {@link serveTool} answers it: a throw,
- * or an output that is not JSON (or too large), is `{ ok: false, error }`. Never rejects.
+ * or an output that is not JSON (or too large), is `{ ok: false, error }`. Never rejects. Secrets
+ * this process knows (a header the tool sent and the server echoed, an environment variable the
+ * tool read) are redacted here, since on a cluster the core does not know them.
  *
  * @example
  * ```ts
@@ -103,9 +106,9 @@ export async function runTool(tool: ToolDefinition, request: ToolRequest, signal
       traceId: request.traceId,
       iteration: request.iteration,
     });
-    return { ok: true, output: asJson(output, tool.name) };
+    return { ok: true, output: redactSecretsInData(asJson(output, tool.name)) };
   } catch (error) {
-    return { ok: false, error: toErrorInfo(error, ErrorCode.TOOL_FAILED) };
+    return { ok: false, error: redactSecretsInData(toErrorInfo(error, ErrorCode.TOOL_FAILED)) };
   }
 }
 

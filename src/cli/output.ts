@@ -1,4 +1,5 @@
 import type { Writable } from 'node:stream';
+import { redactSecrets } from '../secrets.js';
 
 /** Where a command writes, and whether it may colour and redraw (a TTY). */
 export interface Output {
@@ -18,7 +19,7 @@ export function styles(color: boolean) {
   return { dim: wrap('2'), bold: wrap('1'), red: wrap('31'), green: wrap('32'), yellow: wrap('33'), cyan: wrap('36') };
 }
 
-/** Writes one line. */
+/** Writes one line, with every secret the process knows redacted (an answer, an error, a replayed log). */
 export function line(stream: Writable, text = ''): void {
-  stream.write(`${text}\n`);
+  stream.write(`${redactSecrets(text)}\n`);
 }

@@ -336,6 +336,10 @@ export interface ModelLlmConfig {
    */
   jsonMode?: boolean;
   /**
+   * Largest response body read from the server, in bytes; a larger one fails with MODEL_RESPONSE_TOO_LARGE.
+   */
+  maxResponseBytes?: number;
+  /**
    * scripted: the answers, one per iteration; strings are sent as-is, objects as JSON.
    */
   answers?: unknown[];

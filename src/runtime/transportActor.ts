@@ -5,6 +5,7 @@ import { Header, type Headers, type Reply, type RequestOptions, type Transport }
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
 import type { Clock } from './clock.js';
+import { redactReply, type ReplyRedactor } from './redactReply.js';
 import { limitToolResult } from './dataLimits.js';
 
 /** Where the core's requests go. */
@@ -38,6 +39,11 @@ export interface TransportEffects {
    * actors in this process; distributed core workers set it, since there a worker may die mid-call.
    */
   readonly attemptTimeoutMs?: number;
+  /**
+   * Applied to every actor reply before the statechart sees it (so the log and the live envelope
+   * hold the same data). Default: cut out every secret this process knows (`redactReply`).
+   */
+  readonly redact?: ReplyRedactor;
 }
 
 /**
@@ -73,6 +79,7 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
   const toolTimeoutMs = effects.toolTimeoutMs ?? 120_000;
   const memoryTimeoutMs = effects.memoryTimeoutMs ?? 30_000;
   const attemptTimeoutMs = effects.attemptTimeoutMs ?? Number.POSITIVE_INFINITY;
+  const redact = effects.redact ?? redactReply;
   const stopped = new AbortController();
   const { signal } = stopped;
   let ended = false;
@@ -94,7 +101,7 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
       return transport
         .request<Req, Res>(subject, data, options)
         .then((answer) => {
-          if (answer.ok || ended || !worthRetrying(answer.error) || clock.now() + delayMs >= deadline) return answer;
+          if (answer.ok || ended || !worthRetrying(answer.error) || clock.now() + delayMs >= deadline) return redact(answer);
           return new Promise<Reply<Res>>((resolve) => setTimeout(() => resolve(attempt(Math.min(delayMs * 2, 2000))), delayMs));
         });
     };

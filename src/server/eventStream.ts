@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { redactSecrets } from '../secrets.js';
 
 /** How often a comment is sent on an idle stream, so proxies and browsers keep it open: 15 s. */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
@@ -7,17 +8,17 @@ export const DEFAULT_KEEPALIVE_MS = 15_000;
 const RECONNECT_MS = 1000;
 
 /**
- * Each event object's JSON, made once however many streams send it: the followers of one run all
- * get the same (never mutated) event objects, and serialising per follower dominated a run
- * followed by many clients.
+ * Each event object's JSON (with the secrets the server knows redacted), made once however many
+ * streams send it: the followers of one run all get the same (never mutated) event objects, and
+ * serialising per follower dominated a run followed by many clients.
  */
 const jsonOfEvent = new WeakMap<object, string>();
 
 function json(data: unknown): string {
-  if (typeof data !== 'object' || data === null) return JSON.stringify(data);
+  if (typeof data !== 'object' || data === null) return redactSecrets(JSON.stringify(data));
   let text = jsonOfEvent.get(data);
   if (text === undefined) {
-    text = JSON.stringify(data);
+    text = redactSecrets(JSON.stringify(data));
     jsonOfEvent.set(data, text);
   }
   return text;
@@ -78,7 +79,7 @@ export function openEventStream(res: ServerResponse, options: { readonly keepAli
       write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${json(data)}\n\n`);
     },
     end(event, data) {
-      write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      write(`event: ${event}\ndata: ${redactSecrets(JSON.stringify(data))}\n\n`);
       if (!res.writableEnded) res.end();
       close();
     },

@@ -1,12 +1,14 @@
 import type { ServerResponse } from 'node:http';
 import { errorAnswer, type ErrorAnswer } from './apiErrors.js';
+import { redactSecrets } from '../secrets.js';
 
 /**
- * Sends `body` as JSON. API answers are never cached: they describe runs and files that change
- * under the client's feet.
+ * Sends `body` as JSON, with every secret the server knows redacted (a run's data, an error's
+ * message or hint). API answers are never cached: they describe runs and files that change under
+ * the client's feet.
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
-  const text = JSON.stringify(body);
+  const text = redactSecrets(JSON.stringify(body));
   res.writeHead(status, {
     ...headers,
     'Content-Type': 'application/json; charset=utf-8',

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { redactSecrets, registerSecret } from '../secrets.js';
 import { ApiError } from './apiErrors.js';
 import { apiRoutes } from './apiRoutes.js';
 import { assertLocalHostHeader, assertTokenForHost, authorize } from './auth.js';
@@ -87,8 +88,10 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
   const host = options.host ?? DEFAULT_HOST;
   const token = options.token === undefined || options.token === '' ? undefined : options.token;
   assertTokenForHost(host, token);
+  // A token in a run's data or an error (a request echoing ?token=) is redacted like any secret.
+  registerSecret(token);
   const flows = createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR);
-  const logError = options.logError ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const logError = options.logError ?? ((line: string) => process.stderr.write(`${redactSecrets(line)}\n`));
   const backend =
     options.backend ??
     createEmbeddedRunBackend({

@@ -8,6 +8,7 @@ import {
 } from '../../src/actors/models/openAiChatModel.js';
 import type { SleepFunction } from '../../src/actors/retry.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
+import { validators } from '../../src/contracts/schemas.js';
 import {
   startFakeChatCompletionsServer,
   stopFakeChatCompletionsServer,
@@ -427,6 +428,23 @@ describe('createOpenAiChatModel: bad responses', () => {
   });
 });
 
+describe('MODEL_RESPONSE_TOO_LARGE names a setting the model node takes', () => {
+  it('should hint at "maxResponseBytes", which the model.llm schema accepts and the model honours', async () => {
+    const big = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'x'.repeat(10_000) } }] });
+    server.enqueue({ kind: 'raw', body: big });
+    const error = await caught(model({ maxResponseBytes: 1024 }).complete(REQUEST, never()));
+    expect(error.code).toBe(ErrorCode.MODEL_RESPONSE_TOO_LARGE);
+    const hinted = /"(\w+)" in the model node's config/.exec(error.hint ?? '')?.[1];
+    expect(hinted).toBe('maxResponseBytes');
+    const node = { model: 'gpt-test', baseUrl: server.baseUrl, [hinted as string]: 64 * 1024 };
+    expect(validators.modelLlmConfig(node), JSON.stringify(validators.modelLlmConfig.errors)).toBe(true);
+    // Raised as the hint says, the same answer goes through.
+    server.enqueue({ kind: 'raw', body: big });
+    const config = { ...resolveOpenAiConfig(node, {}), retry: { sleep: fastSleep } };
+    expect((await createOpenAiChatModel(config).complete(REQUEST, never())).text).toHaveLength(10_000);
+  });
+});
+
 describe('createOpenAiChatModel: the API key never leaks', () => {
   it('should redact a key the server echoes in its 401 message', async () => {
     server.enqueue({ kind: 'error', status: 401, message: `Incorrect API key provided: ${API_KEY}.` });
@@ -466,6 +484,13 @@ describe('createOpenAiChatModel: the API key never leaks', () => {
     for (const failure of failures) expectNoKey(failure);
     // The key was sent, so redaction (not absence) is what kept it out.
     expect(server.requests[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
+  });
+
+  it('should redact the key from a 200 answer whose content echoes it (a buggy or hostile proxy)', async () => {
+    server.enqueue({ kind: 'completion', content: `{"action":"final","message":"your key is ${API_KEY}","confidence":0.9}` });
+    const answer = await model().complete(REQUEST, never());
+    expect(answer.text).toBe('{"action":"final","message":"your key is [redacted]","confidence":0.9}');
+    expect(JSON.stringify(answer)).not.toContain(API_KEY);
   });
 
   it('should reject a key with a line break without echoing it', () => {

@@ -4,6 +4,7 @@ import type { ModelActor, ModelAnswer, ModelRequest } from '../model.js';
 import { abortError, retryWithBackoff, type RetryOptions } from '../retry.js';
 import { startDeadline } from '../deadline.js';
 import { readCappedBody, type CappedBody } from '../httpBody.js';
+import { redactSecrets, registerSecret } from '../../secrets.js';
 
 /** Settings of {@link createOpenAiChatModel}. */
 export interface OpenAiChatModelConfig {
@@ -108,6 +109,7 @@ export function resolveOpenAiConfig(nodeConfig: ModelLlmConfig, env: NodeJS.Proc
   if (nodeConfig.timeoutMs !== undefined) config.timeoutMs = nodeConfig.timeoutMs;
   if (nodeConfig.maxRetries !== undefined) config.maxRetries = nodeConfig.maxRetries;
   if (nodeConfig.jsonMode !== undefined) config.jsonMode = nodeConfig.jsonMode;
+  if (nodeConfig.maxResponseBytes !== undefined) config.maxResponseBytes = nodeConfig.maxResponseBytes;
   return config;
 }
 
@@ -131,6 +133,7 @@ interface Resolved {
   readonly maxRetries: number;
   readonly maxResponseBytes: number;
   readonly fetch: typeof fetch;
+  /** Cuts the key (whatever its length) and every other secret of the process out of error text. */
   readonly redact: (text: string) => string;
 }
 
@@ -168,6 +171,8 @@ function resolve(config: OpenAiChatModelConfig): Resolved {
   }
   const root = `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
   const apiKey = config.apiKey?.trim() || undefined;
+  // Known to the process from now on, so nothing it records or sends can show it.
+  registerSecret(apiKey);
   if (apiKey !== undefined && !/^[\x21-\x7e]+$/.test(apiKey)) {
     // Never echo the key: fetch would put it into its "invalid header value" message.
     throw configError(
@@ -193,7 +198,7 @@ function resolve(config: OpenAiChatModelConfig): Resolved {
     maxRetries,
     maxResponseBytes: positive(config.maxResponseBytes, OPENAI_DEFAULTS.maxResponseBytes, 'maxResponseBytes'),
     fetch: fetchImpl,
-    redact: apiKey === undefined ? (text) => text : (text) => text.split(apiKey).join('[redacted]'),
+    redact: apiKey === undefined ? redactSecrets : (text) => redactSecrets(text.split(apiKey).join('[redacted]')),
   };
 }
 
@@ -313,7 +318,9 @@ function parseCompletion(bytes: Uint8Array, r: Resolved): { text: string; usage:
         : 'The server is not speaking the Chat Completions protocol as expected; check baseUrl and the server version.',
     );
   }
-  return { text: content, usage: toUsage(body.usage) };
+  // A proxy (buggy or hostile) may echo the key into the answer: in distributed mode only this
+  // process knows the key, so it is cut here, before the answer leaves. Usage holds only numbers.
+  return { text: redactSecrets(content), usage: toUsage(body.usage) };
 }
 
 /** One HTTP attempt: throws an {@link AttemptError} (retryable) or a final `RedflowError`. */
@@ -422,7 +429,7 @@ async function attemptOnce(r: Resolved, body: string, runSignal: AbortSignal): P
       new RedflowError({
         code: ErrorCode.MODEL_RESPONSE_TOO_LARGE,
         message: `${r.shownUrl} sent a response larger than ${r.maxResponseBytes} bytes`,
-        hint: 'Lower maxTokens, or raise maxResponseBytes if such large answers are expected.',
+        hint: `Lower "maxTokens", or raise "maxResponseBytes" in the model node's config (now ${r.maxResponseBytes}) if such large answers are expected.`,
       });
     const declared = Number(response.headers.get('content-length') ?? NaN);
     if (Number.isFinite(declared) && declared > r.maxResponseBytes) {

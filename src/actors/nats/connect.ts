@@ -12,6 +12,7 @@ import {
   type NodeConnectionOptions,
 } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { registerSecret } from '../../secrets.js';
 
 /** Options of {@link connectNats}. At most one way to authenticate may be given. */
 export interface ConnectNatsOptions {
@@ -54,6 +55,8 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
  */
 export async function natsConnectionOptions(options: ConnectNatsOptions): Promise<NodeConnectionOptions> {
   const servers = typeof options.servers === 'string' ? options.servers : [...options.servers];
+  // Known to the process from now on, so no log line, event or answer can show them.
+  for (const secret of [options.pass, options.token, options.nkeySeed]) registerSecret(secret);
   const ways = [
     options.user !== undefined || options.pass !== undefined ? 'user/pass' : undefined,
     options.token !== undefined ? 'token' : undefined,

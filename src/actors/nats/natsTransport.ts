@@ -8,6 +8,7 @@ import {
   type Subscription as NatsSubscription,
 } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo, type ErrorInfo } from '../../errors.js';
+import { redactSecrets } from '../../secrets.js';
 import type {
   Headers,
   Reply,
@@ -61,7 +62,7 @@ export interface NatsTransportOptions {
 }
 
 const noHeaders: Headers = Object.freeze({});
-const defaultLog: NatsTransportLog = (line) => void process.stderr.write(`${line}\n`);
+const defaultLog: NatsTransportLog = (line) => void process.stderr.write(`${redactSecrets(line)}\n`);
 
 /**
  * The distributed transport: request/reply and publish/subscribe over a NATS connection, with

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { redactSecrets } from '../../secrets.js';
 import { checkToolRequest, runTool } from '../serveActors.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../tool.js';
 import type { HandlerContext, Subscription, Transport } from '../transport.js';
@@ -38,7 +39,7 @@ const MAX_POLL_MS = 250;
 /** Attempts to store a result before answering it unstored. */
 const COMPLETE_ATTEMPTS = 3;
 
-const defaultLog = (line: string): void => void process.stderr.write(`${line}\n`);
+const defaultLog = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`);
 
 /**
  * Serves `tool` on `subject` like `serveTool`, but executes each idempotency key at most once
