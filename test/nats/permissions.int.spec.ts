@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Kvm, type KV } from '@nats-io/kv';
+import { Kvm } from '@nats-io/kv';
 import { PermissionViolationError, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowDefinition } from '../../src/contracts/schema-types.js';
@@ -109,28 +109,29 @@ function isPermissionError(error: unknown): boolean {
   return false;
 }
 
-/** A KV key for an idempotency key (KV keys are limited to letters, digits and `-/_=.`). */
-const resultKey = (idempotencyKey: string) => createHash('sha256').update(idempotencyKey).digest('hex');
-
-/** A tool that keeps its result by idempotency key in redflow-tool-results, as tool workers do. */
-function idempotentTool(name: string, kv: KV, execute: (input: Record<string, unknown>) => unknown) {
+/** A tool taking `{ id }` that counts its executions. */
+function idTool(name: string, execute: (input: Record<string, unknown>) => unknown) {
   let executions = 0;
   const tool: ToolDefinition = {
     name,
-    description: `${name}, remembered by idempotency key`,
+    description: `${name} by id`,
     inputSchema: { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: false },
-    async execute(input, context) {
-      const key = resultKey(context.idempotencyKey);
-      const stored = await kv.get(key);
-      if (stored && stored.operation === 'PUT') return stored.json();
+    execute(input) {
       executions++;
-      const output = execute(input);
-      await kv.put(key, JSON.stringify(output));
-      return output;
+      return execute(input);
     },
   };
   return { tool, executions: () => executions };
 }
+
+/** A tool request as a core worker sends it. */
+const toolRequest = (tool: string, traceId: string, iteration: number, input: Record<string, unknown>) => ({
+  traceId,
+  iteration,
+  tool,
+  input,
+  idempotencyKey: `${traceId}:${iteration}`,
+});
 
 let core: Client;
 let runClient: Client;
@@ -249,8 +250,9 @@ describe('deploy/nats/redflow.conf', () => {
   });
 
   it('should run an agent end to end: core asks the model and tool workers, logs to JetStream, tools keep results by key', async () => {
-    const toolsKv = await new Kvm(toolLookup.nc).create(Storage.toolResultsBucket(PREFIX));
-    const lookup = idempotentTool('lookup_order', toolsKv, (input) => ({ id: input.id, status: 'shipped' }));
+    // The `tool` user makes the results bucket; the confined user binds to it.
+    await idempotentToolServer(tool.nc, PREFIX);
+    const lookup = idTool('lookup_order', (input) => ({ id: input.id, status: 'shipped' }));
     const echo = countingTool('echo');
     const served = [
       serveModel(
@@ -258,7 +260,7 @@ describe('deploy/nats/redflow.conf', () => {
         Subject.model(PREFIX, 'llm1'),
         createScriptedModel([answer.tool('lookup_order', { id: 'A-1001' }), answer.tool('echo', { text: 'hi' }), answer.final('Shipped.')]),
       ),
-      serveTool(toolLookup.transport, Subject.tool(PREFIX, 'lookup_order'), lookup.tool),
+      (await idempotentToolServer(toolLookup.nc, PREFIX))(toolLookup.transport, Subject.tool(PREFIX, 'lookup_order'), lookup.tool),
       serveTool(tool.transport, Subject.tool(PREFIX, 'echo'), echo.tool),
     ];
     await Promise.all([model.nc.flush(), toolLookup.nc.flush(), tool.nc.flush()]);
@@ -289,24 +291,18 @@ describe('deploy/nats/redflow.conf', () => {
     expect(echo.calls).toEqual([{ text: 'hi' }]);
 
     // A repeated key is answered from the bucket, not executed again.
-    const again = await core.transport.request(
-      Subject.tool(PREFIX, 'lookup_order'),
-      { traceId: 'perm-run-1', iteration: 1, tool: 'lookup_order', input: { id: 'A-1001' }, idempotencyKey: 'same-key' },
-      { timeoutMs: 2000 },
-    );
-    const repeated = await core.transport.request(
-      Subject.tool(PREFIX, 'lookup_order'),
-      { traceId: 'perm-run-1', iteration: 1, tool: 'lookup_order', input: { id: 'A-1001' }, idempotencyKey: 'same-key' },
-      { timeoutMs: 2000 },
-    );
-    expect(again).toEqual({ ok: true, data: { ok: true, output: { id: 'A-1001', status: 'shipped' } } });
-    expect(repeated).toEqual(again);
-    expect(lookup.executions()).toBe(2);
+    const repeated = await core.transport.request(Subject.tool(PREFIX, 'lookup_order'), toolRequest('lookup_order', 'perm-run-1', 1, { id: 'A-1001' }), {
+      timeoutMs: 2000,
+    });
+    expect(repeated).toEqual({ ok: true, data: { ok: true, output: { id: 'A-1001', status: 'shipped' } } });
+    expect(lookup.executions()).toBe(1);
 
     tail.unsubscribe();
     for (const subscription of served) subscription.unsubscribe();
     await store.close();
-    for (const client of [core, runClient, model, tool, toolLookup]) expect(client.errors).toEqual([]);
+    for (const client of [core, runClient, model, tool]) expect(client.errors).toEqual([]);
+    // The confined user's one refusal: opening the results bucket, which it may not look up (it binds instead).
+    expect(toolLookup.errors.map((error) => error.message)).toEqual([expect.stringContaining('Publish to "$JS.API.INFO"')]);
   });
 
   it('should let core workers serve run starts to `redflow run` clients, and use the runs and memory buckets', async () => {
@@ -418,6 +414,52 @@ describe('deploy/nats/redflow.conf', () => {
   });
 
   describe('a user confined to one tool', () => {
+    it("should reach only its own tool's results: never read or forge another tool's, while its own repeated key is answered from storage", async () => {
+      const bucket = Storage.toolResultsBucket(PREFIX);
+      const stream = `KV_${bucket}`;
+      // track_shipment runs under the `tool` user, lookup_order under the confined one.
+      const [core, tool, toolLookup] = await Promise.all([connectAs('core'), connectAs('tool'), connectAs('tool_lookup')]);
+      const track = idTool('track_shipment', (input) => ({ id: input.id, at: 'depot' }));
+      const lookup = idTool('lookup_order', (input) => ({ id: input.id, status: 'shipped' }));
+      const served = [
+        (await idempotentToolServer(tool.nc, PREFIX))(tool.transport, Subject.tool(PREFIX, 'track_shipment'), track.tool),
+        (await idempotentToolServer(toolLookup.nc, PREFIX))(toolLookup.transport, Subject.tool(PREFIX, 'lookup_order'), lookup.tool),
+      ];
+      await Promise.all([tool.nc.flush(), toolLookup.nc.flush()]);
+      const call = (name: string, traceId: string, iteration: number) =>
+        core.transport.request(Subject.tool(PREFIX, name), toolRequest(name, traceId, iteration, { id: 'A-1' }), { timeoutMs: 5000 });
+      try {
+        // Its own tool, end to end: a repeated key is answered from storage, not executed again.
+        const first = await call('lookup_order', 'confined-run-1', 1);
+        expect(first).toEqual({ ok: true, data: { ok: true, output: { id: 'A-1', status: 'shipped' } } });
+        expect(await call('lookup_order', 'confined-run-1', 1)).toEqual(first);
+        expect(lookup.executions()).toBe(1);
+        expect(await call('track_shipment', 'confined-run-1', 2)).toEqual({ ok: true, data: { ok: true, output: { id: 'A-1', at: 'depot' } } });
+
+        // Reading track_shipment's result: by key, by sequence (direct or not), by listing the keys, by a consumer.
+        const kv = await new Kvm(toolLookup.nc).open(bucket, { allow_direct: true });
+        expect(await kv.get('lookup_order.confined-run-1.1')).toMatchObject({ operation: 'PUT' });
+        expect(isPermissionError(await rejection(kv.get('track_shipment.confined-run-1.2')))).toBe(true);
+        const jsm = await jetstreamManager(toolLookup.nc, { checkAPI: false });
+        expect(isPermissionError(await rejection(jsm.direct.getMessage(stream, { seq: 1 })))).toBe(true);
+        expect(isPermissionError(await rejection(jsm.direct.getMessage(stream, { last_by_subj: `$KV.${bucket}.track_shipment.confined-run-1.2` })))).toBe(true);
+        expect(isPermissionError(await rejection(jsm.streams.getMessage(stream, { seq: 1 })))).toBe(true);
+        expect(isPermissionError(await rejection(jsm.streams.info(stream, { subjects_filter: '>' })))).toBe(true);
+        expect(isPermissionError(await rejection(jsm.consumers.add(stream, { filter_subject: `$KV.${bucket}.>` })))).toBe(true);
+
+        // Forging a result for a call of track_shipment that has not run yet, under its key or a bare one.
+        const forged = JSON.stringify({ v: 1, state: 'done', owner: 'forger', result: { ok: true, output: { forged: true } } });
+        for (const key of ['track_shipment.confined-run-2.1', 'confined-run-2.1']) {
+          expect(isPermissionError(await rejection(kv.put(key, forged)))).toBe(true);
+        }
+        expect(await call('track_shipment', 'confined-run-2', 1)).toEqual({ ok: true, data: { ok: true, output: { id: 'A-1', at: 'depot' } } });
+        expect(track.executions()).toBe(2);
+        expect([...tool.errors, ...core.errors].filter(isPermissionError)).toEqual([]);
+      } finally {
+        for (const subscription of served) subscription.unsubscribe();
+      }
+    });
+
     it('should serve only its own tool', async () => {
       const subject = Subject.tool(PREFIX, 'refund_order');
       let calls = 0;

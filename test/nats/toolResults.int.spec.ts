@@ -14,7 +14,7 @@ import type { ToolDefinition, ToolRequest, ToolResult } from '../../src/actors/t
 import type { Reply, Transport } from '../../src/actors/transport.js';
 import { createNatsKvToolResultStore, toolResultKvKey } from '../../src/actors/toolResults/natsKvToolResultStore.js';
 import { serveIdempotentTool, type ServeIdempotentToolOptions } from '../../src/actors/toolResults/serveIdempotentTool.js';
-import { createInProcessToolResultStore, type ToolResultStore } from '../../src/actors/toolResults/toolResultStore.js';
+import { createInProcessToolResultStore, toolResultKey, type ToolResultStore } from '../../src/actors/toolResults/toolResultStore.js';
 import { connectTestServer, uniquePrefix } from './natsSupport.js';
 
 const BUCKET = `redflow-test-tool-results-${randomBytes(4).toString('hex')}`;
@@ -297,12 +297,12 @@ describe('serveIdempotentTool over NATS', () => {
     const tool = countingTool();
     const call = await serve(tool);
     const key = newKey();
-    await natsStore.claim(key, 'dead-worker#1', 400); // claimed, never completed
+    await natsStore.claim(toolResultKey('count', key), 'dead-worker#1', 400); // claimed, never completed
     const started = Date.now();
     expect(await call(key)).toEqual({ ok: true, data: success({ n: 1 }) });
     expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     expect(tool.executions).toEqual([key]);
-    expect(await natsStore.get(key)).toMatchObject({ owner: expect.stringMatching(/^worker-0#/), result: success({ n: 1 }) });
+    expect(await natsStore.get(toolResultKey('count', key))).toMatchObject({ owner: expect.stringMatching(/^worker-0#/), result: success({ n: 1 }) });
   });
 
   it('should store a failed execution and replay it without executing again', async () => {
@@ -319,12 +319,12 @@ describe('serveIdempotentTool over NATS', () => {
     const tool = countingTool();
     const call = await serve(tool);
     const done = newKey();
-    await natsStore.complete(done, 'earlier#1', success('stored earlier'));
+    await natsStore.complete(toolResultKey('count', done), 'earlier#1', success('stored earlier'));
     expect(await call(done)).toEqual({ ok: true, data: success('stored earlier') });
 
     const running = newKey();
-    await otherNatsStore.claim(running, 'other#1', 5000);
-    setTimeout(() => void otherNatsStore.complete(running, 'other#1', success('from the other worker')), 200);
+    await otherNatsStore.claim(toolResultKey('count', running), 'other#1', 5000);
+    setTimeout(() => void otherNatsStore.complete(toolResultKey('count', running), 'other#1', success('from the other worker')), 200);
     expect(await call(running)).toEqual({ ok: true, data: success('from the other worker') });
     expect(tool.executions).toEqual([]);
   });
@@ -333,7 +333,7 @@ describe('serveIdempotentTool over NATS', () => {
     const tool = countingTool();
     const call = await serve(tool, { busyWaitMs: 200 });
     const key = newKey();
-    await otherNatsStore.claim(key, 'other#1', 5000);
+    await otherNatsStore.claim(toolResultKey('count', key), 'other#1', 5000);
     const reply = await call(key);
     expect(reply).toMatchObject({ ok: false, error: { code: ErrorCode.TOOL_CALL_IN_PROGRESS, retryable: true } });
     expect(tool.executions).toEqual([]);
@@ -356,13 +356,25 @@ describe('serveIdempotentTool over NATS', () => {
     await expect.poll(() => waits.executions.length).toBe(1);
     await transports[0]?.close(); // the worker's transport: aborts the running call
     expect(await pending).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_CLOSED, retryable: true } });
-    expect(await natsStore.get(key)).toBeUndefined();
+    expect(await natsStore.get(toolResultKey('wait', key))).toBeUndefined();
 
-    const tool = countingTool();
+    const tool = { ...countingTool(), name: 'wait' };
     const again = await serve(tool);
-    // The same key on a new subject, stored in the same bucket: it runs now (the claim was released).
+    // The same tool and key on a new subject, stored in the same bucket: it runs now (the claim was released).
     expect(await again(key)).toEqual({ ok: true, data: success({ n: 1 }) });
     expect(tool.executions).toEqual([key]);
+  });
+
+  it("should keep each tool's results apart: one idempotency key never answers another tool's call", async () => {
+    const first = countingTool(() => 'first tool');
+    const second = { ...countingTool(() => 'second tool'), name: 'count_again' };
+    const callFirst = await serve(first);
+    const callSecond = await serve(second);
+    const key = newKey();
+    expect(await callFirst(key)).toEqual({ ok: true, data: success('first tool') });
+    expect(await callSecond(key)).toEqual({ ok: true, data: success('second tool') });
+    expect([first.executions, second.executions]).toEqual([[key], [key]]);
+    expect(await natsStore.get(toolResultKey('count_again', key))).toMatchObject({ result: success('second tool') });
   });
 
   it('should refuse a request without a valid idempotency key', async () => {

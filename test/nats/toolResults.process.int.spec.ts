@@ -23,7 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNatsTransport } from '../../src/actors/nats/natsTransport.js';
 import type { ToolRequest, ToolResult } from '../../src/actors/tool.js';
 import { createNatsKvToolResultStore } from '../../src/actors/toolResults/natsKvToolResultStore.js';
-import type { ToolResultStore } from '../../src/actors/toolResults/toolResultStore.js';
+import { toolResultKey, type ToolResultStore } from '../../src/actors/toolResults/toolResultStore.js';
 import type { Transport } from '../../src/actors/transport.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from './natsSupport.js';
 
@@ -130,8 +130,8 @@ describe('a tool worker killed mid-call', () => {
     first.child.kill('SIGKILL');
     await exited(first.child);
     expect(await effects(effectFile)).toEqual([afterEffect]);
-    expect(await store.get(beforeEffect)).toBeUndefined();
-    expect(await store.get(afterEffect)).toBeUndefined();
+    expect(await store.get(toolResultKey('effect', beforeEffect))).toBeUndefined();
+    expect(await store.get(toolResultKey('effect', afterEffect))).toBeUndefined();
 
     // The re-sent calls: the second worker waits out the dead worker's lease, then executes them.
     const second = await startWorker('worker-2', effectFile);

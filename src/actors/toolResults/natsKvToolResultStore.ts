@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KV_SERVER_HINT, isWrongLastSequence, kvBucketHint, kvFailure } from '../nats/kvErrors.js';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
-import type { NatsConnection } from '@nats-io/transport-node';
+import { Kvm, type KV, type KvEntry, type KvOptions } from '@nats-io/kv';
+import { PermissionViolationError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../../errors.js';
 import type { ToolResult } from '../tool.js';
 import {
@@ -23,7 +23,7 @@ export interface NatsKvToolResultStoreOptions {
    * How long a key is kept after its last write, in ms (the bucket's `max_age`): stored results
    * and abandoned leases then vanish. Set it well above the longest time a run may wait to be
    * resumed: a call re-sent after its result expired is executed again. Only applied when this
-   * call creates the bucket. Default: kept until deleted.
+   * store creates the bucket. Default: kept until deleted.
    */
   readonly ttlMs?: number;
   /**
@@ -85,7 +85,15 @@ export function toolResultKvKey(key: string): string {
  *
  * **One value per key**, `{ v: 1, state: 'running', owner, leaseMs }` while a worker executes the
  * call and `{ v: 1, state: 'done', owner, result }` once it is stored; the key is the idempotency key
- * with `:` replaced by `.` ({@link toolResultKvKey}).
+ * with `:` replaced by `.` ({@link toolResultKvKey}): `serveIdempotentTool` keys calls per tool, so
+ * a tool's results are under `<tool>.<traceId>.<iteration>`.
+ *
+ * **Confined users.** Keys are read by direct gets naming their subject, so a NATS user allowed
+ * only its own tool's keys (publish on `$KV.<bucket>.<tool>.>` and
+ * `$JS.API.DIRECT.GET.KV_<bucket>.$KV.<bucket>.<tool>.>`, see deploy/nats/redflow.conf) can use
+ * the store. Such a user may not look the bucket up or create it: refused that, the store binds to
+ * the existing bucket, which must have been made first (by a worker of a user that may, or
+ * `nats kv add`), with direct gets.
  *
  * **Exactly one claimer.** Every write is revision-checked: `kv.create` for an unknown key,
  * `kv.update(key, value, revision)` otherwise, which the server refuses when anyone wrote the key
@@ -127,9 +135,9 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
   checkIntegerOption('maxValueBytes', maxValueBytes, 64, maxPayload ?? Number.MAX_SAFE_INTEGER);
   if (options.ttlMs !== undefined) checkIntegerOption('ttlMs', options.ttlMs, 1000, Number.MAX_SAFE_INTEGER);
 
-  let kv: KV;
+  let opened: { readonly kv: KV; readonly bound: boolean };
   try {
-    kv = await new Kvm(nc).create(bucket, {
+    opened = await openBucket(nc, bucket, {
       history: 1,
       maxValueSize: maxValueBytes,
       ...(options.ttlMs !== undefined && { ttl: options.ttlMs }),
@@ -137,6 +145,12 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
   } catch (error) {
     throw fail(`cannot open NATS KV bucket ${bucket}`, error, KV_SERVER_HINT, true);
   }
+  const { kv, bound } = opened;
+  // A bound store never saw the bucket: a read that times out may be a missing bucket.
+  const readHint = (error: unknown): string =>
+    bound && causedBy(error, TimeoutError)
+      ? `check that the bucket ${bucket} exists with direct gets: this NATS user may not create it, a \`tool\` worker (deploy/nats/redflow.conf) or \`nats kv add ${bucket} --history 1\` does`
+      : kvBucketHint(bucket, error);
 
   const where = (key: string): string => `idempotency key ${key} in NATS KV bucket ${bucket} (key ${toolResultKvKey(key)})`;
 
@@ -145,7 +159,7 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     try {
       entry = await kv.get(toolResultKvKey(key));
     } catch (error) {
-      throw fail(`cannot read ${where(key)}`, error, kvBucketHint(bucket, error), true);
+      throw fail(`cannot read ${where(key)}`, error, readHint(error), true);
     }
     if (entry === null) return { record: undefined, revision: 0, at: 0 };
     const at = entry.created.getTime();
@@ -303,6 +317,32 @@ function isToolResult(value: unknown): value is ToolResult {
 
 
 
+
+/**
+ * Opens the bucket, creating it when missing. A user confined to one tool's keys
+ * (deploy/nats/redflow.conf) may not look the bucket's stream up, which would list every tool's
+ * keys, let alone create it: refused that (once, at the start), it binds to the existing bucket
+ * without a request (`bound`).
+ */
+async function openBucket(nc: NatsConnection, bucket: string, config: Partial<KvOptions>): Promise<{ kv: KV; bound: boolean }> {
+  const kvm = new Kvm(nc);
+  try {
+    return { kv: await kvm.create(bucket, config), bound: false };
+  } catch (error) {
+    if (!causedBy(error, PermissionViolationError)) throw error;
+    return { kv: await kvm.open(bucket, { allow_direct: true }), bound: true };
+  }
+}
+
+/** True when `error`, or an error it was caused by, is a `type`. */
+function causedBy(error: unknown, type: abstract new (...args: never[]) => Error): boolean {
+  let cause: unknown = error;
+  while (cause instanceof Error) {
+    if (cause instanceof type) return true;
+    cause = (cause as Error).cause;
+  }
+  return false;
+}
 
 /** This store's failure. */
 function fail(message: string, error: unknown, hint: string, retryable: boolean): RedflowError {

@@ -4,9 +4,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { redactSecrets } from '../../secrets.js';
 import { checkToolRequest, runTool } from '../serveActors.js';
+import { isSubjectToken } from '../subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../tool.js';
 import type { HandlerContext, Subscription, Transport } from '../transport.js';
-import { checkLeaseMs, checkToolResultKey, type ToolResultStore } from './toolResultStore.js';
+import { checkLeaseMs, checkToolResultKey, toolResultKey, type ToolResultStore } from './toolResultStore.js';
 
 /** Options of {@link serveIdempotentTool}. */
 export interface ServeIdempotentToolOptions {
@@ -43,7 +44,9 @@ const defaultLog = (line: string): void => void process.stderr.write(`${redactSe
 
 /**
  * Serves `tool` on `subject` like `serveTool`, but executes each idempotency key at most once
- * across every worker sharing `store` (a JetStream KV store in distributed mode):
+ * across every worker sharing `store` (a JetStream KV store in distributed mode). Results are kept
+ * per tool, under `toolResultKey(tool.name, idempotencyKey)`, so tools sharing a store never answer
+ * each other's calls:
  *
  * - a key with a **stored result** is answered with it; the tool does not run;
  * - a key **another worker is executing** (live lease) waits, polling with backoff, for that
@@ -96,11 +99,19 @@ export function serveIdempotentTool(
   if (!Number.isInteger(busyWaitMs) || busyWaitMs < 0) {
     throw new RedflowError(errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `busyWaitMs must be a non-negative integer, got ${String(busyWaitMs)}`));
   }
+  if (!isSubjectToken(tool.name)) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `cannot keep the results of tool ${JSON.stringify(tool.name)}: its name is not one subject token`, {
+        hint: "a tool's name is letters, digits, '_' and '-'",
+      }),
+    );
+  }
   const log = options.log ?? defaultLog;
   const say = (key: string, what: string) => log(`redflow tool ${tool.name}: ${key}: ${what}`);
 
   const handle = async (request: ToolRequest, context: HandlerContext): Promise<ToolResult> => {
-    const key = requestKey(request, subject);
+    // Keyed per tool: another tool's result for the same idempotency key is never answered here.
+    const key = toolResultKey(tool.name, requestKey(request, subject));
     checkToolRequest(tool, request, subject);
     // One owner per attempt: two requests for one key on this worker must not both execute it.
     const attempt = `${owner}#${randomBytes(4).toString('hex')}`;

@@ -116,6 +116,21 @@ export function checkToolResultKey(key: unknown): asserts key is string {
 }
 
 /**
+ * The key a tool's call is kept under in a {@link ToolResultStore}: the tool's name, then the
+ * call's idempotency key. Each tool has keys of its own, so a result stored for one tool can never
+ * answer another tool's call, and in NATS KV (where `:` becomes `.`) a user can be confined to one
+ * tool's keys, `<tool>.>` (see deploy/nats/redflow.conf). `serveIdempotentTool` keys every call so.
+ *
+ * @example
+ * ```ts
+ * toolResultKey('lookup_order', 'run-7f3a:2'); // 'lookup_order:run-7f3a:2'
+ * ```
+ */
+export function toolResultKey(toolName: string, idempotencyKey: string): string {
+  return `${toolName}:${idempotencyKey}`;
+}
+
+/**
  * Throws `TOOL_RESULT_STORE_FAILED` unless `leaseMs` is a lease length: an integer number of ms
  * from 1 to one day.
  *
