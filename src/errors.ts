@@ -9,7 +9,7 @@
  * ```
  */
 export const ErrorCode = {
-  // Model answer validation (seed 000), in the order the checks run.
+  // Model answer validation, in the order the checks run.
   ANSWER_TOO_LARGE: 'ANSWER_TOO_LARGE',
   ANSWER_TOO_DEEP: 'ANSWER_TOO_DEEP',
   ANSWER_INVALID_TEXT: 'ANSWER_INVALID_TEXT',
@@ -97,7 +97,7 @@ export const ErrorCode = {
   LOG_PATH_INVALID: 'LOG_PATH_INVALID',
   LOG_CLOSED: 'LOG_CLOSED',
 
-  // Flow graphs (seed 001's codes first, then ours).
+  // Flow graphs: one agent core and every capability connected to it first, then the rest.
   NO_AGENT_CORE: 'NO_AGENT_CORE',
   MULTIPLE_AGENT_CORES: 'MULTIPLE_AGENT_CORES',
   CAPABILITY_NOT_CONNECTED: 'CAPABILITY_NOT_CONNECTED',

@@ -29,7 +29,9 @@ export function serveModel(transport: Transport, subject: string, model: ModelAc
 
 /**
  * Serves a tool on `subject`. A tool that throws, or returns something that is not JSON, answers
- * `{ ok: false, error }`: the core records it as the observation and the loop goes on (seed 004).
+ * `{ ok: false, error }`: the core records it as the observation and the loop goes on (a tool's
+ * failure never ends a run).
+ * A requester that gives up (the run was aborted or timed out) aborts the tool's `context.signal`.
  *
  * @example
  * ```ts

@@ -1,7 +1,8 @@
 import { link, open, readFile, rename, unlink } from 'node:fs/promises';
 import { ErrorCode, RedflowError } from '../errors.js';
 
-// The lock file `<log>.lock` that keeps a second writer off a JSONL log (DESIGN.md invariant 5).
+// The lock file `<log>.lock` that keeps a second writer off a JSONL log (one writer per run:
+// invariant 5 of docs/architecture.md).
 
 /** The error for a log file that does not exist. */
 export function notFound(path: string, cause: unknown): RedflowError {

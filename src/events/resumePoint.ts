@@ -11,8 +11,9 @@ export type LogStatus =
   | { readonly kind: 'resumable'; readonly point: ResumePoint; readonly started: RunStartedData };
 
 /**
- * Reads a run's position off its log (DESIGN.md invariant 4): the fold of the events, and the
- * state to continue from, given the last event that is not a `run.resumed`. Pure.
+ * Reads a run's position off its log (the resume entry points of docs/architecture.md): the fold
+ * of the events, and the state to continue from, given the last event that is not a
+ * `run.resumed`. Pure.
  *
  * @throws RedflowError LOG_EMPTY when the log does not begin with `run.started`, LOG_PATH_INVALID
  *   when it is not a path the statechart can take (see `createRunPathCheck`).

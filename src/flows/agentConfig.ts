@@ -4,10 +4,10 @@ import { ErrorCode } from '../errors.js';
 import { type FlowDiagnostic, Severity, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
 import { stopConditionValueProblems } from './stopConditionValues.js';
 
-/** The only strategy (seed 000). */
+/** The only strategy: ReAct (reason, then act), one action per iteration. */
 export const REACT_STRATEGY = 'react';
 
-/** Seed 001's names for the react strategy, accepted and normalised to {@link REACT_STRATEGY}. */
+/** Other spellings of the react strategy, accepted in flow files and normalised to {@link REACT_STRATEGY}. */
 export const STRATEGY_SYNONYMS: readonly string[] = Object.freeze(['reactive']);
 
 /** Defaults of the agent config (`agent-core.react.schema.json`). */
@@ -42,7 +42,7 @@ const AGENT_CONFIG_HINT =
   "agent.core config: strategy 'react' (or 'reactive'), maxIterations 1..20, allowedTools (tool names), stopConditions, debug, instructions; see schemas/agent-core.react.schema.json";
 
 /**
- * Normalises an agent core's raw config as DESIGN.md says: strategy `reactive` → `react`; defaults
+ * Normalises an agent core's raw config: strategy `reactive` → `react`; defaults
  * `maxIterations` 5, `stopConditions` [], `debug` false; a missing `allowedTools` becomes the names
  * of the tools connected to the agent (in node order). Does not validate; returns a new object.
  *

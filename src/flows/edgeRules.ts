@@ -1,5 +1,5 @@
 /**
- * Seed 000's strict edges: which node may connect to which, and with what kind of edge.
+ * The strict edge rules: which node may connect to which, and with what kind of edge.
  *
  * Pure TypeScript, shared with the browser editor (its `isValidConnection` calls
  * {@link checkConnection}): it imports only other pure modules.
@@ -15,7 +15,7 @@ export interface ConnectionRule {
 }
 
 /**
- * Every allowed connection (seed 000, "EDGES (STRICT)"). Anything not listed is rejected.
+ * Every allowed connection. Anything not listed is rejected.
  * Memory is the only capability that may be wired in both directions.
  */
 export const CONNECTION_RULES: readonly ConnectionRule[] = Object.freeze([

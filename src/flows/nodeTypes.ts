@@ -5,7 +5,7 @@
  */
 
 /**
- * Every node type a flow may contain (seed 001's graph format, plus `tool.module`).
+ * Every node type a flow may contain (`schemas/flow.schema.json`).
  *
  * @example
  * ```ts
@@ -40,7 +40,7 @@ export const NodeRole = {
 /** One of {@link NodeRole}'s values. */
 export type NodeRole = (typeof NodeRole)[keyof typeof NodeRole];
 
-/** The kind of an edge (seed 000's strict edges). */
+/** The kind of an edge: what the connection carries (see the strict edge rules in `edgeRules.ts`). */
 export const EdgeKind = {
   Data: 'data',
   Model: 'model',
@@ -132,7 +132,7 @@ export function isOutputType(type: unknown): boolean {
 
 /**
  * True for a capability: a model, a tool or a memory, which must be connected to the agent core
- * (seed 001, `CAPABILITY_NOT_CONNECTED`).
+ * (otherwise `CAPABILITY_NOT_CONNECTED`).
  */
 export function isCapabilityType(type: unknown): boolean {
   const role = roleOf(type);

@@ -2,8 +2,9 @@ import type { RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 
 /**
- * The ways a run ends, as {@link RunOutcome}s. `status` uses seed 003's exit states:
- * done (final answer), done_partial (a stop condition), escalate (iteration limit), blocked (errors).
+ * The ways a run ends, as {@link RunOutcome}s (see docs/architecture.md). `status` is the run's exit
+ * state: done (final answer), done_partial (a stop condition), escalate (iteration limit), blocked
+ * (errors); `reason` says which way it got there.
  */
 export const Outcome = {
   finalAnswer(answer: string | undefined): RunOutcome {

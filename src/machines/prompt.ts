@@ -1,7 +1,7 @@
 import type { AgentEnvelope, ToolCall, ToolSpec } from '../contracts/schema-types.js';
 import type { ChatMessage } from '../actors/model.js';
 
-/** Seed 000's injected prompt; `{{tools}}` is replaced by the allowed tools. */
+/** The prompt every run starts from (one JSON action per iteration); `{{tools}}` becomes the allowed tools. */
 export const REACT_PROMPT_TEMPLATE = `You are an execution agent.
 
 You must decide ONE action per iteration.
@@ -28,8 +28,8 @@ Output format:
 export const MAX_OBSERVATION_CHARS = 8_000;
 
 /**
- * The system prompt of a run: seed 000's text with each allowed tool's name, description and
- * input schema, then the agent's instructions. The same for every iteration of the run.
+ * The system prompt of a run: {@link REACT_PROMPT_TEMPLATE} with each allowed tool's name,
+ * description and input schema, then the agent's instructions. The same for every iteration.
  *
  * @example
  * ```ts

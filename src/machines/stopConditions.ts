@@ -1,6 +1,6 @@
 import type { AgentCoreReactConfig, AgentEnvelope } from '../contracts/schema-types.js';
 
-/** Seed 000's stop conditions, defined once. */
+/** The stop conditions an agent may set, defined once. */
 export const StopCondition = {
   FinalAnswer: 'final_answer',
   ConfidenceThreshold: 'confidence_threshold',

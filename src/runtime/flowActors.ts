@@ -17,7 +17,7 @@ export interface FlowActorOptions {
   readonly baseDir: string;
   /** Environment for model settings and keys, and `tool.postgres` connection strings (default `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
-  /** Use these scripted answers instead of the flow's model (e.g. to run seed 001's example offline). */
+  /** Use these scripted answers instead of the flow's model (e.g. to run a flow offline, with no model server). */
   readonly script?: readonly unknown[];
   /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
   readonly allowFiles?: readonly string[];

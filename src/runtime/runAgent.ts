@@ -121,10 +121,10 @@ export interface ResumeRunOptions extends RunEnvironment {
 }
 
 /**
- * Continues an interrupted run from its log (DESIGN.md invariant 4): the envelope is the fold of
- * the log, an unanswered model request is asked again, and a tool request that was logged but not
- * completed is re-sent with the same idempotency key. A finished run resolves at once with its
- * outcome.
+ * Continues an interrupted run from its log (invariant 4 of docs/architecture.md): the envelope is
+ * the fold of the log, an unanswered model request is asked again, and a tool request that was
+ * logged but not completed is re-sent with the same idempotency key. A finished run resolves at
+ * once with its outcome.
  *
  * @example
  * ```ts

@@ -38,7 +38,7 @@ export type AnswerValidation =
   | { readonly ok: false; readonly error: ErrorInfo };
 
 /**
- * Seed 000's strict validation of a model answer, in order: size and depth before parsing,
+ * The strict validation of a model answer, in order: size and depth before parsing,
  * well-formed text, valid JSON, duplicate/reserved keys, the schema, the tool is allowed, its
  * input matches the tool's schema. Each failure has its own {@link ErrorCode}.
  *

@@ -1,5 +1,5 @@
 /**
- * The editor's side of seed 000's strict edges: a React Flow connection checked with the same
+ * The editor's side of the strict edge rules: a React Flow connection checked with the same
  * `checkConnection` the flow validation uses. A source handle's id is the kind of edge it makes,
  * so dragging from the core's "model" handle to a tool is refused as a kind mismatch.
  */

@@ -12,7 +12,7 @@ export interface PaletteGroup {
   readonly types: readonly NodeTypeName[];
 }
 
-/** Each role's heading in the palette (seed 000's vocabulary). */
+/** Each role's heading in the palette: input, agent core, model, tools, memory, output. */
 const ROLE_TITLE: { readonly [R in NodeRole]: string } = {
   [NodeRole.Input]: 'Input',
   [NodeRole.Core]: 'Agent core',
@@ -47,7 +47,7 @@ export const NODE_TYPE_SUMMARY: { readonly [T in NodeTypeName]: string } = {
 
 /**
  * The config of a new node of each type. The agent core leaves `allowedTools` out: it then
- * allows every tool connected to it (DESIGN.md), until the Tools tab lists some.
+ * allows every tool connected to it (`normalizeAgentConfig`), until the Tools tab lists some.
  */
 export function defaultConfig(type: NodeTypeName): Record<string, unknown> {
   switch (type) {

@@ -1,4 +1,4 @@
-/** The agent core's panel: seed 000's tabs — General, Tools, Runtime / Debug, Errors. */
+/** The agent core's panel and its four tabs: General, Tools, Runtime / Debug, Errors. */
 import { useReactFlow } from '@xyflow/react';
 import { useMemo } from 'react';
 import type { FlowDiagnostic } from '../../flows/diagnostics.js';

@@ -1,7 +1,7 @@
 /**
- * Errors: seed 000's three (invalid JSON, tool not allowed, iteration overflow), each marked seen or
- * not in this run, then every error the run recorded — the outcome's and each failed tool call's —
- * with its code, message and hint.
+ * Errors: the three the tab always lists (invalid JSON, tool not allowed, iteration overflow), each
+ * marked seen or not in this run, then every error the run recorded — the outcome's and each failed
+ * tool call's — with its code, message and hint.
  */
 import { WATCHED_ERRORS, type RunError } from '../run/runView.js';
 

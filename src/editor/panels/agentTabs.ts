@@ -1,4 +1,4 @@
-/** The agent core panel's tabs (seed 000's UI requirements). */
+/** The agent core panel's tabs: its settings, its tools, the run under way, the errors. */
 export const AgentTab = {
   General: 'general',
   Tools: 'tools',

@@ -124,7 +124,7 @@ export function activeNodesAfter(event: AgentEvent | undefined, nodes: readonly 
   }
 }
 
-/** Seed 000's three errors, which the Errors tab always lists (seen in this run or not). */
+/** The three errors the Errors tab always lists, seen in this run or not. */
 export const WATCHED_ERRORS: readonly { readonly title: string; readonly code: ErrorCode }[] = [
   { title: 'Invalid JSON', code: ErrorCode.INVALID_JSON },
   { title: 'Tool not allowed', code: ErrorCode.TOOL_NOT_ALLOWED },
