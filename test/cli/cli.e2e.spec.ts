@@ -32,7 +32,7 @@ const dirs = tempDirs();
 beforeAll(assertBuilt);
 afterAll(() => dirs.cleanup());
 
-const SEED_ANSWER = '¡Hola! Soy un asistente útil. ¿En qué puedo ayudarte?';
+const GRAPH_FORMAT_ANSWER = '¡Hola! Soy un asistente útil. ¿En qué puedo ayudarte?';
 const WEATHER_ANSWER = 'Yes: light rain in Paris today (high 11 °C), so take an umbrella.';
 
 /** The weather example's local API, on a free port, and a copy of its flow pointing at it. */
@@ -68,9 +68,9 @@ const examples = [
     ],
   },
   {
-    name: 'seed-001',
-    args: () => [example('seed-001'), '--script', path.join(EXAMPLES, 'seed-001', 'answers.json'), '--input', 'hola'],
-    answer: SEED_ANSWER,
+    name: 'graph-format',
+    args: () => [example('graph-format'), '--script', path.join(EXAMPLES, 'graph-format', 'answers.json'), '--input', 'hola'],
+    answer: GRAPH_FORMAT_ANSWER,
     timeline: [{ iteration: 1, action: 'final', what: '' }],
   },
   {
@@ -353,7 +353,7 @@ const badFlows: { name: string; code: string; flow: () => FlowJson | string; men
 ];
 
 describe.concurrent('redflow validate', () => {
-  it.for(['order-status', 'seed-001', 'weather-http', 'openai-agent'])('should find the %s example valid (exit 0)', async (name, { expect }) => {
+  it.for(['order-status', 'graph-format', 'weather-http', 'openai-agent'])('should find the %s example valid (exit 0)', async (name, { expect }) => {
     const cwd = await dirs.make();
     const result = await redflow(['validate', example(name)], { cwd });
     expect(result.code, result.stdout + result.stderr).toBe(0);
@@ -362,7 +362,7 @@ describe.concurrent('redflow validate', () => {
   });
 
   it('should print {ok, errors, warnings} with --json for a valid flow with a warning', async ({ expect }) => {
-    const result = await redflow(['validate', example('seed-001'), '--json'], { cwd: await dirs.make() });
+    const result = await redflow(['validate', example('graph-format'), '--json'], { cwd: await dirs.make() });
     expect(result.code, result.stderr).toBe(0);
     const parsed = JSON.parse(result.stdout) as { ok: boolean; errors: unknown[]; warnings: { code: string; severity: string }[] };
     expect(parsed.ok).toBe(true);

@@ -8,7 +8,7 @@ async function problems(code: string, filePath: string): Promise<string[]> {
   return (result?.messages ?? []).map((m) => m.ruleId ?? m.message);
 }
 
-describe('the purity rule (DESIGN.md: the statechart imports no I/O)', () => {
+describe('the purity rule: the statechart, the fold and answer validation import no I/O', () => {
   it('should refuse a Node I/O import in src/machines', async () => {
     expect(await problems("import { readFileSync } from 'node:fs';\nexport const x = readFileSync;\n", 'src/machines/leak.ts')).toContain(
       '@typescript-eslint/no-restricted-imports',

@@ -70,7 +70,7 @@ describe('config validation in the browser', () => {
     ]);
   });
 
-  it('should accept seed 001’s agent: strategy reactive, no allowedTools', () => {
+  it('should accept an agent with strategy reactive and no allowedTools', () => {
     expect(validateNodeConfig(NodeType.AgentCore, { strategy: 'reactive' }, ['http1'])).toEqual([]);
   });
 

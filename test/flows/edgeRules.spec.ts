@@ -3,7 +3,7 @@ import { ErrorCode } from '../../src/errors.js';
 import { CONNECTION_RULES, checkConnection, inferEdgeKind } from '../../src/flows/edgeRules.js';
 import { NODE_TYPES, type EdgeKind } from '../../src/flows/nodeTypes.js';
 
-/** Seed 000's strict edges spelled out by node type, independently of CONNECTION_RULES. */
+/** The strict edge rules spelled out by node type, independently of CONNECTION_RULES. */
 const ALLOWED: ReadonlyArray<readonly [string, string, EdgeKind]> = [
   ['trigger.input', 'agent.core', 'data'],
   ['agent.core', 'model.llm', 'model'],
@@ -20,7 +20,7 @@ const allPairs = NODE_TYPES.flatMap((source) => NODE_TYPES.map((target) => [sour
 const forbiddenPairs = allPairs.filter(([s, t]) => !ALLOWED.some(([as, at]) => as === s && at === t));
 
 describe('edgeRules', () => {
-  it('should know exactly the six role connections of seed 000', () => {
+  it('should know exactly six role connections: input → core, core → model, tool, memory and output, memory → core', () => {
     expect(CONNECTION_RULES).toHaveLength(6);
   });
 

@@ -25,17 +25,17 @@ async function rejection(promise: Promise<unknown>): Promise<RedflowError> {
 }
 
 describe('loadFlowFile', () => {
-  it('should load and validate the seed 001 example with its absolute path and folder', async () => {
-    const loaded = await loadFlowFile(fixturePath('seed-001-example.json'));
-    expect(loaded.path).toBe(fixturePath('seed-001-example.json'));
-    expect(loaded.baseDir).toBe(dirname(fixturePath('seed-001-example.json')));
+  it('should load and validate the graph format example with its absolute path and folder', async () => {
+    const loaded = await loadFlowFile(fixturePath('graph-format-example.json'));
+    expect(loaded.path).toBe(fixturePath('graph-format-example.json'));
+    expect(loaded.baseDir).toBe(dirname(fixturePath('graph-format-example.json')));
     expect(loaded.validation.ok).toBe(true);
     expect(loaded.validation.warnings.map((w) => w.code)).toEqual([ErrorCode.TOOL_WITHOUT_INPUT_SCHEMA]);
   });
 
   it('should resolve a relative path against the working directory', async () => {
-    const loaded = await loadFlowFile(relative(process.cwd(), fixturePath('seed-001-example.json')));
-    expect(loaded.path).toBe(fixturePath('seed-001-example.json'));
+    const loaded = await loadFlowFile(relative(process.cwd(), fixturePath('graph-format-example.json')));
+    expect(loaded.path).toBe(fixturePath('graph-format-example.json'));
   });
 
   it('should report a file that is not JSON with FLOW_INVALID_JSON and its line and column', async () => {

@@ -150,8 +150,8 @@ describe('validateFlow (properties)', () => {
     );
   });
 
-  it('should never throw for random mutations of the seed 001 example', () => {
-    const seed = readFixture('seed-001-example.json') as Record<string, unknown>;
+  it('should never throw for random mutations of the graph format example', () => {
+    const seed = readFixture('graph-format-example.json') as Record<string, unknown>;
     let valid = 0;
     let invalid = 0;
     fc.assert(

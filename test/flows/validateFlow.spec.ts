@@ -18,8 +18,8 @@ function okFlow(result: FlowValidation) {
 }
 
 describe('validateFlow', () => {
-  describe('the seed 001 example graph', () => {
-    const result = validateFlow(readFixture('seed-001-example.json'));
+  describe('the graph format example (one node of each role, the agent config left to its defaults)', () => {
+    const result = validateFlow(readFixture('graph-format-example.json'));
 
     it('should validate unchanged', () => {
       expect(result.ok).toBe(true);
@@ -60,7 +60,7 @@ describe('validateFlow', () => {
     });
 
     it('should not change the flow it was given', () => {
-      const raw = readFixture('seed-001-example.json');
+      const raw = readFixture('graph-format-example.json');
       const copy = structuredClone(raw);
       validateFlow(raw);
       expect(raw).toEqual(copy);

@@ -11,7 +11,7 @@ const codeOf = (text: string) => {
   return result.ok ? 'ok' : result.error.code;
 };
 
-describe('model answer validation (seed 000)', () => {
+describe('model answer validation, each check with its own code', () => {
   it.each([
     ['not JSON', 'I think the answer is 42', ErrorCode.INVALID_JSON],
     ['NaN', '{"action":"final","confidence":NaN}', ErrorCode.INVALID_JSON],

@@ -59,7 +59,7 @@ function recordingTools() {
   return { calls, tools: [make('echo'), make('secret')] };
 }
 
-describe('the invariants of DESIGN.md', () => {
+describe('the invariants of every run (docs/architecture.md)', () => {
   it('should keep the live envelope equal to the fold of the emitted facts at every step (invariant 2)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(anyAnswer, { maxLength: 8 }), anyAgent, async (answers, agent) => {

@@ -119,7 +119,7 @@ describe('the REACT loop', () => {
   });
 });
 
-describe("the editor's error kinds (seed 000's Errors tab)", () => {
+describe("the three errors the editor's Errors tab always lists", () => {
   it('should reach "invalid JSON", "tool not allowed" and "iteration overflow", each in the envelope', async () => {
     const invalidJson = await runScripted({ answers: ['{"action": "tool", oops'] });
     const notAllowed = await runScripted({ answers: [answer.tool('format_disk')] });

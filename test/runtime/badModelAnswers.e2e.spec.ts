@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, STACK_FRAME, readVerifiedLog, runCli, type CliResult } from '../support/cli.js';
 import { startFakeChatCompletionsServer, type FakeBehaviour, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 
-// DESIGN invariant 6: bad input never crashes a process and never loses a logged event. Each case
-// runs the real command on the openai-agent example against a real HTTP server that answers badly,
-// then checks the exit, stderr, the JSONL log line by line, and `redflow replay --json`.
+// Invariant 6 of docs/architecture.md: bad input never crashes a process and never loses a logged
+// event. Each case runs the real command on the openai-agent example against a real HTTP server that
+// answers badly, then checks the exit, stderr, the JSONL log line by line, and `redflow replay --json`.
 
 const FLOW = path.join(REPO_ROOT, 'examples', 'openai-agent', 'flow.json');
 const API_KEY = 'sk-test-secret';
