@@ -1,4 +1,4 @@
-// Lint: typescript-eslint's recommended rules, plus the purity rule of DESIGN.md — the statechart,
+// Lint: typescript-eslint's recommended rules, plus the purity rule (docs/architecture.md) — the statechart,
 // the fold and answer validation import no I/O (only types may come from elsewhere).
 import tseslint from 'typescript-eslint';
 
@@ -26,7 +26,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['node:*', 'fs', 'fs/*', 'path', 'http', 'https', 'net', 'child_process', 'crypto', 'os'], message: 'pure code: no Node I/O (DESIGN.md: effects live in actors).' },
+            { group: ['node:*', 'fs', 'fs/*', 'path', 'http', 'https', 'net', 'child_process', 'crypto', 'os'], message: 'pure code: no Node I/O (effects live in actors).' },
             { group: ['**/actors/*', '**/actors/**', '**/runtime/**', '**/cli/**', '**/contracts/schemas*', 'ajv'], allowTypeImports: true, message: 'pure code may only import types from actors, runtime, contracts and ajv.' },
           ],
         },

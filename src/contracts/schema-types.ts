@@ -3,7 +3,7 @@
 
 export interface AgentCoreReactConfig {
   /**
-   * Only the ReAct strategy exists. Seed 001's "reactive" is normalised to "react" when a flow is loaded.
+   * Only the ReAct strategy exists. "reactive" is accepted in flow files and normalised to "react" when a flow is loaded.
    */
   strategy: 'react';
   /**
