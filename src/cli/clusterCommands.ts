@@ -7,6 +7,7 @@ import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
+import { STOP_DEADLINE_MS, stopWithin } from './stopWithin.js';
 
 const roles = ['core', 'model', 'tool', 'memory'] as const;
 type Role = (typeof roles)[number];
@@ -50,8 +51,10 @@ export const worker: Command = {
       const actorRoles = [...chosen].filter((role): role is Exclude<Role, 'core'> => role !== 'core');
       if (actorRoles.length > 0) {
         const { startActorWorker } = await import('../distributed/actorWorker.js');
-        const { idempotentToolServer } = await import('../distributed/idempotentTools.js');
-        const actors = await startActorWorker({ nc, flowPath, prefix, roles: actorRoles, log, serveTool: await idempotentToolServer(nc, prefix) });
+        // Only tools keep their results in the tool-results bucket: the other roles' users may not
+        // open it (deploy/nats/redflow.conf).
+        const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, prefix) : undefined;
+        const actors = await startActorWorker({ nc, flowPath, prefix, roles: actorRoles, log, ...(serveTool && { serveTool }) });
         closers.push(() => actors.close());
       }
       if (chosen.has('core')) {
@@ -61,18 +64,20 @@ export const worker: Command = {
         closers.push(() => core.close());
       }
     } catch (error) {
-      for (const close of closers.reverse()) await close().catch(() => undefined);
-      await nc.drain().catch(() => undefined);
+      await stopWithin(closers.reverse(), nc);
       throw error;
     }
-    log(`worker ready (${[...chosen].join(', ')}) on prefix ${prefix}; Ctrl-C stops it`);
-    await new Promise<void>((resolve) => {
+    // Listening before saying it is ready: a stop asked for right after is a clean stop too.
+    const stopAsked = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    log(`worker ready (${[...chosen].join(', ')}) on prefix ${prefix}; Ctrl-C stops it`);
+    await stopAsked;
     log('stopping: runs in progress are left to the other core workers');
-    for (const close of closers.reverse()) await close().catch(() => undefined);
-    await nc.drain().catch(() => undefined);
+    if (!(await stopWithin(closers.reverse(), nc, STOP_DEADLINE_MS))) {
+      log(`stopped without draining: NATS did not answer within ${STOP_DEADLINE_MS} ms`);
+    }
     return ExitCode.Ok;
   },
 };

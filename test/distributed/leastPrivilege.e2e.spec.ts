@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ORDER_ANSWER } from '../cli/cliHarness.js';
+import { REPO_ROOT, runCli } from '../support/cli.js';
+import { startNatsServer, type PrivateNatsServer } from '../nats/natsSupport.js';
+import { endingWithin, killAll, startRedflow, type RedflowProcess } from './workerProcess.js';
+
+// The real `redflow worker` and `redflow run --nats` processes under deploy/nats/redflow.conf as
+// shipped, on a private nats-server: each role connects as the user the README gives it, and
+// must start, serve and stop without the server refusing anything it does.
+
+const CONFIG = path.join(REPO_ROOT, 'deploy', 'nats', 'redflow.conf');
+const FLOW = path.join(REPO_ROOT, 'examples', 'order-status', 'flow.json');
+// nats-server reads an environment value starting with a digit as a number: start with a letter.
+const password = () => `p${randomBytes(12).toString('hex')}`;
+const passwords = { core: password(), model: password(), tool: password(), tool_lookup: password() };
+type User = keyof typeof passwords;
+
+let dir: string;
+let server: PrivateNatsServer;
+/** What the server logs: it reports every refused publish or subscription ("… Violation …"). */
+let serverLog = '';
+const processes: RedflowProcess[] = [];
+
+/** The refusals the server logged since `from` (an offset in its log). */
+const violationsSince = (from: number) => serverLog.slice(from).split('\n').filter((line) => /violation/i.test(line));
+
+/** The NATS flags of a process connecting as `user`, with its own inbox prefix (model workers make no requests). */
+function as(user: User): string[] {
+  return [
+    '--nats', server.url, '--nats-user', user, '--nats-password', passwords[user],
+    ...(user === 'model' ? [] : ['--nats-inbox-prefix', `_INBOX_${user}`]),
+  ];
+}
+
+function worker(roles: string, user: User): RedflowProcess {
+  const started = startRedflow(['worker', FLOW, '--role', roles, ...as(user)]);
+  processes.push(started);
+  return started;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'redflow-least-privilege-'));
+  server = await startNatsServer(CONFIG, {
+    REDFLOW_NATS_STORE_DIR: path.join(dir, 'jetstream'),
+    REDFLOW_CORE_PASSWORD: passwords.core,
+    REDFLOW_MODEL_PASSWORD: passwords.model,
+    REDFLOW_TOOL_PASSWORD: passwords.tool,
+    REDFLOW_TOOL_LOOKUP_PASSWORD: passwords.tool_lookup,
+  });
+  server.process.stderr?.on('data', (chunk: Buffer) => (serverLog += chunk.toString()));
+});
+
+afterAll(async () => {
+  await killAll(processes);
+  await server?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('redflow worker under deploy/nats/redflow.conf', () => {
+  it.each([
+    ['core', 'core'],
+    ['memory', 'core'],
+    ['core,memory', 'core'],
+    ['model', 'model'],
+    ['tool', 'tool'],
+  ] as const)('should start, serve and stop --role %s as user %s', async (roles, user) => {
+    const from = serverLog.length;
+    const started = worker(roles, user);
+    await started.ready();
+    started.child.kill('SIGTERM');
+    expect(await endingWithin(started, 15_000)).toEqual({ code: 0, signal: null });
+    expect(started.stderr()).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    expect(violationsSince(from)).toEqual([]);
+  }, 30_000);
+
+  it('should run a flow end to end: core and memory as core, model as model, tools as tool, the client as core', async () => {
+    const from = serverLog.length;
+    const workers = [worker('core,memory', 'core'), worker('model', 'model'), worker('tool', 'tool')];
+    await Promise.all(workers.map((started) => started.ready()));
+    const run = await runCli(['run', FLOW, ...as('core'), '--input', 'Where is order A-1001?', '--conversation', 'least-privilege-1', '--json'], {
+      cwd: dir,
+      timeoutMs: 30_000,
+    });
+    expect(run.stderr).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { outcome: { answer: string }; envelope: { tools: { history: { status: string }[] } } };
+    expect(report.outcome.answer).toBe(ORDER_ANSWER);
+    expect(report.envelope.tools.history.map((call) => call.status)).toEqual(['succeeded', 'succeeded']);
+    for (const started of workers) {
+      started.child.kill('SIGTERM');
+      expect(await endingWithin(started, 15_000)).toEqual({ code: 0, signal: null });
+      expect(started.stderr()).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    }
+    expect(violationsSince(from)).toEqual([]);
+  }, 60_000);
+});

@@ -1,0 +1,70 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectNats } from '../../src/actors/nats/connect.js';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
+import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { STOP_DEADLINE_MS } from '../../src/cli/stopWithin.js';
+import { eventually, startNatsServer, type PrivateNatsServer } from '../nats/natsSupport.js';
+import { ROOT } from './clusterSupport.js';
+import { endingWithin, killAll, startRedflow, type RedflowProcess } from './workerProcess.js';
+
+// A `redflow worker` asked to stop (SIGTERM) when its nats-server is gone: it cannot drain or
+// release anything, and must still exit within its stop deadline instead of waiting for a server
+// that may never come back.
+
+const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
+/** The deadline, plus time for node to start its shutdown and exit on a busy machine. */
+const EXIT_BOUND_MS = STOP_DEADLINE_MS + 5000;
+const cleanups: (() => Promise<unknown>)[] = [];
+const processes: RedflowProcess[] = [];
+
+afterEach(async () => {
+  await killAll(processes.splice(0));
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+});
+
+async function privateServer(): Promise<PrivateNatsServer> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'redflow-shutdown-'));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  const config = path.join(dir, 'nats.conf');
+  await writeFile(config, `jetstream { store_dir: "${path.join(dir, 'store')}" }\n`);
+  const server = await startNatsServer(config);
+  cleanups.push(() => server.stop());
+  return server;
+}
+
+function worker(server: PrivateNatsServer, env: Record<string, string> = {}): RedflowProcess {
+  const started = startRedflow(['worker', flowPath, '--nats', server.url, '--lease', '1000'], env);
+  processes.push(started);
+  return started;
+}
+
+describe('stopping a worker whose NATS server is gone', () => {
+  it('should exit within the stop deadline when idle', async () => {
+    const server = await privateServer();
+    const started = worker(server);
+    await started.ready();
+    await server.stop();
+    started.child.kill('SIGTERM');
+    expect(await endingWithin(started, EXIT_BOUND_MS)).toEqual({ code: 0, signal: null });
+    expect(started.stderr()).toMatch(/stopped without draining/);
+  }, 30_000);
+
+  it('should exit within the stop deadline with a run under way', async () => {
+    const server = await privateServer();
+    // Each tool call takes 20 s: the run is in the middle of one when the server goes.
+    const started = worker(server, { SLOW_BUMP_MS: '20000' });
+    await started.ready();
+    const client: NatsConnection = await connectNats({ servers: server.url, name: 'shutdown-client', timeoutMs: 2000 });
+    cleanups.push(() => client.close());
+    const live: AgentEvent[] = [];
+    await startRemoteRun({ nc: client, input: 'go', onEvent: (event) => live.push(event) });
+    await eventually(() => live.some((event) => event.type === 'tool.requested'), 10_000);
+    await server.stop();
+    started.child.kill('SIGTERM');
+    expect(await endingWithin(started, EXIT_BOUND_MS)).toEqual({ code: 0, signal: null });
+  }, 40_000);
+});
