@@ -388,6 +388,10 @@ export interface ToolHttpConfig {
     [k: string]: string;
   };
   /**
+   * Header carrying the call's idempotency key (<traceId>:<iteration>, the same when a call is re-sent), so an API that honours it makes the effect once; false sends none.
+   */
+  idempotencyHeader?: string | false;
+  /**
    * Hosts (host or host:port) the tool may call. Default: the template's own host.
    */
   allowedHosts?: string[];

@@ -44,6 +44,9 @@ describe('secrets echoed by the model and the tools', () => {
 
     const [logName] = await readdir(path.join(dir, '.redflow', 'runs'));
     const logPath = path.join(dir, '.redflow', 'runs', logName as string);
+    // tool.http sent each call's idempotency key: <traceId>:<iteration>.
+    const traceId = (logName as string).replace(/\.jsonl$/, '');
+    expect(echo.requests.map((headers) => headers['idempotency-key'])).toEqual([`${traceId}:2`, `${traceId}:3`]);
     const bytes = await readFile(logPath, 'utf8');
     expectNoSecret(bytes, 'the log file');
     const events = bytes

@@ -4,6 +4,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { ToolContext } from '../../src/actors/tool.js';
 import { createHttpTool } from '../../src/actors/tools/httpTool.js';
+import { runTool } from '../../src/actors/serveActors.js';
+import { validators } from '../../src/contracts/schemas.js';
 
 interface SeenRequest {
   readonly method: string;
@@ -462,6 +464,66 @@ describe('createHttpTool', () => {
       const error = await callError(tool.execute({}, context()));
 
       expect(error.code).toBe(ErrorCode.TOOL_FAILED);
+    });
+  });
+
+  describe('idempotency', () => {
+    it('should send the call\'s idempotency key as Idempotency-Key, the same key when the call is re-sent', async () => {
+      const get = createHttpTool({ name: 'lookup', url: `${main.origin}/echo` });
+      const post = createHttpTool({ name: 'pay', method: 'POST', url: `${main.origin}/echo` });
+      await get.execute({}, context());
+      await post.execute({ amount: 5 }, { ...context(), idempotencyKey: 'trace-1:2', iteration: 2 });
+      await post.execute({ amount: 5 }, { ...context(), idempotencyKey: 'trace-1:2', iteration: 2 });
+      expect(main.seen.map((seen) => seen.headers['idempotency-key'])).toEqual(['trace-1:1', 'trace-1:2', 'trace-1:2']);
+    });
+
+    it('should keep the key on the request a redirect leads to', async () => {
+      const tool = createHttpTool({ name: 'moved', method: 'POST', url: `${main.origin}/redirect?status=307&to=/echo` });
+      await tool.execute({}, context());
+      expect(main.seen.map((seen) => [seen.url, seen.headers['idempotency-key']])).toEqual([
+        ['/redirect?status=307&to=/echo', 'trace-1:1'],
+        ['/echo', 'trace-1:1'],
+      ]);
+    });
+
+    it('should send the key under the header idempotencyHeader names, and none when it is false', async () => {
+      await createHttpTool({ name: 'named', url: `${main.origin}/echo`, idempotencyHeader: 'X-Request-Id' }).execute({}, context());
+      await createHttpTool({ name: 'off', url: `${main.origin}/echo`, idempotencyHeader: false }).execute({}, context());
+      expect(main.seen[0]?.headers['x-request-id']).toBe('trace-1:1');
+      expect(main.seen[0]?.headers['idempotency-key']).toBeUndefined();
+      expect(Object.keys(main.seen[1]?.headers ?? {}).filter((name) => /idempotency|request-id/.test(name))).toEqual([]);
+    });
+
+    it('should refuse a headers entry that would replace the key, and a header name that is not one', () => {
+      expect(() => createHttpTool({ name: 'clash', url: `${main.origin}/echo`, headers: { 'idempotency-key': 'fixed' } })).toThrow(
+        expect.objectContaining({ code: ErrorCode.TOOL_CONFIG_INVALID, path: '/headers/idempotency-key' }),
+      );
+      expect(() => createHttpTool({ name: 'bad', url: `${main.origin}/echo`, idempotencyHeader: 'not a header' })).toThrow(
+        expect.objectContaining({ code: ErrorCode.TOOL_CONFIG_INVALID, path: '/idempotencyHeader' }),
+      );
+    });
+
+    it('should accept a header name or false in the node config schema, and nothing else', () => {
+      const config = (idempotencyHeader: unknown) => validators.toolHttpConfig({ url: 'http://127.0.0.1/x', idempotencyHeader });
+      expect([config('Idempotency-Key'), config('X-Request-Id'), config(false)]).toEqual([true, true, true]);
+      expect([config(true), config('two words'), config('')]).toEqual([false, false, false]);
+    });
+  });
+
+  describe('secrets', () => {
+    it('should register a credential header resolved at call time, so its echo is redacted from the result', async () => {
+      const tool = createHttpTool({ name: 'auth', url: `${main.origin}/echo`, headers: { authorization: 'Token ${env:REDFLOW_HTTP_TOOL_TEST_VALUE}' } });
+      // Set only after the tool was made, under a name that does not look secret.
+      process.env.REDFLOW_HTTP_TOOL_TEST_VALUE = 'call-time-credential-3e9a';
+      try {
+        const request = { traceId: 'trace-1', iteration: 1, tool: 'auth', input: {}, idempotencyKey: 'trace-1:1' };
+        const result = await runTool(tool, request, new AbortController().signal);
+        expect(main.seen[0]?.headers.authorization).toBe('Token call-time-credential-3e9a');
+        expect(result).toMatchObject({ ok: true, output: { body: { headers: { authorization: '[redacted]' } } } });
+        expect(JSON.stringify(result)).not.toContain('call-time-credential-3e9a');
+      } finally {
+        delete process.env.REDFLOW_HTTP_TOOL_TEST_VALUE;
+      }
     });
   });
 

@@ -3,12 +3,16 @@ import { readCappedBody, type CappedBody } from '../httpBody.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolHttpConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
+import { registerSecret } from '../../secrets.js';
 
 /** Whole-call timeout of an HTTP tool (all redirect hops and the body) when `timeoutMs` is not set. */
 export const DEFAULT_HTTP_TOOL_TIMEOUT_MS = 10_000;
 
 /** Largest response body an HTTP tool reads when `maxResponseBytes` is not set: 1 MiB. */
 export const DEFAULT_HTTP_TOOL_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/** The header carrying a call's idempotency key when `idempotencyHeader` is not set. */
+export const DEFAULT_IDEMPOTENCY_HEADER = 'Idempotency-Key';
 
 /** Redirects followed before a call fails with `TOOL_FAILED`. */
 export const MAX_HTTP_TOOL_REDIRECTS = 5;
@@ -43,6 +47,10 @@ const ERROR_BODY_BYTES = 4096;
 const ERROR_EXCERPT_CHARS = 200;
 /** Headers not carried to another origin when a redirect leaves the first one. */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
+/** Header names whose values are credentials: registered as secrets, so no log or answer shows them. */
+const SECRET_HEADER = /auth|key|token|secret|password|cookie|session|credential|signature/i;
+/** What `Authorization: <scheme> <credentials>` carries after its scheme. */
+const AUTH_CREDENTIALS = /^[A-Za-z][A-Za-z0-9_-]*\s+(\S.*)$/;
 
 /**
  * Builds a `tool.http` node's tool: each call expands the URL template with the model's input and
@@ -67,7 +75,12 @@ const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
  * - **Status**: ≥ 400 → `TOOL_HTTP_STATUS` with the status and a short excerpt of the body
  *   (retryable for 408, 429 and 5xx). Network failures → `TOOL_FAILED` (retryable).
  * - **Headers**: `config.headers` are sent; `${env:NAME}` in a value is replaced by the environment
- *   variable at call time (missing → `TOOL_CONFIG_INVALID`).
+ *   variable at call time (missing → `TOOL_CONFIG_INVALID`). Values of credential headers
+ *   (`authorization`, `cookie`, names with `key`, `token`, `secret`, …) are registered as secrets,
+ *   so a server echoing them puts `[redacted]` in the log, never the value.
+ * - **Idempotency**: each call sends its idempotency key (`<traceId>:<iteration>`, the same when the
+ *   call is re-sent after a crash) in the header `idempotencyHeader` (default `Idempotency-Key`;
+ *   `false` sends none), so an API that honours it makes the call's effect once.
  *
  * Configuration problems found here (bad name, method, URL, limits) throw `TOOL_CONFIG_INVALID`.
  * The output is an {@link HttpToolOutput}.
@@ -101,6 +114,8 @@ export function createHttpTool(config: ToolHttpConfig & { name: string }, option
 
 interface Settings {
   readonly allowedHosts: readonly string[];
+  /** The header carrying the call's idempotency key, or undefined to send none. */
+  readonly idempotencyHeader: string | undefined;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
   readonly sendsBody: boolean;
@@ -158,7 +173,37 @@ function checkConfig(config: ToolHttpConfig & { name: string }, method: string):
     }
     allowedHosts = [host];
   }
-  return { allowedHosts, timeoutMs, maxResponseBytes, sendsBody: method !== 'GET' && method !== 'DELETE' };
+  const idempotencyHeader = checkIdempotencyHeader(config, label);
+  // Known as secrets before any call, so even a config error later cannot show them.
+  for (const [name, value] of Object.entries(config.headers ?? {})) {
+    if (typeof value === 'string') registerHeaderSecret(name, value.replace(ENV_REFERENCE, (_, env: string) => process.env[env] ?? ''));
+  }
+  return { allowedHosts, timeoutMs, maxResponseBytes, idempotencyHeader, sendsBody: method !== 'GET' && method !== 'DELETE' };
+}
+
+/** The header name for the idempotency key, undefined when turned off; refuses one `headers` also sets. */
+function checkIdempotencyHeader(config: ToolHttpConfig & { name: string }, label: string): string | undefined {
+  const setting: unknown = config.idempotencyHeader ?? DEFAULT_IDEMPOTENCY_HEADER;
+  if (setting === false) return undefined;
+  if (typeof setting !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(setting)) {
+    throw configError(`${label}: idempotencyHeader must be a header name or false`, '/idempotencyHeader', 'e.g. "Idempotency-Key" (the default), "X-Request-Id", or false to send none');
+  }
+  const clash = Object.keys(config.headers ?? {}).find((name) => name.toLowerCase() === setting.toLowerCase());
+  if (clash !== undefined) {
+    throw configError(
+      `${label}: headers sets '${clash}', which carries each call's idempotency key`,
+      `/headers/${clash}`,
+      'remove it from "headers" (each call sends its own key), or set "idempotencyHeader" to another name or false',
+    );
+  }
+  return setting;
+}
+
+/** Registers a credential header's value (and what follows `Bearer `/`Basic `) as a secret. */
+function registerHeaderSecret(name: string, value: string): void {
+  if (!SECRET_HEADER.test(name)) return;
+  registerSecret(value);
+  registerSecret(AUTH_CREDENTIALS.exec(value)?.[1]);
 }
 
 /** One call: expand, check, request (following redirects), read, interpret. */
@@ -183,6 +228,7 @@ async function callHttp(
   const headers = new Headers();
   for (const [name, value] of Object.entries(config.headers ?? {})) {
     const resolved = resolveEnv(value, name, label);
+    registerHeaderSecret(name, resolved);
     try {
       headers.set(name, resolved);
     } catch {
@@ -190,6 +236,7 @@ async function callHttp(
       throw configError(`${label}: header '${name}' has an invalid name or value`, `/headers/${name}`);
     }
   }
+  if (settings.idempotencyHeader !== undefined) headers.set(settings.idempotencyHeader, context.idempotencyKey);
   let body: string | undefined;
   if (settings.sendsBody) {
     body = JSON.stringify(rest);

@@ -3,7 +3,8 @@ import { startDeadline } from '../deadline.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolPostgresConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
-import { parseSqlParameters, undeclaredParameters, type ParsedSql } from './sqlParameters.js';
+import { IDEMPOTENCY_KEY_PARAMETER, parseSqlParameters, undeclaredParameters, type ParsedSql } from './sqlParameters.js';
+import { registerSecret } from '../../secrets.js';
 
 /** Whole-call timeout of a PostgreSQL tool (and its `statement_timeout`) when `timeoutMs` is not set. */
 export const DEFAULT_POSTGRES_TOOL_TIMEOUT_MS = 5_000;
@@ -79,6 +80,11 @@ const CLEANUP_TIMEOUT_MS = 2_000;
  * - **Input schema**: required, and every parameter must be one of its `properties`, so the model
  *   is told what to send and its input is checked before a query runs (`TOOL_CONFIG_INVALID`
  *   otherwise; `validateFlow` reports the same as `NODE_CONFIG_INVALID`).
+ * - **Idempotency**: `:idempotency_key` is bound to the call's idempotency key
+ *   (`<traceId>:<iteration>`, the same when the call is re-sent after a crash), never to the input
+ *   (the schema must not declare it). A write that stores it under a unique constraint in the same
+ *   statement, `insert … values (:idempotency_key, …) on conflict do nothing`, commits once
+ *   however often the call is made: the key and the effect share the transaction.
  * - **Read-only** (`readOnly`, default true): the statement runs in `BEGIN READ ONLY`, so
  *   PostgreSQL refuses writes and DDL (`TOOL_FAILED` with its message). This guards against
  *   mistakes, not attacks: give the tool a database role that can only read for that.
@@ -102,7 +108,7 @@ const CLEANUP_TIMEOUT_MS = 2_000;
  *   (default `DATABASE_URL`) read at the first call; neither → `TOOL_CONFIG_INVALID`. The pool
  *   (at most {@link POSTGRES_TOOL_POOL_SIZE} connections) is made at the first call and ended by
  *   `close()`. Failing to connect → `TOOL_FAILED` with a hint. Messages never contain the
- *   connection string or its password.
+ *   connection string or its password, and both are registered as secrets (redacted from the log).
  *
  * Configuration problems found here (bad name, query, input schema, limits) throw
  * `TOOL_CONFIG_INVALID`. The output is a {@link PostgresToolOutput}.
@@ -140,7 +146,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
       return (connection = {
         pool: options.pool,
         clientConfig: given,
-        secrets: secretsOf(given),
+        secrets: registered(secretsOf(given)),
         source: 'the pool given to the tool',
         owned: false,
       });
@@ -176,7 +182,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
     // An idle connection that breaks (a server restart) is dropped by the pool; without a
     // listener its 'error' event would end the process.
     pool.on('error', noop);
-    return (connection = { pool, clientConfig, secrets: secretsOf(clientConfig), source, owned: true });
+    return (connection = { pool, clientConfig, secrets: registered(secretsOf(clientConfig)), source, owned: true });
   };
 
   return {
@@ -187,7 +193,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
       if (closing) {
         throw new RedflowError({ code: ErrorCode.TOOL_FAILED, message: `${label}: the tool is closed` });
       }
-      const values = bindValues(settings.sql.parameters, input, label);
+      const values = bindValues(settings.sql.parameters, input, context.idempotencyKey, label);
       if (context.signal.aborted) throw abortedError(label);
       return runQuery(connect(), settings, values, context, label, track);
     },
@@ -248,6 +254,14 @@ function checkConfig(config: ToolPostgresConfig & { name: string }): Settings {
       'add "inputSchema": { "type": "object", "required": [...], "properties": { ... } } naming each :parameter',
     );
   }
+  const properties = (schema as { properties?: unknown }).properties;
+  if (typeof properties === 'object' && properties !== null && Object.hasOwn(properties, IDEMPOTENCY_KEY_PARAMETER)) {
+    throw configError(
+      `${label}: inputSchema declares "${IDEMPOTENCY_KEY_PARAMETER}", which the tool binds to the call's idempotency key`,
+      `/inputSchema/properties/${IDEMPOTENCY_KEY_PARAMETER}`,
+      `remove it from inputSchema: :${IDEMPOTENCY_KEY_PARAMETER} is filled by each call, not by the model`,
+    );
+  }
   const undeclared = undeclaredParameters(parsed.sql.parameters, schema);
   if (undeclared.length > 0) {
     throw configError(
@@ -275,9 +289,10 @@ function checkConfig(config: ToolPostgresConfig & { name: string }): Settings {
   return { sql: parsed.sql, readOnly, maxRows, timeoutMs, cursor };
 }
 
-/** The values of the parameters, in `$n` order, from the input. */
-function bindValues(parameters: readonly string[], input: Record<string, unknown>, label: string): unknown[] {
+/** The values of the parameters, in `$n` order, from the input (and the call's idempotency key). */
+function bindValues(parameters: readonly string[], input: Record<string, unknown>, idempotencyKey: string, label: string): unknown[] {
   return parameters.map((name) => {
+    if (name === IDEMPOTENCY_KEY_PARAMETER) return idempotencyKey;
     const value = Object.hasOwn(input, name) ? input[name] : undefined;
     if (value === undefined) {
       throw new RedflowError({
@@ -536,6 +551,12 @@ function secretsOf(config: pg.ClientConfig): string[] {
   }
   // Longest first, so a password inside the connection string does not leave the rest behind.
   return [...new Set(secrets.filter((secret) => secret !== ''))].sort((a, b) => b.length - a.length);
+}
+
+/** Makes `secrets` known to the process (so nothing it records shows them) and returns them. */
+function registered(secrets: readonly string[]): readonly string[] {
+  for (const secret of secrets) registerSecret(secret);
+  return secrets;
 }
 
 /** What node-postgres can read: a postgres:// (or postgresql://, socket:) URL, or a socket path. */

@@ -166,8 +166,16 @@ function firstKeyword(sql: string): string {
 }
 
 /**
+ * The parameter bound to the call's idempotency key (`<traceId>:<iteration>`, the same when the call
+ * is re-sent), not to an input field: a write that records it in the same statement (a unique
+ * column, `ON CONFLICT DO NOTHING`) takes effect once however often the call is made.
+ */
+export const IDEMPOTENCY_KEY_PARAMETER = 'idempotency_key';
+
+/**
  * The parameters an input schema does not declare (not among its `properties`): a query whose
- * parameters are not all typed by the schema is a configuration error.
+ * parameters are not all typed by the schema is a configuration error. The idempotency key's
+ * parameter ({@link IDEMPOTENCY_KEY_PARAMETER}) needs no declaration: the call fills it.
  *
  * @example
  * ```ts
@@ -180,5 +188,5 @@ export function undeclaredParameters(parameters: readonly string[], inputSchema:
       ? (inputSchema as { properties: unknown }).properties
       : undefined;
   const declared = typeof properties === 'object' && properties !== null ? properties : {};
-  return parameters.filter((name) => !Object.hasOwn(declared, name));
+  return parameters.filter((name) => name !== IDEMPOTENCY_KEY_PARAMETER && !Object.hasOwn(declared, name));
 }
