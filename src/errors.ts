@@ -35,6 +35,8 @@ export const ErrorCode = {
   RUN_INPUT_TOO_DEEP: 'RUN_INPUT_TOO_DEEP',
   /** A run's input is longer as JSON than model answers may be (1,000,000 characters): refused before anything is recorded. */
   RUN_INPUT_TOO_LARGE: 'RUN_INPUT_TOO_LARGE',
+  /** A run start names a trace id that is taken (its log or its run record exists): refused before anything is recorded. */
+  RUN_TRACE_ID_TAKEN: 'RUN_TRACE_ID_TAKEN',
   RUN_STOPPED: 'RUN_STOPPED',
 
   // Model actors.

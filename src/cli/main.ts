@@ -22,6 +22,7 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.RUN_INPUT_INVALID,
   ErrorCode.RUN_INPUT_TOO_DEEP,
   ErrorCode.RUN_INPUT_TOO_LARGE,
+  ErrorCode.RUN_TRACE_ID_TAKEN,
   ErrorCode.MEMORY_RECORD_TOO_DEEP,
   ErrorCode.MEMORY_RECORD_TOO_LARGE,
   ErrorCode.FLOW_FILE_OUTSIDE_ROOTS,

@@ -20,6 +20,7 @@ import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/
 import type { ActorSubjects } from '../runtime/transportActor.js';
 import { openRunLeases, type RunLeases } from './runLeases.js';
 import { serveRunAborts } from './runAborts.js';
+import { runLogExists } from './runLogExists.js';
 
 /** What a client sends on `<prefix>.runs.start`. */
 export interface RunStartRequest {
@@ -55,6 +56,15 @@ function checkStartRequest(request: unknown): asserts request is RunStartRequest
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)) {
     throw bad(`"timeoutMs" is not an integer from 1 to ${MAX_RUN_TIMEOUT_MS}`);
   }
+}
+
+/** The refusal of a start whose trace id belongs to another run. */
+function traceIdTaken(traceId: string, why: string): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.RUN_TRACE_ID_TAKEN, `trace id ${traceId} is taken by another run: ${why}`, {
+      hint: 'start the run with a new trace id (or none: one is made up); to follow or replay that run, use redflow tail or replay with its trace id',
+    }),
+  );
 }
 
 /** What a core worker answers: the run it started. */
@@ -189,13 +199,16 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       if (!isValidTraceId(traceId)) {
         throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${traceId}" is not a valid trace id`));
       }
+      // A taken trace id could never run (its first event would clash with the log's): refused
+      // before the run has a record. The log is checked first: a finished run has no record left.
+      if (await runLogExists(options.nc, prefix, traceId)) throw traceIdTaken(traceId, 'its log is in the trace stream');
       const registered = await leases.register({
         traceId,
         startedAt: new Date().toISOString(),
         ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
         ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
       });
-      if (!registered) throw new RedflowError(errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${traceId} already exists`));
+      if (!registered) throw traceIdTaken(traceId, 'it is under way');
       const memory = memoryOf(request.conversationId);
       const handle = startRun({
         ...environment,

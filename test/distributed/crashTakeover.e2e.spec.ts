@@ -6,6 +6,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
 import { startCoreWorker } from '../../src/distributed/coreWorker.js';
+import { openRunLeases } from '../../src/distributed/runLeases.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
@@ -74,25 +75,72 @@ describe('distributed mode: a core worker killed at any event boundary', () => {
   }, 120_000);
 
   it('should let `redflow resume <traceId> --nats` finish a run whose core worker died', async () => {
-    const traceId = 'cli-resume';
-    const doomed = await worker('core', { REDFLOW_CRASH_AFTER_EVENT: '6' });
-    const gone = exited(doomed);
-    const run = await startRemoteRun({ nc, prefix, input: 'go', traceId });
-    expect(await gone).toBe('SIGKILL');
-    run.detach();
-    // Still within the dead worker's lease: the command leaves the run to it.
-    const early = await cli(['resume', traceId, '--nats', NATS_URL, '--prefix', prefix, '--flow', flowPath]);
-    expect(early.code).not.toBe(0);
-    expect(early.stderr).toContain('live core worker');
-    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 700));
-    const resumed = await cli(['resume', traceId, '--nats', NATS_URL, '--prefix', prefix, '--flow', flowPath, '--json']);
-    expect(resumed.code, resumed.stderr).toBe(0);
-    expect(JSON.parse(resumed.stdout).outcome).toEqual({ status: 'done', reason: 'final_answer', answer: 'bumped three times' });
-    const store = await openJetStreamEventStore(nc, { prefix });
-    const { events } = await store.read(traceId);
-    expect(events.at(-1)?.type).toBe('run.completed');
-  }, 30_000);
+    // The command's first look must land within the dead worker's lease, however slow this machine
+    // is right now. The lease is the TTL of a prefix's leases bucket, set by the first core worker
+    // there, so this test has a prefix of its own and a lease several times what one such look
+    // takes here and now (a look at a finished run: start, connect, open the leases, read the log).
+    const lookMs = await timeOfALook();
+    const leaseMs = Math.max(2000, 5 * lookMs);
+    const own = uniquePrefix();
+    const started: ChildProcess[] = [];
+    try {
+      started.push(await startWorkerProcess(flowPath, 'model,tool', { prefix: own, env: { COUNTER_FILE: path.join(dir, 'resume-effects.log') } }));
+      const traceId = 'cli-resume';
+      const doomed = await startWorkerProcess(flowPath, 'core', { prefix: own, env: { REDFLOW_CRASH_AFTER_EVENT: '6' }, extraArgs: ['--lease', String(leaseMs)] });
+      started.push(doomed);
+      const gone = exited(doomed);
+      const run = await startRemoteRun({ nc, prefix: own, input: 'go', traceId });
+      expect(await gone).toBe('SIGKILL');
+      run.detach();
+      const resumeArgs = ['resume', traceId, '--nats', NATS_URL, '--prefix', own, '--flow', flowPath];
+      // Still within the dead worker's lease: the command leaves the run to it.
+      const early = await cli(resumeArgs);
+      expect(early.code, `${early.stderr}\n(a look took ${lookMs} ms; the lease is ${leaseMs} ms)`).not.toBe(0);
+      expect(early.stderr).toContain('live core worker');
+      // Once the lease has run out (the run is an orphan to the cluster), the command takes it.
+      await orphaned(own, traceId, leaseMs + 10_000);
+      const resumed = await cli([...resumeArgs, '--json']);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(JSON.parse(resumed.stdout).outcome).toEqual({ status: 'done', reason: 'final_answer', answer: 'bumped three times' });
+      const store = await openJetStreamEventStore(nc, { prefix: own });
+      const { events } = await store.read(traceId);
+      expect(events.at(-1)?.type).toBe('run.completed');
+    } finally {
+      for (const child of started) child.kill('SIGTERM');
+      await Promise.all(started.map((child) => exited(child)));
+      await removePrefix(nc, own);
+    }
+  }, 90_000);
 });
+
+/** How long `redflow resume <traceId> --nats` takes here to look at a finished run and say so, in ms. */
+async function timeOfALook(): Promise<number> {
+  const traceId = `look-${Date.now()}`;
+  const core = await startCoreWorker({ nc, flowPath, prefix, owner: 'look-core', leaseMs: LEASE_MS });
+  try {
+    await (await startRemoteRun({ nc, prefix, input: 'go', traceId })).result;
+  } finally {
+    await core.close();
+  }
+  const started = performance.now();
+  const look = await cli(['resume', traceId, '--nats', NATS_URL, '--prefix', prefix, '--flow', flowPath, '--json']);
+  if (look.code !== 0) throw new Error(`looking at the finished run ${traceId} failed (${look.code}): ${look.stderr}`);
+  return Math.ceil(performance.now() - started);
+}
+
+/** Resolves once the cluster sees run `traceId` as an orphan (its owner's heartbeat has expired). */
+async function orphaned(onPrefix: string, traceId: string, timeoutMs: number): Promise<void> {
+  const observer = await openRunLeases(nc, { prefix: onPrefix, owner: 'test-observer', leaseMs: 60_000 });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    while (!(await observer.orphans()).some((record) => record.traceId === traceId)) {
+      if (Date.now() > deadline) throw new Error(`run ${traceId} was not orphaned within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } finally {
+    await observer.close();
+  }
+}
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
