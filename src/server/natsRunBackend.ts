@@ -1,13 +1,14 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { JetStreamApiCodes, JetStreamApiError, jetstreamManager } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js';
+import { DEFAULT_SUBJECT_PREFIX, Storage } from '../actors/subjects.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ReadResult } from '../events/eventStore.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
 import { MAX_ABORT_REASON_LENGTH, requestRunAbort } from '../distributed/runAborts.js';
+import { runLogExists } from '../distributed/runLogExists.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { cachedFlowIdIndex } from './natsFlowIds.js';
@@ -73,21 +74,14 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
   const abortPatienceMs = options.abortPatienceMs ?? 6000;
   // This process never appends: the store is only read.
   const store = await openJetStreamEventStore(nc, { prefix });
-  const jsm = await jetstreamManager(nc);
-  const stream = Storage.traceStream(prefix);
   const flowIds = cachedFlowIdIndex(options.flowsDir);
   const startedHere = new Map<string, string>();
   const followers = new Set<() => void>();
   // Bound without a request; `get` tells whether the bucket exists.
   const runsBucket: Promise<KV> = new Kvm(nc).open(Storage.runsBucket(prefix));
 
-  /**
-   * True when the stream holds the run's `run.started`. One direct read of a literal subject: the
-   * store's read of an unknown run would wait for messages that never come.
-   */
-  const known = async (traceId: string): Promise<boolean> =>
-    isValidTraceId(traceId) &&
-    (await jsm.streams.getMessage(stream, { last_by_subj: Subject.trace(prefix, traceId, AgentEventType.RunStarted) })) !== null;
+  /** True when the stream holds the run's log (see `runLogExists`: no wait for an unknown run). */
+  const known = async (traceId: string): Promise<boolean> => isValidTraceId(traceId) && (await runLogExists(nc, prefix, traceId));
 
   /** The run's stored log, or `undefined` for a trace id the stream has never seen. */
   const readLog = async (traceId: string): Promise<ReadResult | undefined> => {

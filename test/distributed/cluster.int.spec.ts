@@ -1,6 +1,9 @@
 import path from 'node:path';
+import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Storage } from '../../src/actors/subjects.js';
+import { ErrorCode } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
 import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
@@ -66,6 +69,28 @@ describe('distributed mode: core, model and tool workers connected only by NATS'
     }
     const run = await startRemoteRun({ nc: clientNc, prefix, input: 'still here' });
     expect((await run.result).outcome.reason).toBe('final_answer');
+  });
+
+  it('should refuse a start whose trace id is taken, by a finished run or one under way, and leave nothing behind', async () => {
+    await (cores[0]?.worker ?? core('core-a'));
+    const store = await openJetStreamEventStore(clientNc, { prefix });
+    const finished = await startRemoteRun({ nc: clientNc, prefix, input: 'first' });
+    await finished.result;
+    const logged = (await store.read(finished.traceId)).events;
+    await expect(startRemoteRun({ nc: clientNc, prefix, input: 'again', traceId: finished.traceId })).rejects.toMatchObject({
+      code: ErrorCode.RUN_TRACE_ID_TAKEN,
+      hint: expect.any(String),
+    });
+    // No run record was made for the refused start, and the finished run's log is as it was.
+    const runs = await new Kvm(clientNc).open(Storage.runsBucket(prefix));
+    expect((await runs.get(finished.traceId))?.operation).not.toBe('PUT');
+    expect((await store.read(finished.traceId)).events).toEqual(logged);
+
+    const running = await startRemoteRun({ nc: clientNc, prefix, input: 'under way' });
+    await expect(startRemoteRun({ nc: clientNc, prefix, input: 'again', traceId: running.traceId })).rejects.toMatchObject({
+      code: ErrorCode.RUN_TRACE_ID_TAKEN,
+    });
+    expect((await running.result).outcome.reason).toBe('final_answer');
   });
 
   it('should answer bad messages on the model and tool subjects with an error, and go on serving', async () => {
