@@ -13,7 +13,7 @@ export const MAX_TOOL_OUTPUT_CHARS = 1_000_000;
 
 /**
  * Serves a model actor on `subject`: each request is one `complete` call; its errors travel back
- * as data.
+ * as data. A requester that gives up cancels the call (its signal aborts the model request).
  *
  * @example
  * ```ts
@@ -24,7 +24,7 @@ export function serveModel(transport: Transport, subject: string, model: ModelAc
   return transport.serve<ModelRequest, ModelAnswer>(subject, (request, context) => {
     checkModelRequest(request, subject);
     return model.complete(request, context.signal);
-  });
+  }, { cancellable: true });
 }
 
 /**
@@ -42,7 +42,7 @@ export function serveTool(transport: Transport, subject: string, tool: ToolDefin
   return transport.serve<ToolRequest, ToolResult>(subject, (request, context) => {
     checkToolRequest(tool, request, subject);
     return runTool(tool, request, context.signal);
-  });
+  }, { cancellable: true });
 }
 
 /**

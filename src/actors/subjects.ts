@@ -29,6 +29,11 @@ export const Subject = {
   runAbort: (prefix: string, traceId: string) => `${prefix}.runs.abort.${traceId}`,
   /** Every run's abort subject: what each core worker subscribes to. */
   runAborts: (prefix: string) => `${prefix}.runs.abort.*`,
+  /**
+   * Where a requester that gives up tells a service's members to stop the call (every member
+   * listens, no queue group): `<service subject>.cancel`, e.g. `redflow.tool.lookup_order.cancel`.
+   */
+  cancel: (serviceSubject: string) => `${serviceSubject}.cancel`,
 } as const;
 
 /**

@@ -13,7 +13,10 @@ export type Headers = Readonly<Record<string, string>>;
 export interface RequestOptions {
   /** Give up after this long with `TRANSPORT_TIMEOUT`. */
   readonly timeoutMs: number;
-  /** Abandons the request (its reply is ignored) with `RUN_ABORTED`. */
+  /**
+   * Abandons the request (its reply is ignored) with `RUN_ABORTED`, and cancels the call: the
+   * handler's `context.signal` aborts (over NATS, when the service is served `cancellable`).
+   */
   readonly signal?: AbortSignal;
   readonly headers?: Headers;
 }
@@ -45,6 +48,12 @@ export interface Subscription {
 export interface ServeOptions {
   /** Members of one queue group share the requests (NATS queue groups); default: the subject. */
   readonly queue?: string;
+  /**
+   * Also hear cancels, so a requester that gives up aborts the handler's signal. Over NATS each
+   * member then subscribes to `Subject.cancel(subject)` as well (which its user must be allowed);
+   * in one process the handler gets the requester's own signal anyway.
+   */
+  readonly cancellable?: boolean;
 }
 
 /**
@@ -67,4 +76,9 @@ export interface Transport {
 export const Header = {
   IdempotencyKey: 'Redflow-Idempotency-Key',
   TraceId: 'Redflow-Trace-Id',
+  /**
+   * On a cancel (`Subject.cancel(subject)`): the reply subject of the request to stop. A cancel
+   * that also carries `Redflow-Idempotency-Key` stops every request of that key (each attempt).
+   */
+  Cancel: 'Redflow-Cancel',
 } as const;

@@ -13,6 +13,7 @@ const roles = ['core', 'model', 'tool', 'memory'] as const;
 type Role = (typeof roles)[number];
 
 const workerUsage = `usage: redflow worker <flow.json> --nats <url> [--role core|model|tool|memory ...] [--lease <ms>]
+                      [--attempt-timeout <ms>]
 
 Hosts a flow on a NATS cluster until stopped (Ctrl-C or SIGTERM). Roles (default: all):
   core     runs the REACT statechart for runs started with \`redflow run --nats\`; owns each run
@@ -22,7 +23,14 @@ Hosts a flow on a NATS cluster until stopped (Ctrl-C or SIGTERM). Roles (default
   memory   serves memory.kv from the NATS KV bucket <prefix>-memory
 Start as many workers of a role as you want capacity: they share the work (queue groups).
   --role <role>     repeat, or give a comma-separated list
-  --lease <ms>      how long a dead core worker's runs wait before another takes them (default 3000)
+  --lease <ms>      how long the runs of a dead core worker, or the tool calls of a dead tool
+                    worker, wait before another worker takes them (default 3000 for runs,
+                    10000 for tool calls)
+  --attempt-timeout <ms>
+                    core: how long one model or tool call may go unanswered before it is sent
+                    again (same idempotency key); the longest a call whose worker died holds
+                    its run (default 30000). Keep it above the longest model call: a model call
+                    sent again is made again
 
 ${natsOptionsHelp}`;
 
@@ -32,7 +40,11 @@ export const worker: Command = {
   summary: 'host a flow\'s core, model, tools and memory on a NATS cluster',
   usage: workerUsage,
   async run(args, output) {
-    const { values, positionals } = parse(args, { role: { type: 'string', multiple: true }, lease: { type: 'string' }, ...natsOptionSpecs }, workerUsage);
+    const { values, positionals } = parse(
+      args,
+      { role: { type: 'string', multiple: true }, lease: { type: 'string' }, 'attempt-timeout': { type: 'string' }, ...natsOptionSpecs },
+      workerUsage,
+    );
     if (values.help) return help(output, workerUsage);
     const [flowPath, ...extra] = positionals;
     if (!flowPath) throw usageError('which flow? give the flow file to host', workerUsage);
@@ -43,6 +55,11 @@ export const worker: Command = {
     const chosen = new Set<Role>(given.length > 0 ? (given as Role[]) : roles);
     const leaseMs = values.lease === undefined ? undefined : Number(values.lease);
     if (leaseMs !== undefined && (!Number.isInteger(leaseMs) || leaseMs < 500)) throw usageError('--lease must be a whole number of milliseconds, at least 500', workerUsage);
+    const attemptText = values['attempt-timeout'] as string | undefined;
+    const attemptTimeoutMs = attemptText === undefined ? undefined : Number(attemptText);
+    if (attemptTimeoutMs !== undefined && (!Number.isInteger(attemptTimeoutMs) || attemptTimeoutMs < 100)) {
+      throw usageError('--attempt-timeout must be a whole number of milliseconds, at least 100', workerUsage);
+    }
     const prefix = subjectPrefix(values);
     const nc = await connectFromOptions(values, `redflow-worker-${[...chosen].join('-')}`);
     const log = (text: string) => line(output.err, `${new Date().toISOString()} ${text}`);
@@ -53,14 +70,22 @@ export const worker: Command = {
         const { startActorWorker } = await import('../distributed/actorWorker.js');
         // Only tools keep their results in the tool-results bucket: the other roles' users may not
         // open it (deploy/nats/redflow.conf).
-        const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, prefix) : undefined;
+        const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
         const actors = await startActorWorker({ nc, flowPath, prefix, roles: actorRoles, log, ...(serveTool && { serveTool }) });
         closers.push(() => actors.close());
       }
       if (chosen.has('core')) {
         const { startCoreWorker } = await import('../distributed/coreWorker.js');
         const crash = crashHook();
-        const core = await startCoreWorker({ nc, flowPath, prefix, log, ...(leaseMs !== undefined && { leaseMs }), ...(crash && { onEvent: crash }) });
+        const core = await startCoreWorker({
+          nc,
+          flowPath,
+          prefix,
+          log,
+          ...(leaseMs !== undefined && { leaseMs }),
+          ...(attemptTimeoutMs !== undefined && { attemptTimeoutMs }),
+          ...(crash && { onEvent: crash }),
+        });
         closers.push(() => core.close());
       }
     } catch (error) {

@@ -88,7 +88,8 @@ export interface CoreWorkerOptions {
   readonly timeoutMs?: number;
   /**
    * One model or tool attempt's limit: a call whose worker died is re-sent (same idempotency key)
-   * after this long. Default 30 s.
+   * after this long (`redflow worker --attempt-timeout`). A call lost in a NATS reconnect is re-sent
+   * at once, and one nobody answers yet is retried with backoff. Default 30 s.
    */
   readonly attemptTimeoutMs?: number;
   readonly log?: (line: string) => void;

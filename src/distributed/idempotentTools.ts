@@ -4,6 +4,12 @@ import { createNatsKvToolResultStore } from '../actors/toolResults/natsKvToolRes
 import { serveIdempotentTool } from '../actors/toolResults/serveIdempotentTool.js';
 import type { ToolServer } from './actorWorker.js';
 
+/** Options of {@link idempotentToolServer}. */
+export interface IdempotentToolServerOptions {
+  /** How long a call whose tool worker died stays claimed before another worker runs it (default 10 s). */
+  readonly leaseMs?: number;
+}
+
 /**
  * The tool server of distributed mode: each tool answers a repeated idempotency key with the
  * result stored in the KV bucket `<prefix>-tool-results` instead of executing again, so a call
@@ -14,7 +20,8 @@ import type { ToolServer } from './actorWorker.js';
  * await startActorWorker({ nc, flowPath, roles: ['tool'], serveTool: await idempotentToolServer(nc, 'redflow') });
  * ```
  */
-export async function idempotentToolServer(nc: NatsConnection, prefix: string): Promise<ToolServer> {
+export async function idempotentToolServer(nc: NatsConnection, prefix: string, options: IdempotentToolServerOptions = {}): Promise<ToolServer> {
   const store = await createNatsKvToolResultStore(nc, { bucket: Storage.toolResultsBucket(prefix) });
-  return (transport, subject, tool) => serveIdempotentTool(transport, subject, tool, store);
+  const serveOptions = options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs };
+  return (transport, subject, tool) => serveIdempotentTool(transport, subject, tool, store, serveOptions);
 }

@@ -71,7 +71,7 @@ function worthRetrying(error: ErrorInfo): boolean {
  * provided once, not per run. A request goes out only once it is in the log, so every effect is
  * logged first.
  */
-export const transportActorLogic = fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive, input }) => {
+export const transportActorLogic = fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive, input, self }) => {
   const effects = input.effects?.() as TransportEffects | undefined;
   if (!effects) throw new Error("the transport actor needs its run's effects in its input");
   const { transport, subjects, clock, pending } = effects;
@@ -102,7 +102,7 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
         .request<Req, Res>(subject, data, options)
         .then((answer) => {
           if (answer.ok || ended || !worthRetrying(answer.error) || clock.now() + delayMs >= deadline) return redact(answer);
-          return new Promise<Reply<Res>>((resolve) => setTimeout(() => resolve(attempt(Math.min(delayMs * 2, 2000))), delayMs));
+          return new Promise<Reply<Res>>((resolve) => setTimeout(() => resolve(ended ? redact(answer) : attempt(Math.min(delayMs * 2, 2000))), delayMs));
         });
     };
     return attempt(100);
@@ -158,7 +158,11 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
 
   return () => {
     ended = true;
-    // Only an in-flight request has anyone to tell; aborting costs an event dispatch per run.
-    if (inFlight > 0) stopped.abort('the run ended');
+    // The run ended (aborted, timed out): its calls in flight are cancelled, so a tool worker stops
+    // the tool. A run stopped from outside (its core worker shuts down, or another worker took it
+    // over) is continued elsewhere with the same idempotency keys: its calls are left to finish
+    // and be answered from storage; only their replies here are dropped. Only an in-flight request
+    // has anyone to tell; aborting costs an event dispatch per run.
+    if (inFlight > 0 && self._parent?.getSnapshot().status !== 'stopped') stopped.abort('the run ended');
   };
 });

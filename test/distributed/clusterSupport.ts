@@ -12,15 +12,18 @@ import { NATS_URL } from '../nats/natsSupport.js';
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const BIN = path.join(ROOT, 'bin/redflow.js');
 
-/** Starts `redflow worker <flow> --role <roles> …` and resolves once it says it is ready. */
+/**
+ * Starts `redflow worker <flow> --role <roles> …` and resolves once it says it is ready. It connects
+ * to `options.nats` (default: the shared test server).
+ */
 export function startWorkerProcess(
   flowPath: string,
   roles: string,
-  options: { prefix: string; env?: Record<string, string>; extraArgs?: string[] },
+  options: { prefix: string; env?: Record<string, string>; extraArgs?: string[]; nats?: string },
 ): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [BIN, 'worker', flowPath, '--role', roles, '--nats', NATS_URL, '--prefix', options.prefix, ...(options.extraArgs ?? [])],
+    [BIN, 'worker', flowPath, '--role', roles, '--nats', options.nats ?? NATS_URL, '--prefix', options.prefix, ...(options.extraArgs ?? [])],
     { env: { ...process.env, NO_COLOR: '1', ...options.env }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   return new Promise((resolve, reject) => {

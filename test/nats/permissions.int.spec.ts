@@ -460,6 +460,53 @@ describe('deploy/nats/redflow.conf', () => {
       }
     });
 
+    it("should hear the cancels of its own tool's calls (a core worker's run was aborted), and no other tool's", async () => {
+      const [core, tool, toolLookup] = await Promise.all([connectAs('core'), connectAs('tool'), connectAs('tool_lookup')]);
+      await idempotentToolServer(tool.nc, PREFIX); // the `tool` user makes the results bucket
+      let started = 0;
+      const cancelled: unknown[] = [];
+      const lookup: ToolDefinition = {
+        name: 'lookup_order',
+        description: 'Waits until cancelled',
+        inputSchema: { type: 'object' },
+        execute: (_input, { signal }) =>
+          new Promise((_resolve, reject) => {
+            started++;
+            signal.addEventListener('abort', () => {
+              cancelled.push(signal.reason);
+              reject(new Error('cancelled'));
+            });
+          }),
+      };
+      const served = (await idempotentToolServer(toolLookup.nc, PREFIX))(toolLookup.transport, Subject.tool(PREFIX, 'lookup_order'), lookup);
+      await toolLookup.nc.flush();
+      try {
+        const controller = new AbortController();
+        const reply = core.transport.request(Subject.tool(PREFIX, 'lookup_order'), toolRequest('lookup_order', 'cancelled-run-1', 1, {}), {
+          timeoutMs: 10_000,
+          signal: controller.signal,
+        });
+        await eventually(() => started === 1, 5000);
+        controller.abort();
+        await expect(reply).resolves.toMatchObject({ ok: false, error: { code: ErrorCode.RUN_ABORTED } });
+        await eventually(() => cancelled.length === 1, 5000);
+        expect(cancelled[0]).toMatchObject({ code: ErrorCode.RUN_ABORTED });
+
+        // Another tool's cancels are not its to hear, and a tool worker may not send cancels.
+        const other = Subject.cancel(Subject.tool(PREFIX, 'refund_order'));
+        toolLookup.nc.subscribe(other);
+        await violation(toolLookup, 'subscription', other);
+        const forged = Subject.cancel(Subject.tool(PREFIX, 'lookup_order'));
+        tool.transport.publish(forged, {});
+        await violation(tool, 'publish', forged);
+        expect([...core.errors].filter(isPermissionError)).toEqual([]);
+        const refusedCancels = toolLookup.errors.filter((error) => error instanceof PermissionViolationError && error.subject.endsWith('.cancel'));
+        expect(refusedCancels.map((error) => (error as PermissionViolationError).subject)).toEqual([other]);
+      } finally {
+        served.unsubscribe();
+      }
+    });
+
     it('should serve only its own tool', async () => {
       const subject = Subject.tool(PREFIX, 'refund_order');
       let calls = 0;

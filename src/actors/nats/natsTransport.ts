@@ -1,6 +1,7 @@
 import {
   ClosedConnectionError,
   DrainingConnectionError,
+  Empty,
   headers as natsHeaders,
   type Msg,
   type MsgHdrs,
@@ -9,16 +10,18 @@ import {
 } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo, type ErrorInfo } from '../../errors.js';
 import { redactSecrets } from '../../secrets.js';
-import type {
-  Headers,
-  Reply,
-  RequestHandler,
-  RequestOptions,
-  ServeOptions,
-  Subscription,
-  Transport,
-  TransportMessage,
+import {
+  Header,
+  type Headers,
+  type Reply,
+  type RequestHandler,
+  type RequestOptions,
+  type ServeOptions,
+  type Subscription,
+  type Transport,
+  type TransportMessage,
 } from '../transport.js';
+import { Subject } from '../subjects.js';
 import { jsonCodec, type PayloadCodec } from './codec.js';
 import { createRequestMux } from './requestMux.js';
 
@@ -81,8 +84,15 @@ const defaultLog: NatsTransportLog = (line) => void process.stderr.write(`${reda
  * **Services.** `serve` subscribes in a queue group (default: the subject), so the members share
  * the requests. A request that cannot be decoded gets a `TRANSPORT_BAD_MESSAGE` reply and a log
  * line; one without a reply subject is dropped with a log line; a handler that throws or rejects
- * answers its error as data. The handler's signal aborts when the transport closes (an abort by
- * the requester is not relayed over NATS; its late reply is simply dropped).
+ * answers its error as data. The handler's signal aborts when the transport closes, and, for a
+ * service served `cancellable`, when the requester gives up.
+ *
+ * **Cancels.** When a request's `signal` aborts before its reply, the requester publishes an empty
+ * message on `Subject.cancel(subject)` with the header `Redflow-Cancel` set to the request's reply
+ * subject, and its `Redflow-Idempotency-Key` when it had one. Every member of a `cancellable`
+ * service listens there (no queue group) and aborts the signal of the handlers it runs for that
+ * request, or for any request with that key: a call re-sent after a lost reply is stopped on every
+ * worker it reached.
  *
  * The server learns of a new service or subscription asynchronously: before another connection
  * counts on it, `await nc.flush()`.
@@ -212,8 +222,29 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
     }
   };
 
-  /** Handles one request delivered to a service. Never throws. */
-  const handle = (msg: Msg, handler: RequestHandler<unknown, unknown>) => {
+  /** Tells the members of `subject` to stop the request sent as `replySubject` (and its key's others). */
+  const cancel = (subject: string, replySubject: string, idempotencyKey: string | undefined) => {
+    try {
+      const hdrs = natsHeaders();
+      hdrs.set(Header.Cancel, replySubject);
+      if (idempotencyKey !== undefined) hdrs.set(Header.IdempotencyKey, idempotencyKey);
+      nc.publish(Subject.cancel(subject), Empty, { headers: hdrs });
+    } catch (error) {
+      report(subject, `could not send a cancel: ${messageOf(error)}`);
+    }
+  };
+
+  /** Aborts the handlers of `calls` that a cancel names. */
+  const cancelCalls = (calls: Map<string, RunningCall>, msg: Msg) => {
+    const replySubject = msg.headers?.get(Header.Cancel) ?? '';
+    const key = msg.headers?.get(Header.IdempotencyKey) ?? '';
+    for (const [reply, call] of calls) {
+      if (reply === replySubject || (key !== '' && call.idempotencyKey === key)) call.controller.abort(cancelledReason());
+    }
+  };
+
+  /** Handles one request delivered to a service; `calls` tracks it when the service hears cancels. Never throws. */
+  const handle = (msg: Msg, handler: RequestHandler<unknown, unknown>, calls: Map<string, RunningCall> | undefined) => {
     if (!msg.reply) {
       report(msg.subject, 'dropped a request without a reply subject');
       return;
@@ -226,9 +257,10 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
     }
     const controller = new AbortController();
     if (closed) controller.abort(closedReason());
+    const headers = readHeaders(msg.headers);
     let result: unknown;
     try {
-      result = handler(decoded.value, { subject: msg.subject, headers: readHeaders(msg.headers), signal: controller.signal });
+      result = handler(decoded.value, { subject: msg.subject, headers, signal: controller.signal });
     } catch (error) {
       respond(msg, { ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) });
       return;
@@ -242,7 +274,12 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
       (error: unknown) => respond(msg, { ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) }),
     );
     running.set(controller, done);
-    void done.finally(() => running.delete(controller));
+    const reply = msg.reply;
+    calls?.set(reply, { controller, idempotencyKey: headers[Header.IdempotencyKey] });
+    void done.finally(() => {
+      running.delete(controller);
+      calls?.delete(reply);
+    });
   };
 
   return {
@@ -259,17 +296,23 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
         return Promise.resolve(failure(ErrorCode.TRANSPORT_BAD_MESSAGE, `the headers of the request to ${subject} are invalid: ${messageOf(error)}`));
       }
       return new Promise<Reply<Res>>((resolve) => {
+        /** The request's reply subject once sent: what a cancel names. */
+        let sentAs: string | undefined;
         const settle = (reply: Reply<unknown>) => {
           if (!pending.delete(settle)) return;
           signal?.removeEventListener('abort', onAbort);
           resolve(reply as Reply<Res>);
         };
-        const onAbort = () => settle(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
+        const onAbort = () => {
+          settle(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
+          if (sentAs !== undefined) cancel(subject, sentAs, requestOptions.headers?.[Header.IdempotencyKey]);
+        };
         pending.add(settle);
         signal?.addEventListener('abort', onAbort, { once: true });
         // After an abort or close() the request still ends (reply or timeout) in the mux; its
         // outcome is then ignored.
-        void mux.request(subject, payload.bytes, hdrs, Math.max(1, Math.ceil(timeoutMs))).then((outcome) => {
+        const sent = (replySubject: string) => (sentAs = replySubject);
+        void mux.request(subject, payload.bytes, hdrs, Math.max(1, Math.ceil(timeoutMs)), sent).then((outcome) => {
           switch (outcome.kind) {
             case 'reply':
               return settle(readReply(outcome.msg, subject));
@@ -299,21 +342,35 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
         return { unsubscribe: () => undefined };
       }
       const member = handler as RequestHandler<unknown, unknown>;
+      const calls = serveOptions?.cancellable === true ? new Map<string, RunningCall>() : undefined;
       const sub = subscribeOrThrow(nc, subject, {
         queue: serveOptions?.queue ?? subject,
         callback: (error, msg) => {
           if (error) report(subject, `the service stopped: ${messageOf(error)}`);
-          else handle(msg, member);
+          else handle(msg, member, calls);
         },
       });
       subscriptions.add(sub);
+      // Every member hears every cancel: only the one running the call has anything to abort.
+      const cancels =
+        calls &&
+        subscribeOrThrow(nc, Subject.cancel(subject), {
+          callback: (error, msg) => {
+            if (error) report(Subject.cancel(subject), `cancels are no longer heard: ${messageOf(error)}`);
+            else cancelCalls(calls, msg);
+          },
+        });
+      if (cancels) subscriptions.add(cancels);
       return {
         unsubscribe() {
           if (!subscriptions.delete(sub)) return;
           // Draining answers the requests already delivered to this member instead of dropping them.
           const drained = sub.drain().catch(() => undefined);
           draining.add(drained);
-          void drained.finally(() => draining.delete(drained));
+          void drained.finally(() => {
+            draining.delete(drained);
+            if (cancels && subscriptions.delete(cancels)) cancels.unsubscribe();
+          });
         },
       };
     },
@@ -391,6 +448,16 @@ function failure(code: ErrorCode, message: string, hint?: string, retryable?: bo
 
 function closedReason(): RedflowError {
   return new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'the transport closed'));
+}
+
+function cancelledReason(): RedflowError {
+  return new RedflowError(errorInfo(ErrorCode.RUN_ABORTED, 'the requester cancelled the call'));
+}
+
+/** A handler running for a `cancellable` service: what a cancel aborts, and the key it may name. */
+interface RunningCall {
+  readonly controller: AbortController;
+  readonly idempotencyKey: string | undefined;
 }
 
 /** The `error` of an `{ ok: false, error }` body, rebuilt field by field (nothing else is kept). */

@@ -11,9 +11,28 @@ export type MuxOutcome =
 
 /** Many requests over one inbox subscription. */
 export interface RequestMux {
-  request(subject: string, payload: Uint8Array, headers: MsgHdrs | undefined, timeoutMs: number): Promise<MuxOutcome>;
+  /**
+   * Sends one request. `sent`, when given, is called at once with the request's reply subject (what
+   * identifies it to the responder, e.g. to cancel it).
+   */
+  request(
+    subject: string,
+    payload: Uint8Array,
+    headers: MsgHdrs | undefined,
+    timeoutMs: number,
+    sent?: (replySubject: string) => void,
+  ): Promise<MuxOutcome>;
   /** Ends every waiting request as `closed` and unsubscribes. */
   close(): void;
+}
+
+/** A request waiting for its reply: what is needed to end it, or to publish it again. */
+interface Waiting {
+  readonly resolve: (outcome: MuxOutcome) => void;
+  readonly deadline: number;
+  readonly subject: string;
+  readonly payload: Uint8Array;
+  readonly headers: MsgHdrs | undefined;
 }
 
 /** How often waiting requests are checked against their timeout. */
@@ -24,6 +43,13 @@ const SWEEP_MS = 20;
  * coarse timer. nats.js's own `request` builds an Error, stack trace and all, for every request,
  * even a successful one; on a busy worker that was a tenth of its time.
  *
+ * **Reconnects.** A request still waiting when the connection comes back from a disconnect may be
+ * lost: nats.js drops what was published while disconnected, and the server drops a reply sent to
+ * a disconnected client (or everything, when it restarted). So each one is published again at
+ * once, same reply subject and deadline, instead of waiting out its timeout; the first reply wins.
+ * The responder may thus see a request twice: Redflow's requests carry an idempotency key (tools),
+ * a message id (JetStream), or are safe to repeat.
+ *
  * @example
  * ```ts
  * const mux = createRequestMux(nc);
@@ -33,7 +59,7 @@ const SWEEP_MS = 20;
 export function createRequestMux(nc: NatsConnection): RequestMux {
   // The connection's own reply prefix, so least-privilege permissions on it hold here too.
   const inbox = createInbox((nc as Partial<{ options: { inboxPrefix?: string } }>).options?.inboxPrefix);
-  const waiting = new Map<string, { resolve: (outcome: MuxOutcome) => void; deadline: number; subject: string }>();
+  const waiting = new Map<string, Waiting>();
   let next = 0;
   let sweeper: ReturnType<typeof setInterval> | undefined;
   let closed = false;
@@ -54,9 +80,23 @@ export function createRequestMux(nc: NatsConnection): RequestMux {
     for (const [token, entry] of waiting) if (now >= entry.deadline) finish(token, { kind: 'timeout' });
   };
 
-  // A refused publish is reported on the connection, not on the request: match it by subject.
+  const send = (token: string, entry: Waiting) => {
+    const reply = `${inbox}.${token}`;
+    try {
+      nc.publish(entry.subject, entry.payload, entry.headers === undefined ? { reply } : { reply, headers: entry.headers });
+    } catch {
+      finish(token, { kind: 'closed' });
+    }
+  };
+
+  // The connection's events: after a reconnect, what is still waiting is sent again; a refused
+  // publish is reported on the connection, not on the request, so it is matched by subject.
   void (async () => {
     for await (const status of nc.status()) {
+      if (status.type === 'reconnect') {
+        for (const [token, entry] of waiting) send(token, entry);
+        continue;
+      }
       if (status.type !== 'error' || !(status.error instanceof PermissionViolationError)) continue;
       const { operation, subject } = status.error;
       for (const [token, entry] of waiting) {
@@ -81,21 +121,19 @@ export function createRequestMux(nc: NatsConnection): RequestMux {
   };
 
   return {
-    request(subject, payload, headers, timeoutMs) {
+    request(subject, payload, headers, timeoutMs, sent) {
       if (closed || nc.isClosed()) return Promise.resolve({ kind: 'closed' });
       if (!subscription) subscribe();
       const token = (next++).toString(36);
       return new Promise<MuxOutcome>((resolve) => {
-        waiting.set(token, { resolve, deadline: Date.now() + timeoutMs, subject });
+        const entry: Waiting = { resolve, deadline: Date.now() + timeoutMs, subject, payload, headers };
+        waiting.set(token, entry);
         if (sweeper === undefined) {
           sweeper = setInterval(sweep, SWEEP_MS);
           sweeper.unref();
         }
-        try {
-          nc.publish(subject, payload, headers === undefined ? { reply: `${inbox}.${token}` } : { reply: `${inbox}.${token}`, headers });
-        } catch {
-          finish(token, { kind: 'closed' });
-        }
+        send(token, entry);
+        sent?.(`${inbox}.${token}`);
       });
     },
     close() {

@@ -37,8 +37,12 @@ const DEFAULT_LEASE_MS = 10_000;
 const DEFAULT_BUSY_WAIT_MS = 60_000;
 const FIRST_POLL_MS = 10;
 const MAX_POLL_MS = 250;
-/** Attempts to store a result before answering it unstored. */
-const COMPLETE_ATTEMPTS = 3;
+/**
+ * How long storing a result is retried before it is answered unstored: long enough to ride out a
+ * NATS restart, since a result that is not stored is executed again by the next request of its key.
+ */
+const COMPLETE_PATIENCE_MS = 30_000;
+const MAX_COMPLETE_BACKOFF_MS = 500;
 
 const defaultLog = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`);
 
@@ -59,11 +63,12 @@ const defaultLog = (line: string): void => void process.stderr.write(`${redactSe
  *   so every requester of one key gets the same answer).
  *
  * Not stored: a call that fails *because it was interrupted* (its signal aborted: the transport is
- * closing). Its claim is released and the request fails with `TRANSPORT_CLOSED` (retryable), so
- * the retry runs the call instead of replaying "interrupted". A store that cannot be reached
- * before the call fails the request with `TOOL_RESULT_STORE_FAILED` (retryable; nothing ran); one
- * that cannot be reached after it answers the result unstored (logged), so a requester that logs
- * it never asks again. A request without a valid idempotency key fails with
+ * closing, or the requester cancelled the call, e.g. its run was aborted). Its claim is released
+ * and the request fails with `TRANSPORT_CLOSED` (retryable), so the retry runs the call instead of
+ * replaying "interrupted". A store that cannot be reached before the call fails the request with
+ * `TOOL_RESULT_STORE_FAILED` (retryable; nothing ran); one that cannot be reached after it is
+ * tried again for 30 s (a NATS restart), the lease kept meanwhile, then the result is answered
+ * unstored (logged), so a requester that logs it never asks again. A request without a valid idempotency key fails with
  * `TRANSPORT_BAD_MESSAGE`.
  *
  * **What "once" means.** A worker that dies *after* the tool's external effect but *before* the
@@ -142,28 +147,30 @@ export function serveIdempotentTool(
   };
 
   const execute = async (request: ToolRequest, key: string, attempt: string, signal: AbortSignal): Promise<ToolResult> => {
+    // The lease is kept until the result is stored, so nobody takes the call over meanwhile.
     const renewal = keepLease(store, key, attempt, leaseMs, (what) => say(key, what));
-    let result: ToolResult;
     try {
-      result = await runTool(tool, request, signal);
+      const result = await runTool(tool, request, signal);
+      if (!result.ok && signal.aborted) {
+        // Interrupted, not finished: storing "interrupted" would replay it forever.
+        renewal.stop();
+        await store.release(key, attempt).catch((error: unknown) => say(key, `could not release the claim (it runs out by itself): ${messageOf(error)}`));
+        throw interrupted(key, 'during the call');
+      }
+      const giveUpAt = Date.now() + COMPLETE_PATIENCE_MS;
+      for (let backoff = 50; ; backoff = Math.min(backoff * 2, MAX_COMPLETE_BACKOFF_MS)) {
+        try {
+          return (await store.complete(key, attempt, result)).result;
+        } catch (error) {
+          if (Date.now() + backoff >= giveUpAt) {
+            say(key, `answering a result that could not be stored (a repeat of this key would run again): ${messageOf(error)}`);
+            return result;
+          }
+          await sleep(backoff);
+        }
+      }
     } finally {
       renewal.stop();
-    }
-    if (!result.ok && signal.aborted) {
-      // Interrupted, not finished: storing "interrupted" would replay it forever.
-      await store.release(key, attempt).catch((error: unknown) => say(key, `could not release the claim (it runs out by itself): ${messageOf(error)}`));
-      throw interrupted(key, 'during the call');
-    }
-    for (let tries = 1; ; tries += 1) {
-      try {
-        return (await store.complete(key, attempt, result)).result;
-      } catch (error) {
-        if (tries >= COMPLETE_ATTEMPTS) {
-          say(key, `answering a result that could not be stored (a repeat of this key would run again): ${messageOf(error)}`);
-          return result;
-        }
-        await sleep(50 * tries);
-      }
     }
   };
 
@@ -175,7 +182,10 @@ export function serveIdempotentTool(
       }),
     );
 
-  return transport.serve<ToolRequest, ToolResult>(subject, handle, options.queue === undefined ? undefined : { queue: options.queue });
+  return transport.serve<ToolRequest, ToolResult>(subject, handle, {
+    cancellable: true,
+    ...(options.queue !== undefined && { queue: options.queue }),
+  });
 }
 
 /** The request's idempotency key, or `TRANSPORT_BAD_MESSAGE` when there is no valid one. */
