@@ -84,6 +84,8 @@ export const ErrorCode = {
   TRANSPORT_CONNECT_FAILED: 'TRANSPORT_CONNECT_FAILED',
   /** The message server refused to let this connection publish or subscribe on a subject. */
   TRANSPORT_PERMISSION_DENIED: 'TRANSPORT_PERMISSION_DENIED',
+  /** A subject prefix that cannot name its own stream and buckets (only lowercase tokens without `_`). */
+  SUBJECT_PREFIX_INVALID: 'SUBJECT_PREFIX_INVALID',
 
   // Event log.
   LOG_RECORD_CORRUPT: 'LOG_RECORD_CORRUPT',
@@ -94,6 +96,8 @@ export const ErrorCode = {
   LOG_NOT_FOUND: 'LOG_NOT_FOUND',
   /** The event log's server (JetStream) cannot be reached or refused the operation. */
   LOG_STORE_UNAVAILABLE: 'LOG_STORE_UNAVAILABLE',
+  /** The NATS server (or its account) has no JetStream, where distributed mode keeps its log and state. */
+  JETSTREAM_NOT_ENABLED: 'JETSTREAM_NOT_ENABLED',
   LOG_TRACE_MISMATCH: 'LOG_TRACE_MISMATCH',
   /** Every record is well formed, but the log is not a path the statechart can take (an event after the ending, a tool not allowed, …). */
   LOG_PATH_INVALID: 'LOG_PATH_INVALID',

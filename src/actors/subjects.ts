@@ -1,5 +1,36 @@
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+
 /** The subject prefix when none is configured; set another one per tenant. */
 export const DEFAULT_SUBJECT_PREFIX = 'redflow';
+
+/**
+ * What a subject prefix may be: tokens of lowercase letters, digits and `-`, separated by dots.
+ * Stream and bucket names cannot hold dots, and the stream's is upper-cased (see {@link Storage});
+ * without `_` and capitals, turning dots into `_` and upper-casing keeps two prefixes apart
+ * (`acme.prod` and `acme_prod`, or `Acme` and `acme`, would otherwise share one stream).
+ */
+const SUBJECT_PREFIX = /^[a-z0-9-]+(\.[a-z0-9-]+)*$/;
+
+/** True when `prefix` can be a subject prefix, with a stream and buckets of its own. */
+export function isSubjectPrefix(prefix: string): boolean {
+  return SUBJECT_PREFIX.test(prefix);
+}
+
+/** What to tell someone whose prefix is refused. */
+export const SUBJECT_PREFIX_HINT =
+  'use lowercase letters, digits and -, in tokens separated by dots (acme.prod): "_" and capitals are refused, since ' +
+  'the stream and bucket names turn dots into "_" and upper-case the stream name, so acme_prod or Acme.prod would share acme.prod\'s';
+
+/**
+ * Refuses a prefix that is not {@link isSubjectPrefix}.
+ *
+ * @throws RedflowError `SUBJECT_PREFIX_INVALID`
+ */
+export function checkSubjectPrefix(prefix: string): void {
+  if (!isSubjectPrefix(prefix)) {
+    throw new RedflowError(errorInfo(ErrorCode.SUBJECT_PREFIX_INVALID, `"${prefix}" is not a valid subject prefix`, { hint: SUBJECT_PREFIX_HINT }));
+  }
+}
 
 /**
  * Every subject Redflow uses, built from a prefix so tenants can be kept apart. Tokens are
@@ -38,7 +69,9 @@ export const Subject = {
 
 /**
  * JetStream names derived from a prefix, defined once: the event log stream and the KV buckets.
- * Stream and bucket names cannot hold dots, so a prefix's dots become `_`.
+ * Stream and bucket names cannot hold dots, so a prefix's dots become `_`; since a prefix holds no
+ * `_` and no capitals ({@link isSubjectPrefix}), each prefix has names of its own. Every name
+ * refuses an invalid prefix (`SUBJECT_PREFIX_INVALID`).
  *
  * @example
  * ```ts
@@ -46,16 +79,21 @@ export const Subject = {
  * ```
  */
 export const Storage = {
-  traceStream: (prefix: string) => `${prefix.replace(/\./g, '_').toUpperCase()}_TRACE`,
+  traceStream: (prefix: string) => `${storageStem(prefix).toUpperCase()}_TRACE`,
   /** The runs under way on the cluster (kept until each ends). */
-  runsBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-runs`,
+  runsBucket: (prefix: string) => `${storageStem(prefix)}-runs`,
   /** Run ownership leases of the core workers: entries expire unless their owner renews them. */
-  leasesBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-leases`,
+  leasesBucket: (prefix: string) => `${storageStem(prefix)}-leases`,
   /** Completed tool results by idempotency key. */
-  toolResultsBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-tool-results`,
+  toolResultsBucket: (prefix: string) => `${storageStem(prefix)}-tool-results`,
   /** Conversation memories (memory.kv on NATS). */
-  memoryBucket: (prefix: string) => `${prefix.replace(/\./g, '_')}-memory`,
+  memoryBucket: (prefix: string) => `${storageStem(prefix)}-memory`,
 } as const;
+
+function storageStem(prefix: string): string {
+  checkSubjectPrefix(prefix);
+  return prefix.replace(/\./g, '_');
+}
 
 /** True when `name` can be one subject token (no dots, spaces, wildcards). */
 export function isSubjectToken(name: string): boolean {

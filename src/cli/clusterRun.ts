@@ -8,6 +8,7 @@ import { startRemoteRun } from '../distributed/remoteRun.js';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import { Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
+import { requireJetStream } from '../actors/nats/jetStreamNotEnabled.js';
 import { logStatus } from '../events/resumePoint.js';
 import { resumeRun } from '../runtime/runAgent.js';
 import { ExitCode, exitCodeOf } from './exitCodes.js';
@@ -38,6 +39,8 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
   const nc = await connectFromOptions(values, 'redflow-run');
   const s = styles(output.color);
   try {
+    // Without JetStream no core worker can run, and "no core worker" would hide why.
+    await requireJetStream(nc);
     const flowId = flow.definition.id;
     const remote = await startRemoteRun({
       nc,

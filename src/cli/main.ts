@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { ErrorCode, RedflowError } from '../errors.js';
 import { FlowInvalidError } from '../flows/loadValidFlow.js';
 import { formatDiagnostics } from '../flows/formatDiagnostics.js';
+import { isJetStreamNotEnabled, jetStreamNotEnabledError } from '../actors/nats/jetStreamNotEnabled.js';
 import { commands } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { line, styles, terminalOutput, type Output } from './output.js';
@@ -41,7 +42,14 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.FLOW_MISMATCH,
   ErrorCode.NODE_CONFIG_INVALID,
 ]);
-const unavailable: ReadonlySet<string> = new Set([ErrorCode.TRANSPORT_CONNECT_FAILED, ErrorCode.LOG_STORE_UNAVAILABLE, ErrorCode.INSPECT_UNAVAILABLE]);
+const unavailable: ReadonlySet<string> = new Set([
+  ErrorCode.TRANSPORT_CONNECT_FAILED,
+  // Nothing serves the subject: a worker the command needs is not running.
+  ErrorCode.TRANSPORT_NO_RESPONDER,
+  ErrorCode.LOG_STORE_UNAVAILABLE,
+  ErrorCode.JETSTREAM_NOT_ENABLED,
+  ErrorCode.INSPECT_UNAVAILABLE,
+]);
 const missing: ReadonlySet<string> = new Set([ErrorCode.FLOW_NOT_FOUND, ErrorCode.LOG_NOT_FOUND, ErrorCode.INPUT_FILE_NOT_FOUND, ErrorCode.ANSWERS_FILE_NOT_FOUND]);
 
 /**
@@ -67,7 +75,9 @@ export async function main(argv: readonly string[], output: Output = terminalOut
   }
   try {
     return await command.run(args, output);
-  } catch (error) {
+  } catch (thrown) {
+    // Wherever it was found missing (a bucket, the log, a lease), JetStream is the one thing to fix.
+    const error = isJetStreamNotEnabled(thrown) ? jetStreamNotEnabledError(thrown) : thrown;
     if (error instanceof FlowInvalidError) {
       line(output.err, formatDiagnostics([...error.errors, ...error.warnings]));
       line(output.err, s.red(error.message));

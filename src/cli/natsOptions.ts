@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ParseArgsConfig } from 'node:util';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { DEFAULT_SUBJECT_PREFIX } from '../actors/subjects.js';
+import { DEFAULT_SUBJECT_PREFIX, SUBJECT_PREFIX_HINT, isSubjectPrefix } from '../actors/subjects.js';
 
 /** The command-line options every distributed command takes (each also read from the environment). */
 export const natsOptionSpecs: NonNullable<ParseArgsConfig['options']> = {
@@ -19,7 +19,7 @@ export const natsOptionSpecs: NonNullable<ParseArgsConfig['options']> = {
 /** The help text of {@link natsOptionSpecs}. */
 export const natsOptionsHelp = `NATS (flags, or the environment variables in brackets):
   --nats <url>            the server(s), comma-separated [NATS_URL]
-  --prefix <prefix>       subject prefix, to keep tenants apart (default redflow) [REDFLOW_PREFIX]
+  --prefix <prefix>       subject prefix, to keep tenants apart: lowercase letters, digits, - and . (default redflow) [REDFLOW_PREFIX]
   --nats-user <user>      with --nats-password [NATS_USER, NATS_PASSWORD]
   --nats-token <token>    [NATS_TOKEN]
   --nats-nkey <file>      a file holding an nkey seed [NATS_NKEY]
@@ -35,10 +35,8 @@ export function natsUrl(values: Record<string, string | boolean | undefined>, en
 /** The subject prefix given by flag or environment. */
 export function subjectPrefix(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): string {
   const prefix = (values.prefix as string | undefined) ?? env.REDFLOW_PREFIX ?? DEFAULT_SUBJECT_PREFIX;
-  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(prefix)) {
-    throw new RedflowError(
-      errorInfo(ErrorCode.CLI_USAGE, `"${prefix}" is not a valid subject prefix`, { hint: 'use tokens of letters, digits, _ and -, separated by dots' }),
-    );
+  if (!isSubjectPrefix(prefix)) {
+    throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${prefix}" is not a valid subject prefix`, { hint: SUBJECT_PREFIX_HINT }));
   }
   return prefix;
 }

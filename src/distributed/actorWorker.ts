@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js';
+import { DEFAULT_SUBJECT_PREFIX, Storage, Subject, checkSubjectPrefix } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
 import type { Subscription, Transport } from '../actors/transport.js';
@@ -55,6 +55,7 @@ export interface ActorWorker {
  */
 export async function startActorWorker(options: ActorWorkerOptions): Promise<ActorWorker> {
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  checkSubjectPrefix(prefix);
   const log = options.log ?? (() => undefined);
   const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath);
   checkSubjectTokens(flow);

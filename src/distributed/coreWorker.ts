@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { Subject, DEFAULT_SUBJECT_PREFIX } from '../actors/subjects.js';
+import { Subject, DEFAULT_SUBJECT_PREFIX, checkSubjectPrefix } from '../actors/subjects.js';
 import { isValidConversationId } from '../actors/memory.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import type { Subscription, Transport } from '../actors/transport.js';
@@ -125,6 +125,7 @@ interface OwnedRun {
  */
 export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreWorker> {
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  checkSubjectPrefix(prefix);
   const owner = options.owner ?? `${hostname()}-${process.pid}`;
   const leaseMs = options.leaseMs ?? 3000;
   const log = options.log ?? (() => undefined);

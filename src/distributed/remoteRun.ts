@@ -99,7 +99,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     subscription.unsubscribe();
     const hint =
       reply.error.code === ErrorCode.TRANSPORT_NO_RESPONDER
-        ? `no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url>\``
+        ? `no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url>${prefix === DEFAULT_SUBJECT_PREFIX ? '' : ` --prefix ${prefix}`}\`, or check --nats and --prefix`
         : reply.error.hint;
     throw new RedflowError({ ...reply.error, ...(hint !== undefined && { hint }) });
   }

@@ -2,7 +2,7 @@ import { headers as natsHeaders, type Msg, type NatsConnection, type Subscriptio
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import { Subject } from '../actors/subjects.js';
 import { jsonCodec } from '../actors/nats/codec.js';
-import { NatsHeader, createNatsTransport } from '../actors/nats/natsTransport.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, NatsHeader, createNatsTransport } from '../actors/nats/natsTransport.js';
 
 /** What a client sends on `<prefix>.runs.abort.<traceId>` (the payload may also be empty). */
 export interface RunAbortRequest {
@@ -20,8 +20,15 @@ export interface RunAbortReply {
 /** The longest abort reason accepted: it ends up in the run's log. */
 export const MAX_ABORT_REASON_LENGTH = 1000;
 
-/** Reads an abort request; a reason that is not a short string is refused, never truncated. */
-function readAbortRequest(data: Uint8Array): { ok: true; reason?: string } | { ok: false; error: ErrorInfo } {
+/**
+ * Reads an abort request; a reason that is not a short string is refused, never truncated. A
+ * payload over `maxBytes` is refused before it is parsed, as the transport refuses one on any
+ * other subject.
+ */
+function readAbortRequest(data: Uint8Array, subject: string, maxBytes: number): { ok: true; reason?: string } | { ok: false; error: ErrorInfo } {
+  if (data.length > maxBytes) {
+    return { ok: false, error: errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `the request on ${subject} is ${data.length} bytes; the limit is ${maxBytes}`) };
+  }
   const bad = (why: string) => ({
     ok: false as const,
     error: errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a run abort request: ${why}`, { hint: 'send nothing, or {"reason"?: string}' }),
@@ -77,8 +84,10 @@ export function serveRunAborts(
       // Only the owner speaks, even to refuse a bad request: an answer from anyone else would
       // make the requester believe the run was found.
       if (!run) return;
-      const request = readAbortRequest(msg.data);
+      // The transport's limit: 1 MiB, or the server's max_payload when smaller.
+      const request = readAbortRequest(msg.data, msg.subject, Math.min(DEFAULT_MAX_PAYLOAD_BYTES, nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD_BYTES));
       if (!request.ok) {
+        log(`run ${traceId}: refused an abort request: ${request.error.message}`);
         reply(msg, request);
         return;
       }
