@@ -7,7 +7,7 @@ import type { RunOutcome } from '../contracts/schema-types.js';
 export const ExitCode = {
   /** The run ended done (final answer) or done_partial (a stop condition). */
   Ok: 0,
-  /** The run ended blocked: an invalid answer, a model error, a timeout, an abort. */
+  /** The run ended blocked: an invalid answer, a model error, a failed memory save, a timeout, an abort. */
   RunFailed: 1,
   /** The run ended escalated: no final answer within the iteration limit. */
   Escalated: 2,
