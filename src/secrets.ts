@@ -109,8 +109,9 @@ export function createSecretRegistry(): SecretRegistry {
       if (typeof value === 'string') return registry.redact(value) as T;
       if (typeof value !== 'object' || value === null) return value;
       const found = compile();
-      if (found === undefined || !someString(value, (text) => found.test.test(text))) return value;
-      return copyStrings(value, (text) => text.replace(found.replace, REDACTED)) as T;
+      // A string shorter than any secret cannot hold one: ids, codes and keys are skipped unscanned.
+      if (found === undefined || !someString(value, (text) => text.length >= MIN_SECRET_CHARS && found.test.test(text))) return value;
+      return copyStrings(value, (text) => (text.length >= MIN_SECRET_CHARS ? text.replace(found.replace, REDACTED) : text)) as T;
     },
     get size() {
       return values.size;
@@ -197,9 +198,14 @@ function copyStrings(root: object, map: (text: string) => string): unknown {
       copied = child.target;
       stack.push(child);
     }
-    if (frame.keys === undefined) (frame.target as unknown[])[index] = copied;
-    // defineProperty, not assignment: a "__proto__" key in the data must stay a plain key.
-    else Object.defineProperty(frame.target, map(key as string), { value: copied, enumerable: true, writable: true, configurable: true });
+    if (frame.keys === undefined) {
+      (frame.target as unknown[])[index] = copied;
+      continue;
+    }
+    const name = map(key as string);
+    // Assigned "__proto__" would set the prototype: in data it must stay a plain key.
+    if (name === '__proto__') Object.defineProperty(frame.target, name, { value: copied, enumerable: true, writable: true, configurable: true });
+    else (frame.target as Record<string, unknown>)[name] = copied;
   }
   return top.target;
 }
