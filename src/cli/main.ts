@@ -31,6 +31,10 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.TOOL_MODULE_INVALID,
   ErrorCode.TOOL_CONFIG_INVALID,
   ErrorCode.MEMORY_KEY_INVALID,
+  // A conversation's memory that cannot be read (a damaged file) when the run loads it.
+  ErrorCode.MEMORY_FAILED,
+  // `run --log` given a log torn by a crash: `redflow resume` repairs and continues it.
+  ErrorCode.LOG_RECORD_TORN,
   ErrorCode.LOG_RECORD_CORRUPT,
   ErrorCode.LOG_SEQUENCE_GAP,
   ErrorCode.LOG_TRACE_MISMATCH,

@@ -1,5 +1,5 @@
 import type { InspectionEvent } from 'xstate';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
@@ -112,7 +112,12 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
     flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
     ...(memory && { memory }),
   });
-  return embeddedRun(handle, logPath, warnings, served, store.close, actors.close);
+  // A run that fails before its first event (its memory cannot be loaded) leaves no empty log behind.
+  const closeLog = async () => {
+    await store.close();
+    if (store.lastSeq() === 0) await rm(logPath, { force: true });
+  };
+  return embeddedRun(handle, logPath, warnings, served, closeLog, actors.close);
 }
 
 /** Options of {@link resumeFromLog}. */

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,4 +65,14 @@ describe('a run with a conversation killed around its ending', () => {
     expect((await turns(conversation)).map((turn) => turn.traceId)).toEqual([conversation]);
     expect((await readJsonlLog(log)).events.at(-1)?.type).toBe('run.completed');
   }, 60_000);
+
+  it('should refuse a conversation whose memory file is damaged with MEMORY_FAILED, exit 65, and leave no log', async () => {
+    await mkdir(path.join(dir, 'conversations'), { recursive: true });
+    await writeFile(path.join(dir, 'conversations', 'damaged.json'), '{"turns": [');
+    const log = path.join(dir, 'damaged.jsonl');
+    const result = await redflow(['run', 'flow.json', '--input', 'go', '--conversation', 'damaged', '--log', log]);
+    expect(result.code, result.stderr).toBe(65);
+    expect(result.stderr).toContain('MEMORY_FAILED');
+    expect(existsSync(log)).toBe(false);
+  });
 });
