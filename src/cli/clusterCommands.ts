@@ -8,12 +8,13 @@ import { ExitCode } from './exitCodes.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
 import { STOP_DEADLINE_MS, stopWithin } from './stopWithin.js';
+import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 
 const roles = ['core', 'model', 'tool', 'memory'] as const;
 type Role = (typeof roles)[number];
 
 const workerUsage = `usage: redflow worker <flow.json> --nats <url> [--role core|model|tool|memory ...] [--lease <ms>]
-                      [--attempt-timeout <ms>]
+                      [--attempt-timeout <ms>] [--allow-files <dir> ...]
 
 Hosts a flow on a NATS cluster until stopped (Ctrl-C or SIGTERM). Roles (default: all):
   core     runs the REACT statechart for runs started with \`redflow run --nats\`; owns each run
@@ -31,6 +32,7 @@ Start as many workers of a role as you want capacity: they share the work (queue
                     again (same idempotency key); the longest a call whose worker died holds
                     its run (default 30000). Keep it above the longest model call: a model call
                     sent again is made again
+${allowFilesOptionHelp}
 
 ${natsOptionsHelp}`;
 
@@ -42,7 +44,7 @@ export const worker: Command = {
   async run(args, output) {
     const { values, positionals } = parse(
       args,
-      { role: { type: 'string', multiple: true }, lease: { type: 'string' }, 'attempt-timeout': { type: 'string' }, ...natsOptionSpecs },
+      { role: { type: 'string', multiple: true }, lease: { type: 'string' }, 'attempt-timeout': { type: 'string' }, ...allowFilesOptionSpec, ...natsOptionSpecs },
       workerUsage,
     );
     if (values.help) return help(output, workerUsage);
@@ -61,6 +63,7 @@ export const worker: Command = {
       throw usageError('--attempt-timeout must be a whole number of milliseconds, at least 100', workerUsage);
     }
     const prefix = subjectPrefix(values);
+    const allowFiles = allowedFolders(values);
     const nc = await connectFromOptions(values, `redflow-worker-${[...chosen].join('-')}`);
     const log = (text: string) => line(output.err, `${new Date().toISOString()} ${text}`);
     const closers: (() => Promise<void>)[] = [];
@@ -71,7 +74,7 @@ export const worker: Command = {
         // Only tools keep their results in the tool-results bucket: the other roles' users may not
         // open it (deploy/nats/redflow.conf).
         const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
-        const actors = await startActorWorker({ nc, flowPath, prefix, roles: actorRoles, log, ...(serveTool && { serveTool }) });
+        const actors = await startActorWorker({ nc, flowPath, prefix, roles: actorRoles, log, allowFiles, ...(serveTool && { serveTool }) });
         closers.push(() => actors.close());
       }
       if (chosen.has('core')) {
@@ -82,6 +85,7 @@ export const worker: Command = {
           flowPath,
           prefix,
           log,
+          allowFiles,
           ...(leaseMs !== undefined && { leaseMs }),
           ...(attemptTimeoutMs !== undefined && { attemptTimeoutMs }),
           ...(crash && { onEvent: crash }),

@@ -16,6 +16,7 @@ import { connectFromOptions, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
 import type { createProgressPrinter } from './progress.js';
 import { formatOutcome } from './timeline.js';
+import { allowedFolders } from './allowFilesOption.js';
 
 /** What `redflow run --nats` needs. */
 export interface ClusterRunOptions {
@@ -34,7 +35,7 @@ export interface ClusterRunOptions {
  */
 export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode> {
   const { output, values } = options;
-  const { flow } = await loadValidFlow(options.flowPath);
+  const { flow } = await loadValidFlow(options.flowPath, undefined, allowedFolders(values));
   const prefix = subjectPrefix(values);
   const nc = await connectFromOptions(values, 'redflow-run');
   const s = styles(output.color);
@@ -137,7 +138,7 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
       // The flow names the model's and the memory's subjects; the log names everything else.
       const flowPath = (values.flow as string | undefined) ?? status.started.flow?.path;
       if (!flowPath) throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'the log does not say which flow it ran', { hint: 'give it with --flow <file>' }));
-      const { flow } = await loadValidFlow(flowPath);
+      const { flow } = await loadValidFlow(flowPath, undefined, allowedFolders(values));
       const conversationId = status.started.conversationId;
       const transport = createNatsTransport(nc);
       try {

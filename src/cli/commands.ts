@@ -8,6 +8,7 @@ import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
 import { formatDiagnostics } from '../flows/formatDiagnostics.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
+import { flowFileRoots, validateFlowFiles } from '../flows/flowFiles.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
 import { ExitCode, exitCodeOf } from './exitCodes.js';
@@ -19,6 +20,8 @@ import { createProgressPrinter } from './progress.js';
 import { formatOutcome, formatTimeline } from './timeline.js';
 import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
 import { serve } from './serveCommand.js';
+import { checkRunInput } from '../runtime/dataLimits.js';
+import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 
 /** A subcommand of `redflow`. */
 export interface Command {
@@ -58,7 +61,7 @@ async function report(run: EmbeddedRun, json: boolean, output: Output, progress:
 
 const runUsage = `usage: redflow run <flow.json> [--input <text|json>] [--input-file <file>] [--log <file.jsonl>] [--json]
                    [--script <answers.json>] [--conversation <id>] [--timeout <ms>] [--trace-id <id>] [--nats <url>]
-                   [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
+                   [--allow-files <dir> ...] [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
 
 Runs a flow in this process (embedded mode), or with --nats on a cluster of workers
 (distributed mode: \`redflow worker\`), and prints each iteration as it finishes.
@@ -70,10 +73,12 @@ Runs a flow in this process (embedded mode), or with --nats on a cluster of work
   --conversation <id>   load and save this conversation's memory (needs a memory.kv node)
   --timeout <ms>        end the run as "timeout" after this long
   --trace-id <id>       the run's trace id (default: a new random one)
+${allowFilesOptionHelp}
   --inspect             show the run's statechart live in the Stately inspector (with --nats, where
                         it runs in a worker: its events, replayed as they arrive); with redflow's
                         relay (the default) the page keeps showing the run after it ends, until Ctrl-C
-Exit codes: 0 done, 1 blocked (error), 2 escalated, 64 usage, 65 invalid flow or input, 66 missing file,
+Exit codes: 0 done, 1 blocked (error), 2 escalated, 64 usage, 65 invalid flow or input (a file it names
+outside the allowed folders, an input nested deeper than 64 levels or over 1,000,000 characters), 66 missing file,
 69 the inspector (or NATS) cannot be reached, or the relay's port is taken.
 
 ${inspectOptionsHelp}
@@ -97,6 +102,7 @@ const run: Command = {
         timeout: { type: 'string' },
         'trace-id': { type: 'string' },
         inspect: { type: 'boolean' },
+        ...allowFilesOptionSpec,
         ...inspectOptionSpecs,
         ...natsOptionSpecs,
       },
@@ -115,6 +121,8 @@ const run: Command = {
       values['input-file'] !== undefined
         ? parseInput(await readInputFile(values['input-file'] as string))
         : parseInput((values.input as string | undefined) ?? '');
+    // Embedded or on a cluster, before any inspector, connection or log: an input past the limits never runs.
+    checkRunInput(input);
     const json = Boolean(values.json);
     const progress = createProgressPrinter(output);
     if (natsUrl(values)) {
@@ -141,6 +149,7 @@ const run: Command = {
       const embedded = await runFlowFile({
         flowPath,
         input,
+        allowFiles: allowedFolders(values),
         ...(values.log !== undefined && { logPath: values.log as string }),
         ...(runTraceId !== undefined && { traceId: runTraceId }),
         ...(values.conversation !== undefined && { conversationId: values.conversation as string }),
@@ -175,23 +184,28 @@ async function readInputFile(file: string): Promise<string> {
   }
 }
 
-const validateUsage = `usage: redflow validate <flow.json> [--json]
+const validateUsage = `usage: redflow validate <flow.json> [--json] [--allow-files <dir> ...]
 
-Checks a flow: its JSON, its schema, node configs, edge rules and graph rules. Prints every error
-and warning with its code. Exit code 0 when valid (warnings allowed), 65 when not.`;
+Checks a flow: its JSON, its schema, node configs, edge rules and graph rules, and that the files
+it names are inside its folder (or an --allow-files one). Prints every error and warning with its
+code. Exit code 0 when valid (warnings allowed), 65 when not.
+${allowFilesOptionHelp}`;
 
 const validate: Command = {
   name: 'validate',
   summary: 'check a flow file and list its errors and warnings',
   usage: validateUsage,
   async run(args, output) {
-    const { values, positionals } = parse(args, { json: { type: 'boolean' } }, validateUsage);
+    const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...allowFilesOptionSpec }, validateUsage);
     if (values.help) return help(output, validateUsage);
     const [flowPath, ...extra] = positionals;
     if (!flowPath) throw usageError('which flow? give the flow file to check', validateUsage);
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, validateUsage);
     const loaded = await loadFlowFile(flowPath);
-    const { validation } = loaded;
+    // A flow that validates is checked for the files it names too, as a run would check it.
+    const validation = loaded.validation.ok
+      ? await validateFlowFiles(loaded.validation, loaded.validation.flow.definition, flowFileRoots(loaded.path, allowedFolders(values)))
+      : loaded.validation;
     const errors = validation.ok ? [] : validation.errors;
     if (values.json) {
       line(output.out, JSON.stringify({ ok: validation.ok, errors, warnings: validation.warnings }, null, 2));
@@ -253,6 +267,7 @@ const replay: Command = {
 };
 
 const resumeUsage = `usage: redflow resume <log.jsonl> [--flow <flow.json>] [--script <answers.json>] [--json] [--timeout <ms>]
+                      [--allow-files <dir> ...]
        redflow resume <traceId> --nats <url> [--json]
 
 Continues an interrupted run from its event log: no completed tool call is made again, and a tool
@@ -260,6 +275,7 @@ call that was logged but not completed is re-sent with the same idempotency key.
 one recorded in the log unless --flow is given. A torn last record (a crash mid-write) is cut off.
 With --nats, the run's log is in JetStream and its model and tools are the cluster's workers; a
 run whose core worker is alive is left to it (core workers take over dead workers' runs anyway).
+${allowFilesOptionHelp}
 
 ${natsOptionsHelp}`;
 
@@ -270,7 +286,7 @@ const resume: Command = {
   async run(args, output) {
     const { values, positionals } = parse(
       args,
-      { flow: { type: 'string' }, script: { type: 'string' }, json: { type: 'boolean' }, timeout: { type: 'string' }, ...natsOptionSpecs },
+      { flow: { type: 'string' }, script: { type: 'string' }, json: { type: 'boolean' }, timeout: { type: 'string' }, ...allowFilesOptionSpec, ...natsOptionSpecs },
       resumeUsage,
     );
     if (values.help) return help(output, resumeUsage);
@@ -288,6 +304,7 @@ const resume: Command = {
     const crash = crashHook();
     const embedded = await resumeFromLog({
       logPath,
+      allowFiles: allowedFolders(values),
       ...(values.flow !== undefined && { flowPath: values.flow as string }),
       ...(script && { script }),
       ...(timeoutMs !== undefined && { timeoutMs }),

@@ -6,6 +6,7 @@ import { TOKEN_ENV, assertTokenForHost } from '../server/auth.js';
 import type { RunBackend } from '../server/runBackend.js';
 import { DEFAULT_FLOWS_DIR, DEFAULT_HOST, DEFAULT_PORT, createRedflowServer } from '../server/server.js';
 import { help, parse, usageError } from './args.js';
+import { allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, natsUrl, subjectPrefix } from './natsOptions.js';
@@ -15,7 +16,7 @@ import { openInspectSession, type InspectSession } from '../inspect/index.js';
 import type { InspectorFactory } from '../server/runBackend.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
-                     [--open] [--verbose] [--nats <url>]
+                     [--allow-files <dir> ...] [--open] [--verbose] [--nats <url>]
                      [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
 
 Serves the flow editor and the HTTP API (/api/…) on one port, until Ctrl-C or SIGTERM (which
@@ -28,6 +29,9 @@ cluster of workers (\`redflow worker\`), where they go on when the server stops.
   --token <token>    require Authorization: Bearer <token> on every /api request [${TOKEN_ENV}];
                      required when --host is not a loopback address
   --open             open the editor in the browser
+  --allow-files <dir>  a folder besides the flows directory where the files a flow names (tool
+                     modules, answers files, memory stores) may be; repeat for more. A flow naming
+                     any other file is refused (FLOW_FILE_OUTSIDE_ROOTS) when saved, validated or run
   --verbose          log every request (method, path, status, time) on stderr
   --inspect          show every run's statechart in the Stately inspector: live in embedded mode;
                      with --nats (the statechart runs in a worker) its events, replayed as they arrive
@@ -53,6 +57,7 @@ export const serve: Command = {
         token: { type: 'string' },
         open: { type: 'boolean' },
         verbose: { type: 'boolean' },
+        ...allowFilesOptionSpec,
         inspect: { type: 'boolean' },
         ...inspectOptionSpecs,
         ...natsOptionSpecs,
@@ -115,6 +120,7 @@ export const serve: Command = {
         host,
         port,
         ...(token !== undefined && { token }),
+        allowFiles: allowedFolders(values),
         ...(backend !== undefined && { backend }),
         ...(inspector !== undefined && backend === undefined && { inspector }),
         ...(values.verbose === true && { logRequest: log }),

@@ -34,6 +34,8 @@ export interface ActorWorkerOptions {
   /** Serves each tool; default: plain request/reply. */
   readonly serveTool?: ToolServer;
   readonly log?: (line: string) => void;
+  /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
+  readonly allowFiles?: readonly string[];
 }
 
 /** A running actor worker. */
@@ -57,13 +59,14 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
   checkSubjectPrefix(prefix);
   const log = options.log ?? (() => undefined);
-  const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath);
+  const allowFiles = options.allowFiles ?? [];
+  const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath, undefined, allowFiles);
   checkSubjectTokens(flow);
   // Each role builds only what it serves: a model worker needs neither the tools' modules nor
   // their settings, a tool worker no model name or key.
   const plan = planRun(flow, baseDir);
-  const model = options.roles.includes(WorkerRole.Model) ? await buildModel(plan) : undefined;
-  const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan) : undefined;
+  const model = options.roles.includes(WorkerRole.Model) ? await buildModel(plan, { allowFiles }) : undefined;
+  const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan, { allowFiles }) : undefined;
   const transport = createNatsTransport(options.nc);
   const served: Subscription[] = [];
   const subjects: string[] = [];

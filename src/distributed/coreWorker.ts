@@ -93,6 +93,8 @@ export interface CoreWorkerOptions {
    */
   readonly attemptTimeoutMs?: number;
   readonly log?: (line: string) => void;
+  /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
+  readonly allowFiles?: readonly string[];
   /** Called with each event this worker appends (after it is stored). */
   readonly onEvent?: (event: AgentEvent) => void;
 }
@@ -129,14 +131,15 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const owner = options.owner ?? `${hostname()}-${process.pid}`;
   const leaseMs = options.leaseMs ?? 3000;
   const log = options.log ?? (() => undefined);
-  const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath);
+  const allowFiles = options.allowFiles ?? [];
+  const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath, undefined, allowFiles);
   checkSubjectTokens(flow);
   // The core hosts no model and no memory store: it needs only the agent, the trigger's input
   // check, and the specs of the tools it validates answers against (see allowedToolSpecs for why
   // tool.module specs come from importing the module here). The actors run in other workers.
   const plan = planRun(flow, baseDir);
   const agent: AgentCoreReactConfig = plan.agent;
-  const tools: ToolSpec[] = await allowedToolSpecs(plan);
+  const tools: ToolSpec[] = await allowedToolSpecs(plan, { allowFiles });
   const transport: Transport = createNatsTransport(options.nc);
   const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
   const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs });

@@ -1,11 +1,14 @@
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { FlowDiagnostic } from './diagnostics.js';
 import { loadFlowFile } from './loadFlow.js';
+import { checkFlowFiles, flowFileRoots } from './flowFiles.js';
 
 /**
  * Loads a flow file that must be valid to be run or hosted (an embedded run, a worker, a cluster
  * run, the API): its resolved flow, the folder its relative paths start from, its warnings and its
- * absolute path.
+ * absolute path. Every file the flow names (tool modules, answers files, memory stores) must be
+ * inside the flow file's folder or one of `allowFiles`, symbolic links followed: checked here,
+ * before anything is imported or read (`FLOW_FILE_OUTSIDE_ROOTS`).
  *
  * @throws FlowInvalidError with every diagnostic when the flow does not validate (`name` says
  *   which flow in the message; default its path).
@@ -15,11 +18,13 @@ import { loadFlowFile } from './loadFlow.js';
  * const { flow, baseDir } = await loadValidFlow('examples/order-status/flow.json');
  * ```
  */
-export async function loadValidFlow(file: string, name?: string) {
+export async function loadValidFlow(file: string, name?: string, allowFiles: readonly string[] = []) {
   const loaded = await loadFlowFile(file);
   if (!loaded.validation.ok) {
     throw new FlowInvalidError(name ?? loaded.path, loaded.validation.errors, loaded.validation.warnings);
   }
+  const outside = await checkFlowFiles(loaded.validation.flow.definition, flowFileRoots(loaded.path, allowFiles));
+  if (outside.length > 0) throw new FlowInvalidError(name ?? loaded.path, outside, loaded.validation.warnings);
   return { flow: loaded.validation.flow, baseDir: loaded.baseDir, warnings: loaded.validation.warnings, flowPath: loaded.path };
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { MemoryStore } from '../actors/memory.js';
 import { createFileMemoryStore } from '../actors/memory/fileMemoryStore.js';
 import { createInProcessMemoryStore } from '../actors/memory/inProcessMemoryStore.js';
+import { DEFAULT_FILE_MEMORY_PATH } from '../flows/flowFiles.js';
 import type { RunPlan } from './runPlan.js';
 
 /** The plan's memory, with the store an embedded run keeps it in. */
@@ -11,25 +12,25 @@ export interface BuiltMemory {
   readonly nodeId: string;
 }
 
-/** The `memory.kv` directory of `store: "file"` when the node gives no `path`. */
-export const DEFAULT_FILE_MEMORY_PATH = '.redflow/memory';
-
 /**
  * The memory store the flow's `memory.kv` node names, for an embedded run: `file` (one JSON file
- * per conversation, under the flow's folder) or `memory` (this process only). `undefined` when the
- * flow has no memory. Distributed mode keeps memory in NATS KV instead, whatever the node says.
+ * per conversation, in a folder that must be inside the flow's folder or one of `allowFiles`) or
+ * `memory` (this process only). `undefined` when the flow has no memory. Distributed mode keeps
+ * memory in NATS KV instead, whatever the node says.
  *
  * @example
  * ```ts
  * const memory = buildMemoryStore(planRun(flow, baseDir));
  * ```
  */
-export function buildMemoryStore(plan: Pick<RunPlan, 'memory' | 'baseDir'>): BuiltMemory | undefined {
+export function buildMemoryStore(plan: Pick<RunPlan, 'memory' | 'baseDir'>, options: { readonly allowFiles?: readonly string[] } = {}): BuiltMemory | undefined {
   if (!plan.memory) return undefined;
   const { config, maxTurns, nodeId } = plan.memory;
   const store =
     config.store === 'file'
-      ? createFileMemoryStore(path.resolve(plan.baseDir, config.path ?? DEFAULT_FILE_MEMORY_PATH))
+      ? createFileMemoryStore(path.resolve(plan.baseDir, config.path ?? DEFAULT_FILE_MEMORY_PATH), {
+          roots: [plan.baseDir, ...(options.allowFiles ?? [])],
+        })
       : createInProcessMemoryStore();
   return { store, maxTurns, nodeId };
 }

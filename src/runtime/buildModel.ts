@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { ModelLlmConfig } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { flowFileInsideRoots } from '../flows/flowFiles.js';
+import { locateJsonSyntaxError } from '../flows/jsonSyntaxError.js';
 import type { ModelActor } from '../actors/model.js';
 import { createScriptedModel } from '../actors/models/scriptedModel.js';
 import { createOpenAiChatModel, resolveOpenAiConfig } from '../actors/models/openAiChatModel.js';
@@ -13,6 +14,8 @@ export interface ModelBuildOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Use these scripted answers instead of the flow's model. */
   readonly script?: readonly unknown[];
+  /** Folders besides the flow file's own where its `answersFile` may be (`--allow-files`). */
+  readonly allowFiles?: readonly string[];
 }
 
 /**
@@ -32,10 +35,10 @@ export async function buildModel(plan: Pick<RunPlan, 'model' | 'baseDir'>, optio
   if (options.script) return createScriptedModel(options.script);
   const config = plan.model.config;
   if (config.provider !== 'scripted') return createOpenAiChatModel(resolveOpenAiConfig(config, options.env ?? process.env));
-  return createScriptedModel(await scriptedAnswers(config, plan.baseDir));
+  return createScriptedModel(await scriptedAnswers(config, plan.baseDir, options.allowFiles ?? []));
 }
 
-async function scriptedAnswers(config: ModelLlmConfig, baseDir: string): Promise<readonly unknown[]> {
+async function scriptedAnswers(config: ModelLlmConfig, baseDir: string, allowFiles: readonly string[]): Promise<readonly unknown[]> {
   if (config.answers) return config.answers;
   if (!config.answersFile) {
     throw new RedflowError(
@@ -44,18 +47,23 @@ async function scriptedAnswers(config: ModelLlmConfig, baseDir: string): Promise
       }),
     );
   }
-  return readAnswersFile(path.resolve(baseDir, config.answersFile));
+  // Checked before it is read; named in messages as the flow wrote it, never by its absolute path.
+  const file = await flowFileInsideRoots(config.answersFile, 'scripted answers file', { baseDir, roots: [baseDir, ...allowFiles] });
+  return readAnswersFile(file, JSON.stringify(config.answersFile));
 }
 
-/** Reads a JSON file holding an array of scripted answers. */
-export async function readAnswersFile(file: string): Promise<unknown[]> {
+/**
+ * Reads a JSON file holding an array of scripted answers. Messages name it `shownAs` (default its
+ * path) and never quote its content: a flow's answers file is read by `redflow serve` too.
+ */
+export async function readAnswersFile(file: string, shownAs: string = file): Promise<unknown[]> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
     const errno = (error as NodeJS.ErrnoException).code;
     throw new RedflowError(
-      errorInfo(ErrorCode.ANSWERS_FILE_NOT_FOUND, `cannot read the scripted answers ${file}: ${errno === 'ENOENT' ? 'there is no such file' : (errno ?? String(error))}`, {
+      errorInfo(ErrorCode.ANSWERS_FILE_NOT_FOUND, `cannot read the scripted answers ${shownAs}: ${errno === 'ENOENT' ? 'there is no such file' : (errno ?? String(error))}`, {
         hint: 'give the path of a JSON file holding an array of answers (a relative --script is from the working directory, a flow\'s answersFile from the flow file\'s folder)',
       }),
     );
@@ -63,12 +71,18 @@ export async function readAnswersFile(file: string): Promise<unknown[]> {
   let answers: unknown;
   try {
     answers = JSON.parse(text);
-  } catch (error) {
-    throw new RedflowError(errorInfo(ErrorCode.MODEL_CONFIG_INVALID, `${file} is not JSON: ${(error as Error).message}`));
+  } catch {
+    // Where, not what: JSON.parse's own message quotes the file's text.
+    const at = locateJsonSyntaxError(text);
+    throw new RedflowError(
+      errorInfo(ErrorCode.MODEL_CONFIG_INVALID, `the scripted answers ${shownAs} are not valid JSON${at ? ` (line ${at.line}, column ${at.column})` : ''}`, {
+        hint: 'the file must hold a JSON array of answers, one per iteration',
+      }),
+    );
   }
   if (!Array.isArray(answers)) {
     throw new RedflowError(
-      errorInfo(ErrorCode.MODEL_CONFIG_INVALID, `${file} must hold a JSON array of answers, one per iteration`),
+      errorInfo(ErrorCode.MODEL_CONFIG_INVALID, `the scripted answers ${shownAs} must be a JSON array of answers, one per iteration`),
     );
   }
   return answers;

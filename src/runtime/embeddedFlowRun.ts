@@ -33,6 +33,8 @@ export interface EmbeddedOptions {
   readonly onEvent?: (event: AgentEvent) => void;
   /** Sees every inspection event of the run's statechart (the Stately inspector attaches here). */
   readonly inspect?: (event: InspectionEvent) => void;
+  /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
+  readonly allowFiles?: readonly string[];
 }
 
 /** Options of {@link runFlowFile}. */
@@ -71,8 +73,8 @@ export interface EmbeddedRun {
 export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun> {
   // First: an input the run cannot hold must leave nothing behind, not even a log.
   checkRunInput(options.input);
-  const { flow, baseDir, warnings, flowPath } = await loadValidFlow(options.flowPath);
-  const actors = await buildFlowActors(flow, { baseDir, ...optional('env', options.env), ...optional('script', options.script) });
+  const { flow, baseDir, warnings, flowPath } = await loadValidFlow(options.flowPath, undefined, options.allowFiles);
+  const actors = await buildFlowActors(flow, { baseDir, ...optional('allowFiles', options.allowFiles), ...optional('env', options.env), ...optional('script', options.script) });
   if (actors.checkInput) {
     const verdict = actors.checkInput(options.input);
     if (verdict !== true) {
@@ -163,8 +165,8 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
       errorInfo(ErrorCode.CLI_USAGE, 'the log does not say which flow it ran', { hint: 'give the flow with --flow <file>' }),
     );
   }
-  const { flow, baseDir, warnings } = await loadValidFlow(flowPath);
-  const actors = await buildFlowActors(flow, { baseDir, ...optional('env', options.env), ...optional('script', options.script) });
+  const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
+  const actors = await buildFlowActors(flow, { baseDir, ...optional('allowFiles', options.allowFiles), ...optional('env', options.env), ...optional('script', options.script) });
   const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync));
   const served = serve(actors, flow);
   const conversationId = status.started.conversationId;

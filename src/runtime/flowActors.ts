@@ -56,7 +56,7 @@ export async function buildFlowActors(flow: ResolvedFlow, options: FlowActorOpti
   const plan = planRun(flow, options.baseDir);
   const model = await buildModel(plan, options);
   const { tools, close } = await buildTools(plan, options);
-  const memory = buildMemoryStore(plan);
+  const memory = buildMemoryStore(plan, options);
   return {
     agent: plan.agent,
     model,

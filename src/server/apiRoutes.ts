@@ -1,8 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import path from 'node:path';
 import { validators } from '../contracts/schemas.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
-import { validateFlow } from '../flows/validateFlow.js';
+import { type FlowValidation, validateFlow } from '../flows/validateFlow.js';
+import { validateFlowFiles } from '../flows/flowFiles.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
@@ -18,7 +20,7 @@ import {
   type RunStartedResponse,
   type ValidationResponse,
 } from './apiTypes.js';
-import { parseFlowId } from './flowIds.js';
+import { flowFilePath, parseFlowId } from './flowIds.js';
 import type { FlowStore } from './flowStore.js';
 import { readJsonBody } from './requestBody.js';
 import { parseAbortRunRequest, parseStartRunRequest } from './requestSchemas.js';
@@ -38,6 +40,8 @@ export interface ApiContext {
   readonly maxBodyBytes: number;
   /** How often an idle SSE stream gets a keepalive comment. */
   readonly keepAliveMs?: number;
+  /** Folders the files a flow names may be in: the flows directory, and those given with `--allow-files`. */
+  readonly allowFiles: readonly string[];
 }
 
 /** One request, matched to its route. */
@@ -100,7 +104,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
     route('PUT', `${ApiRoute.flows}/*id`, async ({ req, res, params }) => {
       const id = parseFlowId(params.id ?? '');
       const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
-      const validation = validateFlow(body);
+      const validation = await validateWithFiles(body, path.dirname(flowFilePath(flows.dir, id)), context.allowFiles);
       // Graph errors do not stop a save (a flow is saved half-built, and fixed later); a body
       // that is not a flow at all does.
       if (!validators.flow(body)) {
@@ -123,7 +127,8 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
 
     route('POST', ApiRoute.validate, async ({ req, res }) => {
       const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
-      sendJson(res, 200, validationResponse(validateFlow(body)));
+      // A flow not saved yet: its relative paths are taken from the flows directory.
+      sendJson(res, 200, validationResponse(await validateWithFiles(body, flows.dir, context.allowFiles)));
     }),
 
     route('GET', ApiRoute.runs, async ({ res, query }) => {
@@ -139,7 +144,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
       checkRunInput(request.input);
       const flowId = parseFlowId(request.flow);
       const flowPath = await flows.existingPath(flowId);
-      const { flow } = await loadValidFlow(flowPath, flowId);
+      const { flow } = await loadValidFlow(flowPath, flowId, context.allowFiles);
       const { traceId } = await backend.start({
         flowId,
         flowPath,
@@ -209,7 +214,12 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
   ];
 }
 
-function validationResponse(validation: ReturnType<typeof validateFlow>): ValidationResponse {
+/** The flow's validation, with the files it names checked against the allowed folders from `baseDir`. */
+function validateWithFiles(body: unknown, baseDir: string, allowFiles: readonly string[]): Promise<FlowValidation> {
+  return validateFlowFiles(validateFlow(body), body, { baseDir, roots: [baseDir, ...allowFiles] });
+}
+
+function validationResponse(validation: FlowValidation): ValidationResponse {
   return { ok: validation.ok, errors: validation.ok ? [] : validation.errors, warnings: validation.warnings };
 }
 

@@ -24,6 +24,8 @@ export interface EmbeddedRunBackendOptions {
   readonly env?: NodeJS.ProcessEnv;
   readonly ids?: IdSource;
   readonly fsync?: JsonlFsyncMode;
+  /** Folders besides the flow file's own where the files it names may be (default: the flows directory). */
+  readonly allowFiles?: readonly string[];
   /** Told when a run fails after it started (its log or actors failing to close): for the server's log. */
   readonly onRunError?: (traceId: string, error: unknown) => void;
 }
@@ -166,6 +168,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
           ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
           ...(options.env !== undefined && { env: options.env }),
           ...(options.fsync !== undefined && { fsync: options.fsync }),
+          allowFiles: options.allowFiles ?? [flowsDir],
           ...(inspect !== undefined && { inspect }),
           onEvent: (event) => {
             record(run, event);

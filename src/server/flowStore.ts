@@ -6,6 +6,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { locateJsonSyntaxError } from '../flows/jsonSyntaxError.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import { validateFlow } from '../flows/validateFlow.js';
+import { checkFlowFiles } from '../flows/flowFiles.js';
 import { ApiError } from './apiErrors.js';
 import type { FlowSummary } from './apiTypes.js';
 import { FLOW_FILE_EXTENSION, MAX_FLOW_FOLDER_DEPTH, flowFilePath, flowIdOfPath, flowIdProblem, isInside } from './flowIds.js';
@@ -42,7 +43,8 @@ export interface FlowStore {
  *
  * Ids are checked strictly before a path is built (flowIds.ts), and every path is checked once
  * more after resolving symbolic links, so neither a crafted id nor a link inside the directory
- * reaches a file outside it.
+ * reaches a file outside it. A listed flow is `valid` only when the files it names are inside the
+ * directory or one of `allowFiles` too (see `checkFlowFiles`).
  *
  * @example
  * ```ts
@@ -51,8 +53,9 @@ export interface FlowStore {
  * const { text } = await flows.read('support/order-status');
  * ```
  */
-export function createFlowStore(flowsDir: string): FlowStore {
+export function createFlowStore(flowsDir: string, allowFiles: readonly string[] = []): FlowStore {
   const dir = path.resolve(flowsDir);
+  const roots = [dir, ...allowFiles.map((folder) => path.resolve(folder))];
 
   const fileOf = async (id: string): Promise<string> => {
     const file = flowFilePath(dir, id);
@@ -66,7 +69,7 @@ export function createFlowStore(flowsDir: string): FlowStore {
       const files = await walk(dir, '', 0, []);
       const summaries: FlowSummary[] = [];
       for (const relative of files) {
-        const summary = await summarize(path.join(dir, relative), relative);
+        const summary = await summarize(path.join(dir, relative), relative, roots);
         if (summary) summaries.push(summary);
       }
       return summaries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -137,7 +140,7 @@ export function createFlowStore(flowsDir: string): FlowStore {
 }
 
 /** One listed file, or `undefined` when it is not a flow. */
-async function summarize(file: string, relative: string): Promise<FlowSummary | undefined> {
+async function summarize(file: string, relative: string, roots: readonly string[]): Promise<FlowSummary | undefined> {
   const id = relative.slice(0, -FLOW_FILE_EXTENSION.length).split(path.sep).join('/');
   if (flowIdProblem(id) !== undefined) return undefined;
   let text: string;
@@ -165,7 +168,7 @@ async function summarize(file: string, relative: string): Promise<FlowSummary | 
     ...(typeof name === 'string' && { name }),
     ...(typeof description === 'string' && { description }),
     updatedAt: mtime.toISOString(),
-    valid: validateFlow(value).ok,
+    valid: validateFlow(value).ok && (await checkFlowFiles(value, { baseDir: path.dirname(file), roots })).length === 0,
   };
 }
 

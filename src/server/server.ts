@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
@@ -45,6 +46,12 @@ export interface RedflowServerOptions {
   readonly inspector?: InspectorFactory;
   /** The environment embedded runs' models and tools see; default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * Folders besides the flows directory where the files a flow names (tool modules, answers files,
+   * memory stores) may be. Anything else is refused (`FLOW_FILE_OUTSIDE_ROOTS`) when a flow is
+   * saved, validated or run. With `backend`, runs are checked where they run (the workers' own).
+   */
+  readonly allowFiles?: readonly string[];
   /** Largest body of a route that takes no flow (default 1 MiB; flows may be 5 MiB). */
   readonly maxBodyBytes?: number;
   /** How often an idle SSE stream gets a keepalive comment (default 15 s). */
@@ -90,7 +97,8 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
   assertTokenForHost(host, token);
   // A token in a run's data or an error (a request echoing ?token=) is redacted like any secret.
   registerSecret(token);
-  const flows = createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR);
+  const flows = createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR, options.allowFiles);
+  const allowFiles = [flows.dir, ...(options.allowFiles ?? []).map((dir) => path.resolve(dir))];
   const logError = options.logError ?? ((line: string) => process.stderr.write(`${redactSecrets(line)}\n`));
   const backend =
     options.backend ??
@@ -99,6 +107,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       ...(options.runsDir !== undefined && { runsDir: options.runsDir }),
       ...(options.inspector !== undefined && { inspector: options.inspector }),
       ...(options.env !== undefined && { env: options.env }),
+      allowFiles,
       onRunError: (traceId, error) => logError(`run ${traceId} failed while ending: ${describe(error)}`),
     });
   const router = createRouter(
@@ -109,6 +118,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       inspect: options.inspector !== undefined,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
+      allowFiles,
     }),
   );
   const editorFiles = createEditorFiles(options.editorDir ?? DEFAULT_EDITOR_DIR);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import {
+  ALLOW_EXAMPLES,
   EXAMPLES,
   ORDER_ANSWER,
   assertBuilt,
@@ -134,7 +135,7 @@ describe.concurrent('redflow run (how runs end: exit codes)', () => {
     const cwd = await dirs.make();
     const flow = await writeIn(cwd, 'flow.json', smallFlow()); // maxIterations 2
     const script = await writeIn(cwd, 'never-final.json', [lookup, lookup, lookup, lookup]);
-    const plain = await redflow(['run', flow, '--script', script, '--input', 'x'], { cwd });
+    const plain = await redflow(['run', flow, '--script', script, '--input', 'x', ...ALLOW_EXAMPLES], { cwd });
     expect(plain.code, plain.stderr).toBe(2);
     expect(plain.stdout).toBe('');
     expect(plain.stderr).toContain('escalate (iteration_limit)');
@@ -154,7 +155,7 @@ describe.concurrent('redflow run (how runs end: exit codes)', () => {
     flow.nodes[1]!.config = { ...flow.nodes[1]!.config, maxIterations: 5, stopConditions: [{ type: 'iteration_limit', value: 2 }] };
     const file = await writeIn(cwd, 'flow.json', flow);
     const script = await writeIn(cwd, 'never-final.json', [lookup, lookup, lookup, lookup, lookup]);
-    const result = await redflow(['run', file, '--script', script, '--input', 'x'], { cwd });
+    const result = await redflow(['run', file, '--script', script, '--input', 'x', ...ALLOW_EXAMPLES], { cwd });
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('reached the iteration_limit stop condition (2)');
     const hint = /^\s*hint: (.*)$/m.exec(result.stderr)?.[1];
@@ -214,8 +215,8 @@ describe.concurrent('redflow run (refusals before the run starts)', () => {
     };
     const file = await writeIn(cwd, 'flow.json', flow);
     const [bad, good] = await Promise.all([
-      redflow(['run', file, '--input', '{"order":"A-1001"}'], { cwd }),
-      redflow(['run', file, '--input', '{"orderId":"A-1001"}', '--json'], { cwd }),
+      redflow(['run', file, '--input', '{"order":"A-1001"}', ...ALLOW_EXAMPLES], { cwd }),
+      redflow(['run', file, '--input', '{"orderId":"A-1001"}', '--json', ...ALLOW_EXAMPLES], { cwd }),
     ]);
     expect(bad.code, bad.stderr).toBe(65);
     expect(bad.stderr).toContain('error RUN_INPUT_INVALID');

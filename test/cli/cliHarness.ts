@@ -5,7 +5,7 @@
 // run `npm run build` before (`npm run build && npx vitest run test/cli`).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -150,9 +150,10 @@ export interface FlowJson {
 }
 
 /**
- * Writes a copy of an example flow into `dir` (as `flow.json` unless `name` is given), with its
- * relative paths (tool modules, answers file) made absolute so the copy runs from anywhere. A
- * memory.kv node's path is dropped, so its memory lives under `dir/.redflow/memory`.
+ * Writes a copy of an example flow into `dir` (as `flow.json` unless `name` is given), with the
+ * files it names (tool modules, answers file) copied beside it at the same relative paths: a flow
+ * may only name files inside its own folder (or an --allow-files one). A memory.kv node's path is
+ * dropped, so its memory lives under `dir/.redflow/memory`.
  */
 export async function copyExampleFlow(name: string, dir: string, edit?: (flow: FlowJson) => void, fileName = 'flow.json'): Promise<string> {
   const exampleDir = path.join(EXAMPLES, name);
@@ -161,8 +162,8 @@ export async function copyExampleFlow(name: string, dir: string, edit?: (flow: F
   for (const node of flow.nodes) {
     const config = node.config;
     if (!config) continue;
-    if (node.type === 'tool.module' && typeof config.module === 'string') config.module = path.resolve(exampleDir, config.module);
-    if (node.type === 'model.llm' && typeof config.answersFile === 'string') config.answersFile = path.resolve(exampleDir, config.answersFile);
+    const named = node.type === 'tool.module' ? config.module : node.type === 'model.llm' ? config.answersFile : undefined;
+    if (typeof named === 'string') await cp(path.resolve(exampleDir, named), path.resolve(dir, named));
     if (node.type === 'memory.kv') delete config.path;
   }
   edit?.(flow);
@@ -173,7 +174,8 @@ export async function copyExampleFlow(name: string, dir: string, edit?: (flow: F
 
 /**
  * A small valid flow: trigger → agent (maxIterations 2, tool lookup_order) → inline scripted model
- * answering "ok" at once, with order-status's lookup_order tool.
+ * answering "ok" at once, with order-status's lookup_order tool (named by its absolute path in the
+ * examples: a run needs {@link ALLOW_EXAMPLES}).
  */
 export function smallFlow(): FlowJson {
   return {
@@ -193,6 +195,9 @@ export function smallFlow(): FlowJson {
     ],
   };
 }
+
+/** The `--allow-files` option a run of {@link smallFlow} needs: its tool module is in the examples. */
+export const ALLOW_EXAMPLES = ['--allow-files', EXAMPLES] as const;
 
 /** Writes `value` as JSON (or a string as is) to `dir/name` and returns the path. */
 export async function writeIn(dir: string, name: string, value: unknown): Promise<string> {

@@ -120,13 +120,16 @@ describe('createFileMemoryStore', () => {
     expect(saved.i).toBeGreaterThanOrEqual(0);
   });
 
-  it('should report a corrupt file with MEMORY_FAILED naming the file', async () => {
-    await writeFile(join(dir, 'broken.json'), '{"turns": [', 'utf8');
+  it('should report a corrupt file with MEMORY_FAILED naming the conversation, not the file\'s path or text', async () => {
+    await writeFile(join(dir, 'broken.json'), '{"turns": ["secret text', 'utf8');
 
     const error = await failure(createFileMemoryStore(dir).load('broken'));
 
     expect(error.code).toBe(ErrorCode.MEMORY_FAILED);
-    expect(error.message).toContain(join(dir, 'broken.json'));
+    expect(error.message).toContain('"broken"');
+    expect(error.hint).toContain('broken.json');
+    expect(JSON.stringify(error.toInfo())).not.toContain(dir);
+    expect(JSON.stringify(error.toInfo())).not.toContain('secret');
   });
 
   it('should report a file that holds JSON but not an object', async () => {
@@ -135,7 +138,8 @@ describe('createFileMemoryStore', () => {
     const error = await failure(createFileMemoryStore(dir).load('array'));
 
     expect(error.code).toBe(ErrorCode.MEMORY_FAILED);
-    expect(error.message).toContain('array.json');
+    expect(error.message).toContain('"array"');
+    expect(error.message).toContain('not hold a JSON object');
   });
 
   it('should not touch files outside its directory for a traversal id', async () => {

@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunEventsResponse, RunListResponse, RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
 import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
 import { readVerifiedLog } from '../support/cli.js';
-import { answer, call, openGate, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
+import { GATE_TOOL, answer, call, openGate, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
 
 const dirs = tempDirs();
 let t: TestServer;
@@ -100,7 +100,9 @@ describe('starting a run', () => {
     const refused = await call(t.server, 'POST', '/api/runs', { body: { flow: 'team/missing-tool', input: 'x' } });
     expect(refused.status).toBe(400);
     expect(refused.error?.code).toBe('TOOL_MODULE_INVALID');
-    expect(refused.error?.message).toContain(path.join(t.flowsDir, 'team', 'tools', 'missing.mjs'));
+    // Named as the flow wrote it: the server's own paths stay on the server.
+    expect(refused.error?.message).toContain('"./tools/missing.mjs"');
+    expect(refused.text).not.toContain(t.root);
   });
 
   it('should end a run as timeout after timeoutMs', async () => {
@@ -170,10 +172,11 @@ describe('listing runs', () => {
     await waitForRun(t.server, second, (r) => r.status === 'finished');
 
     // A run made by the CLI (`redflow run flows/a.json`) into the same runs directory.
-    const cli = await runFlowFile({ flowPath: path.join(t.flowsDir, 'a.json'), input: 'from the cli', logPath: path.join(t.runsDir, 'cli-run.jsonl'), traceId: 'cli-run', env: {} });
+    const allowFiles = [path.dirname(GATE_TOOL)];
+    const cli = await runFlowFile({ flowPath: path.join(t.flowsDir, 'a.json'), input: 'from the cli', logPath: path.join(t.runsDir, 'cli-run.jsonl'), traceId: 'cli-run', env: {}, allowFiles });
     await cli.finished();
     // A run whose process died: its log stops early.
-    const crashed = await runFlowFile({ flowPath: path.join(t.flowsDir, 'folder', 'b.json'), input: 'x', logPath: path.join(t.runsDir, 'crashed.jsonl'), traceId: 'crashed', env: {} });
+    const crashed = await runFlowFile({ flowPath: path.join(t.flowsDir, 'folder', 'b.json'), input: 'x', logPath: path.join(t.runsDir, 'crashed.jsonl'), traceId: 'crashed', env: {}, allowFiles });
     await crashed.finished();
     const log = await readFile(path.join(t.runsDir, 'crashed.jsonl'), 'utf8');
     await writeFile(path.join(t.runsDir, 'crashed.jsonl'), log.split('\n').slice(0, 2).join('\n') + '\n');

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { CLI, STACK_FRAME, readVerifiedLog, runCli } from '../support/cli.js';
-import { answer, scriptedFlow, tempDirs } from './serverHarness.js';
+import { GATE_TOOL, answer, scriptedFlow, tempDirs } from './serverHarness.js';
 
 const dirs = tempDirs();
 beforeAll(() => {
@@ -25,7 +25,7 @@ function cleanEnv(): Record<string, string> {
 describe('redflow serve', () => {
   it('should print its URL, answer /api/health there, and stop cleanly on SIGTERM', async () => {
     const cwd = await dirs.make();
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--flows', 'my-flows', '--verbose'], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--flows', 'my-flows', '--verbose', '--allow-files', path.dirname(GATE_TOOL)], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));

@@ -44,7 +44,8 @@ export async function startTestServer(dirs: ReturnType<typeof tempDirs>, options
   const flowsDir = path.join(root, 'flows');
   const runsDir = path.join(root, 'runs');
   const editorDir = path.join(root, 'editor');
-  const server = await createRedflowServer({ flowsDir, runsDir, editorDir, port: 0, env: {}, ...options });
+  // The gate tool lives with the fixtures, outside the temporary flows directory: allowed by name.
+  const server = await createRedflowServer({ flowsDir, runsDir, editorDir, port: 0, env: {}, allowFiles: [path.dirname(GATE_TOOL)], ...options });
   return { server, root, flowsDir, runsDir, editorDir, close: () => server.close() };
 }
 

@@ -1,9 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ErrorCode, RedflowError } from '../../errors.js';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { ROOTS_HINT, realPathInsideRoots } from '../../flows/flowFiles.js';
+import { locateJsonSyntaxError } from '../../flows/jsonSyntaxError.js';
 import type { MemoryRecord, MemoryStore } from '../memory.js';
 import { checkConversationId, serializeMemory } from './inProcessMemoryStore.js';
+
+/** Options of {@link createFileMemoryStore}. */
+export interface FileMemoryStoreOptions {
+  /** Folders the store's folder must be inside (symbolic links followed); default: no check. */
+  readonly roots?: readonly string[];
+}
 
 /**
  * A {@link MemoryStore} keeping one `<conversationId>.json` file per conversation in `dir`: the
@@ -15,8 +23,12 @@ import { checkConversationId, serializeMemory } from './inProcessMemoryStore.js'
  *   which no conversation id can collide with), is fsynced, then renamed over the old file, so a
  *   crash leaves either the old memory or the new one, never a torn file. Concurrent saves of one
  *   conversation: the last rename wins.
- * - A file that is not a JSON object fails `load` with `MEMORY_FAILED` naming the file; other I/O
- *   errors are `MEMORY_FAILED` too (retryable).
+ * - A file that is not a JSON object fails `load` with `MEMORY_FAILED` naming the conversation;
+ *   other I/O errors are `MEMORY_FAILED` too (retryable). Messages name the conversation and the
+ *   system's error code, never the file's path or content: they may reach a remote client.
+ * - With `roots`, the folder must be inside one of them, symbolic links followed (checked before
+ *   every read and write, `FLOW_FILE_OUTSIDE_ROOTS` otherwise): a flow's store cannot be pointed
+ *   outside the folders allowed for its files, not even through a link made later.
  * - Conversation ids are checked with `isValidConversationId` (`MEMORY_KEY_INVALID` otherwise), so
  *   an id can never leave `dir` (`../x`, `a/b`, `.hidden`). On a case-insensitive file system, ids
  *   differing only in case share a file.
@@ -30,15 +42,24 @@ import { checkConversationId, serializeMemory } from './inProcessMemoryStore.js'
  * await store.load('conv-1');                // { turns: [] }
  * ```
  */
-export function createFileMemoryStore(dir: string): MemoryStore {
+export function createFileMemoryStore(dir: string, options: FileMemoryStoreOptions = {}): MemoryStore {
   const root = resolve(dir);
-  let ready: Promise<unknown> | undefined;
-  const ensureDir = (): Promise<unknown> => {
-    ready ??= mkdir(root, { recursive: true }).catch((error: unknown) => {
-      ready = undefined;
-      throw ioError(`cannot create memory directory ${root}`, error);
-    });
-    return ready;
+  const { roots } = options;
+  /** The folder's real path, once checked against the roots. */
+  const location = async (): Promise<string> => {
+    if (roots === undefined) return root;
+    const inside = await realPathInsideRoots(root, roots);
+    if (inside.ok) return inside.file;
+    throw new RedflowError(errorInfo(ErrorCode.FLOW_FILE_OUTSIDE_ROOTS, `the memory store's folder is refused: ${inside.why}`, { hint: ROOTS_HINT }));
+  };
+  const ensureDir = async (): Promise<string> => {
+    const real = await location();
+    try {
+      await mkdir(real, { recursive: true });
+    } catch (error) {
+      throw ioError("cannot create the memory store's folder", error);
+    }
+    return real;
   };
 
   // Updates of one conversation from this process run one after the other.
@@ -47,24 +68,25 @@ export function createFileMemoryStore(dir: string): MemoryStore {
   const store: MemoryStore = {
     async load(conversationId) {
       checkConversationId(conversationId);
-      const file = join(root, `${conversationId}.json`);
+      const file = join(await location(), `${conversationId}.json`);
       let text: string;
       try {
         text = await readFile(file, 'utf8');
       } catch (error) {
-        if (isErrno(error, 'ENOENT')) return undefined;
-        throw ioError(`cannot read memory file ${file}`, error);
+        if (isErrno(error, 'ENOENT') || isErrno(error, 'ENOTDIR')) return undefined;
+        throw ioError(`cannot read the memory of conversation "${conversationId}"`, error);
       }
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch (error) {
+        // Where, not what: JSON.parse's own message quotes the file's text.
+        const at = locateJsonSyntaxError(text);
         throw new RedflowError(
           {
             code: ErrorCode.MEMORY_FAILED,
-            message: `memory file ${file} is corrupt: ${error instanceof Error ? error.message : String(error)}`,
-            hint: 'fix or delete the file; the conversation then starts without memory',
-            path: file,
+            message: `the memory of conversation "${conversationId}" is corrupt: it is not valid JSON${at ? ` (line ${at.line}, column ${at.column})` : ''}`,
+            hint: `fix or delete ${conversationId}.json in the memory store's folder; the conversation then starts without memory`,
           },
           { cause: error },
         );
@@ -72,9 +94,8 @@ export function createFileMemoryStore(dir: string): MemoryStore {
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
         throw new RedflowError({
           code: ErrorCode.MEMORY_FAILED,
-          message: `memory file ${file} is corrupt: it does not hold a JSON object`,
-          hint: 'fix or delete the file; the conversation then starts without memory',
-          path: file,
+          message: `the memory of conversation "${conversationId}" is corrupt: it does not hold a JSON object`,
+          hint: `fix or delete ${conversationId}.json in the memory store's folder; the conversation then starts without memory`,
         });
       }
       return parsed as MemoryRecord;
@@ -83,9 +104,9 @@ export function createFileMemoryStore(dir: string): MemoryStore {
     async save(conversationId, memory) {
       checkConversationId(conversationId);
       const text = serializeMemory(memory, `conversation ${conversationId}`);
-      await ensureDir();
-      const file = join(root, `${conversationId}.json`);
-      const temp = join(root, `.${conversationId}.json.${randomBytes(6).toString('hex')}.tmp`);
+      const folder = await ensureDir();
+      const file = join(folder, `${conversationId}.json`);
+      const temp = join(folder, `.${conversationId}.json.${randomBytes(6).toString('hex')}.tmp`);
       try {
         const handle = await open(temp, 'wx', 0o600);
         try {
@@ -97,9 +118,9 @@ export function createFileMemoryStore(dir: string): MemoryStore {
         await rename(temp, file);
       } catch (error) {
         await unlink(temp).catch(() => undefined);
-        throw ioError(`cannot write memory file ${file}`, error);
+        throw ioError(`cannot write the memory of conversation "${conversationId}"`, error);
       }
-      await syncDirectory(root);
+      await syncDirectory(folder);
     },
 
     update(conversationId, change) {
@@ -135,11 +156,13 @@ async function syncDirectory(path: string): Promise<void> {
   }
 }
 
+/** An I/O failure, by its system code only: the system's message names the file's absolute path. */
 function ioError(message: string, error: unknown): RedflowError {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   return new RedflowError(
     {
       code: ErrorCode.MEMORY_FAILED,
-      message: `${message}: ${error instanceof Error ? error.message : String(error)}`,
+      message: `${message}: ${typeof code === 'string' ? code : 'an I/O error'}`,
       retryable: true,
     },
     { cause: error },

@@ -1,7 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { extname, resolve } from 'node:path';
+import { extname } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ErrorCode, RedflowError } from '../../errors.js';
+import { flowFileInsideRoots } from '../../flows/flowFiles.js';
+import { hideLocalPaths } from '../../flows/hideLocalPaths.js';
 import { compileUserSchema } from '../../contracts/schemas.js';
 import type { ToolModuleConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
@@ -19,7 +21,9 @@ const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
  * Loads a `tool.module` node's tool: imports the module, picks the tool out of it, checks its shape
  * and wraps its `execute` with the per-call timeout.
  *
- * - `config.module` is resolved against `baseDir` (the flow file's directory). `.ts`/`.mts`/`.cts`/`.tsx`
+ * - `config.module` is resolved against `baseDir` (the flow file's directory) and must be inside
+ *   `baseDir` or one of `allowFiles`, symbolic links followed (`FLOW_FILE_OUTSIDE_ROOTS` before
+ *   anything is imported otherwise; URLs such as `file:` or `data:` are refused). `.ts`/`.mts`/`.cts`/`.tsx`
  *   files are imported with tsx (`tsImport`), anything else (`.js`, `.mjs`, …) with `import()`.
  * - The tool is `module[config.export]` when `export` is set, else the default export, else the
  *   module namespace itself (a module exporting `name`, `description`, … as named exports).
@@ -31,7 +35,8 @@ const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
  *
  * Every loading problem (missing file, module that throws while loading, missing export, bad
  * `name`, `description`, `inputSchema` or `execute`) is a `RedflowError` with code
- * `TOOL_MODULE_INVALID` whose message names the file and whose hint shows the expected shape.
+ * `TOOL_MODULE_INVALID` whose message names the file as the flow wrote it (never its absolute
+ * path: the message may reach a remote client) and whose hint shows the expected shape.
  *
  * @example
  * ```ts
@@ -46,21 +51,23 @@ const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
  * await tool.execute({ a: 1, b: 2 }, context); // { sum: 3 }
  * ```
  */
-export async function loadModuleTool(config: ToolModuleConfig, baseDir: string): Promise<ToolDefinition> {
-  const file = resolve(baseDir, config.module);
+export async function loadModuleTool(config: ToolModuleConfig, baseDir: string, allowFiles: readonly string[] = []): Promise<ToolDefinition> {
+  const shown = JSON.stringify(config.module);
   const hint = expectedShapeHint(config.export);
 
   const timeoutMs = config.timeoutMs ?? DEFAULT_MODULE_TOOL_TIMEOUT_MS;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new RedflowError({
       code: ErrorCode.TOOL_CONFIG_INVALID,
-      message: `tool module ${file}: timeoutMs must be a positive number, got ${String(config.timeoutMs)}`,
+      message: `tool module ${shown}: timeoutMs must be a positive number, got ${String(config.timeoutMs)}`,
       path: '/timeoutMs',
     });
   }
 
-  const namespace = await importModule(file, hint);
-  const candidate = pickExport(namespace, config.export, file, hint);
+  const roots = [baseDir, ...allowFiles];
+  const file = await flowFileInsideRoots(config.module, 'tool module', { baseDir, roots });
+  const namespace = await importModule(file, config.module, hint, roots);
+  const candidate = pickExport(namespace, config.export, config.module, hint);
 
   const name: unknown = config.name ?? candidate.name;
   const description: unknown = config.description ?? candidate.description;
@@ -91,9 +98,9 @@ export async function loadModuleTool(config: ToolModuleConfig, baseDir: string):
   if (problems.length > 0) {
     throw new RedflowError({
       code: ErrorCode.TOOL_MODULE_INVALID,
-      message: `tool module ${file} (${exportLabel(config.export)}) is invalid: ${problems.join('; ')}`,
+      message: `tool module ${shown} (${exportLabel(config.export)}) is invalid: ${problems.join('; ')}`,
       hint,
-      path: file,
+      path: config.module,
     });
   }
 
@@ -108,17 +115,21 @@ export async function loadModuleTool(config: ToolModuleConfig, baseDir: string):
   };
 }
 
-/** Imports `file` (after checking it exists), turning every failure into `TOOL_MODULE_INVALID`. */
-async function importModule(file: string, hint: string): Promise<Record<string, unknown>> {
+/**
+ * Imports `file` (after checking it exists), turning every failure into `TOOL_MODULE_INVALID`
+ * that names it by `reference` (as the flow wrote it), with the local paths of `roots` hidden in the cause's message.
+ */
+async function importModule(file: string, reference: string, hint: string, roots: readonly string[]): Promise<Record<string, unknown>> {
+  const shown = JSON.stringify(reference);
   try {
     const info = await stat(file);
     if (!info.isFile()) throw new Error('not a file');
   } catch {
     throw new RedflowError({
       code: ErrorCode.TOOL_MODULE_INVALID,
-      message: `tool module ${file} does not exist or is not a file`,
+      message: `tool module ${shown} does not exist or is not a file`,
       hint: 'the module path is relative to the flow file; check the node\'s "module" setting',
-      path: file,
+      path: reference,
     });
   }
 
@@ -132,9 +143,9 @@ async function importModule(file: string, hint: string): Promise<Record<string, 
     throw new RedflowError(
       {
         code: ErrorCode.TOOL_MODULE_INVALID,
-        message: `tool module ${file} failed to load: ${messageOf(error)}`,
+        message: `tool module ${shown} failed to load: ${hideLocalPaths(messageOf(error), roots)}`,
         hint,
-        path: file,
+        path: reference,
       },
       { cause: error },
     );
@@ -151,9 +162,10 @@ async function importTypeScript(url: string): Promise<unknown> {
 function pickExport(
   namespace: Record<string, unknown>,
   exportName: string | undefined,
-  file: string,
+  reference: string,
   hint: string,
 ): Record<string, unknown> {
+  const shown = JSON.stringify(reference);
   let candidate: unknown;
   if (exportName !== undefined) {
     candidate = namespace[exportName];
@@ -161,9 +173,9 @@ function pickExport(
       const available = Object.keys(namespace).filter((key) => key !== '__esModule');
       throw new RedflowError({
         code: ErrorCode.TOOL_MODULE_INVALID,
-        message: `tool module ${file} has no export named '${exportName}' (exports: ${available.length > 0 ? available.join(', ') : 'none'})`,
+        message: `tool module ${shown} has no export named '${exportName}' (exports: ${available.length > 0 ? available.join(', ') : 'none'})`,
         hint,
-        path: file,
+        path: reference,
       });
     }
   } else {
@@ -176,9 +188,9 @@ function pickExport(
   if (!isObjectLike(candidate)) {
     throw new RedflowError({
       code: ErrorCode.TOOL_MODULE_INVALID,
-      message: `tool module ${file} (${exportLabel(exportName)}) must be an object, got ${describeValue(candidate)}`,
+      message: `tool module ${shown} (${exportLabel(exportName)}) must be an object, got ${describeValue(candidate)}`,
       hint,
-      path: file,
+      path: reference,
     });
   }
   return candidate;
