@@ -1,18 +1,15 @@
 // A live run fed to the Stately inspector: the messages are received on a real WebSocket server,
 // as the inspector's relay would receive them.
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { fold } from '../../src/events/evolve.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { openInspectSession } from '../../src/inspect/index.js';
 import { ReactState } from '../../src/machines/reactState.js';
 import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
-import { REPO_ROOT, runCli } from '../support/cli.js';
-import { EMBEDDED_ENV, startReceiver, statesOf, tempDir, type Receiver } from './inspectSupport.js';
-import { existsSync } from 'node:fs';
+import { ORDER_STATUS_FLOW as FLOW, ORDER_STATUS_STATES, startReceiver, statesOf, tempDir, type Receiver } from './inspectSupport.js';
 
-const FLOW = path.join(REPO_ROOT, 'examples', 'order-status', 'flow.json');
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((cleanup) => cleanup()));
@@ -23,15 +20,6 @@ async function receiver(): Promise<Receiver> {
   cleanups.push(() => r.close());
   return r;
 }
-
-/** The order-status run's states as the inspector sees them: every microstep, transient ones too. */
-const ORDER_STATUS_STATES = [
-  ReactState.AwaitingModel,
-  ...[ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop, ReactState.AwaitingModel],
-  ...[ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop, ReactState.AwaitingModel],
-  ReactState.Validating,
-  ReactState.Done,
-];
 
 describe('a live run in the inspector', () => {
   it('registers the REACT actor under the trace id, then sends its events and every state it passes through', async () => {
@@ -126,58 +114,5 @@ describe('a live run in the inspector', () => {
     expect(result.outcome.answer).toContain('A-1001');
     expect(errors).toHaveLength(1);
     expect(errors[0]?.code).toBe(ErrorCode.INSPECT_UNAVAILABLE);
-  });
-});
-
-describe('redflow run --inspect (a real process)', () => {
-  beforeAll(() => {
-    if (!existsSync(path.join(REPO_ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
-  });
-
-  it('sends the live run to --inspect-url, prints the answer as usual, and exits once all is sent', async () => {
-    const r = await receiver();
-    const { dir, remove } = await tempDir();
-    cleanups.push(remove);
-    const result = await runCli(['run', FLOW, '--input', 'Where is A-1001?', '--trace-id', 'cli-live-1', '--inspect', '--inspect-url', r.url], { cwd: dir, env: EMBEDDED_ENV });
-    expect(result.stderr).toContain(`inspector: sending to ${r.url}`);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain('Order A-1001 shipped');
-    expect(statesOf(r.messages, 'cli-live-1')).toEqual(ORDER_STATUS_STATES);
-    expect(r.messages.filter((m) => m.type === '@xstate.actor').map((m) => m.sessionId)).toEqual(['cli-live-1', 'cli-live-1/transport']);
-  });
-
-  it('names a new trace id itself, so the inspector session is the run log\'s', async () => {
-    const r = await receiver();
-    const { dir, remove } = await tempDir();
-    cleanups.push(remove);
-    const result = await runCli(['run', FLOW, '--input', 'Where is A-1001?', '--json', '--inspect', '--inspect-url', r.url], { cwd: dir, env: EMBEDDED_ENV });
-    expect(result.code).toBe(0);
-    const { traceId } = JSON.parse(result.stdout) as { traceId: string };
-    expect(r.messages[0]?.sessionId).toBe(traceId);
-  });
-
-  it('an unreachable inspector stops the command before the run: INSPECT_UNAVAILABLE, exit 69, no log', async () => {
-    const r = await startReceiver();
-    await r.close();
-    const { dir, remove } = await tempDir();
-    cleanups.push(remove);
-    const result = await runCli(['run', FLOW, '--input', 'x', '--inspect', '--inspect-url', r.url], { cwd: dir, env: EMBEDDED_ENV });
-    expect(result.code).toBe(69);
-    expect(result.stderr).toContain('error INSPECT_UNAVAILABLE');
-    expect(result.stderr).toContain('hint:');
-    expect(existsSync(path.join(dir, '.redflow'))).toBe(false);
-  });
-
-  it('inspector flags without --inspect, or contradicting each other, are usage errors', async () => {
-    const { dir, remove } = await tempDir();
-    cleanups.push(remove);
-    const alone = await runCli(['run', FLOW, '--inspect-url', 'ws://127.0.0.1:9'], { cwd: dir, env: EMBEDDED_ENV });
-    expect(alone.code).toBe(64);
-    expect(alone.stderr).toContain('--inspect-url needs --inspect');
-    const both = await runCli(['run', FLOW, '--inspect', '--inspect-url', 'ws://127.0.0.1:9', '--inspect-port', '9000'], { cwd: dir, env: EMBEDDED_ENV });
-    expect(both.code).toBe(64);
-    const notWs = await runCli(['run', FLOW, '--inspect', '--inspect-url', 'http://127.0.0.1:9'], { cwd: dir, env: EMBEDDED_ENV });
-    expect(notWs.code).toBe(64);
-    expect(notWs.stderr).toContain('WebSocket URL');
   });
 });

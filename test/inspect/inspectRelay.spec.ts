@@ -1,19 +1,16 @@
 // The relay between redflow and the Stately inspector page: started on a free port, with a
 // WebSocket client connecting as the page does. No browser, no network beyond 127.0.0.1.
-import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { WebSocket } from 'ws';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { openInspectSession, replayMessages, startInspectorRelay, STATELY_INSPECTOR_URL } from '../../src/inspect/index.js';
 import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
-import { REPO_ROOT } from '../support/cli.js';
-import { connectAsPage, eventually, startCli, statesOf, tempDir } from './inspectSupport.js';
+import { ORDER_STATUS_FLOW as FLOW, connectAsPage, eventually, statesOf, tempDir } from './inspectSupport.js';
 
-const FLOW = path.join(REPO_ROOT, 'examples', 'order-status', 'flow.json');
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -135,29 +132,5 @@ describe('the inspector relay', () => {
     await closed;
     const again = await startInspectorRelay({ port: relay.port, open: false });
     await again.stop();
-  });
-});
-
-describe('redflow inspect with its relay (a real process)', () => {
-  beforeAll(() => {
-    if (!existsSync(path.join(REPO_ROOT, 'dist', 'cli', 'main.js'))) throw new Error('dist/ is missing: run `npm run build` first');
-  });
-
-  it('serves the replay to the page until Ctrl-C, then exits 0', async () => {
-    const { dir, logPath, events } = await finishedRun('cli-relay-1');
-    const cli = startCli(['inspect', logPath, '--inspect-port', '0', '--no-open'], dir);
-    cleanups.push(() => {
-      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
-    });
-    await eventually(() => /Ctrl-C stops the relay/.test(cli.stderr()), 10_000, 'the relay to be ready');
-    const pageUrl = /open (http:\/\/127\.0\.0\.1:\d+) to step through it/.exec(cli.stdout())?.[1];
-    expect(pageUrl).toBeDefined();
-    expect(cli.stdout()).toContain(`sent run cli-relay-1 to the inspector: ${events.length} events`);
-    const page = await connectAsPage(pageUrl!);
-    cleanups.push(() => page.close());
-    await eventually(() => page.messages.length === 1 + 2 * events.length, 5000, 'the replay');
-    expect(page.messages).toEqual(replayMessages(events).map(wire));
-    cli.child.kill('SIGINT');
-    expect(await cli.exited).toBe(0);
   });
 });

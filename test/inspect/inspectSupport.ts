@@ -6,7 +6,55 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { WebSocket, WebSocketServer } from 'ws';
-import { CLI } from '../support/cli.js';
+import { expect } from 'vitest';
+import { isTerminal, type AgentEvent } from '../../src/events/eventTypes.js';
+import { fold } from '../../src/events/evolve.js';
+import { runSteps } from '../../src/events/runSteps.js';
+import { reactMachineDefinition } from '../../src/inspect/index.js';
+import { ReactState } from '../../src/machines/reactState.js';
+import { CLI, REPO_ROOT } from '../support/cli.js';
+
+/** The flow the inspector tests run: order-status, with its scripted model. */
+export const ORDER_STATUS_FLOW = path.join(REPO_ROOT, 'examples', 'order-status', 'flow.json');
+
+/** The order-status run's states as the inspector sees them: every microstep, transient ones too. */
+export const ORDER_STATUS_STATES = [
+  ReactState.AwaitingModel,
+  ...[ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop, ReactState.AwaitingModel],
+  ...[ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop, ReactState.AwaitingModel],
+  ReactState.Validating,
+  ReactState.Done,
+];
+
+/** Checks the messages are exactly the replay of `events`: actor, then event + snapshot per event, in order. */
+export function expectReplayOf(messages: readonly WireMessage[], events: readonly AgentEvent[]): void {
+  const traceId = events[0]!.traceId;
+  expect(messages).toHaveLength(1 + 2 * events.length);
+  const [actor, ...rest] = messages;
+  expect(actor?.type).toBe('@xstate.actor');
+  expect(actor?.sessionId).toBe(traceId);
+  expect(actor?.name).toBe('react');
+  expect(actor?.definition).toBe(reactMachineDefinition());
+  expect(actor?.snapshot?.value).toBe(ReactState.Starting);
+  expect(actor?.createdAt).toBe(String(Date.parse(events[0]!.time)));
+  const steps = runSteps(events);
+  steps.forEach((step, index) => {
+    const sent = rest[2 * index];
+    const snapshot = rest[2 * index + 1];
+    expect(sent?.type).toBe('@xstate.event');
+    expect(sent?.sessionId).toBe(traceId);
+    // The log event itself is the inspector's event, with its own time.
+    expect(sent?.event).toEqual(JSON.parse(JSON.stringify(step.event)));
+    expect(sent?.createdAt).toBe(String(Date.parse(step.event.time)));
+    expect(snapshot?.type).toBe('@xstate.snapshot');
+    expect(snapshot?.event?.seq).toBe(step.event.seq);
+    expect(snapshot?.snapshot?.value).toBe(step.state);
+    expect(snapshot?.snapshot?.context).toEqual({ envelope: JSON.parse(JSON.stringify(step.envelope)) });
+    expect(snapshot?.snapshot?.status).toBe(isTerminal(step.event) ? 'done' : 'active');
+  });
+  const last = events.at(-1)!;
+  if (isTerminal(last)) expect(rest.at(-1)?.snapshot?.output).toEqual(fold(events).observability.outcome);
+}
 
 /** A Stately inspection message as it arrives on the wire. */
 export interface WireMessage {
