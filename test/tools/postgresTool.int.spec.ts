@@ -18,7 +18,7 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 /** A schema of this test file's own, dropped at the end. */
 const SCHEMA = `redflow_pg_${randomBytes(6).toString('hex')}`;
 const ORDERS = `${SCHEMA}.orders`;
-/** A connection string whose connections use SCHEMA first (as the example flow expects). */
+/** A connection string whose connections use SCHEMA first: the current schema of a session, as psql would have one. */
 const SCHEMA_URL = `${DATABASE_URL}${DATABASE_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${SCHEMA}`)}`;
 
 const ORDER_ID_SCHEMA = {
@@ -379,16 +379,39 @@ describe('tool.postgres: connection failures', () => {
 });
 
 describe('a flow with a tool.postgres node (examples/postgres-orders)', () => {
-  it('should validate, and run end to end with the query result in tools.history', async () => {
-    const seed = await readFile(path.join(REPO, 'examples/postgres-orders/seed.sql'), 'utf8');
+  /** The example's own schema: its seed makes it, its flow names it. */
+  const EXAMPLE_SCHEMA = 'redflow_example';
+  /** Held while the example's schema is seeded and used: test runs sharing the database take turns. */
+  let exampleLock: pg.Client;
+
+  beforeAll(async () => {
+    exampleLock = new pg.Client({ connectionString: DATABASE_URL });
+    await exampleLock.connect();
+    await exampleLock.query('select pg_advisory_lock(hashtext($1))', [EXAMPLE_SCHEMA]);
+    // The seed runs with this file's schema first on its search path, as psql would with any
+    // current schema: it must leave that schema's own orders table alone.
     const seeder = new pg.Client({ connectionString: SCHEMA_URL });
     await seeder.connect();
     try {
-      await seeder.query(seed);
+      await seeder.query(await readFile(path.join(REPO, 'examples/postgres-orders/seed.sql'), 'utf8'));
     } finally {
       await seeder.end();
     }
+  });
 
+  afterAll(async () => {
+    await exampleLock?.query(`drop schema if exists ${EXAMPLE_SCHEMA} cascade`);
+    await exampleLock?.end();
+  });
+
+  it("should seed its own schema only, leaving the database's other orders tables as they were", async () => {
+    const { rows: ours } = await admin.query<{ id: string }>(`select id from ${ORDERS} order by id`);
+    expect(ours.map((row) => row.id)).toEqual(['A-1', 'A-2', 'A-3']);
+    const { rows: example } = await admin.query<{ id: string }>(`select id from ${EXAMPLE_SCHEMA}.orders order by id`);
+    expect(example.map((row) => row.id)).toEqual(['A-1001', 'A-1002', 'A-1003']);
+  });
+
+  it('should validate, and run end to end with the query result in tools.history', async () => {
     const flowPath = path.join(REPO, 'examples/postgres-orders/flow.json');
     const loaded = await loadFlowFile(flowPath);
     expect(loaded.validation.ok && loaded.validation.warnings).toEqual([]);
@@ -399,7 +422,8 @@ describe('a flow with a tool.postgres node (examples/postgres-orders)', () => {
         flowPath,
         input: 'Where is order A-1001?',
         logPath: path.join(dir, 'run.jsonl'),
-        env: { DATABASE_URL: SCHEMA_URL },
+        // No search path: the flow names its schema.
+        env: { DATABASE_URL },
         fsync: 'never',
       });
       const { outcome, envelope } = await run.finished();
