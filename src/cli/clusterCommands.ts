@@ -7,7 +7,7 @@ import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
-import { STOP_DEADLINE_MS, stopWithin } from './stopWithin.js';
+import { STOP_DEADLINE_MS, exitAfterGrace, stopWithin } from './stopWithin.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 
 const roles = ['core', 'model', 'tool', 'memory'] as const;
@@ -107,6 +107,7 @@ export const worker: Command = {
     if (!(await stopWithin(closers.reverse(), nc, STOP_DEADLINE_MS))) {
       log(`stopped without draining: NATS did not answer within ${STOP_DEADLINE_MS} ms`);
     }
+    exitAfterGrace(ExitCode.Ok);
     return ExitCode.Ok;
   },
 };

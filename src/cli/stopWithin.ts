@@ -44,3 +44,23 @@ export async function stopWithin(
     if (!nc.isClosed()) await nc.close().catch(() => undefined);
   }
 }
+
+/** How long a stopped process may take to end by itself before {@link exitAfterGrace} ends it. */
+export const EXIT_GRACE_MS = 1000;
+
+/**
+ * Ends the process with `code` unless it ends by itself within `graceMs`. Whatever is left running
+ * after a stop (a tool that ignores its abort signal and keeps its own timer, a retry loop of a
+ * store cut off by the closed connection) must not keep a stopped worker alive. The timer does not
+ * keep the process alive itself: it only cuts short what would.
+ *
+ * @example
+ * ```ts
+ * await stopWithin(closers, nc);
+ * exitAfterGrace(ExitCode.Ok);
+ * return ExitCode.Ok;
+ * ```
+ */
+export function exitAfterGrace(code: number, graceMs: number = EXIT_GRACE_MS): void {
+  setTimeout(() => process.exit(code), graceMs).unref();
+}

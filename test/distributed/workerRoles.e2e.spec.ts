@@ -74,7 +74,7 @@ describe('worker roles', () => {
     // …while a tool worker of that copy does need the module, and says so.
     const tools = worker(flowCopy, 'tool');
     const ending = await tools.ended;
-    expect(ending.code).toBe(65);
+    expect(ending.code, tools.stderr()).toBe(65);
     expect(tools.stderr()).toMatch(/TOOL_MODULE_INVALID/);
   }, 30_000);
 });

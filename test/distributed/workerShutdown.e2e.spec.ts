@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { connectNats } from '../../src/actors/nats/connect.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
-import { STOP_DEADLINE_MS } from '../../src/cli/stopWithin.js';
+import { EXIT_GRACE_MS, STOP_DEADLINE_MS } from '../../src/cli/stopWithin.js';
 import { eventually, startNatsServer, type PrivateNatsServer } from '../nats/natsSupport.js';
 import { ROOT } from './clusterSupport.js';
 import { endingWithin, killAll, startRedflow, type RedflowProcess } from './workerProcess.js';
@@ -16,8 +16,8 @@ import { endingWithin, killAll, startRedflow, type RedflowProcess } from './work
 // that may never come back.
 
 const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
-/** The deadline, plus time for node to start its shutdown and exit on a busy machine. */
-const EXIT_BOUND_MS = STOP_DEADLINE_MS + 5000;
+/** The deadline and the grace after it, plus time for node to act on a busy machine. */
+const EXIT_BOUND_MS = STOP_DEADLINE_MS + EXIT_GRACE_MS + 4000;
 const cleanups: (() => Promise<unknown>)[] = [];
 const processes: RedflowProcess[] = [];
 
@@ -42,6 +42,15 @@ function worker(server: PrivateNatsServer, env: Record<string, string> = {}): Re
   return started;
 }
 
+/** Starts a run whose tool call takes 20 s, and resolves once the call is under way. */
+async function runInATool(server: PrivateNatsServer): Promise<void> {
+  const client: NatsConnection = await connectNats({ servers: server.url, name: 'shutdown-client', timeoutMs: 2000 });
+  cleanups.push(() => client.close());
+  const live: AgentEvent[] = [];
+  await startRemoteRun({ nc: client, input: 'go', onEvent: (event) => live.push(event) });
+  await eventually(() => live.some((event) => event.type === 'tool.requested'), 10_000);
+}
+
 describe('stopping a worker whose NATS server is gone', () => {
   it('should exit within the stop deadline when idle', async () => {
     const server = await privateServer();
@@ -55,16 +64,25 @@ describe('stopping a worker whose NATS server is gone', () => {
 
   it('should exit within the stop deadline with a run under way', async () => {
     const server = await privateServer();
-    // Each tool call takes 20 s: the run is in the middle of one when the server goes.
+    // Each tool call takes 20 s, on a timer the tool keeps whatever its abort signal says: the
+    // run is in the middle of one when the server goes.
     const started = worker(server, { SLOW_BUMP_MS: '20000' });
     await started.ready();
-    const client: NatsConnection = await connectNats({ servers: server.url, name: 'shutdown-client', timeoutMs: 2000 });
-    cleanups.push(() => client.close());
-    const live: AgentEvent[] = [];
-    await startRemoteRun({ nc: client, input: 'go', onEvent: (event) => live.push(event) });
-    await eventually(() => live.some((event) => event.type === 'tool.requested'), 10_000);
+    await runInATool(server);
     await server.stop();
     started.child.kill('SIGTERM');
     expect(await endingWithin(started, EXIT_BOUND_MS)).toEqual({ code: 0, signal: null });
+  }, 40_000);
+});
+
+describe('stopping a worker whose tool ignores its abort signal', () => {
+  it('should exit soon after a clean stop, not when the tool is done', async () => {
+    const server = await privateServer();
+    const started = worker(server, { SLOW_BUMP_MS: '20000' });
+    await started.ready();
+    await runInATool(server);
+    started.child.kill('SIGTERM');
+    expect(await endingWithin(started, EXIT_BOUND_MS)).toEqual({ code: 0, signal: null });
+    expect(started.stderr()).not.toMatch(/stopped without draining/);
   }, 40_000);
 });
