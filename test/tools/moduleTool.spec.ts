@@ -1,4 +1,4 @@
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { ToolContext } from '../../src/actors/tool.js';
@@ -100,6 +100,31 @@ describe('loadModuleTool', () => {
     expect(error.message).toContain('throws-on-import.mjs');
     expect(error.message).toContain('fixture exploded while loading');
     expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('should name files by the flow\'s reference, never by their absolute paths, in a load failure', async () => {
+    const error = await loadError('./imports-missing.mjs');
+
+    expect(error.code).toBe(ErrorCode.TOOL_MODULE_INVALID);
+    expect(error.message).toContain('"./imports-missing.mjs"');
+    expect(error.message).toContain('no-such-dependency.mjs');
+    expect(JSON.stringify(error.toInfo())).not.toContain(fixtures.replace(/\/$/, ''));
+  });
+
+  it.each([
+    ['a path leading out of the folder', '../server/gate.mjs'],
+    ['a file: URL', () => pathToFileURL(fileURLToPath(new URL('../fixtures/tools/valid-tool.ts', import.meta.url))).href],
+    ['a data: URL', 'data:text/javascript,export default 1'],
+  ])('should refuse %s with FLOW_FILE_OUTSIDE_ROOTS before importing it', async (_name, module) => {
+    const error = await loadError(typeof module === 'string' ? module : module());
+
+    expect(error.code).toBe(ErrorCode.FLOW_FILE_OUTSIDE_ROOTS);
+  });
+
+  it('should load a module from a folder given in allowFiles', async () => {
+    const tool = await loadModuleTool({ module: '../server/gate.mjs' }, fixtures, [fileURLToPath(new URL('../fixtures/server/', import.meta.url))]);
+
+    expect(tool.name).toBe('gate');
   });
 
   it('should report a named export that does not exist, listing the exports', async () => {
