@@ -8,7 +8,7 @@ import type { RunResponse, RunStartedResponse } from '../../src/server/apiTypes.
 import { readVerifiedLog } from '../support/cli.js';
 import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
 import type { RunBackend } from '../../src/server/runBackend.js';
-import { answer, call, openGate, openSse, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type SseFrame, type SseReader, type TestServer } from './serverHarness.js';
+import { GATE_TOOL, answer, call, openGate, openSse, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type SseFrame, type SseReader, type TestServer } from './serverHarness.js';
 
 const dirs = tempDirs();
 let t: TestServer;
@@ -182,7 +182,7 @@ describe('the run stream over a backend whose log lags its live events', () => {
   // the run's last event a few times after it was delivered live.
   it('should end with the run as stored once the log holds the terminal event, not as interrupted', async () => {
     const root = await dirs.make();
-    const real = createEmbeddedRunBackend({ flowsDir: path.join(root, 'flows'), runsDir: path.join(root, 'runs'), env: {} });
+    const real = createEmbeddedRunBackend({ flowsDir: path.join(root, 'flows'), runsDir: path.join(root, 'runs'), env: {}, allowFiles: [path.join(root, 'flows'), path.dirname(GATE_TOOL)] });
     let hiddenReads = 0;
     const lagging: RunBackend = {
       ...real,
