@@ -145,13 +145,14 @@ export const tail: Command = {
       },
     });
     await nc.flush();
-    line(output.err, styles(output.color).dim(`following ${subject}; Ctrl-C stops`));
-    await new Promise<void>((resolve) => {
+    const stopAsked = new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    line(output.err, styles(output.color).dim(`following ${subject}; Ctrl-C stops`));
+    await stopAsked;
     subscription.unsubscribe();
-    await nc.drain().catch(() => undefined);
+    await stopWithin([], nc);
     return ExitCode.Ok;
   },
 };

@@ -16,6 +16,7 @@ import { connectFromOptions, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
 import type { createProgressPrinter } from './progress.js';
 import { formatOutcome } from './timeline.js';
+import { stopWithin } from './stopWithin.js';
 import { allowedFolders } from './allowFilesOption.js';
 
 /** What `redflow run --nats` needs. */
@@ -75,7 +76,7 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
     }
     return exitCodeOf(ended.outcome);
   } finally {
-    await nc.drain().catch(() => undefined);
+    await stopWithin([], nc);
   }
 }
 
@@ -89,7 +90,7 @@ export async function readClusterLog(values: Record<string, string | boolean | u
     const store = await openJetStreamEventStore(nc, { prefix: subjectPrefix(values) });
     return await store.read(traceId);
   } finally {
-    await nc.drain().catch(() => undefined);
+    await stopWithin([], nc);
   }
 }
 
@@ -176,6 +177,6 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
     return exitCodeOf(result.outcome);
   } finally {
     await leases.close();
-    await nc.drain().catch(() => undefined);
+    await stopWithin([], nc);
   }
 }

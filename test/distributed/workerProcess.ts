@@ -22,6 +22,8 @@ export interface RedflowProcess {
   readonly ended: Promise<Ending>;
   /** Resolves when a `redflow worker` says it is ready; rejects if it ends before. */
   ready(): Promise<void>;
+  /** Resolves once its standard error holds `text`; rejects if it ends before. */
+  waitFor(text: string): Promise<void>;
 }
 
 /**
@@ -39,23 +41,19 @@ export function startRedflow(args: readonly string[], env: Record<string, string
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdout?.resume();
   const ended = new Promise<Ending>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return {
-    child,
-    stderr: () => stderr,
-    ended,
-    ready: () =>
-      new Promise<void>((resolve, reject) => {
-        const check = () => {
-          if (stderr.includes('worker ready')) {
-            child.stderr?.off('data', check);
-            resolve();
-          }
-        };
-        child.stderr?.on('data', check);
-        check();
-        void ended.then(({ code, signal }) => reject(new Error(`redflow ${args.join(' ')} ended (${code ?? signal}) before it was ready:\n${stderr}`)));
-      }),
-  };
+  const waitFor = (text: string) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (stderr.includes(text)) {
+          child.stderr?.off('data', check);
+          resolve();
+        }
+      };
+      child.stderr?.on('data', check);
+      check();
+      void ended.then(({ code, signal }) => reject(new Error(`redflow ${args.join(' ')} ended (${code ?? signal}) before saying "${text}":\n${stderr}`)));
+    });
+  return { child, stderr: () => stderr, ended, waitFor, ready: () => waitFor('worker ready') };
 }
 
 /** Resolves with how `process` ended, or `'still running'` if it has not within `ms`. */

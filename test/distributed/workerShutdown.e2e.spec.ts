@@ -75,6 +75,34 @@ describe('stopping a worker whose NATS server is gone', () => {
   }, 40_000);
 });
 
+describe('stopping a client whose NATS server is gone', () => {
+  it('should end `redflow tail` within the stop deadline on Ctrl-C', async () => {
+    const server = await privateServer();
+    const tail = startRedflow(['tail', '--nats', server.url]);
+    processes.push(tail);
+    await tail.waitFor('following');
+    await server.stop();
+    tail.child.kill('SIGINT');
+    expect(await endingWithin(tail, EXIT_BOUND_MS)).toEqual({ code: 0, signal: null });
+  }, 30_000);
+
+  it('should end `redflow run --nats` within the stop deadline on Ctrl-C (130), the run left to the cluster', async () => {
+    const server = await privateServer();
+    await worker(server, { SLOW_BUMP_MS: '20000' }).ready();
+    const watcher = await connectNats({ servers: server.url, name: 'shutdown-watcher', timeoutMs: 2000 });
+    cleanups.push(() => watcher.close());
+    const seen: string[] = [];
+    watcher.subscribe('redflow.trace.>', { callback: (_error, msg) => void seen.push(msg.subject) });
+    await watcher.flush();
+    const run = startRedflow(['run', flowPath, '--nats', server.url, '--input', 'go']);
+    processes.push(run);
+    await eventually(() => seen.some((subject) => subject.endsWith('.tool.requested')), 10_000);
+    await server.stop();
+    run.child.kill('SIGINT');
+    expect(await endingWithin(run, EXIT_BOUND_MS)).toEqual({ code: 130, signal: null });
+  }, 40_000);
+});
+
 describe('stopping a worker whose tool ignores its abort signal', () => {
   it('should exit soon after a clean stop, not when the tool is done', async () => {
     const server = await privateServer();
