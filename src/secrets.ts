@@ -61,6 +61,8 @@ export interface SecretRegistry {
  */
 export function createSecretRegistry(): SecretRegistry {
   const values = new Set<string>();
+  /** Values given to `add`, so a secret read again (a header on every call) costs one lookup. */
+  const given = new Set<string>();
   /** One alternation of every value, longest first so a secret containing another is cut whole: one scan per text. */
   let finder: Finder | undefined;
   let dirty = false;
@@ -82,7 +84,8 @@ export function createSecretRegistry(): SecretRegistry {
 
   const registry: SecretRegistry = {
     add(value) {
-      if (typeof value !== 'string' || value.length < MIN_SECRET_CHARS || values.has(value)) return;
+      if (typeof value !== 'string' || value.length < MIN_SECRET_CHARS || given.has(value)) return;
+      given.add(value);
       addOne(value);
       // As it appears inside JSON text (quotes, backslashes, control characters escaped) and in a URL.
       addOne(JSON.stringify(value).slice(1, -1));
@@ -103,7 +106,7 @@ export function createSecretRegistry(): SecretRegistry {
     },
     redact(text) {
       const found = compile();
-      return found === undefined ? text : text.replace(found.replace, REDACTED);
+      return found === undefined || text.length < MIN_SECRET_CHARS ? text : text.replace(found.replace, REDACTED);
     },
     redactData<T>(value: T): T {
       if (typeof value === 'string') return registry.redact(value) as T;
