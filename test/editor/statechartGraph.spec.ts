@@ -16,30 +16,47 @@ describe('the statechart diagram', () => {
 
   it('should draw the transitions of the definition, labelled by event or guard', () => {
     expect(arrow(ReactState.AwaitingModel, ReactState.Validating)).toMatchObject({ trigger: 'event', labels: ['model.answer'] });
-    expect(arrow(ReactState.AwaitingModel, ReactState.Error)?.labels).toEqual(['model.failure']);
-    expect(arrow(ReactState.Validating, ReactState.Done)).toMatchObject({ trigger: 'always', labels: ['answerIsFinal'] });
-    expect(arrow(ReactState.Validating, ReactState.Error)?.labels).toEqual(['answerIsInvalid']);
+    expect(arrow(ReactState.AwaitingModel, ReactState.Concluding)?.labels).toEqual(['model.failure']);
+    expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerIsInvalid', 'answerIsFinal'] });
     expect(arrow(ReactState.AwaitingTool, ReactState.CheckingStop)?.labels).toEqual(['tool.result']);
-    expect(arrow(ReactState.CheckingStop, ReactState.Done)?.labels).toEqual(['confidenceThresholdReached', 'iterationLimitReached']);
+    expect(arrow(ReactState.CheckingStop, ReactState.Concluding)?.labels).toEqual(['confidenceThresholdReached', 'iterationLimitReached']);
     expect(arrow(ReactState.CheckingStop, ReactState.AwaitingModel)).toBeDefined();
-    expect(arrow(ANY_STATE, ReactState.Error)).toMatchObject({ trigger: 'any', labels: ['abort', 'timeout'] });
+    expect(arrow(ReactState.Concluding, ReactState.SavingMemory)?.labels).toEqual(['savesMemory']);
+    expect(arrow(ReactState.SavingMemory, ReactState.Concluding)?.labels).toEqual(['memory.saved', 'memory.failure']);
+    expect(arrow(ReactState.Concluding, ReactState.Error)?.labels).toEqual(['endsInFailure']);
+    expect(arrow(ReactState.Concluding, ReactState.Done)?.labels).toEqual(['always']);
+    expect(arrow(ANY_STATE, ReactState.Concluding)).toMatchObject({ trigger: 'any', labels: ['abort', 'timeout'] });
     expect(graph.transitions.filter((t) => t.resume).map((t) => t.target).sort()).toEqual(
-      [ReactState.AwaitingModel, ReactState.AwaitingTool, ReactState.CheckingStop, ReactState.Validating].sort(),
+      [
+        ReactState.AwaitingModel,
+        ReactState.AwaitingTool,
+        ReactState.CheckingStop,
+        ReactState.Validating,
+        ReactState.SavingMemory,
+        ReactState.Concluding,
+      ].sort(),
     );
     // Nothing drawn that the machine does not have.
     expect(arrow(ReactState.Done, ReactState.AwaitingModel)).toBeUndefined();
+    expect(arrow(ReactState.Validating, ReactState.Done)).toBeUndefined();
   });
 
-  it('should lay the loop out in the order a run goes, with the final states beside it', () => {
-    const column0 = graph.states.filter((s) => s.column === 0).sort((a, b) => a.row - b.row).map((s) => s.id);
-    expect(column0).toEqual([ReactState.Starting, ReactState.AwaitingModel, ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop]);
-    const rows = graph.states.filter((s) => s.column === 1).map((s) => s.row);
-    expect(new Set(rows).size).toBe(rows.length);
+  it('should lay the loop out in the order a run goes, the states that end a run beside it, and the final states last', () => {
+    const column = (n: number) => graph.states.filter((s) => s.column === n).sort((a, b) => a.row - b.row).map((s) => s.id);
+    expect(column(0)).toEqual([ReactState.Starting, ReactState.AwaitingModel, ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop]);
+    expect(column(1).sort()).toEqual([ReactState.Concluding, ReactState.SavingMemory].sort());
+    expect(column(2).sort()).toEqual([ReactState.Done, ReactState.Error].sort());
+    for (const n of [1, 2]) {
+      const rows = graph.states.filter((s) => s.column === n).map((s) => s.row);
+      expect(new Set(rows).size).toBe(rows.length);
+    }
   });
 
-  it('should find the transition taken between two states', () => {
+  it('should find the transition taken between two states, through concluding when it records nothing', () => {
     expect(transitionTaken(graph, ReactState.Validating, ReactState.AwaitingTool)?.id).toBe('validating->awaitingTool');
-    expect(transitionTaken(graph, ReactState.AwaitingTool, ReactState.Error)?.source).toBe(ANY_STATE);
+    expect(transitionTaken(graph, ReactState.Validating, ReactState.Done)?.id).toBe('concluding->done');
+    expect(transitionTaken(graph, ReactState.AwaitingTool, ReactState.Error)?.id).toBe('concluding->error');
+    expect(transitionTaken(graph, ReactState.AwaitingTool, ReactState.SavingMemory)?.id).toBe('concluding->savingMemory');
     expect(transitionTaken(graph, undefined, ReactState.Starting)).toBeUndefined();
   });
 });

@@ -23,6 +23,8 @@ export const ORDER_STATUS_STATES = [
   ...[ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop, ReactState.AwaitingModel],
   ...[ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop, ReactState.AwaitingModel],
   ReactState.Validating,
+  // The final answer ends the run through concluding, which records the ending.
+  ReactState.Concluding,
   ReactState.Done,
 ];
 

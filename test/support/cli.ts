@@ -63,13 +63,16 @@ export interface LoggedEvent {
 
 /**
  * Reads a run's JSONL log independently of the code under test and checks every line: the
- * `<crc32 as 8 hex> <json>\n` framing, the checksum over the JSON's UTF-8 bytes, and seq 1, 2, 3, …
+ * `<crc32 as 8 hex> <json>\n` framing, the checksum over the JSON's UTF-8 bytes continued from the
+ * previous line's checksum, and seq 1, 2, 3, …
  * Throws on the first line that does not verify.
  */
 export async function readVerifiedLog(file: string): Promise<{ readonly text: string; readonly events: LoggedEvent[] }> {
   const text = await readFile(file, 'utf8');
   if (!text.endsWith('\n')) throw new Error(`${file}: the last record is not terminated by a newline`);
   const events: LoggedEvent[] = [];
+  // Each checksum continues the previous record's (0 before the first): a chain.
+  let chain = 0;
   text
     .slice(0, -1)
     .split('\n')
@@ -77,7 +80,8 @@ export async function readVerifiedLog(file: string): Promise<{ readonly text: st
       const match = /^([0-9a-f]{8}) (.*)$/s.exec(line);
       if (!match) throw new Error(`${file} line ${index + 1}: not "<crc32> <json>"`);
       const [, stored, json] = match as unknown as [string, string, string];
-      const actual = crc32(Buffer.from(json, 'utf8')).toString(16).padStart(8, '0');
+      chain = crc32(Buffer.from(json, 'utf8'), chain);
+      const actual = chain.toString(16).padStart(8, '0');
       if (actual !== stored) throw new Error(`${file} line ${index + 1}: checksum ${stored}, computed ${actual}`);
       const event = JSON.parse(json) as LoggedEvent;
       if (event.seq !== index + 1) throw new Error(`${file} line ${index + 1}: seq ${event.seq}`);

@@ -97,6 +97,9 @@ export async function natsConnectionOptions(options: ConnectNatsOptions): Promis
     ...(options.inboxPrefix !== undefined && { inboxPrefix: options.inboxPrefix }),
     // Keep trying through a server restart: runs wait rather than fail.
     maxReconnectAttempts: -1,
+    // Within half a second of the server's return (nats.js waits 2 s between tries by default): the
+    // runs in flight wait for the reconnect, and a try costs the server one refused connection.
+    reconnectTimeWait: 500,
     ...(authenticator !== undefined && { authenticator }),
   };
 }

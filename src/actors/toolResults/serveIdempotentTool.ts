@@ -7,6 +7,7 @@ import { checkToolRequest, runTool } from '../serveActors.js';
 import { isSubjectToken } from '../subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../tool.js';
 import type { HandlerContext, Subscription, Transport } from '../transport.js';
+import { completePatiently } from './completePatiently.js';
 import { checkLeaseMs, checkToolResultKey, toolResultKey, type ToolResultStore } from './toolResultStore.js';
 
 /** Options of {@link serveIdempotentTool}. */
@@ -37,12 +38,6 @@ const DEFAULT_LEASE_MS = 10_000;
 const DEFAULT_BUSY_WAIT_MS = 60_000;
 const FIRST_POLL_MS = 10;
 const MAX_POLL_MS = 250;
-/**
- * How long storing a result is retried before it is answered unstored: long enough to ride out a
- * NATS restart, since a result that is not stored is executed again by the next request of its key.
- */
-const COMPLETE_PATIENCE_MS = 30_000;
-const MAX_COMPLETE_BACKOFF_MS = 500;
 
 const defaultLog = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`);
 
@@ -157,18 +152,7 @@ export function serveIdempotentTool(
         await store.release(key, attempt).catch((error: unknown) => say(key, `could not release the claim (it runs out by itself): ${messageOf(error)}`));
         throw interrupted(key, 'during the call');
       }
-      const giveUpAt = Date.now() + COMPLETE_PATIENCE_MS;
-      for (let backoff = 50; ; backoff = Math.min(backoff * 2, MAX_COMPLETE_BACKOFF_MS)) {
-        try {
-          return (await store.complete(key, attempt, result)).result;
-        } catch (error) {
-          if (Date.now() + backoff >= giveUpAt) {
-            say(key, `answering a result that could not be stored (a repeat of this key would run again): ${messageOf(error)}`);
-            return result;
-          }
-          await sleep(backoff);
-        }
-      }
+      return await completePatiently(store, key, attempt, result, (what) => say(key, what));
     } finally {
       renewal.stop();
     }

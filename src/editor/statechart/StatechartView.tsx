@@ -13,7 +13,7 @@ type StateNode = Node<StateNodeData, 'state'>;
 
 const graph = statechartFromMachine(reactMachine);
 
-const COLUMN_X = [0, 215];
+const COLUMN_X = [0, 215, 430];
 const ROW_Y = 54;
 
 function StateNodeView({ id, data }: NodeProps<StateNode>) {

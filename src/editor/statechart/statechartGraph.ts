@@ -9,9 +9,9 @@ export interface StatechartState {
   readonly id: string;
   readonly initial: boolean;
   readonly final: boolean;
-  /** Column 0 holds the states a run passes through, column 1 the final states. */
+  /** Column 0 holds the loop a run goes round, column 1 the states that end a run, column 2 the final states. */
   readonly column: number;
-  /** Row in the column (fractional for the final states, placed beside their sources). */
+  /** Row in the column (fractional in columns 1 and 2, placed beside their sources). */
   readonly row: number;
 }
 
@@ -65,8 +65,9 @@ function guardName(guard: unknown): string | undefined {
 
 /**
  * The states and transitions of a flat machine (like `reactMachine`), merged by source and target,
- * and laid out: the states a run passes through in one column in the order the machine first
- * reaches them, the final states in a second column beside the states that lead to them.
+ * and laid out: the loop a run goes round in one column in the order the machine first reaches
+ * it, the states that end a run in a second column and the final states in a third, each beside
+ * the states that lead to it.
  *
  * @example
  * ```ts
@@ -102,38 +103,56 @@ export function statechartFromMachine(machine: AnyStateMachine): StatechartGraph
     ...t,
   }));
 
-  // Column 0: non-final states in the order a run first reaches them (breadth first from the initial state).
+  // Column 0: the loop, in the order a run first reaches it (breadth first from the initial
+  // state); column 1: the states that end a run (they cannot lead back into the loop, such as
+  // concluding); column 2: the final states. Columns 1 and 2 sit beside the states leading to them.
   const isFinal = new Map(stateNodes.map((node) => [node.key, node.type === 'final']));
+  const forward = transitions.filter((t) => !t.resume && t.source !== ANY_STATE);
+  const head = forward.find((t) => t.source === initial)?.target;
+  const reachesLoop = (from: string): boolean => {
+    const seen = new Set<string>();
+    const stack = [from];
+    while (stack.length > 0) {
+      const id = stack.pop() as string;
+      if (id === head) return true;
+      if (seen.has(id)) continue;
+      seen.add(id);
+      for (const t of forward) if (t.source === id) stack.push(t.target);
+    }
+    return false;
+  };
+  const columnOf = new Map(
+    stateNodes.map((node) => [node.key, isFinal.get(node.key) ? 2 : node.key === initial || reachesLoop(node.key) ? 0 : 1]),
+  );
   const order: string[] = [];
   const queue = initial !== undefined ? [initial] : [];
   while (queue.length > 0) {
     const id = queue.shift() as string;
-    if (order.includes(id) || isFinal.get(id)) continue;
+    if (order.includes(id) || columnOf.get(id) !== 0) continue;
     order.push(id);
-    for (const t of transitions) if (t.source === id && !t.resume) queue.push(t.target);
+    for (const t of forward) if (t.source === id) queue.push(t.target);
   }
-  for (const node of stateNodes) if (!isFinal.get(node.key) && !order.includes(node.key)) order.push(node.key);
+  for (const node of stateNodes) if (columnOf.get(node.key) === 0 && !order.includes(node.key)) order.push(node.key);
   const rowOf = new Map(order.map((id, index) => [id, index]));
 
-  // Column 1: each final state beside the mean row of the states leading to it.
-  const finals = stateNodes.filter((node) => isFinal.get(node.key)).map((node) => {
-    const rows = transitions.filter((t) => t.target === node.key && rowOf.has(t.source)).map((t) => rowOf.get(t.source) as number);
-    const mean = rows.length === 0 ? order.length : rows.reduce((a, b) => a + b, 0) / rows.length;
-    return { id: node.key, mean };
-  });
-  finals.sort((a, b) => a.mean - b.mean);
-  let lastRow = 0;
-  const finalRow = new Map<string, number>();
-  for (const final of finals) {
-    const row = Math.max(final.mean, lastRow + 1);
-    finalRow.set(final.id, row);
-    lastRow = row;
+  const placed: StatechartState[] = order.map((id) => ({ id, initial: id === initial, final: false, column: 0, row: rowOf.get(id) as number }));
+  for (const column of [1, 2]) {
+    const beside = stateNodes
+      .filter((node) => columnOf.get(node.key) === column)
+      .map((node) => {
+        const rows = transitions.filter((t) => t.target === node.key && rowOf.has(t.source)).map((t) => rowOf.get(t.source) as number);
+        return { id: node.key, mean: rows.length === 0 ? order.length : rows.reduce((a, b) => a + b, 0) / rows.length };
+      })
+      .sort((a, b) => a.mean - b.mean);
+    let lastRow = -1;
+    for (const { id, mean } of beside) {
+      const row = Math.max(mean, lastRow + 1);
+      rowOf.set(id, row);
+      lastRow = row;
+      placed.push({ id, initial: false, final: column === 2, column, row });
+    }
   }
-
-  const states: StatechartState[] = [
-    ...order.map((id) => ({ id, initial: id === initial, final: false, column: 0, row: rowOf.get(id) as number })),
-    ...finals.map(({ id }) => ({ id, initial: false, final: true, column: 1, row: finalRow.get(id) as number })),
-  ];
+  const states = placed;
   return { machineId: machine.id, states, transitions };
 }
 
@@ -143,9 +162,13 @@ export function statechartFromMachine(machine: AnyStateMachine): StatechartGraph
  */
 export function transitionTaken(graph: StatechartGraph, previous: string | undefined, current: string | undefined): StatechartTransition | undefined {
   if (previous === undefined || current === undefined) return undefined;
+  const direct = (from: string, to: string) =>
+    graph.transitions.find((t) => t.source === from && t.target === to && !t.resume) ??
+    graph.transitions.find((t) => t.source === from && t.target === to) ??
+    graph.transitions.find((t) => t.source === ANY_STATE && t.target === to);
+  // Through a state that records no event of its own (concluding): the arrow into `current`.
   return (
-    graph.transitions.find((t) => t.source === previous && t.target === current && !t.resume) ??
-    graph.transitions.find((t) => t.source === previous && t.target === current) ??
-    graph.transitions.find((t) => t.source === ANY_STATE && t.target === current)
+    direct(previous, current) ??
+    graph.transitions.find((t) => t.target === current && t.source !== ANY_STATE && direct(previous, t.source) !== undefined)
   );
 }
