@@ -5,6 +5,7 @@ import type { ReadResult } from '../events/eventStore.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
+import { openTraceToRead } from '../distributed/openTraceToRead.js';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import { Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
@@ -87,7 +88,7 @@ export async function readClusterLog(values: Record<string, string | boolean | u
   }
   const nc = await connectFromOptions(values, 'redflow-replay');
   try {
-    const store = await openJetStreamEventStore(nc, { prefix: subjectPrefix(values) });
+    const store = await openTraceToRead(nc, subjectPrefix(values));
     return await store.read(traceId);
   } finally {
     await stopWithin([], nc);

@@ -5,9 +5,9 @@ import { DEFAULT_SUBJECT_PREFIX, Storage } from '../actors/subjects.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ReadResult } from '../events/eventStore.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
-import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
 import { MAX_ABORT_REASON_LENGTH, requestRunAbort } from '../distributed/runAborts.js';
+import { openTraceToRead } from '../distributed/openTraceToRead.js';
 import { runLogExists } from '../distributed/runLogExists.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
@@ -59,7 +59,7 @@ const LIST_READ_CONCURRENCY = 8;
  * - **abort** asks on `<prefix>.runs.abort.<traceId>`: only the core worker that owns the run
  *   answers (see `distributed/runAborts.ts`).
  *
- * The connection needs the rights of deploy/nats/redflow.conf's `core` user.
+ * The connection needs the rights of deploy/nats/redflow.conf's `client` user.
  *
  * @example
  * ```ts
@@ -73,7 +73,7 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
   const abortPatienceMs = options.abortPatienceMs ?? 6000;
   // This process never appends: the store is only read.
-  const store = await openJetStreamEventStore(nc, { prefix });
+  const store = await openTraceToRead(nc, prefix);
   const flowIds = cachedFlowIdIndex(options.flowsDir);
   const startedHere = new Map<string, string>();
   const followers = new Set<() => void>();

@@ -1,11 +1,15 @@
 import { execFile } from 'node:child_process';
-import { access, readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { access, copyFile, readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { parse } from 'yaml';
+import { connectNats } from '../../src/actors/nats/connect.js';
+import { freePort, startNatsServer, type PrivateNatsServer } from '../nats/natsSupport.js';
 
 // No Docker engine runs here: these checks keep docker-compose.yml honest without one.
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -63,17 +67,66 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('should give nats-server a configuration it accepts (the 2.10+ sync_interval aside)', async () => {
+  it('should run nats-server on the least-privilege users, and connect every service as its role\'s user (the 2.10+ sync_interval aside)', async () => {
+    const { services } = await compose();
+    const nats = services.nats as Service & { environment: Record<string, string> };
+    // The two files are mounted side by side, as the include expects.
+    expect(nats.volumes).toEqual(
+      expect.arrayContaining(['./deploy/compose/nats.conf:/etc/nats/nats.conf:ro', './deploy/nats/redflow.conf:/etc/nats/redflow.conf:ro']),
+    );
     const dir = await mkdtemp(path.join(tmpdir(), 'redflow-compose-'));
+    let server: PrivateNatsServer | undefined;
+    const connections: NatsConnection[] = [];
     try {
+      // Every password comes from the environment (`${VAR:?…}`: compose refuses to start without it).
+      const passwords = new Map<string, string>();
+      const resolve = (value: string) =>
+        value.replace(/\$\{(REDFLOW_\w+_PASSWORD):\?[^}]*\}/g, (_match, name: string) => {
+          if (!passwords.has(name)) passwords.set(name, `p${randomBytes(8).toString('hex')}`);
+          return passwords.get(name) as string;
+        });
+      const env: Record<string, string> = {};
+      for (const [name, value] of Object.entries(nats.environment)) {
+        if (name !== 'REDFLOW_NATS_STORE_DIR') expect(value, name).toMatch(/^\$\{REDFLOW_\w+_PASSWORD:\?.+\}$/);
+        env[name] = name === 'REDFLOW_NATS_STORE_DIR' ? path.join(dir, 'store') : resolve(value);
+      }
+      const [httpPort, wsPort] = [await freePort(), await freePort()];
       const text = (await readFile(path.join(root, 'deploy/compose/nats.conf'), 'utf8'))
         .replace(/^\s*sync_interval:.*$/m, '')
-        .replace('/data', path.join(dir, 'store'));
-      const file = path.join(dir, 'nats.conf');
-      await writeFile(file, text);
-      const { stdout, stderr } = await run(process.env.NATS_SERVER_BIN ?? 'nats-server', ['-c', file, '-t']);
-      expect(`${stdout}${stderr}`).toContain('is valid');
+        .replace(/store_dir: \/data/, `store_dir: ${JSON.stringify(path.join(dir, 'store'))}`)
+        .replace(/^http_port: 8222$/m, `http_port: ${httpPort}`)
+        .replace(/port: 9222/, `port: ${wsPort}`);
+      await writeFile(path.join(dir, 'nats.conf'), text);
+      await copyFile(path.join(root, 'deploy/nats/redflow.conf'), path.join(dir, 'redflow.conf'));
+      server = await startNatsServer(path.join(dir, 'nats.conf'), env);
+
+      const roles = { core: 'core', models: 'model', tools: 'tool', editor: 'client' };
+      for (const [name, user] of Object.entries(roles)) {
+        const environment = (services[name] as Service & { environment: Record<string, string> }).environment;
+        expect(environment.NATS_URL, name).toBe('nats://nats:4222');
+        expect(environment.NATS_USER, name).toBe(user);
+        if (user !== 'model') expect(environment.NATS_INBOX_PREFIX, name).toBe(`_INBOX_${user}`);
+        const nc = await connectNats({
+          servers: server.url,
+          user: environment.NATS_USER,
+          pass: resolve(environment.NATS_PASSWORD ?? ''),
+          timeoutMs: 2000,
+          ...(environment.NATS_INBOX_PREFIX !== undefined && { inboxPrefix: environment.NATS_INBOX_PREFIX }),
+        });
+        connections.push(nc);
+      }
+      // The editor is a client: it may start runs, never serve them.
+      const editor = connections[3] as NatsConnection;
+      const refused = new Promise<string>((done) => {
+        void (async () => {
+          for await (const status of editor.status()) if (status.type === 'error') done(status.error.message);
+        })();
+      });
+      editor.subscribe('redflow.runs.start');
+      expect(await refused).toMatch(/permissions violation for subscription to "redflow\.runs\.start"/i);
     } finally {
+      for (const nc of connections) await nc.close();
+      await server?.stop();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORDER_ANSWER } from '../cli/cliHarness.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { startNatsServer, type PrivateNatsServer } from '../nats/natsSupport.js';
+import { startReceiver } from '../inspect/inspectSupport.js';
+import { call, waitForRun } from '../server/serverHarness.js';
 import { endingWithin, killAll, startRedflow, type RedflowProcess } from './workerProcess.js';
 
 // The real `redflow worker` and `redflow run --nats` processes under deploy/nats/redflow.conf as
@@ -16,7 +18,7 @@ const CONFIG = path.join(REPO_ROOT, 'deploy', 'nats', 'redflow.conf');
 const FLOW = path.join(REPO_ROOT, 'examples', 'order-status', 'flow.json');
 // nats-server reads an environment value starting with a digit as a number: start with a letter.
 const password = () => `p${randomBytes(12).toString('hex')}`;
-const passwords = { core: password(), model: password(), tool: password(), tool_lookup: password() };
+const passwords = { core: password(), client: password(), model: password(), tool: password(), tool_lookup: password() };
 type User = keyof typeof passwords;
 
 let dir: string;
@@ -47,6 +49,7 @@ beforeAll(async () => {
   server = await startNatsServer(CONFIG, {
     REDFLOW_NATS_STORE_DIR: path.join(dir, 'jetstream'),
     REDFLOW_CORE_PASSWORD: passwords.core,
+    REDFLOW_CLIENT_PASSWORD: passwords.client,
     REDFLOW_MODEL_PASSWORD: passwords.model,
     REDFLOW_TOOL_PASSWORD: passwords.tool,
     REDFLOW_TOOL_LOOKUP_PASSWORD: passwords.tool_lookup,
@@ -77,11 +80,11 @@ describe('redflow worker under deploy/nats/redflow.conf', () => {
     expect(violationsSince(from)).toEqual([]);
   }, 30_000);
 
-  it('should run a flow end to end: core and memory as core, model as model, tools as tool, the client as core', async () => {
+  it('should run a flow end to end: core and memory as core, model as model, tools as tool, the client as client', async () => {
     const from = serverLog.length;
     const workers = [worker('core,memory', 'core'), worker('model', 'model'), worker('tool', 'tool')];
     await Promise.all(workers.map((started) => started.ready()));
-    const run = await runCli(['run', FLOW, ...as('core'), '--input', 'Where is order A-1001?', '--conversation', 'least-privilege-1', '--json'], {
+    const run = await runCli(['run', FLOW, ...as('client'), '--input', 'Where is order A-1001?', '--conversation', 'least-privilege-1', '--json'], {
       cwd: dir,
       timeoutMs: 30_000,
     });
@@ -97,4 +100,63 @@ describe('redflow worker under deploy/nats/redflow.conf', () => {
     }
     expect(violationsSince(from)).toEqual([]);
   }, 60_000);
+
+  it('should let the client user follow (tail), replay and inspect runs, run them from `redflow serve --nats`, and refuse a taken --trace-id at once (exit 65)', async () => {
+    const from = serverLog.length;
+    const workers = [worker('core,memory', 'core'), worker('model', 'model'), worker('tool', 'tool')];
+    await Promise.all(workers.map((started) => started.ready()));
+    const tail = startRedflow(['tail', 'least-privilege-client-1', ...as('client'), '--json']);
+    processes.push(tail);
+    let tailed = '';
+    tail.child.stdout?.on('data', (chunk: Buffer) => (tailed += chunk.toString()));
+    await expect.poll(() => tail.stderr(), { timeout: 10_000 }).toContain('following');
+
+    const cli = (args: string[]) => runCli(args, { cwd: dir, timeoutMs: 30_000 });
+    const run = await cli(['run', FLOW, ...as('client'), '--input', 'Where is order A-1001?', '--trace-id', 'least-privilege-client-1', '--json']);
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout) as { outcome: { answer: string } }).outcome.answer).toBe(ORDER_ANSWER);
+    // tail printed every event of the run as it happened.
+    await expect.poll(() => tailed.split('\n').filter((line) => line.includes('"run.completed"')).length, { timeout: 10_000 }).toBe(1);
+    const replay = await cli(['replay', 'least-privilege-client-1', ...as('client'), '--json']);
+    expect(replay.code).toBe(0);
+    expect(replay.stdout).toContain(ORDER_ANSWER);
+    const receiver = await startReceiver();
+    try {
+      const inspected = await cli(['inspect', 'least-privilege-client-1', ...as('client'), '--inspect-url', receiver.url]);
+      expect(inspected.code).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+
+    // `redflow serve --nats` (the editor's API) starts, lists and reads runs as the client user.
+    const serve = startRedflow(['serve', '--flows', path.join(REPO_ROOT, 'examples'), '--port', '0', ...as('client')]);
+    processes.push(serve);
+    let served = '';
+    serve.child.stdout?.on('data', (chunk: Buffer) => (served += chunk.toString()));
+    const listening = /redflow serve: http:\/\/127\.0\.0\.1:(\d+)\//;
+    await expect.poll(() => listening.test(served + serve.stderr()), { timeout: 15_000 }).toBe(true);
+    const api = { port: Number(listening.exec(served + serve.stderr())?.[1]) };
+    const started = await call(api, 'POST', '/api/runs', { body: { flow: 'order-status/flow', input: 'Where is order A-1001?' } });
+    expect(started.status, started.text).toBe(201);
+    const { traceId } = started.json as { traceId: string };
+    await waitForRun(api, traceId, (run) => run.status === 'finished', 20_000);
+    const listed = await call(api, 'GET', '/api/runs?limit=5');
+    expect((listed.json as { runs: { traceId: string }[] }).runs.map((entry) => entry.traceId)).toContain(traceId);
+
+    // The trace id is taken: refused with a code, nothing run, no hanging.
+    const again = await cli(['run', FLOW, ...as('client'), '--input', 'again', '--trace-id', 'least-privilege-client-1']);
+    expect(again.code).toBe(65);
+    expect(again.stderr).toContain('RUN_TRACE_ID_TAKEN');
+
+    tail.child.kill('SIGTERM');
+    expect(await endingWithin(tail, 15_000)).toEqual({ code: 0, signal: null });
+    for (const started of workers) started.child.kill('SIGTERM');
+    serve.child.kill('SIGTERM');
+    for (const started of [...workers, tail, serve]) {
+      await endingWithin(started, 15_000);
+      expect(started.stderr()).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    }
+    for (const result of [run, replay, again]) expect(result.stderr).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    expect(violationsSince(from)).toEqual([]);
+  }, 90_000);
 });

@@ -25,6 +25,7 @@ import { startCoreWorker } from '../../src/distributed/coreWorker.js';
 import { startActorWorker } from '../../src/distributed/actorWorker.js';
 import { idempotentToolServer } from '../../src/distributed/idempotentTools.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { openTraceToRead } from '../../src/distributed/openTraceToRead.js';
 import { isTerminal } from '../../src/events/eventTypes.js';
 import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
 import { eventually, startNatsServer, type PrivateNatsServer } from './natsSupport.js';
@@ -41,6 +42,7 @@ const TRACE_STREAM = Storage.traceStream(PREFIX);
 const password = () => `p${randomBytes(12).toString('hex')}`;
 const passwords = {
   core: password(),
+  client: password(),
   model: password(),
   tool: password(),
   tool_lookup: password(),
@@ -144,13 +146,14 @@ beforeAll(async () => {
   server = await startNatsServer(CONFIG, {
     REDFLOW_NATS_STORE_DIR: path.join(dir, 'jetstream'),
     REDFLOW_CORE_PASSWORD: passwords.core,
+    REDFLOW_CLIENT_PASSWORD: passwords.client,
     REDFLOW_MODEL_PASSWORD: passwords.model,
     REDFLOW_TOOL_PASSWORD: passwords.tool,
     REDFLOW_TOOL_LOOKUP_PASSWORD: passwords.tool_lookup,
   });
   [core, runClient, model, tool, toolLookup] = await Promise.all([
     connectAs('core'),
-    connectAs('core'),
+    connectAs('client'),
     connectAs('model'),
     connectAs('tool'),
     connectAs('tool_lookup'),
@@ -178,20 +181,28 @@ describe('deploy/nats/redflow.conf', () => {
     await violation(core, 'subscription', '_INBOX_tool.>');
   });
 
-  it('should run the real workers under their own users: core, model and tool', async () => {
+  it('should run the real workers under their own users (core, model and tool) for a client (`redflow run`, then `replay`)', async () => {
     const flowPath = fileURLToPath(new URL('../fixtures/cluster/flow.json', import.meta.url));
     const core = await connectAs('core');
+    const client = await connectAs('client');
     const model = await connectAs('model');
     const tool = await connectAs('tool');
     const modelWorker = await startActorWorker({ nc: model.nc, flowPath, roles: ['model'] });
     const toolWorker = await startActorWorker({ nc: tool.nc, flowPath, roles: ['tool'], serveTool: await idempotentToolServer(tool.nc, PREFIX) });
     const coreWorker = await startCoreWorker({ nc: core.nc, flowPath, leaseMs: 1000 });
     try {
-      const run = await startRemoteRun({ nc: core.nc, input: 'go' });
+      const live: string[] = [];
+      const run = await startRemoteRun({ nc: client.nc, input: 'go', onEvent: (event) => live.push(event.type) });
       const { outcome, envelope } = await run.result;
       expect(outcome.reason).toBe('final_answer');
       expect(envelope.tools.history.map((call) => call.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
-      expect([...core.errors, ...model.errors, ...tool.errors].filter(isPermissionError)).toEqual([]);
+      const replayed = await openJetStreamEventStore(client.nc, { prefix: PREFIX });
+      const { events, problems } = await replayed.read(run.traceId);
+      await replayed.close();
+      expect(problems).toEqual([]);
+      expect(events.map((event) => event.type)).toEqual(live);
+      expect(fold(events)).toEqual(envelope);
+      expect([...core.errors, ...client.errors, ...model.errors, ...tool.errors].filter(isPermissionError)).toEqual([]);
     } finally {
       await coreWorker.close();
       await toolWorker.close();
@@ -199,14 +210,14 @@ describe('deploy/nats/redflow.conf', () => {
     }
   }, 20_000);
 
-  it('should let `redflow serve --nats` start, follow, list and abort runs as the core user', async () => {
+  it('should let `redflow serve --nats` start, follow, list and abort runs as the client user', async () => {
     const flowsDir = fileURLToPath(new URL('../fixtures/natsBackend/flows', import.meta.url));
     const flowPath = path.join(flowsDir, 'gated.json');
     const gateHolder = globalThis as { __natsBackendGate?: Promise<void> };
     let open: () => void = () => undefined;
     gateHolder.__natsBackendGate = new Promise<void>((resolve) => (open = resolve));
     const core = await connectAs('core');
-    const serve = await connectAs('core');
+    const serve = await connectAs('client');
     const model = await connectAs('model');
     const tool = await connectAs('tool');
     const modelWorker = await startActorWorker({ nc: model.nc, flowPath, roles: ['model'] });
@@ -305,7 +316,7 @@ describe('deploy/nats/redflow.conf', () => {
     expect(toolLookup.errors.map((error) => error.message)).toEqual([expect.stringContaining('Publish to "$JS.API.INFO"')]);
   });
 
-  it('should let core workers serve run starts to `redflow run` clients, and use the runs and memory buckets', async () => {
+  it('should let core workers serve run starts to `redflow run` clients (the client user), and use the runs and memory buckets', async () => {
     const starts = core.transport.serve(Subject.runStart(PREFIX), (request: { flow: string }) => ({ accepted: request.flow }));
     await core.nc.flush();
     await expect(runClient.transport.request(Subject.runStart(PREFIX), { flow: 'order-status' }, { timeoutMs: 2000 })).resolves.toEqual({
@@ -320,14 +331,15 @@ describe('deploy/nats/redflow.conf', () => {
     const memory = await createNatsKvMemoryStore(core.nc, { bucket: Storage.memoryBucket(PREFIX) });
     await memory.save('conversation-1', { turns: 1 });
     await expect(memory.load('conversation-1')).resolves.toEqual({ turns: 1 });
-    // The memory actors are served by core workers, next to their bucket.
+    // The memory actors are served by core workers, next to their bucket, and asked by core workers.
     const memoryActor = serveMemory(core.transport, PREFIX, 'memory', memory);
     await core.nc.flush();
+    const otherCore = await connectAs('core');
     await expect(
-      runClient.transport.request(Subject.memoryLoad(PREFIX, 'memory'), { conversationId: 'conversation-1' }, { timeoutMs: 2000 }),
+      otherCore.transport.request(Subject.memoryLoad(PREFIX, 'memory'), { conversationId: 'conversation-1' }, { timeoutMs: 2000 }),
     ).resolves.toEqual({ ok: true, data: { turns: 1 } });
     memoryActor.unsubscribe();
-    expect(core.errors).toEqual([]);
+    expect([...core.errors, ...otherCore.errors, ...runClient.errors]).toEqual([]);
   });
 
   it('should keep the event log append-only for core workers: no delete or purge of the trace stream', async () => {
@@ -397,6 +409,88 @@ describe('deploy/nats/redflow.conf', () => {
       const results = await new Kvm(tool.nc).create(Storage.toolResultsBucket(PREFIX));
       await results.put('k', '{"ok":true}');
       expect((await results.get('k'))?.json()).toEqual({ ok: true });
+    });
+  });
+
+  describe('a client', () => {
+    it('should not forge trace events: the server refuses them, subscribers and the stream never see them', async () => {
+      const client = await connectAs('client');
+      const seen: string[] = [];
+      const sub = core.nc.subscribe(Subject.allTraces(PREFIX), { callback: (_error, msg) => void seen.push(msg.subject) });
+      await core.nc.flush();
+      const subject = Subject.trace(PREFIX, 'forged-by-client', 'run.completed');
+      client.transport.publish(subject, { forged: true });
+      await client.nc.flush();
+      await violation(client, 'publish', subject);
+      expect(isPermissionError(await rejection(jetstream(client.nc).publish(Subject.trace(PREFIX, 'forged-by-client', 'run.started'), '{}')))).toBe(true);
+      await core.nc.flush();
+      expect(seen).toEqual([]);
+      const info = await (await jetstreamManager(core.nc)).streams.info(TRACE_STREAM, { subjects_filter: Subject.runTrace(PREFIX, 'forged-by-client') });
+      expect(info.state.subjects ?? {}).toEqual({});
+      sub.unsubscribe();
+    });
+
+    it('should not serve run starts or aborts, nor reach the actors', async () => {
+      const client = await connectAs('client');
+      for (const subject of [Subject.runStart(PREFIX), Subject.runAborts(PREFIX)]) {
+        client.transport.serve(subject, () => 'taken');
+        await violation(client, 'subscription', subject);
+      }
+      for (const subject of [Subject.model(PREFIX, 'llm1'), Subject.tool(PREFIX, 'lookup_order'), Subject.memoryLoad(PREFIX, 'memory')]) {
+        const reply = await client.transport.request(subject, { traceId: 't', iteration: 1, messages: [] }, { timeoutMs: 2000 });
+        expect(reply).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_PERMISSION_DENIED } });
+      }
+      // Nor read the replies of others.
+      client.nc.subscribe('_INBOX_core.>');
+      await violation(client, 'subscription', '_INBOX_core.>');
+    });
+
+    it('should not write any KV bucket, nor create, change or purge the stream', async () => {
+      // The buckets exist: the core and tool users made them in the tests above.
+      await new Kvm(core.nc).create(Storage.runsBucket(PREFIX));
+      const client = await connectAs('client');
+      for (const bucket of [Storage.runsBucket(PREFIX), Storage.leasesBucket(PREFIX), Storage.memoryBucket(PREFIX), Storage.toolResultsBucket(PREFIX)]) {
+        const kv = await new Kvm(client.nc).open(bucket);
+        expect(isPermissionError(await rejection(kv.put('forged-run', JSON.stringify({ owner: 'forger' }))))).toBe(true);
+        expect(isPermissionError(await rejection(new Kvm(client.nc).create(`${bucket}-x`)))).toBe(true);
+      }
+      // It reads the runs bucket (is a run under way?), and nothing else of the buckets.
+      const runs = await new Kvm(client.nc).open(Storage.runsBucket(PREFIX));
+      expect(await runs.get('forged-run')).toBeNull();
+      const memory = await new Kvm(client.nc).open(Storage.memoryBucket(PREFIX));
+      expect(isPermissionError(await rejection(memory.get('conversation-1')))).toBe(true);
+      const jsm = await jetstreamManager(client.nc);
+      expect(isPermissionError(await rejection(jsm.streams.add({ name: 'REDFLOW_FORGED', subjects: ['redflow.forged.>'] })))).toBe(true);
+      expect(isPermissionError(await rejection(jsm.streams.update(TRACE_STREAM, { max_msgs: 1 })))).toBe(true);
+      expect(isPermissionError(await rejection(jsm.streams.purge(TRACE_STREAM)))).toBe(true);
+      expect(isPermissionError(await rejection(jsm.streams.delete(TRACE_STREAM)))).toBe(true);
+      expect((await jsm.streams.info(TRACE_STREAM)).state.messages).toBeGreaterThan(0);
+    });
+  });
+
+  describe('a client on a cluster that has not run yet', () => {
+    it('should be told that the trace stream does not exist yet, which it may not create', async () => {
+      const fresh = await startNatsServer(CONFIG, {
+        REDFLOW_NATS_STORE_DIR: path.join(dir, 'fresh-jetstream'),
+        REDFLOW_CORE_PASSWORD: passwords.core,
+        REDFLOW_CLIENT_PASSWORD: passwords.client,
+        REDFLOW_MODEL_PASSWORD: passwords.model,
+        REDFLOW_TOOL_PASSWORD: passwords.tool,
+        REDFLOW_TOOL_LOOKUP_PASSWORD: passwords.tool_lookup,
+      });
+      const nc = await connectNats({ servers: fresh.url, user: 'client', pass: passwords.client, inboxPrefix: '_INBOX_client', timeoutMs: 2000 });
+      try {
+        await expect(openTraceToRead(nc, PREFIX)).rejects.toMatchObject({
+          code: ErrorCode.LOG_STORE_UNAVAILABLE,
+          message: expect.stringContaining('does not exist yet'),
+          hint: expect.stringContaining('core worker'),
+        });
+        // Nothing was made: the stream still does not exist.
+        await expect((await jetstreamManager(nc)).streams.info(TRACE_STREAM)).rejects.toMatchObject({ code: 10059 });
+      } finally {
+        await nc.close();
+        await fresh.stop();
+      }
     });
   });
 
