@@ -377,6 +377,13 @@ describe('serveIdempotentTool over NATS', () => {
     expect(await natsStore.get(toolResultKey('count_again', key))).toMatchObject({ result: success('second tool') });
   });
 
+  it("should refuse to serve a tool whose name cannot head its results' keys", () => {
+    const tool = { ...countingTool(), name: 'lookup.order' };
+    expect(() => serveIdempotentTool(natsTransport(nc), `${uniquePrefix()}.tool.x`, tool, natsStore)).toThrow(
+      expect.objectContaining({ code: ErrorCode.TOOL_CONFIG_INVALID }),
+    );
+  });
+
   it('should refuse a request without a valid idempotency key', async () => {
     const tool = countingTool();
     const call = await serve(tool);
