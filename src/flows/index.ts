@@ -14,5 +14,5 @@ export { validateFlow, TOOL_NAME_PATTERN } from './validateFlow.js';
 export type { FlowValidation, ResolvedFlow, ResolvedTool } from './validateFlow.js';
 /** Reading a flow from a file or from text, validated. */
 export { loadFlowFile, parseFlowText, MAX_FLOW_FILE_BYTES } from './loadFlow.js';
-/** What `loadFlowFile` returns. */
-export type { LoadedFlow } from './loadFlow.js';
+/** What `loadFlowFile` returns, and its options. */
+export type { LoadedFlow, LoadFlowOptions } from './loadFlow.js';

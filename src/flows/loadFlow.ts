@@ -21,6 +21,15 @@ export interface LoadedFlow {
 
 const BYTE_ORDER_MARK = '\uFEFF';
 
+/** Options of {@link loadFlowFile}. */
+export interface LoadFlowOptions {
+  /**
+   * How messages name the file (a flow id, for `redflow serve`, whose answers must not show the
+   * server's paths); default its absolute path.
+   */
+  readonly shownAs?: string;
+}
+
 /**
  * Reads and validates a flow file. A file that is not JSON gives a validation result with
  * `FLOW_INVALID_JSON` (with its line and column); a missing file throws a {@link RedflowError}
@@ -35,9 +44,10 @@ const BYTE_ORDER_MARK = '\uFEFF';
  * }
  * ```
  */
-export async function loadFlowFile(path: string): Promise<LoadedFlow> {
+export async function loadFlowFile(path: string, options: LoadFlowOptions = {}): Promise<LoadedFlow> {
   const absolute = resolve(path);
-  const bytes = await readLimited(absolute, path);
+  const shown = options.shownAs ?? absolute;
+  const bytes = await readLimited(absolute, path, options.shownAs);
   const baseDir = dirname(absolute);
   let text: string;
   try {
@@ -46,10 +56,10 @@ export async function loadFlowFile(path: string): Promise<LoadedFlow> {
     return {
       path: absolute,
       baseDir,
-      validation: invalidJson(`${absolute} is not UTF-8 text`, 'save the flow file as UTF-8 JSON'),
+      validation: invalidJson(`${shown} is not UTF-8 text`, 'save the flow file as UTF-8 JSON'),
     };
   }
-  return { path: absolute, baseDir, validation: parseFlowText(text, absolute) };
+  return { path: absolute, baseDir, validation: parseFlowText(text, shown) };
 }
 
 /**
@@ -87,22 +97,22 @@ function invalidJson(message: string, hint: string): FlowValidation {
   return { ok: false, errors: [flowDiagnostic(Severity.Error, ErrorCode.FLOW_INVALID_JSON, message, { hint })], warnings: [] };
 }
 
-/** Reads the whole file, refusing one over the limit (checked before and while reading). */
-async function readLimited(absolute: string, given: string): Promise<Uint8Array> {
+/** Reads the whole file, refusing one over the limit (checked before and while reading); errors name it `shownAs` when given. */
+async function readLimited(absolute: string, given: string, shownAs: string | undefined): Promise<Uint8Array> {
   let handle;
   try {
     handle = await open(absolute, 'r');
   } catch (thrown) {
-    throw notFound(absolute, given, thrown);
+    throw notFound(absolute, given, thrown, shownAs);
   }
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) {
       throw new RedflowError(
-        { code: ErrorCode.FLOW_NOT_FOUND, message: `${absolute} is not a file`, hint: 'give the path of a flow .json file, not a folder' },
+        { code: ErrorCode.FLOW_NOT_FOUND, message: `${shownAs ?? absolute} is not a file`, hint: 'give the path of a flow .json file, not a folder' },
       );
     }
-    if (stats.size > MAX_FLOW_FILE_BYTES) throw tooLarge(absolute, stats.size);
+    if (stats.size > MAX_FLOW_FILE_BYTES) throw tooLarge(absolute, stats.size, shownAs);
     const chunks: Uint8Array[] = [];
     let total = 0;
     for (;;) {
@@ -110,41 +120,43 @@ async function readLimited(absolute: string, given: string): Promise<Uint8Array>
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
       if (bytesRead === 0) break;
       total += bytesRead;
-      if (total > MAX_FLOW_FILE_BYTES) throw tooLarge(absolute, total);
+      if (total > MAX_FLOW_FILE_BYTES) throw tooLarge(absolute, total, shownAs);
       chunks.push(chunk.subarray(0, bytesRead));
     }
     return Buffer.concat(chunks, total);
   } catch (thrown) {
     if (thrown instanceof RedflowError) throw thrown;
-    throw notFound(absolute, given, thrown);
+    throw notFound(absolute, given, thrown, shownAs);
   } finally {
     await handle.close();
   }
 }
 
-function notFound(absolute: string, given: string, cause: unknown): RedflowError {
+function notFound(absolute: string, given: string, cause: unknown, shownAs: string | undefined): RedflowError {
   const code = typeof cause === 'object' && cause !== null && 'code' in cause ? String((cause as { code: unknown }).code) : '';
   const missing = code === 'ENOENT' || code === 'ENOTDIR';
   return new RedflowError(
     {
       code: ErrorCode.FLOW_NOT_FOUND,
       message: missing
-        ? `flow file not found: ${absolute}`
-        : `flow file ${absolute} cannot be read${code === '' ? '' : ` (${code})`}`,
+        ? `flow file not found: ${shownAs ?? absolute}`
+        : `flow file ${shownAs ?? absolute} cannot be read${code === '' ? '' : ` (${code})`}`,
       hint: missing
-        ? `check the path '${given}' (relative paths are resolved from ${process.cwd()})`
+        ? shownAs === undefined
+          ? `check the path '${given}' (relative paths are resolved from ${process.cwd()})`
+          : 'check that the flow exists'
         : 'check that the file exists and that you may read it',
-      path: absolute,
+      ...(shownAs === undefined && { path: absolute }),
     },
     { cause },
   );
 }
 
-function tooLarge(absolute: string, size: number): RedflowError {
+function tooLarge(absolute: string, size: number, shownAs: string | undefined): RedflowError {
   return new RedflowError({
     code: ErrorCode.FLOW_TOO_LARGE,
-    message: `flow file ${absolute} is larger than the ${MAX_FLOW_FILE_BYTES / (1024 * 1024)} MiB limit (at least ${size} bytes)`,
+    message: `flow file ${shownAs ?? absolute} is larger than the ${MAX_FLOW_FILE_BYTES / (1024 * 1024)} MiB limit (at least ${size} bytes)`,
     hint: 'a flow holds nodes and edges only: move large data (scripted answers, schemas) into separate files',
-    path: absolute,
+    ...(shownAs === undefined && { path: absolute }),
   });
 }

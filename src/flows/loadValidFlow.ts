@@ -19,7 +19,8 @@ import { checkFlowFiles, flowFileRoots } from './flowFiles.js';
  * ```
  */
 export async function loadValidFlow(file: string, name?: string, allowFiles: readonly string[] = []) {
-  const loaded = await loadFlowFile(file);
+  // Named by `name` when given (a flow id): the API's answers must not show the server's paths.
+  const loaded = await loadFlowFile(file, name === undefined ? {} : { shownAs: name });
   if (!loaded.validation.ok) {
     throw new FlowInvalidError(name ?? loaded.path, loaded.validation.errors, loaded.validation.warnings);
   }
