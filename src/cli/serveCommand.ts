@@ -29,7 +29,8 @@ cluster of workers (\`redflow worker\`), where they go on when the server stops.
   --token <token>    require Authorization: Bearer <token> on every /api request [${TOKEN_ENV}];
                      required when --host is not a loopback address
   --open             open the editor in the browser
-  --allow-files <dir>  a folder besides the flows directory where the files a flow names (tool
+  --allow-files <dir>
+                     a folder besides the flows directory where the files a flow names (tool
                      modules, answers files, memory stores) may be; repeat for more. A flow naming
                      any other file is refused (FLOW_FILE_OUTSIDE_ROOTS) when saved, validated or run
   --verbose          log every request (method, path, status, time) on stderr

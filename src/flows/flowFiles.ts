@@ -8,6 +8,11 @@ import type { FlowValidation } from './validateFlow.js';
 /** The `memory.kv` directory of `store: "file"` when the node gives no `path` (from the flow's folder). */
 export const DEFAULT_FILE_MEMORY_PATH = '.redflow/memory';
 
+/** How to fix a `FLOW_FILE_OUTSIDE_ROOTS` refusal. */
+export const ROOTS_HINT =
+  'keep the files a flow names in its folder, with relative paths, or allow their folder with --allow-files <dir> ' +
+  '(redflow serve allows its flows directory)';
+
 /**
  * Where a flow's files may be: its relative paths start from `baseDir` (the flow file's folder),
  * and every file must resolve, symbolic links followed, inside one of `roots`.
@@ -175,11 +180,6 @@ export async function validateFlowFiles(validation: FlowValidation, flow: unknow
   if (outside.length === 0) return validation;
   return { ok: false, errors: [...(validation.ok ? [] : validation.errors), ...outside], warnings: validation.warnings };
 }
-
-/** How to fix a `FLOW_FILE_OUTSIDE_ROOTS` refusal. */
-export const ROOTS_HINT =
-  'keep the files a flow names (tool modules, answers files, memory stores) in its folder, with relative paths; ' +
-  '`--allow-files <dir>` allows another folder (for `redflow serve`, the flows directory is allowed)';
 
 /**
  * The real path of `file`, symbolic links resolved; for a path that does not exist yet, the real
