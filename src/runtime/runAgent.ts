@@ -191,6 +191,7 @@ function launch(
       subjects: options.memory ? { ...options.subjects, memory: options.memory.appendSubject } : options.subjects,
       clock,
       pending: recorder.pending,
+      stoppedFromOutside: () => stopped,
       ...(options.modelTimeoutMs !== undefined && { modelTimeoutMs: options.modelTimeoutMs }),
       ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
       ...(options.attemptTimeoutMs !== undefined && { attemptTimeoutMs: options.attemptTimeoutMs }),

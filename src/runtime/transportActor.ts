@@ -26,6 +26,11 @@ export interface TransportEffects {
    * it is (rejects if the log failed). The recorder's `pending`.
    */
   readonly pending: () => Promise<void> | undefined;
+  /**
+   * True when the host stopped the run without an ending (`RunHandle.stop`: the worker shuts down
+   * or lost the run to another): its calls in flight are then left to finish, for the next owner.
+   */
+  readonly stoppedFromOutside?: () => boolean;
   /** Longest wait for a model reply, all attempts together. Default 5 minutes. */
   readonly modelTimeoutMs?: number;
   /** Longest wait for a tool reply, all attempts together. Default 2 minutes. */
@@ -71,7 +76,7 @@ function worthRetrying(error: ErrorInfo): boolean {
  * provided once, not per run. A request goes out only once it is in the log, so every effect is
  * logged first.
  */
-export const transportActorLogic = fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive, input, self }) => {
+export const transportActorLogic = fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive, input }) => {
   const effects = input.effects?.() as TransportEffects | undefined;
   if (!effects) throw new Error("the transport actor needs its run's effects in its input");
   const { transport, subjects, clock, pending } = effects;
@@ -163,6 +168,6 @@ export const transportActorLogic = fromCallback<TransportCommand, TransportActor
     // over) is continued elsewhere with the same idempotency keys: its calls are left to finish
     // and be answered from storage; only their replies here are dropped. Only an in-flight request
     // has anyone to tell; aborting costs an event dispatch per run.
-    if (inFlight > 0 && self._parent?.getSnapshot().status !== 'stopped') stopped.abort('the run ended');
+    if (inFlight > 0 && effects.stoppedFromOutside?.() !== true) stopped.abort('the run ended');
   };
 });

@@ -44,8 +44,10 @@ const scenarios = fc.record({
   failingTool: fc.boolean(),
 });
 
+type Scenario = typeof scenarios extends fc.Arbitrary<infer T> ? T : never;
+
 /** The log the machine writes for a scenario. */
-async function logOf(scenario: fc.RecordValue<typeof scenarios> extends infer T ? T : never): Promise<AgentEvent[]> {
+async function logOf(scenario: Scenario): Promise<AgentEvent[]> {
   const tool = countingTool('echo', (input) => {
     if (scenario.failingTool) throw new Error('tool down');
     return input;
