@@ -7,9 +7,10 @@ import { Subject } from './subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from './tool.js';
 import type { Subscription, Transport } from './transport.js';
 import { redactSecretsInData } from '../secrets.js';
+import { defaultAnswerLimits } from '../validation/validateModelAnswer.js';
 
-/** Largest tool output (as JSON) kept as an observation. */
-export const MAX_TOOL_OUTPUT_CHARS = 1_000_000;
+/** Largest tool output (as JSON) kept as an observation: the limit of a model's answer, as the core checks it too. */
+export const MAX_TOOL_OUTPUT_CHARS = defaultAnswerLimits.maxChars;
 
 /**
  * Serves a model actor on `subject`: each request is one `complete` call; its errors travel back
