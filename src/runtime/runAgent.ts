@@ -12,7 +12,7 @@ import { buildAnswerRules } from './answerRules.js';
 import { systemClock, type Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
 import { createRecorder } from './recorder.js';
-import { checkMemoryRecord } from './dataLimits.js';
+import { checkMemoryRecord, checkRunInput } from './dataLimits.js';
 import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 
@@ -92,6 +92,8 @@ export interface RunHandle {
  * reached over `transport`, and appends every transition to `store`; the statechart's last step
  * adds the run's turn to the conversation.
  *
+ * @throws RedflowError `RUN_INPUT_TOO_DEEP` / `RUN_INPUT_TOO_LARGE` for an input past the limits
+ *   a model's answer has (nothing is recorded).
  * @example
  * ```ts
  * const run = startRun({ agent, tools, transport, subjects, store, input: 'Where is order A-1?' });
@@ -99,6 +101,9 @@ export interface RunHandle {
  * ```
  */
 export function startRun(options: StartRunOptions): RunHandle {
+  // Hosts check it before they create anything (a log, a run record); checked here too, for
+  // callers of the library, since deeper data would overflow the prompt builder's stack.
+  checkRunInput(options.input);
   const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
   const clock = options.clock ?? systemClock;
   return launch(options, traceId, async () => {
