@@ -16,7 +16,7 @@ describe('startRun, called as a library', () => {
       expect(() => startRun({ ...actors, agent: agentConfig(), store, input: deep, traceId: 'deep' })).toThrow(
         expect.objectContaining({ code: ErrorCode.RUN_INPUT_TOO_DEEP }),
       );
-      expect((await store.read('deep')).events).toEqual([]);
+      await expect(store.read('deep')).rejects.toMatchObject({ code: ErrorCode.LOG_NOT_FOUND });
     } finally {
       await actors.close();
     }
