@@ -11,15 +11,23 @@ export const DEFAULT_SUBJECT_PREFIX = 'redflow';
  */
 const SUBJECT_PREFIX = /^[a-z0-9-]+(\.[a-z0-9-]+)*$/;
 
-/** True when `prefix` can be a subject prefix, with a stream and buckets of its own. */
+/**
+ * The tokens Redflow puts right after a prefix. None may be a later token of a prefix: `acme.trace`
+ * would have its run starts (`acme.trace.runs.start`) land in tenant `acme`'s trace stream
+ * (`acme.trace.>`), and `redflow.tool` would serve under the default prefix's tools.
+ */
+const RESERVED_TOKENS: ReadonlySet<string> = new Set(['model', 'tool', 'memory', 'trace', 'runs']);
+
+/** True when `prefix` can be a subject prefix, with a stream, buckets and subjects of its own. */
 export function isSubjectPrefix(prefix: string): boolean {
-  return SUBJECT_PREFIX.test(prefix);
+  return SUBJECT_PREFIX.test(prefix) && !prefix.split('.').slice(1).some((token) => RESERVED_TOKENS.has(token));
 }
 
 /** What to tell someone whose prefix is refused. */
 export const SUBJECT_PREFIX_HINT =
   'use lowercase letters, digits and -, in tokens separated by dots (acme.prod): "_" and capitals are refused, since ' +
-  'the stream and bucket names turn dots into "_" and upper-case the stream name, so acme_prod or Acme.prod would share acme.prod\'s';
+  'the stream and bucket names turn dots into "_" and upper-case the stream name, so acme_prod or Acme.prod would share acme.prod\'s; ' +
+  'and no token after the first may be model, tool, memory, trace or runs (acme.trace would share acme\'s subjects)';
 
 /**
  * Refuses a prefix that is not {@link isSubjectPrefix}.

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Storage, isSubjectPrefix } from '../../src/actors/subjects.js';
+import { Storage, Subject, isSubjectPrefix } from '../../src/actors/subjects.js';
 import { ErrorCode } from '../../src/errors.js';
 
 // Tenants are kept apart by their prefix: two prefixes Redflow accepts must never share a stream
@@ -48,6 +48,44 @@ describe('subject prefixes and their stream and bucket names', () => {
         expect(() => Storage.memoryBucket(prefix)).toThrow(expect.objectContaining({ code: ErrorCode.SUBJECT_PREFIX_INVALID }));
       }),
     );
+  });
+
+  it('should give two different accepted prefixes no subject in common, wildcards included', () => {
+    const token = fc.constantFrom('a', 'b', 'trace', 'tool', 'runs', 'model', 'memory', 'x-1');
+    const prefix = fc.array(token, { minLength: 1, maxLength: 3 }).map((tokens) => tokens.join('.'));
+    /** Every subject a prefix publishes on or serves, and the wildcards it subscribes to or stores. */
+    const concrete = (p: string) => [
+      Subject.model(p, 'm'),
+      Subject.tool(p, 't'),
+      Subject.cancel(Subject.tool(p, 't')),
+      Subject.memoryLoad(p, 'k'),
+      Subject.memoryAppend(p, 'k'),
+      Subject.trace(p, 'r1', 'run.started'),
+      Subject.runStart(p),
+      Subject.runAbort(p, 'r1'),
+    ];
+    const wildcards = (p: string) => [Subject.allTraces(p), Subject.runTrace(p, 'r1'), Subject.runAborts(p)];
+    const matches = (pattern: string, subject: string) => {
+      const [want, have] = [pattern.split('.'), subject.split('.')];
+      for (let i = 0; i < want.length; i++) {
+        if (want[i] === '>') return have.length > i;
+        if (want[i] !== '*' && want[i] !== have[i]) return false;
+      }
+      return want.length === have.length;
+    };
+    fc.assert(
+      fc.property(prefix, prefix, (a, b) => {
+        fc.pre(a !== b && isSubjectPrefix(a) && isSubjectPrefix(b));
+        for (const subject of concrete(a)) {
+          expect(concrete(b)).not.toContain(subject);
+          for (const pattern of wildcards(b)) expect(matches(pattern, subject), `${pattern} ∋ ${subject}`).toBe(false);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    expect(isSubjectPrefix('acme.trace')).toBe(false);
+    expect(isSubjectPrefix('redflow.tool')).toBe(false);
+    expect(isSubjectPrefix('trace.acme')).toBe(true);
   });
 
   it('should accept the default and the usual tenant prefixes, and refuse those that collide with them', () => {
