@@ -9,6 +9,7 @@ import { help, parse, usageError } from './args.js';
 import { allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
+import { exitAfterGrace, stopWithin } from './stopWithin.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, natsUrl, subjectPrefix } from './natsOptions.js';
 import { line, styles } from './output.js';
 import { inspectOptionSpecs, inspectOptionsHelp, inspectSessionOptions } from './inspectCommand.js';
@@ -98,10 +99,14 @@ export const serve: Command = {
     const inspector: InspectorFactory | undefined = session && ((traceId) => session.inspectRun(traceId));
     let backend: RunBackend | undefined;
     let closeNats: () => Promise<void> = async () => undefined;
+    // Stops the server, then the NATS connection: within a deadline, since with the server gone a
+    // drain waits for it forever.
+    let stopServing = async (close: () => Promise<void>) => close();
     if (nats !== undefined) {
       const prefix = subjectPrefix(values);
       const nc = await connectFromOptions(values, 'redflow-serve');
-      closeNats = () => nc.drain().catch(() => undefined);
+      closeNats = async () => void (await stopWithin([], nc));
+      stopServing = async (close) => void (await stopWithin([close], nc));
       try {
         const { createNatsRunBackend } = await import('../server/natsRunBackend.js');
         const natsBackend = await createNatsRunBackend({ nc, prefix, flowsDir });
@@ -151,9 +156,10 @@ export const serve: Command = {
     process.once('SIGINT', () => process.exit(ExitCode.Interrupted));
     // Embedded runs live in this process and are aborted; a cluster's runs are only watched from here.
     log(`${signal}: stopping (runs under way ${nats === undefined ? 'are aborted' : 'go on on the cluster'})`);
-    await server.close();
-    await closeNats();
+    const running = server;
+    await stopServing(() => running.close());
     await closeSession();
+    exitAfterGrace(ExitCode.Ok);
     return ExitCode.Ok;
   },
 };

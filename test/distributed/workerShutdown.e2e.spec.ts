@@ -103,6 +103,21 @@ describe('stopping a client whose NATS server is gone', () => {
   }, 40_000);
 });
 
+describe('stopping `redflow serve --nats` whose NATS server is gone', () => {
+  it('should exit within the stop deadline on SIGTERM', async () => {
+    const server = await privateServer();
+    await worker(server).ready();
+    const flows = await mkdtemp(path.join(tmpdir(), 'redflow-shutdown-flows-'));
+    cleanups.push(() => rm(flows, { recursive: true, force: true }));
+    const serve = startRedflow(['serve', '--nats', server.url, '--flows', flows, '--port', '0']);
+    processes.push(serve);
+    await serve.waitFor('runs on the NATS cluster');
+    await server.stop();
+    serve.child.kill('SIGTERM');
+    expect(await endingWithin(serve, EXIT_BOUND_MS)).toEqual({ code: 0, signal: null });
+  }, 40_000);
+});
+
 describe('stopping a worker whose tool ignores its abort signal', () => {
   it('should exit soon after a clean stop, not when the tool is done', async () => {
     const server = await privateServer();
