@@ -7,6 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { createScriptedModel } from '../dist/actors/models/scriptedModel.js';
 import { createMemoryEventStore } from '../dist/events/memoryEventStore.js';
 import { fold } from '../dist/events/evolve.js';
+import { createRunPathCheck } from '../dist/events/runPath.js';
 import { serveActors } from '../dist/runtime/embeddedActors.js';
 import { startRun } from '../dist/runtime/runAgent.js';
 import { buildAnswerRules } from '../dist/runtime/answerRules.js';
@@ -61,6 +62,15 @@ const scriptFor = (iterations) => [
   console.log('Fold (median of 21)');
   console.log(`  10,004 events: 122 runs of 20 iterations (the longest runs) : ${time(() => runs.forEach((events) => fold(events))).toFixed(2)} ms (target ≤ 20 ms)`);
   console.log(`  10,000 events of one 2,500-iteration run (past any limit)  : ${time(() => fold(oneRun)).toFixed(2)} ms`);
+  // What every reader and the JSONL writer add to it: the check that the log is a path the
+  // statechart can take, over the same events, against the fold measured in the same rounds.
+  const check = (events) => {
+    const path = createRunPathCheck();
+    for (const event of events) if (path.next(event) !== undefined) throw new Error(`bench log refused at ${event.seq}`);
+  };
+  const foldMs = time(() => runs.forEach((events) => fold(events)));
+  const checkMs = time(() => runs.forEach(check));
+  console.log(`  the path check over the 10,004 events                       : ${checkMs.toFixed(2)} ms (${(checkMs / foldMs).toFixed(2)}× the fold, ${foldMs.toFixed(2)} ms this round)`);
 }
 
 // 2. Heap per idle run: runs waiting on a model that has not answered.
