@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { Subject, DEFAULT_SUBJECT_PREFIX, checkSubjectPrefix } from '../actors/subjects.js';
+import { Subject, DEFAULT_SUBJECT_PREFIX, Storage, checkSubjectPrefix } from '../actors/subjects.js';
 import { isValidConversationId } from '../actors/memory.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import type { Subscription, Transport } from '../actors/transport.js';
@@ -129,7 +129,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
   checkSubjectPrefix(prefix);
   const owner = options.owner ?? `${hostname()}-${process.pid}`;
-  const leaseMs = options.leaseMs ?? 3000;
+  const askedLeaseMs = options.leaseMs ?? 3000;
   const log = options.log ?? (() => undefined);
   const allowFiles = options.allowFiles ?? [];
   const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath, undefined, allowFiles);
@@ -142,7 +142,12 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const tools: ToolSpec[] = await allowedToolSpecs(plan, { allowFiles });
   const transport: Transport = createNatsTransport(options.nc);
   const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
-  const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs });
+  const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs });
+  // The prefix's lease is the one its first core worker set; ours only if we were first.
+  const leaseMs = leases.leaseMs;
+  if (leaseMs !== askedLeaseMs) {
+    log(`the lease of prefix "${prefix}" is ${leaseMs} ms, set by its first core worker; ${askedLeaseMs} ms is not used (delete the bucket ${Storage.leasesBucket(prefix)} to change it)`);
+  }
   const subjects: ActorSubjects = { model: Subject.model(prefix, flow.model.id), tool: (name) => Subject.tool(prefix, name) };
   const memoryOf = (conversationId: string | undefined): RunMemory | undefined =>
     plan.memory && conversationId !== undefined

@@ -23,6 +23,11 @@ export interface RunRecord {
  * One heartbeat per worker, not per run: the cost does not grow with the number of runs.
  */
 export interface RunLeases {
+  /**
+   * The lease in force: the expiry of the heartbeat bucket, which the first core worker of the
+   * prefix set when it made the bucket (a later worker's own `leaseMs` cannot change it).
+   */
+  readonly leaseMs: number;
   /** Records a new run owned by this worker; false if the run is already known. */
   register(record: Omit<RunRecord, 'owner'>): Promise<boolean>;
   /** Takes over an orphan (its owner is dead); false if another worker was first. */
@@ -52,13 +57,18 @@ export async function openRunLeases(
   nc: NatsConnection,
   options: { prefix: string; owner: string; leaseMs: number },
 ): Promise<RunLeases> {
-  const { owner, leaseMs } = options;
+  const { owner } = options;
   const kvm = new Kvm(nc);
   let runs: KV;
   let leases: KV;
+  let leaseMs: number;
   try {
     runs = await kvm.create(Storage.runsBucket(options.prefix), { history: 1 });
-    leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: leaseMs });
+    leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: options.leaseMs });
+    // An existing bucket keeps the expiry it was made with: heartbeat at its pace, not ours, or a
+    // longer lease of ours would let our heartbeat expire between beats.
+    const ttl = (await leases.status()).ttl;
+    leaseMs = ttl > 0 ? ttl : options.leaseMs;
     await leases.put(owner, encoder.encode(JSON.stringify({ owner, since: new Date().toISOString() })));
   } catch (error) {
     throw new RedflowError(
@@ -99,6 +109,7 @@ export async function openRunLeases(
   };
 
   return {
+    leaseMs,
     async register(partial) {
       const record: RunRecord = { ...partial, owner };
       try {
