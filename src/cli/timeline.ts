@@ -1,7 +1,10 @@
 import type { AgentEnvelope, IterationStep, RunOutcome } from '../contracts/schema-types.js';
 import { styles } from './output.js';
 
-/** One timeline line: `#2  tool   lookup_order  conf 0.80     12 ms`. */
+/**
+ * One timeline line: `#2  tool   lookup_order  conf 0.80     12 ms`; a tool call that failed ends
+ * with its error's code, `✖ TOOL_FAILED`, so it never reads like a success.
+ */
 export function formatStep(step: IterationStep, color: boolean): string {
   const s = styles(color);
   const action =
@@ -9,7 +12,8 @@ export function formatStep(step: IterationStep, color: boolean): string {
   const what = step.action === 'error' ? (step.code ?? '') : (step.tool ?? '');
   const confidence = step.confidence === undefined ? '         ' : `conf ${step.confidence.toFixed(2)}`;
   const duration = step.durationMs === undefined ? '' : `${Math.round(step.durationMs)} ms`;
-  return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}`;
+  const failed = step.action === 'tool' && step.code !== undefined ? `  ${s.red(`✖ ${step.code}`)}` : '';
+  return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}${failed}`;
 }
 
 /** How the run ended, in words. */

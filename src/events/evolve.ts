@@ -6,6 +6,7 @@ import type {
   TokenUsage,
   ToolCall,
 } from '../contracts/schema-types.js';
+import { ErrorCode } from '../errors.js';
 import { AgentEventType, type RecordedFact } from './eventTypes.js';
 
 // Objects are built with literals and explicit optional members rather than spread-and-extend
@@ -124,8 +125,10 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
       }
       const obs = envelope.observability;
       const last = openStep(obs.events, event.iteration);
+      // A failed call marks its line with the tool error's code: the timeline must not read like a success.
+      const code = data.ok ? last?.code : (data.error?.code ?? ErrorCode.TOOL_FAILED);
       const events = last
-        ? replacedLast(obs.events, makeStep(last.iteration, last.action, last.tool, last.confidence, (last.durationMs ?? 0) + data.durationMs, last.code))
+        ? replacedLast(obs.events, makeStep(last.iteration, last.action, last.tool, last.confidence, (last.durationMs ?? 0) + data.durationMs, code))
         : obs.events;
       return withParts(
         envelope,

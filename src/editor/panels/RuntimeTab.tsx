@@ -81,20 +81,30 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
             </tr>
           </thead>
           <tbody>
-            {timeline.map((step, index) => (
-              <tr key={`${step.iteration}-${index}`} className={`timeline__row timeline__row--${step.action}`} data-testid="timeline-row" data-action={step.action}>
-                <td>{step.iteration}</td>
-                <td>
-                  <span className={`action action--${step.action}`}>{step.action}</span>
-                  {step.code && <code className="timeline__code">{step.code}</code>}
-                </td>
-                <td>{step.tool ?? <span className="muted">—</span>}</td>
-                <td>
-                  <Confidence value={step.confidence} />
-                </td>
-                <td className="num">{step.durationMs ?? '—'}</td>
-              </tr>
-            ))}
+            {timeline.map((step, index) => {
+              // A tool line with a code is a failed call: mark it like an error, not like a success.
+              const failed = step.action === 'tool' && step.code !== undefined;
+              return (
+                <tr
+                  key={`${step.iteration}-${index}`}
+                  className={`timeline__row timeline__row--${step.action}${failed ? ' timeline__row--failed' : ''}`}
+                  data-testid="timeline-row"
+                  data-action={step.action}
+                  data-failed={failed ? 'true' : undefined}
+                >
+                  <td>{step.iteration}</td>
+                  <td>
+                    <span className={`action action--${step.action}`}>{step.action}</span>
+                    {step.code && <code className="timeline__code">{failed ? `✖ ${step.code}` : step.code}</code>}
+                  </td>
+                  <td>{step.tool ?? <span className="muted">—</span>}</td>
+                  <td>
+                    <Confidence value={step.confidence} />
+                  </td>
+                  <td className="num">{step.durationMs ?? '—'}</td>
+                </tr>
+              );
+            })}
           </tbody>
         </table>
       )}

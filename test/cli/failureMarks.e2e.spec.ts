@@ -1,0 +1,37 @@
+// The CLI as a debugger: a failure is never printed like a success.
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { ALLOW_EXAMPLES, assertBuilt, logPathOf, redflow, smallFlow, tempDirs, writeIn } from './cliHarness.js';
+
+const dirs = tempDirs();
+beforeAll(assertBuilt);
+afterAll(() => dirs.cleanup());
+
+/** The timeline lines (`  #1  tool …`) of some output, trimmed. */
+const stepLines = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => /^\s+#\d+\s/.test(line))
+    .map((line) => line.trim());
+
+describe.concurrent('redflow run and replay: failures are marked', () => {
+  it('should end the line of a failed tool call with ✖ and its code, live and in the replay, and leave a good call unmarked', async ({ expect }) => {
+    const cwd = await dirs.make();
+    const flow = await writeIn(cwd, 'flow.json', smallFlow());
+    const script = await writeIn(cwd, 'answers.json', [
+      { action: 'tool', tool: 'lookup_order', input: { orderId: 'Z-9999' }, confidence: 0.6 },
+      { action: 'final', message: 'no such order', confidence: 0.9 },
+    ]);
+    const run = await redflow(['run', flow, '--script', script, '--input', 'x', ...ALLOW_EXAMPLES], { cwd });
+    expect(run.code, run.stderr).toBe(0);
+    const live = stepLines(run.stderr);
+    expect(live).toHaveLength(2);
+    expect(live[0]).toMatch(/^#1\s+tool\s+lookup_order\s+conf 0\.60\s+\d+ ms\s+✖ TOOL_FAILED$/);
+    expect(live[1]).not.toContain('✖');
+
+    const replay = await redflow(['replay', logPathOf(run.stderr, cwd)], { cwd });
+    expect(replay.code, replay.stderr).toBe(0);
+    const replayed = stepLines(replay.stdout + replay.stderr);
+    expect(replayed[0]).toMatch(/^#1\s+tool\s+lookup_order\s+.*✖ TOOL_FAILED$/);
+    expect(replayed.filter((line) => line.includes('✖'))).toHaveLength(1);
+  });
+});
