@@ -80,7 +80,8 @@ describe('distributed mode: a core worker killed at any event boundary', () => {
     // there, so this test has a prefix of its own and a lease several times what one such look
     // takes here and now (a look at a finished run: start, connect, open the leases, read the log).
     const lookMs = await timeOfALook();
-    const leaseMs = Math.max(2000, 5 * lookMs);
+    // Capped, so that the waits below (up to the lease and 10 s) stay inside the test's timeout.
+    const leaseMs = Math.min(Math.max(2000, 5 * lookMs), 30_000);
     const own = uniquePrefix();
     const started: ChildProcess[] = [];
     try {
@@ -110,7 +111,7 @@ describe('distributed mode: a core worker killed at any event boundary', () => {
       await Promise.all(started.map((child) => exited(child)));
       await removePrefix(nc, own);
     }
-  }, 90_000);
+  }, 150_000);
 });
 
 /** How long `redflow resume <traceId> --nats` takes here to look at a finished run and say so, in ms. */
