@@ -18,6 +18,8 @@ import { tail, worker } from './clusterCommands.js';
 import { line, styles, type Output } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { formatOutcome, formatTimeline } from './timeline.js';
+import { printSteps } from './replaySteps.js';
+import { STEP_TEXT_LIMIT } from './formatSteps.js';
 import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
 import { serve } from './serveCommand.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
@@ -218,12 +220,19 @@ const validate: Command = {
   },
 };
 
-const replayUsage = `usage: redflow replay <log.jsonl> [--json]
-       redflow replay <traceId> --nats <url> [--json]
+const replayUsage = `usage: redflow replay <log.jsonl> [--steps [--full]] [--json]
+       redflow replay <traceId> --nats <url> [--steps [--full]] [--json]
 
 Rebuilds a run's envelope from its event log (the same fold as the live run) and prints its
 timeline and outcome. Damaged records are reported and never folded. With --nats, the log is the
 run's events in JetStream.
+
+  --steps   each iteration in detail instead: the messages the model was sent (the system prompt
+            once), its answer as logged, the verdict on it, its tokens and time, the tool's input
+            and output or error, the memory step and the outcome; failed steps are marked ✖ CODE.
+            With --json, { events, problems, outcome, traceId, startedAt, input, systemPrompt,
+            iterations, memory, ending, resumedAfter } (see the README)
+  --full    with --steps, print long texts whole (they are cut at ${STEP_TEXT_LIMIT} characters)
 
 ${natsOptionsHelp}`;
 
@@ -232,8 +241,13 @@ const replay: Command = {
   summary: 'rebuild a run from its log and print its timeline',
   usage: replayUsage,
   async run(args, output) {
-    const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...natsOptionSpecs }, replayUsage);
+    const { values, positionals } = parse(
+      args,
+      { json: { type: 'boolean' }, steps: { type: 'boolean' }, full: { type: 'boolean' }, ...natsOptionSpecs },
+      replayUsage,
+    );
     if (values.help) return help(output, replayUsage);
+    if (values.full && !values.steps) throw usageError('--full goes with --steps', replayUsage);
     const [logPath, ...extra] = positionals;
     if (!logPath) throw usageError('which log? give the .jsonl file of a run (or its trace id with --nats)', replayUsage);
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, replayUsage);
@@ -245,7 +259,9 @@ const replay: Command = {
     // A torn last record is what a crash leaves (resume cuts it off); anything else is damage.
     const damaged = problems.some((p) => p.code !== ErrorCode.LOG_RECORD_TORN);
     const outcome = status?.kind === 'finished' ? status.outcome : undefined;
-    if (values.json) {
+    if (values.steps) {
+      printSteps(events, problems, { json: Boolean(values.json), full: Boolean(values.full) }, output);
+    } else if (values.json) {
       line(output.out, JSON.stringify({ events: events.length, problems, outcome: outcome ?? null, envelope }, null, 2));
     } else {
       const s = styles(output.color);

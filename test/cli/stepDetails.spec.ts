@@ -1,0 +1,119 @@
+// Unit tests of the step data behind `redflow replay --steps`: real runs of the statechart
+// (scripted model, in-process actors, in-memory log) read back with runDetails.
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../src/actors/model.js';
+import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
+import { createInProcessMemoryStore } from '../../src/actors/memory/inProcessMemoryStore.js';
+import { runDetails } from '../../src/cli/stepDetails.js';
+import { cutText, formatSteps, STEP_TEXT_LIMIT } from '../../src/cli/formatSteps.js';
+import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
+import { serveActors } from '../../src/runtime/embeddedActors.js';
+import { startRun } from '../../src/runtime/runAgent.js';
+import { createSteppingClock } from '../../src/runtime/clock.js';
+import { agentConfig, answer, countingTool } from '../support/harness.js';
+
+/** Runs scripted answers and keeps the messages of every model call, as the model received them. */
+async function runRecordingPrompts(answers: readonly unknown[], options: { conversationId?: string } = {}) {
+  const inner = createScriptedModel(answers);
+  const sent: (readonly ChatMessage[])[] = [];
+  const model = {
+    kind: inner.kind,
+    complete: (...args: Parameters<typeof inner.complete>) => {
+      sent.push(args[0].messages);
+      return inner.complete(...args);
+    },
+  };
+  const failing = countingTool('boom', () => {
+    throw new Error('the service is down');
+  });
+  const memoryStore = options.conversationId === undefined ? undefined : createInProcessMemoryStore();
+  const actors = serveActors({ model, tools: [countingTool().tool, failing.tool], ...(memoryStore && { memory: memoryStore }) });
+  const store = createMemoryEventStore();
+  try {
+    const run = startRun({
+      ...actors,
+      agent: agentConfig({ allowedTools: ['echo', 'boom'], instructions: 'Be brief.' }),
+      store,
+      input: { question: 'hello' },
+      traceId: 'trace-steps',
+      clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z'), 1),
+      ...(actors.memorySubjects && options.conversationId !== undefined && {
+        memory: { ...actors.memorySubjects, conversationId: options.conversationId },
+      }),
+    });
+    await run.result;
+    return { events: [...(await store.read(run.traceId)).events], sent };
+  } finally {
+    await actors.close();
+  }
+}
+
+describe('runDetails', () => {
+  it('should rebuild exactly the messages each model call was sent, and the system prompt once', async () => {
+    const { events, sent } = await runRecordingPrompts([answer.tool('echo', { text: 'hi' }), answer.tool('boom'), answer.final('done')]);
+    const details = runDetails(events);
+    expect(sent).toHaveLength(3);
+    expect(details.systemPrompt).toBe(sent[0]?.[0]?.content);
+    expect(details.iterations.map((it) => it.messages)).toEqual(sent.map((messages) => messages.slice(1)));
+    expect(details.input).toEqual({ question: 'hello' });
+  });
+
+  it('should give each answer its verdict, each tool its result, and mark the failed tool call with its code', async () => {
+    const { events } = await runRecordingPrompts([answer.tool('echo', { text: 'hi' }, 0.6), answer.tool('boom'), answer.final('done', 0.8)]);
+    const [first, second, third] = runDetails(events).iterations;
+    expect(first).toMatchObject({
+      iteration: 1,
+      model: { verdict: { kind: 'tool', tool: 'echo' }, thoughtHidden: false, rejection: null },
+      tool: { tool: 'echo', input: { text: 'hi' }, confidence: 0.6, result: { ok: true, output: { echoed: { text: 'hi' } } } },
+      failure: null,
+    });
+    expect(first?.model?.text).toBe(JSON.stringify(answer.tool('echo', { text: 'hi' }, 0.6)));
+    expect(second).toMatchObject({
+      tool: { tool: 'boom', result: { ok: false, error: { code: 'TOOL_FAILED', message: expect.stringContaining('the service is down') } } },
+      failure: { step: 'tool', error: { code: 'TOOL_FAILED' } },
+    });
+    expect(third).toMatchObject({ model: { verdict: { kind: 'final' } }, tool: null, failure: null });
+    expect(runDetails(events).ending).toMatchObject({ event: 'run.completed', confidence: 0.8, outcome: { reason: 'final_answer', answer: 'done' } });
+  });
+
+  it('should mark an answer the core rejected with its code, and end there', async () => {
+    const { events } = await runRecordingPrompts(['{"action": "final",']);
+    const details = runDetails(events);
+    expect(details.iterations).toHaveLength(1);
+    expect(details.iterations[0]).toMatchObject({
+      model: { text: '{"action": "final",', verdict: { kind: 'rejected', error: { code: 'INVALID_JSON' } } },
+      failure: { step: 'answer', error: { code: 'INVALID_JSON' } },
+    });
+    expect(details.ending).toMatchObject({ event: 'run.failed', outcome: { reason: 'invalid_answer' } });
+  });
+
+  it('should read the verdict through the memory step and report the save', async () => {
+    const { events } = await runRecordingPrompts([answer.final('done')], { conversationId: 'conv-1' });
+    const details = runDetails(events);
+    expect(details.iterations[0]?.model?.verdict).toEqual({ kind: 'final' });
+    expect(details.memory).toMatchObject({ conversationId: 'conv-1', turn: { answer: 'done' }, savedInMs: expect.any(Number) });
+  });
+
+  it('should show an unfinished log as pending: a tool call without result and no ending', async () => {
+    const { events } = await runRecordingPrompts([answer.tool('echo', { text: 'hi' }), answer.final('done')]);
+    const cut = events.slice(0, events.findIndex((event) => event.type === 'tool.requested') + 1);
+    const details = runDetails(cut);
+    expect(details.iterations[0]?.tool?.result).toBeNull();
+    expect(details.ending).toBeNull();
+    const onlyAnswered = runDetails(events.slice(0, events.findIndex((event) => event.type === 'model.answered') + 1));
+    expect(onlyAnswered.iterations[0]?.model?.verdict).toEqual({ kind: 'pending' });
+  });
+});
+
+describe('formatSteps', () => {
+  it('should cut long texts with a marker unless full, and print a failed step with ✖ and its code', async () => {
+    const long = 'x'.repeat(STEP_TEXT_LIMIT + 50);
+    expect(cutText(long, false)).toBe(`${'x'.repeat(STEP_TEXT_LIMIT)}[… 50 more characters; --full shows them]`);
+    expect(cutText(long, true)).toBe(long);
+    const { events } = await runRecordingPrompts([answer.tool('boom'), answer.final('done')]);
+    const text = formatSteps(runDetails(events), { color: false, full: false });
+    expect(text).toContain('── #1 ──  ✖ TOOL_FAILED');
+    expect(text).toContain('── #2 ──');
+    expect(text.filter((line) => line.startsWith('system prompt'))).toHaveLength(1);
+  });
+});
