@@ -23,6 +23,8 @@ export const ErrorCode = {
   CONFIDENCE_MISSING: 'CONFIDENCE_MISSING',
   CONFIDENCE_OUT_OF_RANGE: 'CONFIDENCE_OUT_OF_RANGE',
   TOOL_MISSING: 'TOOL_MISSING',
+  /** A final answer has no `message`, or a blank one: the run would end `done` with an empty answer. */
+  FINAL_MESSAGE_MISSING: 'FINAL_MESSAGE_MISSING',
   TOOL_NOT_ALLOWED: 'TOOL_NOT_ALLOWED',
   TOOL_INPUT_INVALID: 'TOOL_INPUT_INVALID',
 

@@ -106,7 +106,9 @@ function schemaFailure(errors: ErrorObject[] | null | undefined, answer: { confi
     const missing = (first.params as { missingProperty: string }).missingProperty;
     if (missing === 'confidence') return fail(ErrorCode.CONFIDENCE_MISSING, 'a tool action needs a "confidence" between 0 and 1');
     if (missing === 'tool') return fail(ErrorCode.TOOL_MISSING, 'a tool action needs the "tool" to call');
+    if (missing === 'message') return finalMessageMissing('has no "message"');
   }
+  if (path === '/message' && first?.keyword === 'pattern') return finalMessageMissing('has a blank "message"');
   // A literal such as 1e400 parses to Infinity, which ajv reports as a type error.
   if (path === '/confidence' && typeof answer.confidence === 'number') {
     return fail(ErrorCode.CONFIDENCE_OUT_OF_RANGE, `confidence must be between 0 and 1, not ${answer.confidence}`, { path });
@@ -119,6 +121,14 @@ function schemaFailure(errors: ErrorObject[] | null | undefined, answer: { confi
   return fail(ErrorCode.ANSWER_SCHEMA_MISMATCH, `the answer ${where} ${detail}`, {
     hint: 'expected {"action":"tool"|"final","tool":…,"input":{…},"confidence":0..1,"message":…}',
     path,
+  });
+}
+
+/** A final answer ends the run with its message as the answer: without one the run would end `done` with nothing to say. */
+function finalMessageMissing(what: string): AnswerValidation {
+  return fail(ErrorCode.FINAL_MESSAGE_MISSING, `the final answer ${what}`, {
+    hint: 'a final answer needs a non-empty "message": the answer given to the user',
+    path: '/message',
   });
 }
 

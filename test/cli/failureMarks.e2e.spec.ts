@@ -35,3 +35,17 @@ describe.concurrent('redflow run and replay: failures are marked', () => {
     expect(replayed.filter((line) => line.includes('✖'))).toHaveLength(1);
   });
 });
+
+describe.concurrent('redflow run: a final answer without a message', () => {
+  it('should exit 1 with FINAL_MESSAGE_MISSING and its hint instead of ending done with an empty answer', async ({ expect }) => {
+    const cwd = await dirs.make();
+    const flow = await writeIn(cwd, 'flow.json', smallFlow());
+    const script = await writeIn(cwd, 'answers.json', [{ action: 'final', confidence: 0.9 }]);
+    const run = await redflow(['run', flow, '--script', script, '--input', 'x', ...ALLOW_EXAMPLES], { cwd });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('blocked (invalid_answer) FINAL_MESSAGE_MISSING');
+    expect(run.stderr).toMatch(/^\s*hint: a final answer needs a non-empty "message"/m);
+    expect(stepLines(run.stderr)[0]).toMatch(/^#1\s+error\s+FINAL_MESSAGE_MISSING/);
+  });
+});

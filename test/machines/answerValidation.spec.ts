@@ -21,11 +21,15 @@ describe('model answer validation, each check with its own code', () => {
     ['null', 'null', ErrorCode.ANSWER_NOT_OBJECT],
     ['no action', '{"tool":"echo"}', ErrorCode.ACTION_MISSING],
     ['an unknown action', '{"action":"dance"}', ErrorCode.ACTION_UNKNOWN],
-    ['an unknown property', '{"action":"final","mood":"happy"}', ErrorCode.ANSWER_SCHEMA_MISMATCH],
+    ['an unknown property', '{"action":"final","message":"done","mood":"happy"}', ErrorCode.ANSWER_SCHEMA_MISMATCH],
     ['a tool action without confidence', '{"action":"tool","tool":"echo","input":{}}', ErrorCode.CONFIDENCE_MISSING],
     ['a tool action without tool', '{"action":"tool","input":{},"confidence":0.5}', ErrorCode.TOOL_MISSING],
     ['confidence above 1', '{"action":"tool","tool":"echo","input":{},"confidence":1.5}', ErrorCode.CONFIDENCE_OUT_OF_RANGE],
-    ['confidence below 0', '{"action":"final","confidence":-0.1}', ErrorCode.CONFIDENCE_OUT_OF_RANGE],
+    ['confidence below 0', '{"action":"final","message":"done","confidence":-0.1}', ErrorCode.CONFIDENCE_OUT_OF_RANGE],
+    ['a final answer without a message', '{"action":"final","confidence":0.9}', ErrorCode.FINAL_MESSAGE_MISSING],
+    ['a final answer with an empty message', '{"action":"final","message":""}', ErrorCode.FINAL_MESSAGE_MISSING],
+    ['a final answer with a blank message', '{"action":"final","message":" \\n\\t "}', ErrorCode.FINAL_MESSAGE_MISSING],
+    ['a tool call without a message', '{"action":"tool","tool":"echo","input":{},"confidence":0.5}', 'ok'],
     ['a tool not allowed', '{"action":"tool","tool":"rm_rf","input":{},"confidence":0.5}', ErrorCode.TOOL_NOT_ALLOWED],
     ['input not matching the schema', '{"action":"tool","tool":"echo","input":{"text":3},"confidence":0.5}', ErrorCode.TOOL_INPUT_INVALID],
     ['input with an extra field', '{"action":"tool","tool":"echo","input":{"x":1},"confidence":0.5}', ErrorCode.TOOL_INPUT_INVALID],
@@ -69,6 +73,7 @@ describe('a run whose model answers badly', () => {
     ['a tool not allowed', JSON.stringify(answer.tool('delete_everything')), ErrorCode.TOOL_NOT_ALLOWED],
     ['input not matching the schema', JSON.stringify(answer.tool('echo', { text: 42 })), ErrorCode.TOOL_INPUT_INVALID],
     ['confidence outside [0,1]', JSON.stringify(answer.tool('echo', {}, 7)), ErrorCode.CONFIDENCE_OUT_OF_RANGE],
+    ['a final answer without a message', '{"action":"final"}', ErrorCode.FINAL_MESSAGE_MISSING],
   ])('should stop on %s with its own code in observability and in the log', async (_name, text, code) => {
     const echo = countingTool();
     const { result, events } = await runScripted({ answers: [text], tools: [echo.tool] });
