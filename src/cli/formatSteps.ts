@@ -64,9 +64,10 @@ function formatIteration(it: IterationDetails, format: StepFormat): string[] {
     if (model.attempts !== null) facts.push(`${model.attempts} attempt${model.attempts === 1 ? '' : 's'}`);
     if (model.usage) facts.push(`tokens ${model.usage.promptTokens} in, ${model.usage.completionTokens} out`);
     if (model.originalLength !== null) facts.push(`cut from ${model.originalLength} characters`);
-    if (model.thoughtHidden) facts.push('thought not logged (debug off)');
+    if (model.thoughtHidden) facts.push('its thought taken out of the log (debug off)');
     lines.push(`  model answered (${facts.join(', ')}):`, ...indent(cut(model.text), 4));
-    if (model.rejection) lines.push(s.red(`  model actor refused it: ✖ ${errorText(model.rejection)}`));
+    // The logged text is the answer without its thought; this was the verdict on the answer as received.
+    if (model.rejection) lines.push(s.red(`  verdict on the answer as received: ✖ ${errorText(model.rejection)}`));
     lines.push(`  verdict: ${verdictText(model.verdict, format.color)}`);
   }
   const { tool } = it;

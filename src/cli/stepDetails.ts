@@ -34,9 +34,9 @@ export interface ModelCallDetails {
   readonly usage: ModelAnsweredData['usage'] | null;
   /** The answer's length before it was cut to the answer limit, when it was cut. */
   readonly originalLength: number | null;
-  /** True when the answer carried a thought that was kept out of the log (no debug). */
+  /** True when the answer carried a thought that was kept out of the log (no debug): `text` is the answer without it. */
   readonly thoughtHidden: boolean;
-  /** Why the model actor refused the answer before validation (too long, …), when it did. */
+  /** With `thoughtHidden`, when the thought could not be taken out cleanly: the verdict on the answer as received. */
   readonly rejection: ErrorInfoData | null;
   readonly verdict: AnswerVerdict;
 }

@@ -94,6 +94,14 @@ describe('runDetails', () => {
     expect(details.memory).toMatchObject({ conversationId: 'conv-1', turn: { answer: 'done' }, savedInMs: expect.any(Number) });
   });
 
+  it('should say when the answer’s thought was kept out of the log, and show the answer without it', async () => {
+    const { events } = await runRecordingPrompts([{ ...answer.final('done'), thought: 'the secret reasoning' }]);
+    const model = runDetails(events).iterations[0]?.model;
+    expect(model?.thoughtHidden).toBe(true);
+    expect(model?.text).not.toContain('the secret reasoning');
+    expect(formatSteps(runDetails(events), { color: false, full: true }).join('\n')).toContain('its thought taken out of the log (debug off)');
+  });
+
   it('should show an unfinished log as pending: a tool call without result and no ending', async () => {
     const { events } = await runRecordingPrompts([answer.tool('echo', { text: 'hi' }), answer.final('done')]);
     const cut = events.slice(0, events.findIndex((event) => event.type === 'tool.requested') + 1);
