@@ -51,6 +51,8 @@ export const ErrorCode = {
   MODEL_RESPONSE_TOO_LARGE: 'MODEL_RESPONSE_TOO_LARGE',
   MODEL_SCRIPT_EXHAUSTED: 'MODEL_SCRIPT_EXHAUSTED',
   MODEL_CONFIG_INVALID: 'MODEL_CONFIG_INVALID',
+  /** The model's server needs an API key (OpenAI's does) and its environment variable is not set: refused before any request. */
+  MODEL_KEY_MISSING: 'MODEL_KEY_MISSING',
   /** A scripted model's answers file (`--script`, or a flow's `answersFile`) does not exist or cannot be read. */
   ANSWERS_FILE_NOT_FOUND: 'ANSWERS_FILE_NOT_FOUND',
 
@@ -129,6 +131,8 @@ export const ErrorCode = {
   DUPLICATE_TOOL_NAME: 'DUPLICATE_TOOL_NAME',
   TOOL_WITHOUT_INPUT_SCHEMA: 'TOOL_WITHOUT_INPUT_SCHEMA',
   NO_TOOLS: 'NO_TOOLS',
+  /** Warning: a node needs an environment variable (a model's API key, a database's connection string) that is not set where runs run. */
+  ENV_NOT_SET: 'ENV_NOT_SET',
   /** Warning: a tool connected to the agent core is left out of its explicit `allowedTools`. */
   TOOL_NOT_IN_ALLOWED_TOOLS: 'TOOL_NOT_IN_ALLOWED_TOOLS',
   /** A flow file is larger than the loader accepts (5 MiB). */

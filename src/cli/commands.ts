@@ -10,6 +10,7 @@ import { formatDiagnostics } from '../flows/formatDiagnostics.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
 import { flowFileRoots, validateFlowFiles } from '../flows/flowFiles.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
+import { environmentWarnings } from '../flows/environmentWarnings.js';
 import { resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
 import { ExitCode, exitCodeOf } from './exitCodes.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
@@ -189,8 +190,9 @@ async function readInputFile(file: string): Promise<string> {
 const validateUsage = `usage: redflow validate <flow.json> [--json] [--allow-files <dir> ...]
 
 Checks a flow: its JSON, its schema, node configs, edge rules and graph rules, and that the files
-it names are inside its folder (or an --allow-files one). Prints every error and warning with its
-code. Exit code 0 when valid (warnings allowed), 65 when not.
+it names are inside its folder (or an --allow-files one). Warns (ENV_NOT_SET) when a run started
+here would miss an environment variable: the model's API key, a tool.postgres connection string.
+Prints every error and warning with its code. Exit code 0 when valid (warnings allowed), 65 when not.
 ${allowFilesOptionHelp}`;
 
 const validate: Command = {
@@ -205,9 +207,11 @@ const validate: Command = {
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, validateUsage);
     const loaded = await loadFlowFile(flowPath);
     // A flow that validates is checked for the files it names too, as a run would check it.
-    const validation = loaded.validation.ok
+    const checked = loaded.validation.ok
       ? await validateFlowFiles(loaded.validation, loaded.validation.flow.definition, flowFileRoots(loaded.path, allowedFolders(values)))
       : loaded.validation;
+    // And for what a run started here would find missing in this environment (warnings only).
+    const validation = checked.ok ? { ...checked, warnings: [...checked.warnings, ...environmentWarnings(checked.flow, process.env)] } : checked;
     const errors = validation.ok ? [] : validation.errors;
     if (values.json) {
       line(output.out, JSON.stringify({ ok: validation.ok, errors, warnings: validation.warnings }, null, 2));

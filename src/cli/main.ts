@@ -28,6 +28,7 @@ const dataErrors: ReadonlySet<string> = new Set([
   ErrorCode.MEMORY_RECORD_TOO_LARGE,
   ErrorCode.FLOW_FILE_OUTSIDE_ROOTS,
   ErrorCode.MODEL_CONFIG_INVALID,
+  ErrorCode.MODEL_KEY_MISSING,
   ErrorCode.TOOL_MODULE_INVALID,
   ErrorCode.TOOL_CONFIG_INVALID,
   ErrorCode.MEMORY_KEY_INVALID,

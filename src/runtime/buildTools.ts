@@ -3,11 +3,12 @@ import { NodeType } from '../flows/nodeTypes.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { createHttpTool } from '../actors/tools/httpTool.js';
 import { loadModuleTool } from '../actors/tools/moduleTool.js';
+import { missingConnectionStringEnv, noConnectionStringError } from '../actors/tools/postgresConnectionEnv.js';
 import type { PlannedTool, RunPlan } from './runPlan.js';
 
 /** Options of {@link buildTools} and {@link allowedToolSpecs}. */
 export interface ToolBuildOptions {
-  /** Environment of `tool.postgres` connection strings, read at the first call (default `process.env`). */
+  /** Environment of `tool.postgres` connection strings, checked when the tool is built (default `process.env`). */
   readonly env?: NodeJS.ProcessEnv;
   /** Folders besides the flow file's own where a `tool.module` may be (`--allow-files`). */
   readonly allowFiles?: readonly string[];
@@ -25,7 +26,7 @@ export interface BuiltTools {
 
 /**
  * Builds the plan's tools (or those in `only`): `tool.http`, `tool.module` (the module is imported
- * here) and `tool.postgres` (its pool is made at its first call). Only what serves the tools calls
+ * here) and `tool.postgres` (its connection string must be there now; its pool is made at its first call). Only what serves the tools calls
  * it (an embedded run, a tool worker); on a failure, what was built is released before it throws.
  *
  * @throws RedflowError `TOOL_MODULE_INVALID` or `TOOL_CONFIG_INVALID` for a tool that cannot be built.
@@ -40,6 +41,16 @@ export async function buildTools(
   options: ToolBuildOptions = {},
   only?: ReadonlySet<string>,
 ): Promise<BuiltTools> {
+  return buildSome(plan, options, only, true);
+}
+
+/** {@link buildTools}, where `serving` false builds them for their specs only (no connection string needed). */
+async function buildSome(
+  plan: Pick<RunPlan, 'tools' | 'baseDir'>,
+  options: ToolBuildOptions,
+  only: ReadonlySet<string> | undefined,
+  serving: boolean,
+): Promise<BuiltTools> {
   const tools: ToolDefinition[] = [];
   const closers: (() => Promise<void>)[] = [];
   const close = async (): Promise<void> => {
@@ -48,7 +59,7 @@ export async function buildTools(
   try {
     for (const planned of plan.tools) {
       if (only && !only.has(planned.name)) continue;
-      const built = await buildTool(planned, plan.baseDir, options);
+      const built = await buildTool(planned, plan.baseDir, options, serving);
       tools.push(built.tool);
       if (built.close) closers.push(built.close);
     }
@@ -63,6 +74,7 @@ async function buildTool(
   planned: PlannedTool,
   baseDir: string,
   options: ToolBuildOptions,
+  serving: boolean,
 ): Promise<{ tool: ToolDefinition; close?: () => Promise<void> }> {
   switch (planned.type) {
     case NodeType.ToolHttp:
@@ -70,6 +82,10 @@ async function buildTool(
     case NodeType.ToolModule:
       return { tool: await loadModuleTool({ ...planned.config, name: planned.name }, baseDir, options.allowFiles) };
     case NodeType.ToolPostgres: {
+      // Checked here, not at the first call the tool would make: a run without its database stops
+      // before the model is asked anything. Not for the specs only: a core worker needs none.
+      const missing = serving ? missingConnectionStringEnv(planned.config, options.env ?? process.env) : undefined;
+      if (missing !== undefined) throw noConnectionStringError(`postgres tool '${planned.name}'`, missing);
       // Loaded only for flows that use it: the PostgreSQL driver is not needed otherwise.
       const { createPostgresTool } = await import('../actors/tools/postgresTool.js');
       const tool = createPostgresTool({ ...planned.config, name: planned.name }, { env: options.env ?? process.env });
@@ -96,7 +112,7 @@ async function buildTool(
  * ```
  */
 export async function allowedToolSpecs(plan: Pick<RunPlan, 'tools' | 'baseDir' | 'agent'>, options: ToolBuildOptions = {}): Promise<ToolSpec[]> {
-  const built = await buildTools(plan, options, new Set(plan.agent.allowedTools));
+  const built = await buildSome(plan, options, new Set(plan.agent.allowedTools), false);
   await built.close();
   return toolSpecs(built.tools);
 }

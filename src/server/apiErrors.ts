@@ -18,6 +18,7 @@ const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.FLOW_FILE_OUTSIDE_ROOTS]: 400,
   [ErrorCode.MEMORY_KEY_INVALID]: 400,
   [ErrorCode.MODEL_CONFIG_INVALID]: 400,
+  [ErrorCode.MODEL_KEY_MISSING]: 400,
   // A flow's answersFile that is not there: the flow's fault, not a missing resource of the API.
   [ErrorCode.ANSWERS_FILE_NOT_FOUND]: 400,
   [ErrorCode.TOOL_MODULE_INVALID]: 400,

@@ -5,6 +5,7 @@ import { ErrorCode, errorInfo } from '../errors.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import { type FlowValidation, validateFlow } from '../flows/validateFlow.js';
 import { validateFlowFiles } from '../flows/flowFiles.js';
+import { environmentWarnings } from '../flows/environmentWarnings.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
@@ -42,6 +43,11 @@ export interface ApiContext {
   readonly keepAliveMs?: number;
   /** Folders the files a flow names may be in: the flows directory, and those given with `--allow-files`. */
   readonly allowFiles: readonly string[];
+  /**
+   * The environment runs see when they run in this process, for the `ENV_NOT_SET` warnings of
+   * validate and save; absent when they run elsewhere (a cluster's workers have their own).
+   */
+  readonly runEnv?: NodeJS.ProcessEnv;
 }
 
 /** One request, matched to its route. */
@@ -104,7 +110,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
     route('PUT', `${ApiRoute.flows}/*id`, async ({ req, res, params }) => {
       const id = parseFlowId(params.id ?? '');
       const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
-      const validation = await validateWithFiles(body, path.dirname(flowFilePath(flows.dir, id)), context.allowFiles);
+      const validation = await validateWithFiles(body, path.dirname(flowFilePath(flows.dir, id)), context);
       // Graph errors do not stop a save (a flow is saved half-built, and fixed later); a body
       // that is not a flow at all does.
       if (!validators.flow(body)) {
@@ -128,7 +134,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
     route('POST', ApiRoute.validate, async ({ req, res }) => {
       const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
       // A flow not saved yet: its relative paths are taken from the flows directory.
-      sendJson(res, 200, validationResponse(await validateWithFiles(body, flows.dir, context.allowFiles)));
+      sendJson(res, 200, validationResponse(await validateWithFiles(body, flows.dir, context)));
     }),
 
     route('GET', ApiRoute.runs, async ({ res, query }) => {
@@ -214,9 +220,14 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
   ];
 }
 
-/** The flow's validation, with the files it names checked against the allowed folders from `baseDir`. */
-function validateWithFiles(body: unknown, baseDir: string, allowFiles: readonly string[]): Promise<FlowValidation> {
-  return validateFlowFiles(validateFlow(body), body, { baseDir, roots: [baseDir, ...allowFiles] });
+/**
+ * The flow's validation, with the files it names checked against the allowed folders from
+ * `baseDir`, and warned about what runs here would miss in their environment.
+ */
+async function validateWithFiles(body: unknown, baseDir: string, context: Pick<ApiContext, 'allowFiles' | 'runEnv'>): Promise<FlowValidation> {
+  const validation = await validateFlowFiles(validateFlow(body), body, { baseDir, roots: [baseDir, ...context.allowFiles] });
+  if (!validation.ok || context.runEnv === undefined) return validation;
+  return { ...validation, warnings: [...validation.warnings, ...environmentWarnings(validation.flow, context.runEnv)] };
 }
 
 function validationResponse(validation: FlowValidation): ValidationResponse {

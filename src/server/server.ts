@@ -119,6 +119,8 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
       allowFiles,
+      // A cluster's runs see their workers' environment, not this one: nothing to warn from here.
+      ...(options.backend === undefined && { runEnv: options.env ?? process.env }),
     }),
   );
   const editorFiles = createEditorFiles(options.editorDir ?? DEFAULT_EDITOR_DIR);

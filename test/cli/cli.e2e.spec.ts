@@ -363,7 +363,8 @@ describe.concurrent('redflow validate', () => {
   });
 
   it('should print {ok, errors, warnings} with --json for a valid flow with a warning', async ({ expect }) => {
-    const result = await redflow(['validate', example('graph-format'), '--json'], { cwd: await dirs.make() });
+    // With its model's key set: without it, ENV_NOT_SET would be a second warning.
+    const result = await redflow(['validate', example('graph-format'), '--json'], { cwd: await dirs.make(), env: { OPENAI_API_KEY: 'sk-test' } });
     expect(result.code, result.stderr).toBe(0);
     const parsed = JSON.parse(result.stdout) as { ok: boolean; errors: unknown[]; warnings: { code: string; severity: string }[] };
     expect(parsed.ok).toBe(true);

@@ -542,8 +542,8 @@ describe('resolveOpenAiConfig', () => {
   });
 
   it('should take the model from REDFLOW_MODEL when the node has none', () => {
-    expect(resolveOpenAiConfig({}, { REDFLOW_MODEL: 'qwen2.5' }).model).toBe('qwen2.5');
-    expect(resolveOpenAiConfig({ model: 'node-model' }, { REDFLOW_MODEL: 'env-model' }).model).toBe('node-model');
+    expect(resolveOpenAiConfig({}, { REDFLOW_MODEL: 'qwen2.5', OPENAI_API_KEY: 'sk-test' }).model).toBe('qwen2.5');
+    expect(resolveOpenAiConfig({ model: 'node-model' }, { REDFLOW_MODEL: 'env-model', OPENAI_API_KEY: 'sk-test' }).model).toBe('node-model');
   });
 
   it('should fail with MODEL_CONFIG_INVALID and a hint when no model is given', () => {
@@ -556,15 +556,42 @@ describe('resolveOpenAiConfig', () => {
     }
   });
 
+  it('should refuse OpenAI\'s API without a key, with MODEL_KEY_MISSING naming the variable, before any request', () => {
+    const attempt = (config: Parameters<typeof resolveOpenAiConfig>[0], env: NodeJS.ProcessEnv) => () => resolveOpenAiConfig(config, env);
+    for (const [config, env, variable] of [
+      [{ model: 'gpt-4o-mini' }, {}, 'OPENAI_API_KEY'],
+      [{ model: 'gpt-4o-mini', provider: 'openai' as const }, { OPENAI_API_KEY: '  ' }, 'OPENAI_API_KEY'],
+      [{ model: 'gpt-4o-mini', apiKeyEnv: 'TEAM_OPENAI_KEY' }, { OPENAI_API_KEY: 'sk-not-this-one' }, 'TEAM_OPENAI_KEY'],
+      [{ model: 'gpt-4o-mini', baseUrl: 'https://API.openai.com/v1/' }, {}, 'OPENAI_API_KEY'],
+    ] as const) {
+      try {
+        attempt(config, env)();
+        throw new Error(`expected ${JSON.stringify(config)} to be refused`);
+      } catch (error) {
+        expect((error as RedflowError).code).toBe(ErrorCode.MODEL_KEY_MISSING);
+        expect((error as RedflowError).message).toContain(`$${variable}`);
+        expect((error as RedflowError).hint).toContain(`export ${variable}=`);
+      }
+    }
+  });
+
+  it('should need no key for a server other than OpenAI\'s (no Authorization header is sent)', () => {
+    expect(resolveOpenAiConfig({ model: 'llama3.1', provider: 'ollama' }, {}).apiKey).toBeUndefined();
+    expect(resolveOpenAiConfig({ model: 'm', baseUrl: 'http://127.0.0.1:8000/v1' }, {}).baseUrl).toBe('http://127.0.0.1:8000/v1');
+    expect(resolveOpenAiConfig({ model: 'm' }, { OPENAI_BASE_URL: 'http://127.0.0.1:11434/v1' }).apiKey).toBeUndefined();
+    expect(resolveOpenAiConfig({ model: 'm', apiKeyEnv: 'TEAM_KEY' }, { TEAM_KEY: 'sk-team' }).apiKey).toBe('sk-team');
+  });
+
   it('should pass the tuning options through', () => {
     expect(
       resolveOpenAiConfig(
         { model: 'm', temperature: 0, maxTokens: 100, timeoutMs: 5000, maxRetries: 1, jsonMode: false },
-        {},
+        { OPENAI_API_KEY: 'sk-test' },
       ),
     ).toEqual({
       baseUrl: 'https://api.openai.com/v1',
       model: 'm',
+      apiKey: 'sk-test',
       temperature: 0,
       maxTokens: 100,
       timeoutMs: 5000,

@@ -79,7 +79,9 @@ function firstSet(...values: (string | undefined)[]): string | undefined {
  * from `$<apiKeyEnv>` (default `$OPENAI_API_KEY`), absent when unset; `model` from the node or
  * `$REDFLOW_MODEL`. Blank values count as unset.
  *
- * @throws RedflowError `MODEL_CONFIG_INVALID` when no model name is given anywhere.
+ * @throws RedflowError `MODEL_CONFIG_INVALID` when no model name is given anywhere;
+ *   `MODEL_KEY_MISSING` when the server is OpenAI's and the key's variable is not set (see
+ *   {@link needsApiKey}), so a run without one stops before any request instead of retrying.
  *
  * @example
  * ```ts
@@ -99,7 +101,9 @@ export function resolveOpenAiConfig(nodeConfig: ModelLlmConfig, env: NodeJS.Proc
       '/model',
     );
   }
-  const apiKey = firstSet(env[nodeConfig.apiKeyEnv ?? OPENAI_DEFAULTS.apiKeyEnv]);
+  const apiKeyEnv = nodeConfig.apiKeyEnv ?? OPENAI_DEFAULTS.apiKeyEnv;
+  const apiKey = firstSet(env[apiKeyEnv]);
+  if (apiKey === undefined && needsApiKey(baseUrl)) throw missingKeyError(apiKeyEnv, baseUrl);
   const config: {
     -readonly [K in keyof OpenAiChatModelConfig]: OpenAiChatModelConfig[K];
   } = { baseUrl, model };
@@ -111,6 +115,33 @@ export function resolveOpenAiConfig(nodeConfig: ModelLlmConfig, env: NodeJS.Proc
   if (nodeConfig.jsonMode !== undefined) config.jsonMode = nodeConfig.jsonMode;
   if (nodeConfig.maxResponseBytes !== undefined) config.maxResponseBytes = nodeConfig.maxResponseBytes;
   return config;
+}
+
+/** The host of OpenAI's own API, which answers every request without a key with 401. */
+const OPENAI_API_HOST = 'api.openai.com';
+
+/**
+ * Whether a run against `baseUrl` cannot do without an API key. Without a key no `Authorization`
+ * header is sent, which local and self-hosted OpenAI-compatible servers (Ollama, vLLM, llama.cpp)
+ * accept; only OpenAI's own API is known to refuse it, so only its host requires one. A server
+ * elsewhere that wants a key says so with a 401 at the first call (not retried).
+ */
+export function needsApiKey(baseUrl: string): boolean {
+  try {
+    return new URL(baseUrl).hostname.toLowerCase() === OPENAI_API_HOST;
+  } catch {
+    // Not a URL: createOpenAiChatModel reports that, with its own code.
+    return false;
+  }
+}
+
+function missingKeyError(apiKeyEnv: string, baseUrl: string): RedflowError {
+  return new RedflowError({
+    code: ErrorCode.MODEL_KEY_MISSING,
+    message: `no API key: ${baseUrl} needs one and $${apiKeyEnv} is not set`,
+    hint: `export ${apiKeyEnv}=<your key> where the model runs (the embedded run, or the model worker), or point the model node's "baseUrl" (or $OPENAI_BASE_URL) at a server that needs none, such as Ollama`,
+    path: '/apiKeyEnv',
+  });
 }
 
 /** Parses `Retry-After`: delay-seconds or an HTTP date. Returns ms, or undefined when unusable. */

@@ -5,6 +5,7 @@ import type { ToolPostgresConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
 import { IDEMPOTENCY_KEY_PARAMETER, parseSqlParameters, undeclaredParameters, type ParsedSql } from './sqlParameters.js';
 import { registerSecret } from '../../secrets.js';
+import { DEFAULT_POSTGRES_CONNECTION_STRING_ENV, noConnectionStringError } from './postgresConnectionEnv.js';
 
 /** Whole-call timeout of a PostgreSQL tool (and its `statement_timeout`) when `timeoutMs` is not set. */
 export const DEFAULT_POSTGRES_TOOL_TIMEOUT_MS = 5_000;
@@ -12,8 +13,7 @@ export const DEFAULT_POSTGRES_TOOL_TIMEOUT_MS = 5_000;
 /** Rows a PostgreSQL tool returns at most when `maxRows` is not set. */
 export const DEFAULT_POSTGRES_TOOL_MAX_ROWS = 100;
 
-/** The environment variable holding the connection string when `connectionStringEnv` is not set. */
-export const DEFAULT_POSTGRES_CONNECTION_STRING_ENV = 'DATABASE_URL';
+export { DEFAULT_POSTGRES_CONNECTION_STRING_ENV } from './postgresConnectionEnv.js';
 
 /** Connections a PostgreSQL tool's own pool opens at most. */
 export const POSTGRES_TOOL_POOL_SIZE = 5;
@@ -155,12 +155,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
     const connectionString = config.connectionString ?? (options.env ?? process.env)[envName];
     const source = config.connectionString !== undefined ? 'the node\'s "connectionString"' : `the environment variable ${envName}`;
     if (connectionString === undefined || connectionString === '') {
-      throw new RedflowError({
-        code: ErrorCode.TOOL_CONFIG_INVALID,
-        message: `${label}: no connection string: ${envName} is not set and the node has no "connectionString"`,
-        hint: `set ${envName} to a connection string, e.g. postgres://user@localhost:5432/db`,
-        path: '/connectionStringEnv',
-      });
+      throw noConnectionStringError(label, envName);
     }
     if (!isConnectionUrl(connectionString)) {
       // Not repeated: it may hold a password.
