@@ -87,6 +87,16 @@ describe('runDetails', () => {
     expect(details.ending).toMatchObject({ event: 'run.failed', outcome: { reason: 'invalid_answer' } });
   });
 
+  it('should mark a model call that failed, with no answer, as the failed step', async () => {
+    const { events } = await runRecordingPrompts([]);
+    const details = runDetails(events);
+    expect(details.ending?.outcome.reason).toBe('model_error');
+    expect(details.iterations).toEqual([
+      expect.objectContaining({ iteration: 1, model: null, tool: null, failure: { step: 'model', error: details.ending?.outcome.error } }),
+    ]);
+    expect(formatSteps(details, { color: false, full: false }).join('\n')).toContain(`  model: ✖ ${details.ending?.outcome.error?.code}: ${details.ending?.outcome.error?.message}`);
+  });
+
   it('should read the verdict through the memory step and report the save', async () => {
     const { events } = await runRecordingPrompts([answer.final('done')], { conversationId: 'conv-1' });
     const details = runDetails(events);
