@@ -73,6 +73,7 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
     } else {
       if (ended.outcome.reason === 'final_answer') line(output.out, ended.outcome.answer ?? '');
       else line(output.err, formatOutcome(ended.outcome, output.color));
+      if (ended.outcome.status === 'done_partial' && ended.outcome.answer !== undefined) line(output.out, ended.outcome.answer);
       line(output.err, s.dim(`run ${remote.traceId} on ${prefix} (redflow replay ${remote.traceId} --nats <url> shows it again)`));
     }
     return exitCodeOf(ended.outcome);
@@ -174,7 +175,10 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
     options.progress.done();
     if (options.json) line(output.out, JSON.stringify({ traceId, outcome: result.outcome, envelope: result.envelope }, null, 2));
     else if (result.outcome.reason === 'final_answer') line(output.out, result.outcome.answer ?? '');
-    else line(output.err, formatOutcome(result.outcome, output.color));
+    else {
+      line(output.err, formatOutcome(result.outcome, output.color));
+      if (result.outcome.status === 'done_partial' && result.outcome.answer !== undefined) line(output.out, result.outcome.answer);
+    }
     return exitCodeOf(result.outcome);
   } finally {
     await leases.close();

@@ -54,6 +54,8 @@ async function report(run: EmbeddedRun, json: boolean, output: Output, progress:
     } else {
       if (result.outcome.reason === 'final_answer') line(output.out, result.outcome.answer ?? '');
       else line(output.err, formatOutcome(result.outcome, output.color));
+      // A stop condition's answer is what the run had: it is the run's output as much as a final one.
+      if (result.outcome.status === 'done_partial' && result.outcome.answer !== undefined) line(output.out, result.outcome.answer);
       line(output.err, s.dim(`log: ${path.relative(process.cwd(), run.logPath) || run.logPath}   (redflow replay <log> shows it again)`));
     }
     return exitCodeOf(result.outcome);

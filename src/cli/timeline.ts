@@ -29,7 +29,8 @@ export function formatOutcome(outcome: RunOutcome, color: boolean): string {
           : s.red('blocked');
   const error = outcome.error ? ` ${outcome.error.code}: ${outcome.error.message}` : '';
   const hint = outcome.error?.hint ? `\n  hint: ${outcome.error.hint}` : '';
-  return `${label} (${outcome.reason})${error}${hint}`;
+  const detail = outcome.detail ? `: ${outcome.detail}` : '';
+  return `${label} (${outcome.reason})${detail}${error}${hint}`;
 }
 
 /** The whole timeline of an envelope, one line per iteration. */

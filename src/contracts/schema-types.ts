@@ -127,6 +127,10 @@ export interface RunOutcome {
     | 'timeout'
     | 'aborted';
   answer?: string;
+  /**
+   * Why a stop condition ended the run, in words (done_partial): the answer is then what the run had.
+   */
+  detail?: string;
   error?: ErrorInfoData;
 }
 

@@ -1,5 +1,6 @@
-import type { RunOutcome } from '../contracts/schema-types.js';
+import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
+import { partialAnswer } from './partialAnswer.js';
 
 /**
  * The ways a run ends, as {@link RunOutcome}s (see docs/architecture.md). `status` is the run's exit
@@ -10,11 +11,13 @@ export const Outcome = {
   finalAnswer(answer: string | undefined): RunOutcome {
     return answer === undefined ? { status: 'done', reason: 'final_answer' } : { status: 'done', reason: 'final_answer', answer };
   },
-  confidenceReached(threshold: number, confidence: number): RunOutcome {
+  /** The answer is what the run has (see {@link partialAnswer}); why it stopped is in `reason` and `detail`. */
+  confidenceReached(threshold: number, confidence: number, envelope: AgentEnvelope): RunOutcome {
     return {
       status: 'done_partial',
       reason: 'confidence_threshold',
-      answer: `stopped: confidence ${confidence} reached the threshold ${threshold}`,
+      answer: partialAnswer(envelope),
+      detail: `stopped after a tool call: its confidence ${confidence} reached the confidence_threshold ${threshold}`,
     };
   },
   iterationLimit(limit: number, byCondition: boolean): RunOutcome {

@@ -234,7 +234,7 @@ export const reactMachine = setup({
     endWithConfidenceStop: assign(({ context }) => ({
       ending: ending(
         AgentEventType.RunCompleted,
-        Outcome.confidenceReached(confidenceThreshold(context.settings.agent) ?? 1, lastConfidence(context.envelope) ?? 1),
+        Outcome.confidenceReached(confidenceThreshold(context.settings.agent) ?? 1, lastConfidence(context.envelope) ?? 1, context.envelope),
       ),
     })),
     endWithIterationLimit: assign(({ context }) => {

@@ -49,3 +49,24 @@ describe.concurrent('redflow run: a final answer without a message', () => {
     expect(stepLines(run.stderr)[0]).toMatch(/^#1\s+error\s+FINAL_MESSAGE_MISSING/);
   });
 });
+
+describe.concurrent('redflow run: a run stopped by the confidence threshold', () => {
+  it('should print what the run has as its answer on stdout, and why it stopped on stderr', async ({ expect }) => {
+    const cwd = await dirs.make();
+    const flow = smallFlow();
+    flow.nodes[1]!.config = { ...flow.nodes[1]!.config, stopConditions: [{ type: 'confidence_threshold', value: 0.8 }] };
+    const file = await writeIn(cwd, 'flow.json', flow);
+    const script = await writeIn(cwd, 'answers.json', [
+      { action: 'tool', tool: 'lookup_order', input: { orderId: 'A-1001' }, confidence: 0.9, message: 'Found the order.' },
+    ]);
+    const run = await redflow(['run', file, '--script', script, '--input', 'x', ...ALLOW_EXAMPLES], { cwd });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(
+      'Found the order.\n\nlookup_order: {"orderId":"A-1001","status":"shipped","carrier":"FastShip","trackingCode":"FS-77812","placedAt":"2026-11-17"}\n',
+    );
+    expect(run.stderr).toContain('done_partial (confidence_threshold): stopped after a tool call: its confidence 0.9 reached the confidence_threshold 0.8');
+
+    const replay = await redflow(['replay', logPathOf(run.stderr, cwd)], { cwd });
+    expect(replay.stdout).toContain('answer: Found the order.\n\nlookup_order: {"orderId":"A-1001"');
+  });
+});

@@ -37,6 +37,7 @@ export default {
   description: 'Echoes its text, slowly',
   inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false },
   async execute({ text }, { signal }) {
+    if (text === 'fail') throw new Error('asked to fail');
     await new Promise((resolve, reject) => {
       const timer = setTimeout(resolve, ${TOOL_WAIT_MS});
       signal?.addEventListener('abort', () => { clearTimeout(timer); reject(new Error('aborted')); });
@@ -56,6 +57,12 @@ const ANSWERS = [
 const CONFIDENT_ANSWERS = [
   { action: 'tool', tool: 'module_tool', input: { text: 'sure?' }, confidence: 0.7 },
   { action: 'final', message: 'Not reached.', confidence: 0.9 },
+];
+
+/** A tool call that fails (the tool throws on "fail"), below the confidence threshold, then a final answer. */
+const FAILING_TOOL_ANSWERS = [
+  { action: 'tool', tool: 'module_tool', input: { text: 'fail' }, confidence: 0.3 },
+  { action: 'final', message: 'The tool failed.', confidence: 0.9 },
 ];
 
 let dir: string;
@@ -344,10 +351,24 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     // The model's one tool call comes at confidence 0.7 ≥ 0.6: the run stops after it, done_partial.
     await runToEnd('stop when sure');
     await expect.poll(() => page.locator('[data-testid="tab-runtime"] [data-testid="run-outcome"]').textContent()).toBe('done_partial confidence_threshold');
-    expect(await page.textContent('[data-testid="run-answer"]')).toBe('stopped: confidence 0.7 reached the threshold 0.6');
+    // The answer is what the run has (the tool's output); why it stopped is beside it.
+    expect(await page.textContent('[data-testid="run-answer"]')).toBe('module_tool: {"echoed":"sure?"}');
+    expect(await page.textContent('[data-testid="run-detail"]')).toBe('stopped after a tool call: its confidence 0.7 reached the confidence_threshold 0.6');
     const actions = await page.locator('[data-testid="timeline-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')));
     expect(actions).toEqual(['tool']);
     expect(await page.getAttribute('[data-testid="statechart"]', 'data-current-state')).toBe('done');
+  });
+
+  it('should mark the timeline row of a failed tool call with ✖ and its code, and leave the others unmarked', async () => {
+    await selectNode('model');
+    await setTextarea('answers', JSON.stringify(FAILING_TOOL_ANSWERS));
+    await selectNode('agent');
+    await runToEnd('this tool fails');
+    const rows = page.locator('[data-testid="timeline-row"]');
+    await expect.poll(() => rows.evaluateAll((all) => all.map((r) => r.getAttribute('data-action')))).toEqual(['tool', 'final']);
+    expect(await rows.evaluateAll((all) => all.map((r) => r.getAttribute('data-failed')))).toEqual(['true', null]);
+    expect(await rows.first().locator('.timeline__code').textContent()).toBe('✖ TOOL_FAILED');
+    expect(await rows.nth(1).locator('.timeline__code').count()).toBe(0);
   });
 
   it('should ask for the token of a server that wants one, and abort a run under way', async () => {

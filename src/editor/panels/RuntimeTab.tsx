@@ -61,6 +61,11 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
           </>
         )}
       </dl>
+      {outcome?.detail && (
+        <p className="muted" data-testid="run-detail">
+          {outcome.detail}
+        </p>
+      )}
       {outcome?.answer && (
         <blockquote className="answer" data-testid="run-answer">
           {outcome.answer}
