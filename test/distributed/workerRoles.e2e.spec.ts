@@ -77,4 +77,18 @@ describe('worker roles', () => {
     expect(ending.code, tools.stderr()).toBe(65);
     expect(tools.stderr()).toMatch(/TOOL_MODULE_INVALID/);
   }, 30_000);
+
+  it('should refuse a model worker without OpenAI\'s key and a tool worker without DATABASE_URL (65), while core workers need neither', async () => {
+    const postgresFlow = path.join(REPO_ROOT, 'examples', 'postgres-orders', 'flow.json');
+    const cores = [worker(FLOW, 'core'), worker(postgresFlow, 'core', { DATABASE_URL: '' })];
+    // A model name but no key, for OpenAI's API (no base URL): refused at start, no request.
+    const llm = worker(FLOW, 'model', { REDFLOW_MODEL: 'test-model' });
+    const database = worker(postgresFlow, 'tool', { DATABASE_URL: '' });
+    await Promise.all(cores.map((core) => core.ready()));
+    const [llmEnding, databaseEnding] = await Promise.all([llm.ended, database.ended]);
+    expect(llmEnding.code, llm.stderr()).toBe(65);
+    expect(llm.stderr()).toMatch(/MODEL_KEY_MISSING: .*\$OPENAI_API_KEY is not set/);
+    expect(databaseEnding.code, database.stderr()).toBe(65);
+    expect(database.stderr()).toMatch(/TOOL_CONFIG_INVALID: .*DATABASE_URL is not set/);
+  }, 30_000);
 });
