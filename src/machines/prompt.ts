@@ -21,7 +21,7 @@ Output format:
   "tool": "tool_name_if_any",
   "input": {},
   "confidence": number,
-  "message": "optional"
+  "message": "required for final: the answer itself; optional for tool"
 }`;
 
 /** Longest observation (tool output) put in a prompt; longer ones are cut with a note. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
+import { buildSystemPrompt } from '../../src/machines/prompt.js';
 import { buildAnswerRules } from '../../src/runtime/answerRules.js';
 import { validateModelAnswer } from '../../src/validation/validateModelAnswer.js';
 import { answer, countingTool, runScripted } from '../support/harness.js';
@@ -47,6 +48,10 @@ describe('model answer validation, each check with its own code', () => {
     ['keys that only look alike', '{"action":"final","message":"a","thought":"b"}', 'ok'],
   ])('should judge %s (%s) as %s', (_name, text, code) => {
     expect(codeOf(text)).toBe(code);
+  });
+
+  it('should tell the model, in the prompt, that a final answer needs its message', () => {
+    expect(buildSystemPrompt([])).toContain('"message": "required for final: the answer itself; optional for tool"');
   });
 
   it('should refuse a 10 MB answer before parsing it', () => {
