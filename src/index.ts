@@ -42,7 +42,7 @@ export type { ToolDefinition, ToolContext, ToolRequest, ToolResult } from './act
 export type { MemoryStore, MemoryRecord } from './actors/memory.js';
 export { serveModel, serveTool, serveMemory } from './actors/serveActors.js';
 export { createScriptedModel } from './actors/models/scriptedModel.js';
-export { createOpenAiChatModel, resolveOpenAiConfig } from './actors/models/openAiChatModel.js';
+export { createOpenAiChatModel, resolveOpenAiConfig, needsApiKey } from './actors/models/openAiChatModel.js';
 export { createHttpTool } from './actors/tools/httpTool.js';
 export { loadModuleTool } from './actors/tools/moduleTool.js';
 export { createPostgresTool } from './actors/tools/postgresTool.js';
@@ -66,6 +66,8 @@ export { buildTools, allowedToolSpecs } from './runtime/buildTools.js';
 export { buildMemoryStore } from './runtime/buildMemoryStore.js';
 export { runFlowFile, resumeFromLog } from './runtime/embeddedFlowRun.js';
 export { loadValidFlow, FlowInvalidError } from './flows/loadValidFlow.js';
+/** The `ENV_NOT_SET` warnings of a valid flow in the environment its runs would see. */
+export { environmentWarnings } from './flows/environmentWarnings.js';
 export { systemClock, createSteppingClock } from './runtime/clock.js';
 export type { Clock } from './runtime/clock.js';
 export { randomIds, createSequentialIds } from './runtime/ids.js';
