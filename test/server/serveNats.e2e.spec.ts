@@ -239,6 +239,17 @@ describe('redflow serve --nats, with real worker processes', () => {
     expect(health.json).toMatchObject({ ok: true, mode: 'nats' } satisfies Partial<HealthResponse>);
   });
 
+  it("should not warn ENV_NOT_SET at validate from its own environment: the workers' is the one runs see", async () => {
+    // OpenAI's model without OPENAI_API_KEY here (childEnv leaves OPENAI_* out): an embedded server would warn.
+    const flow = flowFile(FLOW);
+    const onOpenAi = { ...flow, nodes: flow.nodes.map((n) => (n.id === 'model' ? { ...n, config: { provider: 'openai', model: 'gpt-4o-mini' } } : n)) };
+    const checked = await call(server, 'POST', '/api/validate', { body: onOpenAi });
+    expect(checked.status, checked.text).toBe(200);
+    const validation = checked.json as { ok: boolean; warnings: { code: string }[] };
+    expect(validation.ok).toBe(true);
+    expect(validation.warnings.map((w) => w.code)).not.toContain('ENV_NOT_SET');
+  });
+
   it('should start a run on the cluster and stream every event in order, then end', async () => {
     const traceId = await startRun('stream it');
     const sse = await openSse(server, `/api/runs/${traceId}/stream`);
