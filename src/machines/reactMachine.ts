@@ -255,15 +255,9 @@ export const reactMachine = setup({
       };
     }),
     sendMemoryRequest: sendTo('transport', ({ context }): TransportCommand => {
-      const requested = context.memoryRequested;
-      return {
-        type: 'memory.request',
-        request: {
-          conversationId: requested?.conversationId ?? '',
-          turn: requested?.turn ?? { input: null, outcome: '', traceId: context.settings.traceId },
-          maxTurns: requested?.maxTurns ?? 1,
-        },
-      };
+      // savingMemory is entered only with the save requested (recorded, or read from the log).
+      const { conversationId, turn, maxTurns } = context.memoryRequested as MemoryRequestedData;
+      return { type: 'memory.request', request: { conversationId, turn, maxTurns } };
     }),
     recordMemorySaved: assign(({ context, event }) => {
       if (event.type !== 'memory.saved') return {};
