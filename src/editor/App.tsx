@@ -7,7 +7,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runSteps } from '../events/runSteps.js';
 import type { FlowDiagnostic } from '../flows/diagnostics.js';
 import { isCoreType } from '../flows/nodeTypes.js';
-import type { FlowSummary, RunSummary, ValidationResponse } from '../server/apiTypes.js';
+import type { FlowSummary, ValidationResponse } from '../server/apiTypes.js';
 import { ApiError, createApiClient } from './api/apiClient.js';
 import { loadToken, saveToken } from './api/authToken.js';
 import { CanvasStatusContext, type CanvasStatus, type NodeProblem } from './canvas/canvasStatus.js';
@@ -21,6 +21,7 @@ import { AgentCorePanel } from './panels/AgentCorePanel.js';
 import { AgentTab } from './panels/agentTabs.js';
 import { NodeConfigPanel } from './panels/NodeConfigPanel.js';
 import { RunsList } from './run/RunsList.js';
+import { useRunsList } from './run/useRunsList.js';
 import { parseRunInput } from '../flows/runInput.js';
 import { activeNodesAfter, runViewAt } from './run/runView.js';
 import { RunViewState } from './run/runViewMachine.js';
@@ -65,14 +66,13 @@ function Editor() {
   const [meta, setMeta] = useState<FlowMeta>(emptyFlow(NEW_FLOW_ID).meta);
   const [flowId, setFlowId] = useState(NEW_FLOW_ID);
   const [flows, setFlows] = useState<readonly FlowSummary[]>([]);
-  const [runs, setRuns] = useState<readonly RunSummary[]>([]);
   const [validation, setValidation] = useState<ValidationResponse>();
   const [notice, setNotice] = useState<NoticeMessage>();
   const [tab, setTab] = useState<AgentTab>(AgentTab.General);
   const [busy, setBusy] = useState(false);
   const [snapshot, send] = useRunView(api);
   /** The flow as last opened or saved, to tell whether Run must save first. */
-  const lastSaved = useRef<{ readonly id: string; readonly text: string } | undefined>(undefined);
+  const [lastSaved, setLastSaved] = useState<{ readonly id: string; readonly text: string }>();
 
   const say = useCallback((tone: NoticeMessage['tone'], text: string) => setNotice({ tone, text, at: Date.now() }), []);
   const dismissNotice = useCallback(() => setNotice(undefined), []);
@@ -84,18 +84,13 @@ function Editor() {
       say('error', `Could not list the flows: ${describe(error)}`);
     }
   }, [api, say]);
-  const refreshRuns = useCallback(async () => {
-    try {
-      setRuns((await api.listRuns()).runs);
-    } catch (error) {
-      say('error', `Could not list the runs: ${describe(error)}`);
-    }
-  }, [api, say]);
+  const runsFailed = useCallback((error: unknown) => say('error', `Could not list the runs: ${describe(error)}`), [say]);
+  // The open flow is the one last opened or saved: its runs are listed.
+  const { runs, showAll: showAllRuns, setShowAll: setShowAllRuns, refresh: refreshRuns } = useRunsList(api, lastSaved?.id, runsFailed);
 
   useEffect(() => {
     void refreshFlows();
-    void refreshRuns();
-  }, [refreshFlows, refreshRuns]);
+  }, [refreshFlows]);
 
   const fitSoon = useCallback(() => window.requestAnimationFrame(() => void fitView({ padding: 0.25, maxZoom: 1.1 })), [fitView]);
 
@@ -109,7 +104,7 @@ function Editor() {
         setMeta(flow.meta);
         setFlowId(id);
         setValidation(undefined);
-        lastSaved.current = { id, text: JSON.stringify(documentOf(flow.meta, id, flow.nodes, flow.edges)) };
+        setLastSaved({ id, text: JSON.stringify(documentOf(flow.meta, id, flow.nodes, flow.edges)) });
         fitSoon();
       } catch (error) {
         say('error', `Could not open ${id}: ${describe(error)}`);
@@ -127,6 +122,7 @@ function Editor() {
     setMeta(flow.meta);
     setFlowId(NEW_FLOW_ID);
     setValidation(undefined);
+    setLastSaved(undefined);
     send({ type: 'CLOSE' });
   }, [send, setEdges, setNodes]);
 
@@ -139,7 +135,7 @@ function Editor() {
     try {
       const document = currentDocument();
       const saved = await api.saveFlow(id, document);
-      lastSaved.current = { id, text: JSON.stringify(document) };
+      setLastSaved({ id, text: JSON.stringify(document) });
       setValidation(saved.validation);
       say('info', `Saved ${saved.id}${saved.validation.ok ? '' : ' (it does not validate yet: see the problems)'}`);
       void refreshFlows();
@@ -170,13 +166,13 @@ function Editor() {
   const run = useCallback(
     async (inputText: string) => {
       // Saved only when changed, so running a flow as opened leaves its file (and its layout) alone.
-      const unchanged = lastSaved.current?.id === flowId.trim() && lastSaved.current.text === JSON.stringify(currentDocument());
+      const unchanged = lastSaved?.id === flowId.trim() && lastSaved.text === JSON.stringify(currentDocument());
       if (!unchanged && !(await save())) return;
       if (coreNode) selectNode(coreNode.id);
       setTab(AgentTab.Runtime);
       send({ type: 'START', flowId: flowId.trim(), input: parseRunInput(inputText) });
     },
-    [coreNode, currentDocument, flowId, save, selectNode, send],
+    [coreNode, currentDocument, flowId, lastSaved, save, selectNode, send],
   );
 
   const { events, position, traceId, problem } = snapshot.context;
@@ -256,7 +252,7 @@ function Editor() {
       />
       <aside className="sidebar sidebar--left">
         <Palette />
-        <RunsList runs={runs} currentTraceId={traceId} onOpen={openRun} onRefresh={() => void refreshRuns()} />
+        <RunsList runs={runs} currentTraceId={traceId} showAll={showAllRuns} onShowAllChange={setShowAllRuns} onOpen={openRun} onRefresh={() => void refreshRuns()} />
       </aside>
       <main className="workspace">
         <CanvasStatusContext.Provider value={canvasStatus}>

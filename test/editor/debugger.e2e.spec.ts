@@ -99,6 +99,7 @@ async function runToEnd(input: string): Promise<void> {
 }
 
 const marks = () => page.locator('[data-testid^="watched-"] .watched__mark').allTextContents();
+const rowFlows = () => page.locator('[data-testid="run-row"]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-flow')));
 
 describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () => {
   beforeAll(async () => {
@@ -146,5 +147,28 @@ describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () =
     await page.click('[data-testid="tab-button-errors"]');
     await expect.poll(() => page.getAttribute('[data-testid="watched-INVALID_JSON"]', 'class')).toContain('is-seen');
     expect(await page.locator('[data-testid="watched-INVALID_JSON"] .watched__mark').textContent()).toBe('✖');
+  });
+
+  it('should list only the open flow’s runs, all runs on the toggle, and the error code of a blocked run', async () => {
+    // The broken flow is open: only its run, blocked, with its code on the row.
+    await page.click('[data-testid="runs-refresh"]');
+    await expect.poll(rowFlows).toEqual([BAD_FLOW]);
+    const row = page.locator('[data-testid="run-row"]').first();
+    expect(await row.locator('[data-testid="run-row-code"]').textContent()).toBe('INVALID_JSON');
+    // At 720 px the runs are below the palette, in the sidebar's scroll.
+    await page.locator('[data-testid="runs-list"]').scrollIntoViewIfNeeded();
+    await shot('runs-of-flow');
+
+    await page.click('[data-testid="runs-all"]');
+    await expect.poll(rowFlows).toEqual([BAD_FLOW, GOOD_FLOW]);
+    // The finished run that was not blocked has no code.
+    expect(await page.locator(`[data-testid="run-row"][data-flow="${GOOD_FLOW}"] [data-testid="run-row-code"]`).count()).toBe(0);
+    await page.locator('[data-testid="runs-list"]').scrollIntoViewIfNeeded();
+    await shot('runs-all');
+
+    await page.click('[data-testid="runs-all"]');
+    await expect.poll(rowFlows).toEqual([BAD_FLOW]);
+    await openFlow(GOOD_FLOW);
+    await expect.poll(rowFlows).toEqual([GOOD_FLOW]);
   });
 });

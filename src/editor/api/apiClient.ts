@@ -46,7 +46,8 @@ export interface ApiClient {
   getFlow(id: string): Promise<FlowDocument>;
   saveFlow(id: string, flow: FlowDocument): Promise<FlowSavedResponse>;
   validate(flow: FlowDocument): Promise<ValidationResponse>;
-  listRuns(): Promise<RunListResponse>;
+  /** The runs, newest first: only `flow`'s when given. */
+  listRuns(flow?: string): Promise<RunListResponse>;
   getRun(traceId: string): Promise<RunResponse>;
   runEvents(traceId: string): Promise<readonly AgentEvent[]>;
   startRun(request: StartRunRequest): Promise<RunStartedResponse>;
@@ -88,7 +89,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     getFlow: (id) => send('GET', ApiRoute.flow(id)),
     saveFlow: (id, flow) => send('PUT', ApiRoute.flow(id), flow),
     validate: (flow) => send('POST', ApiRoute.validate, flow),
-    listRuns: () => send('GET', ApiRoute.runs),
+    listRuns: (flow) => send('GET', flow === undefined ? ApiRoute.runs : `${ApiRoute.runs}?${new URLSearchParams({ flow }).toString()}`),
     getRun: (traceId) => send('GET', ApiRoute.run(traceId)),
     runEvents: async (traceId) => (await send<RunEventsResponse>('GET', ApiRoute.runEvents(traceId))).events,
     startRun: (request) => send('POST', ApiRoute.runs, request),
