@@ -1,3 +1,4 @@
+/** A run's log read back step by step, for `redflow replay --steps` and the editor's step details (pure: no I/O). */
 import type { ChatMessage } from '../actors/model.js';
 import type {
   ErrorInfoData,
@@ -8,8 +9,8 @@ import type {
   ToolCompletedData,
   ToolRequestedData,
 } from '../contracts/schema-types.js';
-import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
-import { runSteps, type RunStep } from '../events/runSteps.js';
+import { AgentEventType, type AgentEvent } from './eventTypes.js';
+import { runSteps, type RunStep } from './runSteps.js';
 import { buildMessages } from '../machines/prompt.js';
 
 /**
@@ -108,7 +109,11 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * ```
  */
 export function runDetails(events: readonly AgentEvent[]): RunDetails {
-  const steps = runSteps(events);
+  return runDetailsOfSteps(runSteps(events));
+}
+
+/** {@link runDetails} of a log already folded into steps (the editor keeps them for its scrubber). */
+export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
   const iterations: Mutable<IterationDetails>[] = [];
   const resumedAfter: number[] = [];
   let systemPrompt: string | null = null;

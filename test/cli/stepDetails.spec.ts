@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/actors/model.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { createInProcessMemoryStore } from '../../src/actors/memory/inProcessMemoryStore.js';
-import { runDetails } from '../../src/cli/stepDetails.js';
+import { runDetails } from '../../src/events/stepDetails.js';
 import { cutText, formatSteps, STEP_TEXT_LIMIT } from '../../src/cli/formatSteps.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';

@@ -39,6 +39,11 @@ describe('the run view', () => {
     expect(atTool.timeline).toHaveLength(1);
     expect(activeNodesAfter(atTool.step?.event, nodes)).toEqual({ echo: 'active' });
     expect(activeNodesAfter(steps[1]?.event, nodes)).toEqual({ llm: 'active' });
+    // The step details follow the scrubber: at the tool's request, its result is not known yet.
+    expect(last.details.iterations.map((it) => it.model?.verdict.kind)).toEqual(['tool', 'final']);
+    expect(last.details.iterations[0]?.tool?.result).toMatchObject({ ok: true });
+    expect(atTool.details.iterations).toHaveLength(1);
+    expect(atTool.details.iterations[0]?.tool).toMatchObject({ tool: 'echo', input: { text: 'a' }, result: null });
     expect(runViewAt(steps, -5).index).toBe(0);
     expect(runViewAt([], 3)).toMatchObject({ index: -1, state: undefined, timeline: [] });
   });

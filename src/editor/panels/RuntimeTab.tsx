@@ -1,9 +1,11 @@
 /**
  * Runtime / Debug: the iteration timeline (action, tool, confidence, duration per iteration, from
  * `envelope.observability.events`), the last action and the confidence of each iteration — live
- * while a run streams, or at the scrubber's position.
+ * while a run streams, or at the scrubber's position. A clicked row opens that step's details.
  */
+import { useState } from 'react';
 import type { RunView } from '../run/runView.js';
+import { StepDetails } from './StepDetails.js';
 
 /** The Runtime / Debug tab's props. */
 export interface RuntimeTabProps {
@@ -32,6 +34,7 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
   const { envelope, timeline } = view;
   const outcome = envelope.observability.outcome;
   const { lastAction, lastTool, iteration } = envelope.state;
+  const [selected, setSelected] = useState<number | undefined>(undefined);
   return (
     <div className="tab-body" data-testid="tab-runtime">
       <dl className="facts">
@@ -96,6 +99,9 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
                   data-testid="timeline-row"
                   data-action={step.action}
                   data-failed={failed ? 'true' : undefined}
+                  aria-selected={selected === step.iteration}
+                  title="Show this step’s details"
+                  onClick={() => setSelected(selected === step.iteration ? undefined : step.iteration)}
                 >
                   <td>{step.iteration}</td>
                   <td>
@@ -113,6 +119,7 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
           </tbody>
         </table>
       )}
+      {selected !== undefined && <StepDetails details={view.details} iteration={selected} onClose={() => setSelected(undefined)} />}
     </div>
   );
 }

@@ -8,6 +8,7 @@ import { ErrorCode } from '../../errors.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { emptyEnvelope } from '../../events/evolve.js';
 import type { RunStep } from '../../events/runSteps.js';
+import { runDetailsOfSteps, type RunDetails } from '../../events/stepDetails.js';
 import { isCoreType, isModelType, isOutputType, isToolType } from '../../flows/nodeTypes.js';
 import type { ReactState } from '../../machines/reactState.js';
 
@@ -33,6 +34,8 @@ export interface RunView {
   readonly envelope: AgentEnvelope;
   readonly timeline: readonly IterationStep[];
   readonly errors: readonly RunError[];
+  /** Each iteration in detail (messages sent, raw answer, verdict, tool call), as far as the log goes here. */
+  readonly details: RunDetails;
 }
 
 /**
@@ -56,6 +59,7 @@ export function runViewAt(steps: readonly RunStep[], position?: number): RunView
     envelope,
     timeline: envelope.observability.events,
     errors: runErrors(steps.slice(0, index + 1).map((s) => s.event)),
+    details: runDetailsOfSteps(steps.slice(0, index + 1)),
   };
 }
 

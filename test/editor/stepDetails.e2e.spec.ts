@@ -1,0 +1,186 @@
+/**
+ * The step details of the Runtime tab, in headless Chromium at 1280×720 against the real
+ * `redflow serve`: a clicked timeline row shows what the model was sent and answered, what the core
+ * made of it, and the tool's input and output or error. A screenshot goes to artifacts/screenshots/.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const screenshots = path.join(root, 'artifacts/screenshots');
+const skip = process.env.REDFLOW_SKIP_BROWSER_TESTS === '1';
+if (!skip && !existsSync(CHROMIUM)) {
+  throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), set CHROMIUM_PATH, or set REDFLOW_SKIP_BROWSER_TESTS=1`);
+}
+
+const ECHO_TOOL = `// Echoes its text; throws on "fail".
+export default {
+  name: 'echo',
+  description: 'Echoes its text',
+  inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false },
+  async execute({ text }) {
+    if (text === 'fail') throw new Error('asked to fail');
+    return { echoed: text };
+  },
+};
+`;
+
+/** A good tool call, a failing one, then the final answer. */
+const ANSWERS = [
+  { action: 'tool', tool: 'echo', input: { text: 'one' }, confidence: 0.4 },
+  { action: 'tool', tool: 'echo', input: { text: 'fail' }, confidence: 0.3 },
+  { action: 'final', message: 'Echoed once, then the tool failed.', confidence: 0.9 },
+];
+
+/** Long enough to be cut in the details until "show all". */
+const LONG_INPUT = `echo please. ${'Where is my order? '.repeat(50)}`;
+
+function flowOf(answers: readonly unknown[]) {
+  return {
+    nodes: [
+      { id: 'agent', type: 'agent.core', position: { x: 0, y: 0 }, config: { strategy: 'react', maxIterations: 5 } },
+      { id: 'llm', type: 'model.llm', position: { x: 0, y: -150 }, config: { provider: 'scripted', answers } },
+      { id: 'echo', type: 'tool.module', position: { x: 0, y: 150 }, config: { module: 'tools/echo.mjs' } },
+    ],
+    edges: [
+      { id: 'e1', source: 'agent', target: 'llm' },
+      { id: 'e2', source: 'agent', target: 'echo' },
+    ],
+  };
+}
+
+let dir: string;
+let server: ChildProcess | undefined;
+let browser: Browser;
+let page: Page;
+
+async function startServer(flowsDir: string, runsDir: string): Promise<string> {
+  const child = spawn(process.execPath, [path.join(root, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, '--runs', runsDir], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  server = child;
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`redflow serve printed no URL:\n${output}`)), 15_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const found = /http:\/\/[\d.]+:\d+\//.exec(output);
+      if (found) {
+        clearTimeout(timer);
+        resolve(found[0]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`redflow serve exited (${code}):\n${output}`)));
+  });
+}
+
+async function runFlowToEnd(id: string, input: string): Promise<void> {
+  await page.selectOption('[data-testid="flow-select"]', id);
+  await expect.poll(() => page.inputValue('[data-testid="flow-id"]')).toBe(id);
+  await page.fill('[data-testid="run-input"]', input);
+  await page.click('[data-testid="run-flow"]');
+  await expect.poll(() => page.getAttribute('[data-testid="editor"]', 'data-run-state'), { timeout: 15_000 }).toBe('finished');
+  await page.click('[data-testid="tab-button-runtime"]');
+}
+
+const rows = () => page.locator('[data-testid="timeline-row"]');
+const details = () => page.locator('[data-testid="step-details"]');
+const text = (testId: string) => details().locator(`[data-testid="${testId}"]`).first().textContent();
+
+describe.skipIf(skip)('the step details of the Runtime tab, in Chromium at 1280×720', () => {
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'redflow-steps-'));
+    const flowsDir = path.join(dir, 'flows');
+    await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
+    await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
+    await writeFile(path.join(flowsDir, 'echo-agent.json'), JSON.stringify(flowOf(ANSWERS)));
+    await writeFile(path.join(flowsDir, 'broken-agent.json'), JSON.stringify(flowOf(['not json'])));
+    await mkdir(screenshots, { recursive: true });
+    const url = await startServer(flowsDir, path.join(dir, 'runs'));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await page.goto(url);
+    await page.waitForSelector('[data-testid="flow-select"] option[value="broken-agent"]', { state: 'attached' });
+  }, 30_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.kill('SIGTERM');
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('should show a tool step’s input and output, a failed step’s error code, and the final answer', async () => {
+    await runFlowToEnd('echo-agent', LONG_INPUT);
+    await expect.poll(() => rows().evaluateAll((all) => all.map((r) => r.getAttribute('data-action')))).toEqual(['tool', 'tool', 'final']);
+    expect(await details().count()).toBe(0);
+
+    // The good tool call: the run's input on top, the model's raw answer and verdict, the tool's input and output.
+    await rows().nth(0).click();
+    await expect.poll(() => details().getAttribute('data-iteration')).toBe('1');
+    expect(await text('step-run-input')).toBe(`${LONG_INPUT.slice(0, 600)}…`);
+    expect(await details().locator('[data-testid="step-messages"] li').first().textContent()).toContain('echo please.');
+    expect(JSON.parse((await text('step-model-answer')) ?? '')).toMatchObject({ action: 'tool', tool: 'echo', input: { text: 'one' } });
+    expect(await details().locator('[data-testid="step-verdict"]').getAttribute('data-verdict')).toBe('tool');
+    expect(JSON.parse((await text('step-tool-input')) ?? '')).toEqual({ text: 'one' });
+    expect(JSON.parse((await text('step-tool-output')) ?? '')).toEqual({ echoed: 'one' });
+    expect(await details().locator('[data-testid="step-tool-error"]').count()).toBe(0);
+    expect(await details().getAttribute('data-failed')).toBeNull();
+
+    // The run's long input is cut until "show all"; the system prompt is folded.
+    await details().locator('[data-testid="show-all"]').first().click();
+    expect(await text('step-run-input')).toBe(LONG_INPUT);
+    const system = details().locator('details.step__system');
+    expect(await system.getAttribute('open')).toBeNull();
+    expect(await system.locator('[data-testid="step-system-prompt"]').isVisible()).toBe(false);
+    await system.locator('summary').click();
+    expect(await system.locator('[data-testid="step-system-prompt"]').textContent()).toContain('You are an execution agent.');
+
+    // The failed tool call: ✖ and its code, the tool's input, no output.
+    await rows().nth(1).click();
+    await expect.poll(() => details().getAttribute('data-iteration')).toBe('2');
+    expect(await details().getAttribute('data-failed')).toBe('true');
+    expect(await details().locator('.step__head').textContent()).toContain('✖ TOOL_FAILED');
+    expect(await details().locator('[data-testid="step-tool-error"]').getAttribute('data-code')).toBe('TOOL_FAILED');
+    expect(JSON.parse((await text('step-tool-input')) ?? '')).toEqual({ text: 'fail' });
+    expect(await details().locator('[data-testid="step-tool-output"]').count()).toBe(0);
+    // What the model was sent this time carries the first call's result.
+    expect(await details().locator('[data-testid="step-messages"]').textContent()).toContain('echoed');
+
+    // The final step: its verdict and the run's answer.
+    await rows().nth(2).click();
+    await expect.poll(() => details().getAttribute('data-iteration')).toBe('3');
+    expect(await details().locator('[data-testid="step-verdict"]').getAttribute('data-verdict')).toBe('final');
+    expect(await text('step-answer')).toBe('Echoed once, then the tool failed.');
+    expect(await details().locator('[data-testid="step-tool-input"]').count()).toBe(0);
+
+    await rows().nth(1).click();
+    await details().locator('[data-testid="step-tool-error"]').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(screenshots, 'step-details.png') });
+    await page.click('[data-testid="step-details-close"]');
+    expect(await details().count()).toBe(0);
+  });
+
+  it('should show a rejected answer’s verdict and error code', async () => {
+    await runFlowToEnd('broken-agent', 'this one fails');
+    await expect.poll(() => rows().count()).toBe(1);
+    await rows().first().click();
+    await expect.poll(() => details().getAttribute('data-failed')).toBe('true');
+    expect(await text('step-model-answer')).toBe('not json');
+    expect(await details().locator('[data-testid="step-verdict"]').textContent()).toBe('✖ rejected · INVALID_JSON');
+    expect(await details().locator('[data-testid="step-failure"]').getAttribute('data-code')).toBe('INVALID_JSON');
+  });
+});
