@@ -16,6 +16,7 @@ import { Palette } from './canvas/Palette.js';
 import { toolNameOf } from './flow/connectedTools.js';
 import { flowTypeOf, type AgentCoreNode, type RedflowEdge, type RedflowNode } from './flow/editorNodes.js';
 import { emptyFlow, fromFlowDocument, toFlowDocument, type FlowMeta } from './flow/flowDocument.js';
+import { useUnsavedChanges } from './flow/unsavedChanges.js';
 import { openRunInInspector } from './inspector/openInInspector.js';
 import { AgentCorePanel } from './panels/AgentCorePanel.js';
 import { AgentTab } from './panels/agentTabs.js';
@@ -127,6 +128,12 @@ function Editor() {
   }, [send, setEdges, setNodes]);
 
   const currentDocument = useCallback(() => documentOf(meta, flowId, nodes, edges), [meta, flowId, nodes, edges]);
+  // Changed since opened or saved (a flow never saved, since New): its id, name, nodes, layout or edges.
+  const dirty = useMemo(() => {
+    const clean = lastSaved ?? { id: NEW_FLOW_ID, text: JSON.stringify(documentOf(emptyFlow(NEW_FLOW_ID).meta, NEW_FLOW_ID, [], [])) };
+    return clean.id !== flowId.trim() || clean.text !== JSON.stringify(currentDocument());
+  }, [currentDocument, flowId, lastSaved]);
+  const mayDiscard = useUnsavedChanges(dirty, flowId.trim());
 
   const save = useCallback(async (): Promise<boolean> => {
     const id = flowId.trim();
@@ -183,6 +190,7 @@ function Editor() {
     (id: string) => {
       const summary = runs.find((r) => r.traceId === id);
       if (summary?.flow && summary.flow !== flowId && openedFlow.current !== summary.flow) {
+        if (!mayDiscard()) return;
         openedFlow.current = summary.flow;
         void openFlow(summary.flow).finally(() => (openedFlow.current = undefined));
       }
@@ -190,7 +198,7 @@ function Editor() {
       setTab(AgentTab.Runtime);
       send({ type: 'OPEN', traceId: id });
     },
-    [coreNode, flowId, openFlow, runs, selectNode, send],
+    [coreNode, flowId, mayDiscard, openFlow, runs, selectNode, send],
   );
 
   useEffect(() => {
@@ -242,8 +250,9 @@ function Editor() {
         canInspect={events.length > 0}
         onFlowIdChange={setFlowId}
         onFlowNameChange={(name) => setMeta((current) => ({ ...current, name }))}
-        onOpen={(id) => void openFlow(id)}
-        onNew={newFlow}
+        dirty={dirty}
+        onOpen={(id) => mayDiscard() && void openFlow(id)}
+        onNew={() => mayDiscard() && newFlow()}
         onSave={() => void save()}
         onValidate={() => void validate()}
         onRun={(input) => void run(input)}

@@ -11,7 +11,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Dialog, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -101,6 +101,21 @@ async function runToEnd(input: string): Promise<void> {
 const marks = () => page.locator('[data-testid^="watched-"] .watched__mark').allTextContents();
 const rowFlows = () => page.locator('[data-testid="run-row"]').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-flow')));
 
+/** Answers the next dialog (`accept` or not) and resolves with it; rejects when none comes within 5 s. */
+function nextDialog(accept: boolean): Promise<Dialog> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      page.off('dialog', answer);
+      reject(new Error('no dialog was shown'));
+    }, 5_000);
+    const answer = (dialog: Dialog) => {
+      clearTimeout(timer);
+      void (accept ? dialog.accept() : dialog.dismiss()).then(() => resolve(dialog));
+    };
+    page.once('dialog', answer);
+  });
+}
+
 describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () => {
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'redflow-debugger-'));
@@ -170,5 +185,62 @@ describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () =
     await expect.poll(rowFlows).toEqual([BAD_FLOW]);
     await openFlow(GOOD_FLOW);
     await expect.poll(rowFlows).toEqual([GOOD_FLOW]);
+  });
+
+  it('should show the id and name of an open flow whole in the toolbar at 1280×720', async () => {
+    await openFlow(GOOD_FLOW);
+    expect(await page.inputValue('[data-testid="flow-name"]')).toBe(GOOD_NAME);
+    for (const field of ['flow-id', 'flow-name']) {
+      const fits = await page.locator(`[data-testid="${field}"]`).evaluate((input) => input.scrollWidth <= input.clientWidth);
+      expect(fits, `${field} is cut off`).toBe(true);
+    }
+  });
+
+  it('should mark unsaved changes and confirm before discarding them', async () => {
+    await openFlow(GOOD_FLOW);
+    expect(await page.locator('[data-testid="dirty-marker"]').count()).toBe(0);
+    expect(await page.getAttribute('[data-testid="save-flow"]', 'data-dirty')).toBe('false');
+
+    await page.fill('[data-testid="flow-name"]', 'Order status agent v2');
+    await expect.poll(() => page.locator('[data-testid="dirty-marker"]').count()).toBe(1);
+    expect(await page.getAttribute('[data-testid="save-flow"]', 'data-dirty')).toBe('true');
+    await shot('unsaved-changes');
+
+    // Opening another flow asks first; cancelled, the edit stays.
+    const refused = nextDialog(false);
+    await page.selectOption('[data-testid="flow-select"]', BAD_FLOW);
+    expect((await refused).type()).toBe('confirm');
+    expect(await page.inputValue('[data-testid="flow-id"]')).toBe(GOOD_FLOW);
+    expect(await page.inputValue('[data-testid="flow-name"]')).toBe('Order status agent v2');
+    expect(await page.inputValue('[data-testid="flow-select"]')).toBe(GOOD_FLOW);
+
+    // Reloading asks too (beforeunload); cancelled, the page and the edit stay.
+    const unload = nextDialog(false);
+    await page.reload({ timeout: 3_000 }).catch(() => undefined);
+    expect((await unload).type()).toBe('beforeunload');
+    expect(await page.inputValue('[data-testid="flow-name"]')).toBe('Order status agent v2');
+
+    // New asks; accepted, it starts over with the new flow's own id and name.
+    const accepted = nextDialog(true);
+    await page.click('[data-testid="new-flow"]');
+    expect((await accepted).type()).toBe('confirm');
+    await expect.poll(() => page.inputValue('[data-testid="flow-id"]')).toBe('my-flow');
+    expect(await page.inputValue('[data-testid="flow-name"]')).toBe('my-flow');
+    expect(await page.locator('[data-testid="canvas"] .react-flow__node').count()).toBe(0);
+    expect(await page.locator('[data-testid="dirty-marker"]').count()).toBe(0);
+
+    // Saved, a flow is clean again: opening another one asks nothing.
+    await openFlow(GOOD_FLOW);
+    await page.fill('[data-testid="flow-name"]', 'Order status agent v2');
+    await page.click('[data-testid="save-flow"]');
+    await expect.poll(() => page.getAttribute('[data-testid="save-flow"]', 'data-dirty')).toBe('false');
+    let asked = false;
+    page.once('dialog', (dialog) => {
+      asked = true;
+      void dialog.dismiss();
+    });
+    await openFlow(BAD_FLOW);
+    expect(asked).toBe(false);
+    page.removeAllListeners('dialog');
   });
 });

@@ -13,6 +13,8 @@ export interface ToolbarProps {
   readonly busy: boolean;
   /** A run is starting or streaming: Run is disabled and Abort enabled. */
   readonly running: boolean;
+  /** The flow has changes not saved yet: marked by its name, and Save stands out. */
+  readonly dirty: boolean;
   /** The viewed run has events to replay in the inspector. */
   readonly canInspect: boolean;
   readonly onFlowIdChange: (id: string) => void;
@@ -57,8 +59,21 @@ export function Toolbar(props: ToolbarProps) {
           New
         </button>
         <input className="toolbar__input toolbar__input--id" value={props.flowId} onChange={(event) => props.onFlowIdChange(event.target.value)} placeholder="flow id" aria-label="flow id" data-testid="flow-id" />
-        <input className="toolbar__input" value={props.flowName} onChange={(event) => props.onFlowNameChange(event.target.value)} placeholder="name" aria-label="flow name" data-testid="flow-name" />
-        <button type="button" className="btn" onClick={props.onSave} disabled={props.busy || props.flowId.trim() === ''} data-testid="save-flow">
+        <input className="toolbar__input toolbar__input--name" value={props.flowName} onChange={(event) => props.onFlowNameChange(event.target.value)} placeholder="name" aria-label="flow name" data-testid="flow-name" />
+        {props.dirty && (
+          <span className="toolbar__dirty" title="unsaved changes" aria-label="unsaved changes" data-testid="dirty-marker">
+            •
+          </span>
+        )}
+        <button
+          type="button"
+          className={props.dirty ? 'btn btn--dirty' : 'btn'}
+          onClick={props.onSave}
+          disabled={props.busy || props.flowId.trim() === ''}
+          data-testid="save-flow"
+          data-dirty={props.dirty}
+          title={props.dirty ? 'save the unsaved changes' : 'saved'}
+        >
           Save
         </button>
         <button type="button" className="btn" onClick={props.onValidate} disabled={props.busy} data-testid="validate-flow">
