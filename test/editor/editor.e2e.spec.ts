@@ -6,24 +6,16 @@
  * edited, saved and stopping a run. Screenshots of the main
  * screens go to artifacts/screenshots/.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const screenshots = path.join(root, 'artifacts/screenshots');
-// CI installs Chromium (.ci/run). A machine without it fails here with how to get it, unless the
-// browser tests are turned off on purpose (REDFLOW_SKIP_BROWSER_TESTS=1).
-const skip = process.env.REDFLOW_SKIP_BROWSER_TESTS === '1';
-if (!skip && !existsSync(CHROMIUM)) {
-  throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), set CHROMIUM_PATH, or set REDFLOW_SKIP_BROWSER_TESTS=1`);
-}
+const screenshots = SCREENSHOTS;
+const skip = SKIP_BROWSER;
 
 const FLOW_ID = 'e2e-agent';
 /** The flow's nodes and edges (the statechart beside it is a React Flow too). */
@@ -72,27 +64,7 @@ let browser: Browser;
 let page: Page;
 
 async function startServer(flowsDir: string, runsDir: string, extra: readonly string[] = []): Promise<string> {
-  const child = spawn(process.execPath, [path.join(root, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, '--runs', runsDir, ...extra], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  servers.push(child);
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redflow serve printed no URL:\n${output}`)), 15_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = /http:\/\/[\d.]+:\d+\//.exec(output);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[0]);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`redflow serve exited (${code}):\n${output}`)));
-  });
+  return startServe(flowsDir, runsDir, (child) => servers.push(child), extra);
 }
 
 async function shot(name: string): Promise<void> {
@@ -146,10 +118,7 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     await writeFile(path.join(flowsDir, 'tools/slowEcho.mjs'), SLOW_TOOL);
     await mkdir(screenshots, { recursive: true });
     url = await startServer(flowsDir, path.join(dir, 'runs'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     // No internet here: the inspector's page is a stub, the test only checks that the popup opens.
     await page.context().route('https://stately.ai/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>inspector</title>' }));

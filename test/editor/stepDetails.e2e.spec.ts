@@ -3,22 +3,16 @@
  * `redflow serve`: a clicked timeline row shows what the model was sent and answered, what the core
  * made of it, and the tool's input and output or error. A screenshot goes to artifacts/screenshots/.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const screenshots = path.join(root, 'artifacts/screenshots');
-const skip = process.env.REDFLOW_SKIP_BROWSER_TESTS === '1';
-if (!skip && !existsSync(CHROMIUM)) {
-  throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), set CHROMIUM_PATH, or set REDFLOW_SKIP_BROWSER_TESTS=1`);
-}
+const screenshots = SCREENSHOTS;
+const skip = SKIP_BROWSER;
 
 const ECHO_TOOL = `// Echoes its text; throws on "fail".
 export default {
@@ -62,27 +56,7 @@ let browser: Browser;
 let page: Page;
 
 async function startServer(flowsDir: string, runsDir: string): Promise<string> {
-  const child = spawn(process.execPath, [path.join(root, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, '--runs', runsDir], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, NO_COLOR: '1' },
-  });
-  server = child;
-  let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`redflow serve printed no URL:\n${output}`)), 15_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const found = /http:\/\/[\d.]+:\d+\//.exec(output);
-      if (found) {
-        clearTimeout(timer);
-        resolve(found[0]);
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`redflow serve exited (${code}):\n${output}`)));
-  });
+  return startServe(flowsDir, runsDir, (child) => (server = child));
 }
 
 async function runFlowToEnd(id: string, input: string): Promise<void> {
@@ -108,10 +82,7 @@ describe.skipIf(skip)('the step details of the Runtime tab, in Chromium at 1280Ã
     await writeFile(path.join(flowsDir, 'broken-agent.json'), JSON.stringify(flowOf(['not json'])));
     await mkdir(screenshots, { recursive: true });
     const url = await startServer(flowsDir, path.join(dir, 'runs'));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
     await page.waitForSelector('[data-testid="flow-select"] option[value="broken-agent"]', { state: 'attached' });
