@@ -42,7 +42,7 @@ describe('flow document ↔ React Flow nodes and edges', () => {
     expect(edges.find((edge) => edge.target === 'lookup_order')).toMatchObject({ sourceHandle: 'tool', data: { kind: 'tool' } });
   });
 
-  it('should lay out nodes without a position in columns by role, and keep nodes of unknown types', () => {
+  it('should lay out nodes without a position (input left of the agent, model above it, tools below), and keep nodes of unknown types', () => {
     const doc: FlowDefinition = {
       nodes: [
         { id: 'in', type: 'trigger.input' },
@@ -51,19 +51,32 @@ describe('flow document ↔ React Flow nodes and edges', () => {
         { id: 't1', type: 'tool.http', config: { url: 'http://x' } },
         { id: 'x', type: 'tool.mysql', label: 'odd' },
       ],
-      edges: [{ id: 'e1', source: 'in', target: 'core' }],
+      edges: [
+        { id: 'e1', source: 'in', target: 'core' },
+        { id: 'e2', source: 'core', target: 'm' },
+        { id: 'e3', source: 'core', target: 't1' },
+      ],
     };
     const { meta, nodes, edges } = fromFlowDocument(doc);
     const at = (id: string) => nodes.find((node) => node.id === id)?.position;
     expect(at('in')?.x).toBeLessThan(at('core')?.x ?? 0);
-    expect(at('core')?.x).toBeLessThan(at('m')?.x ?? 0);
-    expect(at('m')?.x).toBe(at('t1')?.x);
-    expect(at('m')?.y).not.toBe(at('t1')?.y);
+    expect(at('m')?.y).toBeLessThan(at('core')?.y ?? 0);
+    expect(at('t1')?.y).toBeGreaterThan(at('core')?.y ?? 0);
+    expect(new Set(nodes.map((node) => `${node.position.x},${node.position.y}`)).size).toBe(nodes.length);
     const unknown = nodes.find((node) => node.id === 'x');
     expect(unknown?.type).toBe(UNKNOWN_NODE_TYPE);
     const back = toFlowDocument(meta, nodes, edges);
     expect(back.nodes.find((node) => node.id === 'x')).toMatchObject({ type: 'tool.mysql', label: 'odd' });
     expect(back.nodes.find((node) => node.id === 'core')?.config).toBeUndefined();
+  });
+
+  it('should lay out a flow whose nodes are all at the same spot, and keep the positions of a well laid out one', () => {
+    const stacked = example('order-status');
+    const same = { ...stacked, nodes: stacked.nodes.map((node) => ({ ...node, position: { x: 40, y: 40 } })) };
+    const spots = fromFlowDocument(same).nodes.map((node) => `${node.position.x},${node.position.y}`);
+    expect(new Set(spots).size).toBe(same.nodes.length);
+    const kept = fromFlowDocument(stacked).nodes.map((node) => node.position);
+    expect(kept).toEqual(stacked.nodes.map((node) => node.position));
   });
 
   it('should round positions and give new edges ids nobody has', () => {

@@ -5,7 +5,8 @@
  */
 import type { FlowDefinition, FlowEdge, FlowNode } from '../../contracts/schema-types.js';
 import { inferEdgeKind } from '../../flows/edgeRules.js';
-import { isEdgeKind, isNodeType, NodeRole, roleOf } from '../../flows/nodeTypes.js';
+import { isEdgeKind, isNodeType, roleOf } from '../../flows/nodeTypes.js';
+import { layoutPositions } from './autoLayout.js';
 import {
   SOURCE_HANDLES,
   TARGET_HANDLE,
@@ -25,21 +26,9 @@ export interface EditorFlow {
   readonly edges: RedflowEdge[];
 }
 
-/** Where a node with no position goes: one column per role, in the order a flow reads. */
-const COLUMN_OF_ROLE: { readonly [R in NodeRole]: number } = {
-  [NodeRole.Input]: 0,
-  [NodeRole.Memory]: 1,
-  [NodeRole.Core]: 1,
-  [NodeRole.Model]: 2,
-  [NodeRole.Tool]: 2,
-  [NodeRole.Output]: 3,
-};
-const COLUMN_WIDTH = 300;
-const ROW_HEIGHT = 130;
-
 /**
- * The editor's nodes and edges of a flow document. Nodes without a position are laid out in
- * columns by role.
+ * The editor's nodes and edges of a flow document. The file's positions are kept when they make a
+ * legible canvas; otherwise every node is laid out ({@link layoutPositions}).
  *
  * @example
  * ```ts
@@ -48,13 +37,10 @@ const ROW_HEIGHT = 130;
  */
 export function fromFlowDocument(doc: FlowDefinition): EditorFlow {
   const { nodes: flowNodes, edges: flowEdges, ...meta } = doc;
-  const rows = new Map<number, number>();
+  const at = layoutPositions(flowNodes, flowEdges);
   const nodes = flowNodes.map((node): RedflowNode => {
-    const role = roleOf(node.type);
-    const column = role === undefined ? 4 : COLUMN_OF_ROLE[role];
-    const row = rows.get(column) ?? 0;
-    rows.set(column, row + 1);
-    const position = node.position ? { x: node.position.x, y: node.position.y } : { x: column * COLUMN_WIDTH, y: row * ROW_HEIGHT };
+    const { x, y } = at.get(node.id) ?? { x: 0, y: 0 };
+    const position = { x, y };
     const config = { ...(node.config ?? {}) };
     const data = node.label !== undefined ? { label: node.label, config } : { config };
     if (!isNodeType(node.type)) {
