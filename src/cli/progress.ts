@@ -1,34 +1,70 @@
-import type { AgentEnvelope } from '../contracts/schema-types.js';
+import type { AgentEnvelope, TokenUsage } from '../contracts/schema-types.js';
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
-import { formatStep } from './timeline.js';
+import { formatStep, formatTokens } from './timeline.js';
 import { styles, type Output } from './output.js';
 
 /**
+ * How long a model call or a tool may work before a non-terminal output (a pipe, a CI log, which
+ * cannot show the transient status line) is told what the run is waiting for.
+ */
+export const SLOW_STEP_NOTICE_MS = 1000;
+
+/**
  * Prints a run's iterations as they happen: one line per finished iteration (action, tool,
- * confidence, duration), and on a TTY a transient status line while the model or a tool works.
+ * confidence, duration, the model call's tokens), and what is in progress: on a TTY a transient
+ * status line while the model or a tool works, elsewhere a `… #2 running lookup_order` line once
+ * it has worked for {@link SLOW_STEP_NOTICE_MS}. {@link done} adds the tokens of all model calls.
  */
 export function createProgressPrinter(output: Output) {
   const s = styles(output.color);
   const tty = Boolean(output.err.isTTY);
   let envelope: AgentEnvelope | undefined;
   let transient = false;
+  let slowNotice: NodeJS.Timeout | undefined;
+  // Tokens per iteration (a retried or rejected answer adds to its iteration's), and the calls that reported them.
+  const usageByIteration = new Map<number, TokenUsage>();
+  let reportedCalls = 0;
 
   const clear = () => {
+    if (slowNotice !== undefined) clearTimeout(slowNotice);
+    slowNotice = undefined;
     if (transient) output.err.write('\r\u001b[2K');
     transient = false;
   };
   const status = (text: string) => {
-    if (!tty) return;
     clear();
-    output.err.write(s.dim(text));
+    if (!tty) {
+      slowNotice = setTimeout(() => {
+        slowNotice = undefined;
+        output.err.write(s.dim(`  … ${text} (still in progress after ${SLOW_STEP_NOTICE_MS / 1000} s)\n`));
+      }, SLOW_STEP_NOTICE_MS);
+      // A notice never keeps the process alive.
+      slowNotice.unref();
+      return;
+    }
+    output.err.write(s.dim(`  ${text}…`));
     transient = true;
   };
   const printLastStep = () => {
     const step = envelope?.observability.events.at(-1);
     if (!step) return;
     clear();
-    output.err.write(`${formatStep(step, output.color)}\n`);
+    output.err.write(`${formatStep(step, output.color, usageByIteration.get(step.iteration))}\n`);
+  };
+  const addUsage = (iteration: number, usage: TokenUsage) => {
+    const before = usageByIteration.get(iteration);
+    usageByIteration.set(
+      iteration,
+      before === undefined
+        ? usage
+        : {
+            promptTokens: before.promptTokens + usage.promptTokens,
+            completionTokens: before.completionTokens + usage.completionTokens,
+            totalTokens: before.totalTokens + usage.totalTokens,
+          },
+    );
+    reportedCalls += 1;
   };
 
   return {
@@ -42,13 +78,17 @@ export function createProgressPrinter(output: Output) {
           output.err.write(s.dim(`run ${event.traceId} resumed after event ${event.data.afterSeq}\n`));
           break;
         case AgentEventType.ModelRequested:
-          status(`  #${event.iteration}  waiting for the model…`);
+          status(`#${event.iteration}  waiting for the model`);
+          break;
+        case AgentEventType.ModelAnswered:
+          clear();
+          if (event.data.usage) addUsage(event.iteration, event.data.usage);
           break;
         case AgentEventType.ToolRequested:
-          status(`  #${event.iteration}  running ${event.data.tool}…`);
+          status(`#${event.iteration}  running ${event.data.tool}`);
           break;
         case AgentEventType.MemoryRequested:
-          status(`  saving the turn in conversation ${event.data.conversationId}…`);
+          status(`saving the turn in conversation ${event.data.conversationId}`);
           break;
         case AgentEventType.ToolCompleted:
         case AgentEventType.RunFailed:
@@ -64,7 +104,20 @@ export function createProgressPrinter(output: Output) {
           break;
       }
     },
-    /** Removes a transient line left behind. */
-    done: clear,
+    /** Removes a transient line left behind, and prints the tokens of the run's model calls, when reported. */
+    done() {
+      clear();
+      if (reportedCalls === 0) return;
+      let total: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+      for (const usage of usageByIteration.values()) {
+        total = {
+          promptTokens: total.promptTokens + usage.promptTokens,
+          completionTokens: total.completionTokens + usage.completionTokens,
+          totalTokens: total.totalTokens + usage.totalTokens,
+        };
+      }
+      const calls = reportedCalls === 1 ? '1 model call' : `${reportedCalls} model calls`;
+      output.err.write(s.dim(`  total  ${formatTokens(total)} (${total.totalTokens}) over ${calls}\n`));
+    },
   };
 }

@@ -1,19 +1,26 @@
-import type { AgentEnvelope, IterationStep, RunOutcome } from '../contracts/schema-types.js';
+import type { AgentEnvelope, IterationStep, RunOutcome, TokenUsage } from '../contracts/schema-types.js';
 import { styles } from './output.js';
 
 /**
- * One timeline line: `#2  tool   lookup_order  conf 0.80     12 ms`; a tool call that failed ends
+ * One timeline line: `#2  tool   lookup_order  conf 0.80     12 ms  tokens 120 in / 18 out`; the
+ * tokens are the iteration's model call, when the model reported them. A tool call that failed ends
  * with its error's code, `✖ TOOL_FAILED`, so it never reads like a success.
  */
-export function formatStep(step: IterationStep, color: boolean): string {
+export function formatStep(step: IterationStep, color: boolean, usage?: TokenUsage): string {
   const s = styles(color);
   const action =
     step.action === 'error' ? s.red('error') : step.action === 'final' ? s.green('final') : step.action === 'tool' ? s.cyan('tool ') : s.dim(step.action);
   const what = step.action === 'error' ? (step.code ?? '') : (step.tool ?? '');
   const confidence = step.confidence === undefined ? '         ' : `conf ${step.confidence.toFixed(2)}`;
   const duration = step.durationMs === undefined ? '' : `${Math.round(step.durationMs)} ms`;
+  const tokens = usage === undefined ? '' : `  ${s.dim(formatTokens(usage))}`;
   const failed = step.action === 'tool' && step.code !== undefined ? `  ${s.red(`✖ ${step.code}`)}` : '';
-  return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}${failed}`;
+  return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}${tokens}${failed}`;
+}
+
+/** Token usage in words: `tokens 120 in / 18 out` (prompt, then completion). */
+export function formatTokens(usage: TokenUsage): string {
+  return `tokens ${usage.promptTokens} in / ${usage.completionTokens} out`;
 }
 
 /** How the run ended, in words. */
