@@ -140,11 +140,12 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     await drop('response.chat', 660, 340);
     await expect.poll(() => page.locator(FLOW_NODES).count()).toBe(5);
 
-    // trigger.input → model.llm is not an allowed edge: refused, with the rule's message.
+    // trigger.input → model.llm is not an allowed edge: refused, naming the handle that fits, with the rule's message.
     await connect(handle('input', 'data'), handle('model', 'in'));
     await expect.poll(() => page.locator('[data-testid="connection-error"]').isVisible()).toBe(true);
     expect(await page.textContent('[data-testid="connection-error-code"]')).toBe('EDGE_NOT_ALLOWED');
-    expect(await page.textContent('[data-testid="connection-error-message"]')).toContain('trigger.input cannot connect to model.llm');
+    expect(await page.textContent('[data-testid="connection-error-message"]')).toBe("the input's right handle connects only to the agent core's left handle, not the model's bottom handle");
+    expect(await page.textContent('[data-testid="connection-error-detail"]')).toContain('trigger.input cannot connect to model.llm');
     await shot('connection-refused');
     expect(await page.locator(FLOW_EDGES).count()).toBe(0);
 

@@ -5,7 +5,10 @@ import { useEffect } from 'react';
 export interface RefusedConnection {
   /** The edge rule's error code. */
   readonly code: string;
+  /** What was refused, in the editor's terms (which handles fit). */
   readonly message: string;
+  /** The edge rule's own message, when `message` is the editor's wording of it. */
+  readonly detail?: string;
   /** Changes with each refusal, so the same message shown twice restarts its timer. */
   readonly at: number;
 }
@@ -26,6 +29,11 @@ export function ConnectionToast({ refusal, onDismiss }: { refusal: RefusedConnec
       <div className="toast__message" data-testid="connection-error-message">
         {refusal.message}
       </div>
+      {refusal.detail !== undefined && (
+        <div className="toast__detail" data-testid="connection-error-detail">
+          {refusal.detail}
+        </div>
+      )}
       <button type="button" className="toast__close" onClick={onDismiss} aria-label="dismiss">
         ×
       </button>
