@@ -57,6 +57,23 @@ describe('auto layout of flows without good positions', () => {
     expectNoOverlap(layoutPositions(stacked, edges));
   });
 
+  it('should keep a busy agent (several inputs and outputs beside its row of tools) without overlaps, reading left to right', () => {
+    const busy: LayoutNode[] = [
+      { id: 'core', type: 'agent.core' },
+      ...[1, 2, 3].map((n) => ({ id: `in${n}`, type: 'trigger.input' })),
+      ...[1, 2, 3].map((n) => ({ id: `out${n}`, type: 'response.chat' })),
+      ...[1, 2, 3, 4].map((n) => ({ id: `t${n}`, type: 'tool.http' })),
+    ];
+    const wiring = busy.filter((node) => node.id !== 'core').map((node) => (node.id.startsWith('in') ? { source: node.id, target: 'core' } : { source: 'core', target: node.id }));
+    const at = layoutPositions(busy, wiring);
+    expectNoOverlap(at);
+    const x = (id: string) => (at.get(id) as XY).x;
+    for (const n of [1, 2, 3]) {
+      expect(x(`in${n}`)).toBeLessThan(x('core'));
+      expect(x(`out${n}`)).toBeGreaterThan(x('core'));
+    }
+  });
+
   it('should lay out a flow whose edge runs behind another node', () => {
     const row = [
       { id: 'a', type: 'agent.core', position: { x: 0, y: 0 } },

@@ -32,11 +32,11 @@ export interface LayoutEdge {
   readonly target: string;
 }
 
-/** The room a node card takes (a little more than it renders, so cards never touch). */
-export const NODE_SIZE = { width: 250, height: 100 } as const;
+/** The room a node card takes (its widest, and a little taller than it renders, so cards never touch). */
+export const NODE_SIZE = { width: 240, height: 84 } as const;
 /** The agent core's card is taller (room for its bottom handles). */
-const CORE_HEIGHT = 120;
-const GAP = 50;
+const CORE_HEIGHT = 100;
+const GAP = 40;
 
 const heightOf = (type: string) => (roleOf(type) === NodeRole.Core ? CORE_HEIGHT : NODE_SIZE.height);
 
@@ -76,15 +76,24 @@ export function needsLayout(nodes: readonly LayoutNode[], edges: readonly Layout
 /**
  * A layout of every node, whatever positions they had: dagre places the chain (inputs, agents with
  * room for their model above and their tools and memory below, outputs, anything unattached), then
- * each agent's model, tools and memory are put in that room.
+ * each agent's model, tools and memory are put in that room. The room is only as wide as the agent's
+ * card: its row of tools may reach under its neighbours, which keeps the canvas narrow enough to
+ * read at 1280×720. When that is not legible (several inputs or outputs beside a long row), dagre
+ * places every node by itself, in ranks left to right.
  */
 export function autoLayout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[]): Map<string, XY> {
+  const around = layoutAroundAgents(nodes, edges, true);
+  const placed = nodes.map((node) => ({ ...node, position: around.get(node.id) }));
+  return needsLayout(placed, edges) ? layoutAroundAgents(nodes, edges, false) : around;
+}
+
+function layoutAroundAgents(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[], aroundAgents: boolean): Map<string, XY> {
   const typeOf = new Map(nodes.map((node) => [node.id, node.type]));
-  const satellites = satellitesOfAgents(nodes, edges, typeOf);
+  const satellites = aroundAgents ? satellitesOfAgents(nodes, edges, typeOf) : new Map<string, Satellites>();
   const attached = new Set([...satellites.values()].flatMap((s) => [...s.above, ...s.below]));
 
   const graph = new Graph();
-  graph.setGraph({ rankdir: 'LR', nodesep: GAP, ranksep: GAP * 2, marginx: 0, marginy: 0 });
+  graph.setGraph({ rankdir: 'LR', nodesep: GAP, ranksep: GAP * 1.5, marginx: 0, marginy: 0 });
   graph.setDefaultEdgeLabel(() => ({}));
   for (const node of nodes) {
     if (attached.has(node.id)) continue;
@@ -95,8 +104,7 @@ export function autoLayout(nodes: readonly LayoutNode[], edges: readonly LayoutE
     }
     // Symmetric room above and below keeps the agent level with its inputs and outputs.
     const band = s.above.length > 0 || s.below.length > 0 ? NODE_SIZE.height + GAP : 0;
-    const row = Math.max(s.above.length, s.below.length, 1);
-    graph.setNode(node.id, { width: Math.max(NODE_SIZE.width, row * (NODE_SIZE.width + GAP) - GAP), height: CORE_HEIGHT + 2 * band });
+    graph.setNode(node.id, { width: NODE_SIZE.width, height: CORE_HEIGHT + 2 * band });
   }
   for (const edge of edges) {
     const source = attached.has(edge.source) ? agentOf(edge.source, satellites) : edge.source;
