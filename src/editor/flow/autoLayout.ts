@@ -3,12 +3,13 @@
  * position, two nodes on top of each other, an edge running behind a third node).
  *
  * The layout library is `@dagrejs/dagre`: it is maintained (several releases a year, the latest in
- * 2026), synchronous (so opening a flow stays a pure conversion) and small in the editor bundle;
- * `elkjs`, also maintained, is asynchronous and ten times the size for layouts this simple.
+ * 2026), synchronous (so opening a flow stays a pure conversion) and about 50 kB in the editor
+ * bundle; `elkjs`, also maintained, is asynchronous and much larger (a Java library compiled to
+ * JavaScript), more than layouts this simple need.
  *
  * The flow reads as the handles suggest: dagre ranks the chain input → agent → outputs left to
  * right; each agent's model goes above it and its tools and memory in a row below it (dagre is
- * given the agent with room for them), so no edge crosses another node.
+ * given the agent with room for them), so no edge crosses another node. See {@link autoLayout}.
  */
 import { Graph, layout } from '@dagrejs/dagre';
 import { NodeRole, roleOf } from '../../flows/nodeTypes.js';
