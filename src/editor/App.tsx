@@ -21,10 +21,11 @@ import { openRunInInspector } from './inspector/openInInspector.js';
 import { AgentCorePanel } from './panels/AgentCorePanel.js';
 import { AgentTab } from './panels/agentTabs.js';
 import { NodeConfigPanel } from './panels/NodeConfigPanel.js';
+import { RuntimeTab } from './panels/RuntimeTab.js';
 import { RunsList } from './run/RunsList.js';
 import { useRunsList } from './run/useRunsList.js';
 import { parseRunInput } from '../flows/runInput.js';
-import { activeNodesAfter, runViewAt } from './run/runView.js';
+import { activeNodesAfter, failedToolsAfter, runViewAt } from './run/runView.js';
 import { RunViewState } from './run/runViewMachine.js';
 import { Scrubber } from './run/Scrubber.js';
 import { useRunView } from './run/useRunView.js';
@@ -74,6 +75,8 @@ function Editor() {
   const [snapshot, send] = useRunView(api);
   /** The flow as last opened or saved, to tell whether Run must save first. */
   const [lastSaved, setLastSaved] = useState<{ readonly id: string; readonly text: string }>();
+  /** The viewed run's flow file is gone, or changed after the run: the run is shown with a notice. */
+  const [runFlow, setRunFlow] = useState<{ readonly flow: string; readonly kind: 'gone' | 'changed' }>();
 
   const say = useCallback((tone: NoticeMessage['tone'], text: string) => setNotice({ tone, text, at: Date.now() }), []);
   const dismissNotice = useCallback(() => setNotice(undefined), []);
@@ -116,7 +119,7 @@ function Editor() {
     [api, fitSoon, say, setEdges, setNodes],
   );
 
-  const newFlow = useCallback(() => {
+  const clearFlow = useCallback(() => {
     const flow = emptyFlow(NEW_FLOW_ID);
     setNodes(flow.nodes);
     setEdges(flow.edges);
@@ -124,8 +127,13 @@ function Editor() {
     setFlowId(NEW_FLOW_ID);
     setValidation(undefined);
     setLastSaved(undefined);
+  }, [setEdges, setNodes]);
+
+  const newFlow = useCallback(() => {
+    clearFlow();
+    setRunFlow(undefined);
     send({ type: 'CLOSE' });
-  }, [send, setEdges, setNodes]);
+  }, [clearFlow, send]);
 
   const currentDocument = useCallback(() => documentOf(meta, flowId, nodes, edges), [meta, flowId, nodes, edges]);
   // Changed since opened or saved (a flow never saved, since New): its id, name, nodes, layout or edges.
@@ -155,6 +163,49 @@ function Editor() {
     }
   }, [api, currentDocument, flowId, refreshFlows, say]);
 
+  // A rename saves the flow as it is under the new id, then deletes the old file.
+  const rename = useCallback(async () => {
+    const oldId = lastSaved?.id;
+    if (oldId === undefined) return;
+    const newId = window.prompt(`Rename the flow ${oldId} to:`, oldId)?.trim();
+    if (!newId || newId === oldId) return;
+    if (flows.some((flow) => flow.id === newId) && !window.confirm(`A flow ${newId} exists already: replace it?`)) return;
+    setBusy(true);
+    try {
+      // The document's own id follows the file's when it was the file's name.
+      const nextMeta = meta.id === undefined || meta.id === oldId.split('/').pop() ? { ...meta, id: newId.split('/').pop() } : meta;
+      const document = documentOf(nextMeta, newId, nodes, edges);
+      const saved = await api.saveFlow(newId, document);
+      await api.deleteFlow(oldId);
+      setMeta(nextMeta);
+      setFlowId(newId);
+      setLastSaved({ id: newId, text: JSON.stringify(document) });
+      setValidation(saved.validation);
+      say('info', `Renamed ${oldId} to ${newId}`);
+    } catch (error) {
+      say('error', `Could not rename ${oldId}: ${describe(error)}`);
+    } finally {
+      setBusy(false);
+      void refreshFlows();
+    }
+  }, [api, edges, flows, lastSaved, meta, nodes, refreshFlows, say]);
+
+  const remove = useCallback(async () => {
+    const id = lastSaved?.id;
+    if (id === undefined || !window.confirm(`Delete the flow ${id}? Its file is removed; its runs stay listed.`)) return;
+    setBusy(true);
+    try {
+      await api.deleteFlow(id);
+      newFlow();
+      say('info', `Deleted ${id}`);
+    } catch (error) {
+      say('error', `Could not delete ${id}: ${describe(error)}`);
+    } finally {
+      setBusy(false);
+      void refreshFlows();
+    }
+  }, [api, lastSaved, newFlow, refreshFlows, say]);
+
   const validate = useCallback(async () => {
     setBusy(true);
     try {
@@ -177,6 +228,7 @@ function Editor() {
       if (!unchanged && !(await save())) return;
       if (coreNode) selectNode(coreNode.id);
       setTab(AgentTab.Runtime);
+      setRunFlow(undefined);
       send({ type: 'START', flowId: flowId.trim(), input: parseRunInput(inputText) });
     },
     [coreNode, currentDocument, flowId, lastSaved, save, selectNode, send],
@@ -189,6 +241,17 @@ function Editor() {
   const openRun = useCallback(
     (id: string) => {
       const summary = runs.find((r) => r.traceId === id);
+      const file = summary?.flow === undefined ? undefined : flows.find((flow) => flow.id === summary.flow);
+      if (summary?.flow !== undefined && file === undefined) {
+        // Its flow was deleted or renamed: the log keeps the agent's settings and tools, not the
+        // graph, so the run is shown without a canvas rather than over another flow's.
+        if (!mayDiscard()) return;
+        clearFlow();
+        setRunFlow({ flow: summary.flow, kind: 'gone' });
+        send({ type: 'OPEN', traceId: id });
+        return;
+      }
+      setRunFlow(file && summary && Date.parse(file.updatedAt) > Date.parse(summary.startedAt) ? { flow: file.id, kind: 'changed' } : undefined);
       if (summary?.flow && summary.flow !== flowId && openedFlow.current !== summary.flow) {
         if (!mayDiscard()) return;
         openedFlow.current = summary.flow;
@@ -198,7 +261,7 @@ function Editor() {
       setTab(AgentTab.Runtime);
       send({ type: 'OPEN', traceId: id });
     },
-    [coreNode, flowId, mayDiscard, openFlow, runs, selectNode, send],
+    [clearFlow, coreNode, flowId, flows, mayDiscard, openFlow, runs, selectNode, send],
   );
 
   useEffect(() => {
@@ -210,6 +273,7 @@ function Editor() {
   const view = useMemo(() => runViewAt(steps, position), [steps, position]);
   const highlightNodes = useMemo(() => nodes.map((node) => ({ id: node.id, type: flowTypeOf(node), toolName: toolNameOf(node) })), [nodes]);
   const activity = useMemo(() => activeNodesAfter(view.step?.event, highlightNodes), [view.step, highlightNodes]);
+  const failedTools = useMemo(() => failedToolsAfter(steps.slice(0, view.index + 1).map((item) => item.event), highlightNodes), [steps, view.index, highlightNodes]);
 
   // A validation describes the graph it was made for: adding or removing a node or an edge makes it stale.
   const graphShape = `${nodes.map((node) => node.id).join(',')}|${edges.map((edge) => edge.id).join(',')}`;
@@ -227,7 +291,7 @@ function Editor() {
     for (const d of validation?.errors ?? []) if (d.nodeId) map.set(d.nodeId, 'error');
     return map;
   }, [validation]);
-  const canvasStatus = useMemo((): CanvasStatus => ({ activity, problems }), [activity, problems]);
+  const canvasStatus = useMemo((): CanvasStatus => ({ activity, problems, failedTools }), [activity, problems, failedTools]);
 
   const diagnosticsOf = useCallback(
     (nodeId: string): FlowDiagnostic[] => [...(validation?.errors ?? []), ...(validation?.warnings ?? [])].filter((d) => d.nodeId === nodeId),
@@ -251,10 +315,17 @@ function Editor() {
         onFlowIdChange={setFlowId}
         onFlowNameChange={(name) => setMeta((current) => ({ ...current, name }))}
         dirty={dirty}
-        onOpen={(id) => mayDiscard() && void openFlow(id)}
+        onOpen={(id) => {
+          if (!mayDiscard()) return;
+          setRunFlow(undefined);
+          void openFlow(id);
+        }}
         onNew={() => mayDiscard() && newFlow()}
         onSave={() => void save()}
         onValidate={() => void validate()}
+        saved={lastSaved !== undefined}
+        onRename={() => void rename()}
+        onDelete={() => void remove()}
         onRun={(input) => void run(input)}
         onAbort={() => send({ type: 'ABORT' })}
         onInspect={() => openRunInInspector(events)}
@@ -267,7 +338,7 @@ function Editor() {
         <CanvasStatusContext.Provider value={canvasStatus}>
           <FlowCanvas nodes={nodes} edges={edges} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} setNodes={setNodes} setEdges={setEdges} />
         </CanvasStatusContext.Provider>
-        {nodes.length === 0 && (
+        {nodes.length === 0 && runFlow?.kind !== 'gone' && (
           <div className="canvas-hint" data-testid="canvas-hint">
             Drag nodes from the palette: an <strong>input</strong>, an <strong>agent.core</strong>, a <strong>model</strong>, some <strong>tools</strong> and an{' '}
             <strong>output</strong>. Then connect the core’s handles to them.
@@ -275,6 +346,13 @@ function Editor() {
         )}
         <div className="workspace__bottom">
           <Notice notice={notice} onDismiss={dismissNotice} />
+          {runFlow && (
+            <p className={`run-flow-notice run-flow-notice--${runFlow.kind}`} data-testid="run-flow-notice" data-kind={runFlow.kind}>
+              {runFlow.kind === 'gone'
+                ? `This run's flow ${runFlow.flow} no longer exists (deleted or renamed). Its log records the agent's settings and tools but not the graph: the run's steps and timeline are shown without it.`
+                : `The flow ${runFlow.flow} changed after this run: the canvas shows its current version, which may differ from the graph the run used.`}
+            </p>
+          )}
           <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={() => setValidation(undefined)} />
           {scrubbing && <Scrubber steps={steps} index={view.index} onScrub={(next) => send({ type: 'SCRUB', position: next })} />}
         </div>
@@ -295,6 +373,8 @@ function Editor() {
               traceId={traceId}
               onSelectNode={selectNode}
             />
+          ) : runFlow?.kind === 'gone' ? (
+            <RuntimeTab view={view} runState={runState} traceId={traceId} />
           ) : panelNode ? (
             <NodeConfigPanel node={panelNode} diagnostics={diagnosticsOf(panelNode.id)} />
           ) : (

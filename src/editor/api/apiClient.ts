@@ -45,6 +45,8 @@ export interface ApiClient {
   listFlows(): Promise<FlowListResponse>;
   getFlow(id: string): Promise<FlowDocument>;
   saveFlow(id: string, flow: FlowDocument): Promise<FlowSavedResponse>;
+  /** Deletes the flow's file (its runs' logs stay). */
+  deleteFlow(id: string): Promise<void>;
   validate(flow: FlowDocument): Promise<ValidationResponse>;
   /** The runs, newest first: only `flow`'s when given. */
   listRuns(flow?: string): Promise<RunListResponse>;
@@ -88,6 +90,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     listFlows: () => send('GET', ApiRoute.flows),
     getFlow: (id) => send('GET', ApiRoute.flow(id)),
     saveFlow: (id, flow) => send('PUT', ApiRoute.flow(id), flow),
+    deleteFlow: (id) => send('DELETE', ApiRoute.flow(id)),
     validate: (flow) => send('POST', ApiRoute.validate, flow),
     listRuns: (flow) => send('GET', flow === undefined ? ApiRoute.runs : `${ApiRoute.runs}?${new URLSearchParams({ flow }).toString()}`),
     getRun: (traceId) => send('GET', ApiRoute.run(traceId)),

@@ -4,7 +4,7 @@
  * highlight never changes the nodes themselves.
  */
 import { createContext, useContext } from 'react';
-import type { ActiveNodes, NodeActivity } from '../run/runView.js';
+import type { ActiveNodes, FailedTools, NodeActivity } from '../run/runView.js';
 
 /** The worst problem validation found in a node. */
 export type NodeProblem = 'error' | 'warning';
@@ -15,13 +15,15 @@ export interface CanvasStatus {
   readonly activity: ActiveNodes;
   /** The worst problem the last validation found in each node (a node not listed has none). */
   readonly problems: ReadonlyMap<string, NodeProblem>;
+  /** The error code of each tool node whose last call (up to the viewed position) failed. */
+  readonly failedTools?: FailedTools;
 }
 
 /** Provides the {@link CanvasStatus}; the default (nothing active, no problems) leaves nodes plain outside a provider. */
 export const CanvasStatusContext = createContext<CanvasStatus>({ activity: {}, problems: new Map() });
 
-/** The run activity and validation problem of one node. */
-export function useNodeStatus(nodeId: string): { activity: NodeActivity | undefined; problem: NodeProblem | undefined } {
+/** The run activity, validation problem and failed call's code of one node. */
+export function useNodeStatus(nodeId: string): { activity: NodeActivity | undefined; problem: NodeProblem | undefined; failedCode: string | undefined } {
   const status = useContext(CanvasStatusContext);
-  return { activity: status.activity[nodeId], problem: status.problems.get(nodeId) };
+  return { activity: status.activity[nodeId], problem: status.problems.get(nodeId), failedCode: status.failedTools?.[nodeId] };
 }

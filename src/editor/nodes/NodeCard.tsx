@@ -20,13 +20,14 @@ export interface NodeCardProps {
   readonly children?: ReactNode;
 }
 
-/** A node's card, marked with its run activity and validation problem from {@link useNodeStatus}. */
+/** A node's card, marked with its run activity, validation problem and failed call from {@link useNodeStatus}. */
 export function NodeCard({ id, role, type, label, selected, icon, summary, children }: NodeCardProps) {
-  const { activity, problem } = useNodeStatus(id);
+  const { activity, problem, failedCode } = useNodeStatus(id);
   const classes = ['rf-node', `rf-node--${role}`];
   if (selected) classes.push('is-selected');
   if (activity) classes.push(`is-${activity}`);
   if (problem) classes.push(`has-${problem}`);
+  if (failedCode) classes.push('has-failed-call');
   return (
     <div
       className={classes.join(' ')}
@@ -34,6 +35,7 @@ export function NodeCard({ id, role, type, label, selected, icon, summary, child
       data-node-type={type}
       data-activity={activity ?? ''}
       data-problem={problem ?? ''}
+      data-failed-code={failedCode ?? ''}
     >
       <div className="rf-node__head">
         <span className="rf-node__icon" aria-hidden="true">
@@ -48,6 +50,11 @@ export function NodeCard({ id, role, type, label, selected, icon, summary, child
       </div>
       <div className="rf-node__title">{label || id}</div>
       {summary !== undefined && <div className="rf-node__summary">{summary}</div>}
+      {failedCode && (
+        <div className="rf-node__failure" data-testid={`node-failure-${id}`} title="the last call of this tool failed">
+          ✖ {failedCode}
+        </div>
+      )}
       {children}
     </div>
   );

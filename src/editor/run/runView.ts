@@ -128,6 +128,29 @@ export function activeNodesAfter(event: AgentEvent | undefined, nodes: readonly 
   }
 }
 
+/** The error code of each tool node whose last call failed, keyed by node id. */
+export interface FailedTools {
+  readonly [nodeId: string]: string;
+}
+
+/**
+ * The tool nodes whose last call in `events` failed, with the failure's code: a later good call
+ * of the same tool clears its mark, so the canvas shows where the run stands at that position.
+ */
+export function failedToolsAfter(events: readonly AgentEvent[], nodes: readonly HighlightNode[]): FailedTools {
+  const lastError = new Map<string, string | undefined>();
+  for (const event of events) {
+    if (event.type === AgentEventType.ToolCompleted) lastError.set(event.data.tool, event.data.ok ? undefined : (event.data.error?.code ?? ErrorCode.TOOL_FAILED));
+  }
+  const failed: Record<string, string> = {};
+  for (const node of nodes) {
+    if (!isToolType(node.type)) continue;
+    const code = lastError.get(node.toolName ?? node.id);
+    if (code !== undefined) failed[node.id] = code;
+  }
+  return failed;
+}
+
 /** The three errors the Errors tab always lists, seen in this run or not. */
 export const WATCHED_ERRORS: readonly { readonly title: string; readonly code: ErrorCode }[] = [
   { title: 'Invalid JSON', code: ErrorCode.INVALID_JSON },

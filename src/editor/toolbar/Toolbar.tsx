@@ -1,4 +1,4 @@
-/** The toolbar: flows (list, open, new, save, validate), run (input, run, abort) and the inspector. */
+/** The toolbar: flows (list, open, new, save, validate, rename, delete), run (input, run, abort) and the inspector. */
 import { useState } from 'react';
 import type { FlowSummary } from '../../server/apiTypes.js';
 
@@ -24,6 +24,10 @@ export interface ToolbarProps {
   readonly onNew: () => void;
   readonly onSave: () => void;
   readonly onValidate: () => void;
+  /** The open flow is saved under `flowId`, so it can be renamed and deleted. */
+  readonly saved: boolean;
+  readonly onRename: () => void;
+  readonly onDelete: () => void;
   /** Called with the raw input text; the caller parses it (text or JSON). */
   readonly onRun: (input: string) => void;
   readonly onAbort: () => void;
@@ -78,6 +82,12 @@ export function Toolbar(props: ToolbarProps) {
         </button>
         <button type="button" className="btn" onClick={props.onValidate} disabled={props.busy} data-testid="validate-flow">
           Validate
+        </button>
+        <button type="button" className="btn btn--ghost" onClick={props.onRename} disabled={props.busy || !props.saved} data-testid="rename-flow" title="save under a new id and delete the old file">
+          Rename
+        </button>
+        <button type="button" className="btn btn--ghost" onClick={props.onDelete} disabled={props.busy || !props.saved} data-testid="delete-flow" title="delete the flow's file (its runs stay)">
+          Delete
         </button>
       </div>
       <form
