@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
 
 const ECHO_TOOL = `// Echoes its text; throws on "fail".
 export default {
@@ -95,6 +95,8 @@ describe.skipIf(SKIP_BROWSER)('flows and runs in the editor, in Chromium at 1280
     expect(await page.locator('[data-testid="node-failure-echo"]').textContent()).toBe('✖ TOOL_FAILED');
     // Other nodes carry no mark.
     expect(await page.getAttribute('[data-testid="node-llm"]', 'data-failed-code')).toBe('');
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'failed-tool-node.png') });
 
     // Back before the failing call: the first call succeeded, so no mark.
     await page.locator('[data-testid="scrubber"]').fill('1');
