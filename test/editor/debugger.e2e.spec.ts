@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, type Dialog, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ECHO_TOOL, echoFlow } from './echoFlow.js';
 import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
 
 const screenshots = SCREENSHOTS;
@@ -21,30 +22,6 @@ const GOOD_FLOW = 'order-status-agent';
 const GOOD_NAME = 'Order status agent';
 /** Its model answers something that is not JSON: the run is blocked with INVALID_JSON. */
 const BAD_FLOW = 'broken-agent';
-
-/** The flows' one tool (an agent needs one); the scripted models never call it. */
-const ECHO_TOOL = `export default {
-  name: 'echo',
-  description: 'Echoes its text',
-  inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false },
-  async execute({ text }) { return { echoed: text }; },
-};
-`;
-
-function flowOf(name: string, answers: readonly unknown[]) {
-  return {
-    name,
-    nodes: [
-      { id: 'agent', type: 'agent.core', position: { x: 0, y: 0 }, config: { strategy: 'react', maxIterations: 3 } },
-      { id: 'llm', type: 'model.llm', position: { x: 0, y: -150 }, config: { provider: 'scripted', answers } },
-      { id: 'echo', type: 'tool.module', position: { x: 0, y: 150 }, config: { module: 'tools/echo.mjs' } },
-    ],
-    edges: [
-      { id: 'e1', source: 'agent', target: 'llm' },
-      { id: 'e2', source: 'agent', target: 'echo' },
-    ],
-  };
-}
 
 let dir: string;
 let server: ChildProcess | undefined;
@@ -96,8 +73,8 @@ describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () =
     const flowsDir = path.join(dir, 'flows');
     await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
     await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
-    await writeFile(path.join(flowsDir, `${GOOD_FLOW}.json`), JSON.stringify(flowOf(GOOD_NAME, [{ action: 'final', message: 'Shipped.', confidence: 0.9 }])));
-    await writeFile(path.join(flowsDir, `${BAD_FLOW}.json`), JSON.stringify(flowOf('Broken agent', ['not json'])));
+    await writeFile(path.join(flowsDir, `${GOOD_FLOW}.json`), JSON.stringify(echoFlow([{ action: 'final', message: 'Shipped.', confidence: 0.9 }], GOOD_NAME)));
+    await writeFile(path.join(flowsDir, `${BAD_FLOW}.json`), JSON.stringify(echoFlow(['not json'], 'Broken agent')));
     await mkdir(screenshots, { recursive: true });
     url = await startServer(flowsDir, path.join(dir, 'runs'));
     browser = await launchChromium();

@@ -10,19 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ECHO_TOOL, echoFlow } from './echoFlow.js';
 import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
-
-const ECHO_TOOL = `// Echoes its text; throws on "fail".
-export default {
-  name: 'echo',
-  description: 'Echoes its text',
-  inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false },
-  async execute({ text }) {
-    if (text === 'fail') throw new Error('asked to fail');
-    return { echoed: text };
-  },
-};
-`;
 
 /** A good tool call, a failing one, then the final answer. */
 const ANSWERS = [
@@ -30,20 +19,6 @@ const ANSWERS = [
   { action: 'tool', tool: 'echo', input: { text: 'fail' }, confidence: 0.3 },
   { action: 'final', message: 'Echoed once, then the tool failed.', confidence: 0.9 },
 ];
-
-function flowOf(toolId: string) {
-  return {
-    nodes: [
-      { id: 'agent', type: 'agent.core', position: { x: 0, y: 0 }, config: { strategy: 'react', maxIterations: 5 } },
-      { id: 'llm', type: 'model.llm', position: { x: 0, y: -150 }, config: { provider: 'scripted', answers: ANSWERS } },
-      { id: toolId, type: 'tool.module', position: { x: 0, y: 150 }, config: { module: 'tools/echo.mjs' } },
-    ],
-    edges: [
-      { id: 'e1', source: 'agent', target: 'llm' },
-      { id: 'e2', source: 'agent', target: toolId },
-    ],
-  };
-}
 
 let dir: string;
 let flowsDir: string;
@@ -72,9 +47,9 @@ describe.skipIf(SKIP_BROWSER)('flows and runs in the editor, in Chromium at 1280
     flowsDir = path.join(dir, 'flows');
     await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
     await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
-    await writeFile(flowFile('echo-agent'), JSON.stringify(flowOf('echo')));
-    await writeFile(flowFile('doomed-agent'), JSON.stringify(flowOf('echo')));
-    await writeFile(flowFile('old-name'), JSON.stringify(flowOf('echo')));
+    await writeFile(flowFile('echo-agent'), JSON.stringify(echoFlow(ANSWERS)));
+    await writeFile(flowFile('doomed-agent'), JSON.stringify(echoFlow(ANSWERS)));
+    await writeFile(flowFile('old-name'), JSON.stringify(echoFlow(ANSWERS)));
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });

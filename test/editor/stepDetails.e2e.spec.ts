@@ -9,22 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ECHO_TOOL, echoFlow } from './echoFlow.js';
 import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
 
 const screenshots = SCREENSHOTS;
 const skip = SKIP_BROWSER;
-
-const ECHO_TOOL = `// Echoes its text; throws on "fail".
-export default {
-  name: 'echo',
-  description: 'Echoes its text',
-  inputSchema: { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false },
-  async execute({ text }) {
-    if (text === 'fail') throw new Error('asked to fail');
-    return { echoed: text };
-  },
-};
-`;
 
 /** A good tool call, a failing one, then the final answer. */
 const ANSWERS = [
@@ -35,20 +24,6 @@ const ANSWERS = [
 
 /** Long enough to be cut in the details until "show all". */
 const LONG_INPUT = `echo please. ${'Where is my order? '.repeat(50)}`;
-
-function flowOf(answers: readonly unknown[]) {
-  return {
-    nodes: [
-      { id: 'agent', type: 'agent.core', position: { x: 0, y: 0 }, config: { strategy: 'react', maxIterations: 5 } },
-      { id: 'llm', type: 'model.llm', position: { x: 0, y: -150 }, config: { provider: 'scripted', answers } },
-      { id: 'echo', type: 'tool.module', position: { x: 0, y: 150 }, config: { module: 'tools/echo.mjs' } },
-    ],
-    edges: [
-      { id: 'e1', source: 'agent', target: 'llm' },
-      { id: 'e2', source: 'agent', target: 'echo' },
-    ],
-  };
-}
 
 let dir: string;
 let server: ChildProcess | undefined;
@@ -78,8 +53,8 @@ describe.skipIf(skip)('the step details of the Runtime tab, in Chromium at 1280Ã
     const flowsDir = path.join(dir, 'flows');
     await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
     await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
-    await writeFile(path.join(flowsDir, 'echo-agent.json'), JSON.stringify(flowOf(ANSWERS)));
-    await writeFile(path.join(flowsDir, 'broken-agent.json'), JSON.stringify(flowOf(['not json'])));
+    await writeFile(path.join(flowsDir, 'echo-agent.json'), JSON.stringify(echoFlow(ANSWERS)));
+    await writeFile(path.join(flowsDir, 'broken-agent.json'), JSON.stringify(echoFlow(['not json'])));
     await mkdir(screenshots, { recursive: true });
     const url = await startServer(flowsDir, path.join(dir, 'runs'));
     browser = await launchChromium();
