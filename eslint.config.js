@@ -41,7 +41,7 @@ export default tseslint.config(
   },
   {
     files: ['src/editor/**/*.ts', 'src/editor/**/*.tsx'],
-    ignores: ['src/editor/vite.config.ts'],
+    ignores: ['src/editor/vite.config.ts', 'src/editor/configValidatorsPlugin.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -101,7 +101,7 @@ const ours = median(cores);
 console.log(`Distributed, one run at a time (${ITERATIONS} iterations, NATS request/reply, JetStream file store), median of ${ROUNDS} rounds`);
 console.log(`  hand-written loop, same requests and appends : ${floor.toFixed(0)} µs/iteration`);
 console.log(`  redflow                                      : ${ours.toFixed(0)} µs/iteration (${(ours / floor).toFixed(2)}× the floor; target ≤ 1.25×)`);
-console.log('  (1,000 concurrent runs: see test/distributed/load.e2e.spec.ts, which prints iterations/s and latency percentiles)');
+console.log('  (1,000 concurrent runs: bench/load.mjs, next; a core worker killed under load: bench/takeover.mjs)');
 
 await served.close();
 await transport.close();

@@ -27,6 +27,14 @@ export const ErrorCode = {
   FINAL_MESSAGE_MISSING: 'FINAL_MESSAGE_MISSING',
   TOOL_NOT_ALLOWED: 'TOOL_NOT_ALLOWED',
   TOOL_INPUT_INVALID: 'TOOL_INPUT_INVALID',
+  /** The agent's reasoning is "explicit" and the answer gives no `thought`. */
+  THOUGHT_MISSING: 'THOUGHT_MISSING',
+  /** The agent's reasoning is "explicit" and an answer after an observation gives no `reflection`. */
+  REFLECTION_MISSING: 'REFLECTION_MISSING',
+  /** The agent's reasoning is "explicit" and an answer after an observation gives no `decision`. */
+  DECISION_MISSING: 'DECISION_MISSING',
+  /** The answer's `decision` disagrees with its action (e.g. `done` with a tool call). */
+  DECISION_MISMATCH: 'DECISION_MISMATCH',
 
   // Run-level outcomes that are not answer validation.
   ITERATION_OVERFLOW: 'ITERATION_OVERFLOW',
@@ -40,6 +48,25 @@ export const ErrorCode = {
   /** A run start names a trace id that is taken (its log or its run record exists): refused before anything is recorded. */
   RUN_TRACE_ID_TAKEN: 'RUN_TRACE_ID_TAKEN',
   RUN_STOPPED: 'RUN_STOPPED',
+  /**
+   * The run waits for an answer from outside (an approval, a client tool's result) and holds no
+   * process: it is parked in its log until the answer comes (`redflow approve|deny|tool-result`).
+   */
+  RUN_WAITING: 'RUN_WAITING',
+  /** A run's wait for an approval or a client tool's result passed its deadline (`waitTimeoutMs`). */
+  WAIT_EXPIRED: 'WAIT_EXPIRED',
+  /** An answer (approval, tool result) for a run that waits for none of that kind now: running, ended, or waiting for the other kind. */
+  RUN_NOT_WAITING: 'RUN_NOT_WAITING',
+  /** An answer for a wait that has been answered already: a wait takes one answer. */
+  WAIT_ALREADY_ANSWERED: 'WAIT_ALREADY_ANSWERED',
+  /** An answer naming another call (idempotency key, iteration) than the one the run waits on. */
+  WAIT_ANSWER_MISMATCH: 'WAIT_ANSWER_MISMATCH',
+  /** The model asked a person (escalate, request_info) and nobody answered in time, or the host cannot wait for an answer. */
+  HUMAN_ANSWER_MISSING: 'HUMAN_ANSWER_MISSING',
+  /** A final answer's output does not match the agent's outputSchema (the run still ends done, with validated: false). */
+  OUTPUT_INVALID: 'OUTPUT_INVALID',
+  /** The run ended by handing its task to another agent (the model's delegate action). */
+  RUN_DELEGATED: 'RUN_DELEGATED',
 
   // Model actors.
   MODEL_UNAVAILABLE: 'MODEL_UNAVAILABLE',
@@ -53,6 +80,11 @@ export const ErrorCode = {
   MODEL_CONFIG_INVALID: 'MODEL_CONFIG_INVALID',
   /** The model's server needs an API key (OpenAI's does) and its environment variable is not set: refused before any request. */
   MODEL_KEY_MISSING: 'MODEL_KEY_MISSING',
+  /**
+   * A model node names a provider Redflow does not know (`provider` must be `openai`, `anthropic`,
+   * `ollama`, `vllm`, `llamacpp`, `openai-compatible` or `scripted`); the hint lists them.
+   */
+  MODEL_PROVIDER_UNKNOWN: 'MODEL_PROVIDER_UNKNOWN',
   /** A scripted model's answers file (`--script`, or a flow's `answersFile`) does not exist or cannot be read. */
   ANSWERS_FILE_NOT_FOUND: 'ANSWERS_FILE_NOT_FOUND',
 
@@ -66,10 +98,16 @@ export const ErrorCode = {
   TOOL_CONFIG_INVALID: 'TOOL_CONFIG_INVALID',
   /** The store of completed tool results (by idempotency key) could not be read or written, or the key is invalid. */
   TOOL_RESULT_STORE_FAILED: 'TOOL_RESULT_STORE_FAILED',
+  /** A subagent's run ended `blocked` (its model failed, it timed out, it was aborted…): the message gives its error and trace id. */
+  SUBAGENT_FAILED: 'SUBAGENT_FAILED',
+  /** The trace id a subagent call derives for its run holds another run's log (not one started by this call). */
+  SUBAGENT_TRACE_TAKEN: 'SUBAGENT_TRACE_TAKEN',
   /** Another worker is executing the call with this idempotency key right now; ask again later (retryable). */
   TOOL_CALL_IN_PROGRESS: 'TOOL_CALL_IN_PROGRESS',
   /** A tool's reply nests deeper than model answers may (64 levels): the model sees this failure instead. */
   TOOL_OUTPUT_TOO_DEEP: 'TOOL_OUTPUT_TOO_DEEP',
+  /** A person denied the tool call (`requiresApproval`): it was never made; the model sees this, with the reason, as its observation. */
+  TOOL_DENIED: 'TOOL_DENIED',
 
   // Memory actors.
   MEMORY_FAILED: 'MEMORY_FAILED',
@@ -131,6 +169,8 @@ export const ErrorCode = {
   DUPLICATE_TOOL_NAME: 'DUPLICATE_TOOL_NAME',
   TOOL_WITHOUT_INPUT_SCHEMA: 'TOOL_WITHOUT_INPUT_SCHEMA',
   NO_TOOLS: 'NO_TOOLS',
+  /** The agent's `requiresApproval` names a tool that is not in its `allowedTools`. */
+  APPROVAL_TOOL_NOT_ALLOWED: 'APPROVAL_TOOL_NOT_ALLOWED',
   /** Warning: a node needs an environment variable (a model's API key, a database's connection string) that is not set where runs run. */
   ENV_NOT_SET: 'ENV_NOT_SET',
   /** Warning: a tool connected to the agent core is left out of its explicit `allowedTools`. */
@@ -139,6 +179,16 @@ export const ErrorCode = {
   FLOW_TOO_LARGE: 'FLOW_TOO_LARGE',
   /** A file a flow names (tool module, answers file, memory store) is not inside the folders allowed for flow files. */
   FLOW_FILE_OUTSIDE_ROOTS: 'FLOW_FILE_OUTSIDE_ROOTS',
+  /** A flow with a `tool.flow` (a tool whose body is a Node-RED flow) runs only in Node-RED. */
+  FLOW_TOOL_NODE_RED_ONLY: 'FLOW_TOOL_NODE_RED_ONLY',
+  /** An `agent.ref` names a flow file that does not exist. */
+  AGENT_REF_NOT_FOUND: 'AGENT_REF_NOT_FOUND',
+  /** An `agent.ref` names a flow file that is not a valid flow (the message gives its first error). */
+  AGENT_REF_INVALID: 'AGENT_REF_INVALID',
+  /** The `agent.ref`s of flows lead back to a flow already on the way (A → B → A): its runs would never end. */
+  AGENT_REF_CYCLE: 'AGENT_REF_CYCLE',
+  /** Subagents nest deeper than the limit (5 levels below the flow that is run). */
+  AGENT_REF_TOO_DEEP: 'AGENT_REF_TOO_DEEP',
 
   // Command line.
   CLI_USAGE: 'CLI_USAGE',
@@ -174,9 +224,58 @@ export const ErrorCode = {
   /** The server failed in a way it did not expect (a bug: the details are in the server's log only). */
   HTTP_INTERNAL_ERROR: 'HTTP_INTERNAL_ERROR',
 
+  // The step service (`POST /api/agent/react_step`).
+  /** A step's conversation_history cannot be read as a session: an observation with no call before it, a step with nothing to continue. */
+  REACT_STEP_HISTORY_INVALID: 'REACT_STEP_HISTORY_INVALID',
+  /** A step's conversation_history disagrees with the session's log: another tool, other arguments or another result than the run recorded. */
+  REACT_STEP_HISTORY_CONFLICT: 'REACT_STEP_HISTORY_CONFLICT',
+  /** A step names a model the server is not configured with (`serve --models <file>`). */
+  REACT_STEP_MODEL_UNKNOWN: 'REACT_STEP_MODEL_UNKNOWN',
+  /** The system prompt and the query alone need more tokens than `tokenLimit − reservedOutputTokens`. */
+  CONTEXT_BUDGET_EXCEEDED: 'CONTEXT_BUDGET_EXCEEDED',
+
+  // Agent definitions (`AgentDefinition`, `AgentRegistry`, `AgentExecutor`).
+  /** An agent definition is not one: a field missing or of the wrong kind (every problem is listed). */
+  AGENT_DEFINITION_INVALID: 'AGENT_DEFINITION_INVALID',
+  /** An agent registry already holds an agent of that name. */
+  AGENT_ALREADY_REGISTERED: 'AGENT_ALREADY_REGISTERED',
+  /** A prompt names `${variable}` and the run's inputs do not give it. */
+  TEMPLATE_VARIABLE_MISSING: 'TEMPLATE_VARIABLE_MISSING',
+  /** A run's inputs do not match the definition's `inputConfig` (a required one missing, a wrong type, an unknown name). */
+  AGENT_INPUT_INVALID: 'AGENT_INPUT_INVALID',
+  /** The final answer of a definition's run does not match its `outputConfig.schema` (the run still ends done; the result says so). */
+  AGENT_OUTPUT_INVALID: 'AGENT_OUTPUT_INVALID',
+
   // Stately inspector.
   /** The inspector relay or WebSocket could not be reached. */
   INSPECT_UNAVAILABLE: 'INSPECT_UNAVAILABLE',
+
+  // Node-RED (`redflow convert`, `redflow serve --node-red`).
+  /** What was given as Node-RED flows is not: not a JSON array of nodes, each with a string `id` and `type`. */
+  NODE_RED_FLOWS_INVALID: 'NODE_RED_FLOWS_INVALID',
+  /** No Node-RED tab (flow) by that id or label, none with Redflow nodes, or several where one must be named. */
+  NODE_RED_TAB_NOT_FOUND: 'NODE_RED_TAB_NOT_FOUND',
+  /** A node id of the flow is taken by a node of another Node-RED tab (ids are unique across a Node-RED). */
+  NODE_RED_ID_CONFLICT: 'NODE_RED_ID_CONFLICT',
+  /** A secret written in the flow (a `tool.postgres` connectionString) that Node-RED keeps in its credentials store only. */
+  NODE_RED_SECRET_IN_FLOW: 'NODE_RED_SECRET_IN_FLOW',
+  /** A node kind an agent in Node-RED cannot have (`tool.client`): the flow is saved, but does not run there. */
+  NODE_RED_NODE_UNSUPPORTED: 'NODE_RED_NODE_UNSUPPORTED',
+  /** Node-RED's Admin API cannot be reached, or answered in a way it should not (the status and body say). */
+  NODE_RED_UNREACHABLE: 'NODE_RED_UNREACHABLE',
+  /** Node-RED refused the request: its adminAuth is on and the token is missing, wrong or lacks the permission. */
+  NODE_RED_UNAUTHORIZED: 'NODE_RED_UNAUTHORIZED',
+  /** The flows changed in Node-RED while a save merged into them, every time it tried. */
+  NODE_RED_FLOWS_CHANGED: 'NODE_RED_FLOWS_CHANGED',
+  /** The flow's agent is not running in Node-RED (not deployed yet, stopped, or node-red-contrib-redflow not installed). */
+  NODE_RED_AGENT_NOT_RUNNING: 'NODE_RED_AGENT_NOT_RUNNING',
+
+  // Packages.
+  /**
+   * An optional package a feature needs is not installed: `pg` for `tool.postgres`, `tsx` for a
+   * `tool.module` written in TypeScript. The hint names the `npm install` that fixes it.
+   */
+  DEPENDENCY_MISSING: 'DEPENDENCY_MISSING',
 } as const;
 
 /** One of the stable codes of {@link ErrorCode}. */

@@ -36,6 +36,13 @@ export interface SecretRegistry {
    * of any `scheme://user:password@…` URL.
    */
   addEnv(env: Readonly<Record<string, string | undefined>>): void;
+  /**
+   * Adds a secret for a while: redacted like one given to {@link SecretRegistry.add} until the
+   * returned function is called, then forgotten (unless it was also added for good, or is still
+   * held by another caller). For secrets that live as long as one call, such as a key that came
+   * with a request: a long-running process does not collect them.
+   */
+  hold(value: string | undefined | null): () => void;
   /** `text` with every known secret replaced by {@link REDACTED}; `text` itself when none occurs. */
   redact(text: string): string;
   /**
@@ -63,6 +70,10 @@ export function createSecretRegistry(): SecretRegistry {
   const values = new Set<string>();
   /** Values given to `add`, so a secret read again (a header on every call) costs one lookup. */
   const given = new Set<string>();
+  /** Forms added for good (by `add`): never forgotten. */
+  const kept = new Set<string>();
+  /** How many holders each held form has. */
+  const holders = new Map<string, number>();
   /** One alternation of every value, longest first so a secret containing another is cut whole: one scan per text. */
   let finder: Finder | undefined;
   let dirty = false;
@@ -70,26 +81,56 @@ export function createSecretRegistry(): SecretRegistry {
   const compile = (): Finder | undefined => {
     if (dirty) {
       const source = [...values].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|');
-      finder = { test: new RegExp(source), replace: new RegExp(source, 'g') };
+      finder = source === '' ? undefined : { test: new RegExp(source), replace: new RegExp(source, 'g') };
       dirty = false;
     }
     return finder;
   };
 
   const addOne = (value: string): void => {
-    if (value.length < MIN_SECRET_CHARS || !HAS_LETTER.test(value) || values.has(value)) return;
+    if (value.length < MIN_SECRET_CHARS || !HAS_LETTER.test(value)) return;
+    kept.add(value);
+    if (values.has(value)) return;
     values.add(value);
     dirty = true;
   };
+
+  /** The forms a secret takes: as is, inside JSON text (quotes, backslashes, control characters escaped), in a URL. */
+  const formsOf = (value: string): string[] =>
+    [...new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])].filter(
+      (form) => form.length >= MIN_SECRET_CHARS && HAS_LETTER.test(form),
+    );
 
   const registry: SecretRegistry = {
     add(value) {
       if (typeof value !== 'string' || value.length < MIN_SECRET_CHARS || given.has(value)) return;
       given.add(value);
-      addOne(value);
-      // As it appears inside JSON text (quotes, backslashes, control characters escaped) and in a URL.
-      addOne(JSON.stringify(value).slice(1, -1));
-      addOne(encodeURIComponent(value));
+      for (const form of formsOf(value)) addOne(form);
+    },
+    hold(value) {
+      if (typeof value !== 'string' || value.length < MIN_SECRET_CHARS) return () => {};
+      const forms = formsOf(value);
+      for (const form of forms) {
+        holders.set(form, (holders.get(form) ?? 0) + 1);
+        if (!values.has(form)) {
+          values.add(form);
+          dirty = true;
+        }
+      }
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        for (const form of forms) {
+          const left = (holders.get(form) ?? 1) - 1;
+          if (left > 0) {
+            holders.set(form, left);
+            continue;
+          }
+          holders.delete(form);
+          if (!kept.has(form) && values.delete(form)) dirty = true;
+        }
+      };
     },
     addEnv(env) {
       for (const [name, value] of Object.entries(env)) {
@@ -239,6 +280,21 @@ function processRegistry(): SecretRegistry {
  */
 export function registerSecret(value: string | undefined | null): void {
   processRegistry().add(value);
+}
+
+/**
+ * Tells the process a value is secret until the returned function is called (see
+ * {@link SecretRegistry.hold}): for a secret that lives as long as one call, such as an API key
+ * that came with a request, so a long-running server does not keep every key it was ever given.
+ *
+ * @example
+ * ```ts
+ * const release = holdSecret(requestKey);
+ * try { return await callTheModel(requestKey); } finally { release(); }
+ * ```
+ */
+export function holdSecret(value: string | undefined | null): () => void {
+  return processRegistry().hold(value);
 }
 
 /**

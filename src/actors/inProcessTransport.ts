@@ -1,5 +1,5 @@
 import { ErrorCode, errorInfo, toErrorInfo } from '../errors.js';
-import { subjectMatches } from './subjectMatch.js';
+import { NO_HEADERS, createLocalPubSub } from './localPubSub.js';
 import type {
   Headers,
   Reply,
@@ -11,7 +11,6 @@ import type {
   TransportMessage,
 } from './transport.js';
 
-const noHeaders: Headers = Object.freeze({});
 const neverAborted: AbortSignal = new AbortController().signal;
 /** How often waiting requests are checked against their timeout. */
 const SWEEP_MS = 20;
@@ -35,7 +34,7 @@ interface QueueGroup {
 export function createInProcessTransport(): Transport {
   // subject → queue name → members. Exact subjects only: services are addressed exactly.
   const services = new Map<string, Map<string, QueueGroup>>();
-  const subscriptions = new Set<{ pattern: string; handler: (message: TransportMessage) => void }>();
+  const pubsub = createLocalPubSub();
   // Requests waiting for a reply, so close() can end them and the sweeper can time them out.
   const pending = new Map<(reply: Reply<unknown>) => void, { deadline: number; subject: string; timeoutMs: number }>();
   // One coarse timer for all requests instead of a timer per request (two per iteration): it
@@ -90,7 +89,7 @@ export function createInProcessTransport(): Transport {
       if (signal.aborted) return Promise.resolve(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
       let result: unknown;
       try {
-        result = handler(data, { subject, headers: options.headers ?? noHeaders, signal });
+        result = handler(data, { subject, headers: options.headers ?? NO_HEADERS, signal });
       } catch (error) {
         return Promise.resolve({ ok: false, error: toErrorInfo(error, ErrorCode.TRANSPORT_BAD_MESSAGE) });
       }
@@ -129,21 +128,11 @@ export function createInProcessTransport(): Transport {
     },
 
     publish(subject: string, data: unknown, headers?: Headers): void {
-      if (closed || subscriptions.size === 0) return;
-      const message: TransportMessage = { subject, data, headers: headers ?? noHeaders };
-      for (const subscription of subscriptions) {
-        if (!subjectMatches(subscription.pattern, subject)) continue;
-        // Delivered asynchronously, as over a network: a subscriber never runs inside the publisher.
-        queueMicrotask(() => {
-          if (subscriptions.has(subscription)) subscription.handler(message);
-        });
-      }
+      if (!closed) pubsub.publish(subject, data, headers);
     },
 
     subscribe(pattern: string, handler: (message: TransportMessage) => void): Subscription {
-      const subscription = { pattern, handler };
-      subscriptions.add(subscription);
-      return { unsubscribe: () => void subscriptions.delete(subscription) };
+      return pubsub.subscribe(pattern, handler);
     },
 
     async close(): Promise<void> {
@@ -151,7 +140,7 @@ export function createInProcessTransport(): Transport {
       for (const settle of [...pending.keys()]) settle(failure(ErrorCode.TRANSPORT_CLOSED, 'the transport closed before the reply'));
       clearInterval(sweeper);
       services.clear();
-      subscriptions.clear();
+      pubsub.clear();
     },
   };
 }

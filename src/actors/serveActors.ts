@@ -3,28 +3,77 @@ import { compileUserSchema } from '../contracts/schemas.js';
 import type { MemoryRecord, MemoryStore } from './memory.js';
 import { appendTurn, type ConversationTurn } from './memory/conversationMemory.js';
 import type { ModelActor, ModelAnswer, ModelRequest } from './model.js';
-import { Subject } from './subjects.js';
+import { createReasoningFilter } from './models/reasoningFilter.js';
+import { Subject, isSubjectToken } from './subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from './tool.js';
-import type { Subscription, Transport } from './transport.js';
+import type { Headers, Subscription, Transport } from './transport.js';
 import { redactSecretsInData } from '../secrets.js';
 import { defaultAnswerLimits } from '../validation/validateModelAnswer.js';
+import { traceModelCall, traceToolCall } from '../telemetry/tracedCalls.js';
 
 /** Largest tool output (as JSON) kept as an observation: the limit of a model's answer, as the core checks it too. */
 export const MAX_TOOL_OUTPUT_CHARS = defaultAnswerLimits.maxChars;
 
+/** Options of {@link serveModel}. */
+export interface ServeModelOptions {
+  /**
+   * Publish each piece of every answer, as the model streams it, on
+   * `<chunkPrefix>.runs.chunk.<traceId>` ({@link Subject.runChunk}) as a {@link RunChunk}: the live
+   * view of a run's answers, without the model's thought and reflection (see
+   * `createReasoningFilter`). The log still records each answer once, whole.
+   */
+  readonly chunkPrefix?: string;
+}
+
+/** One piece of a model's answer, published live on {@link Subject.runChunk} (never logged). */
+export interface RunChunk {
+  readonly traceId: string;
+  /** The iteration whose model call this answer is. */
+  readonly iteration: number;
+  /** The model call's attempt, from 1: pieces of an earlier attempt are void once a later one starts. */
+  readonly attempt: number;
+  readonly text: string;
+}
+
 /**
  * Serves a model actor on `subject`: each request is one `complete` call; its errors travel back
  * as data. A requester that gives up cancels the call (its signal aborts the model request).
+ * With `chunkPrefix`, the answer's pieces are also published live as they stream.
  *
  * @example
  * ```ts
- * serveModel(transport, Subject.model('redflow', 'llm1'), createScriptedModel([...]));
+ * serveModel(transport, Subject.model('redflow', 'llm1'), createScriptedModel([...]), { chunkPrefix: 'redflow' });
  * ```
  */
-export function serveModel(transport: Transport, subject: string, model: ModelActor): Subscription {
+export function serveModel(transport: Transport, subject: string, model: ModelActor, options: ServeModelOptions = {}): Subscription {
+  const { chunkPrefix } = options;
+  const complete = (request: ModelRequest, signal: AbortSignal): Promise<ModelAnswer> => {
+    // A trace id that is not one subject token (only a forged request has one) gets no live view.
+    if (chunkPrefix === undefined || !isSubjectToken(request.traceId)) return model.complete(request, signal);
+    const chunkSubject = Subject.runChunk(chunkPrefix, request.traceId);
+    const { traceId, iteration } = request;
+    const publish = (attempt: number, text: string) => {
+      if (text !== '') transport.publish(chunkSubject, { traceId, iteration, attempt, text } satisfies RunChunk);
+    };
+    // The reasoning stays out of the live view as it stays out of the log (unless in debug, where
+    // the log has it): a chunk subject is read by clients, and whoever shows the pieces. The filter
+    // is made with the first piece: a call waiting on its model holds none.
+    let shown: { readonly attempt: number; readonly filter: ReturnType<typeof createReasoningFilter> } | undefined;
+    return model
+      .complete(request, signal, {
+        onChunk: ({ text, attempt }) => {
+          if (shown === undefined || attempt !== shown.attempt) shown = { attempt, filter: createReasoningFilter() };
+          publish(attempt, shown.filter.push(text));
+        },
+      })
+      .then((answer) => {
+        if (shown !== undefined) publish(shown.attempt, shown.filter.flush());
+        return answer;
+      });
+  };
   return transport.serve<ModelRequest, ModelAnswer>(subject, (request, context) => {
     checkModelRequest(request, subject);
-    return model.complete(request, context.signal);
+    return traceModelCall(subject, model, request, context.headers, () => complete(request, context.signal));
   }, { cancellable: true });
 }
 
@@ -42,7 +91,7 @@ export function serveModel(transport: Transport, subject: string, model: ModelAc
 export function serveTool(transport: Transport, subject: string, tool: ToolDefinition): Subscription {
   return transport.serve<ToolRequest, ToolResult>(subject, (request, context) => {
     checkToolRequest(tool, request, subject);
-    return runTool(tool, request, context.signal);
+    return runTool(tool, request, context.signal, context.headers);
   }, { cancellable: true });
 }
 
@@ -94,14 +143,21 @@ function checkModelRequest(request: unknown, subject: string): asserts request i
  * Runs one call of `tool` and returns its result as data, as {@link serveTool} answers it: a throw,
  * or an output that is not JSON (or too large), is `{ ok: false, error }`. Never rejects. Secrets
  * this process knows (a header the tool sent and the server echoed, an environment variable the
- * tool read) are redacted here, since on a cluster the core does not know them.
+ * tool read) are redacted here, since on a cluster the core does not know them. With telemetry on,
+ * the call is an `execute_tool` span, a child of the span the request's `headers` name
+ * (`traceparent`).
  *
  * @example
  * ```ts
  * const result = await runTool(addTool, request, AbortSignal.timeout(5000)); // { ok: true, output: { sum: 3 } }
  * ```
  */
-export async function runTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal): Promise<ToolResult> {
+export function runTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal, headers: Headers = {}): Promise<ToolResult> {
+  return traceToolCall(tool, request, headers, () => executeTool(tool, request, signal));
+}
+
+/** {@link runTool}'s call itself. */
+async function executeTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal): Promise<ToolResult> {
   try {
     const output = await tool.execute(request.input, {
       signal,

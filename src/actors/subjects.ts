@@ -69,6 +69,19 @@ export const Subject = {
   /** Every run's abort subject: what each core worker subscribes to. */
   runAborts: (prefix: string) => `${prefix}.runs.abort.*`,
   /**
+   * Where clients answer a run that waits (an approval, a client tool's result): the core workers
+   * serve it in one queue group, and the one that takes the answer resumes the run.
+   */
+  runAnswer: (prefix: string, traceId: string) => `${prefix}.runs.answer.${traceId}`,
+  /** Every run's answer subject: what the core workers serve. */
+  runAnswers: (prefix: string) => `${prefix}.runs.answer.*`,
+  /**
+   * Where a model actor publishes the pieces of a run's answers as they stream, for a live view
+   * (`serveModel`'s `chunkPrefix`). Outside the trace subjects on purpose: the trace stream
+   * captures `<prefix>.trace.>`, and the log records each answer once, whole, not its pieces.
+   */
+  runChunk: (prefix: string, traceId: string) => `${prefix}.runs.chunk.${traceId}`,
+  /**
    * Where a requester that gives up tells a service's members to stop the call (every member
    * listens, no queue group): `<service subject>.cancel`, e.g. `redflow.tool.lookup_order.cancel`.
    */

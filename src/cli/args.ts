@@ -40,12 +40,17 @@ export function help(output: Output, usage: string): ExitCode {
 
 /**
  * The test-only fault hook: with `REDFLOW_CRASH_AFTER_EVENT=<seq>`, SIGKILL this process right
- * after event `seq` of a run is in the log (crash/resume tests kill at every event boundary).
+ * after event `seq` of the run is in the log (crash/resume tests kill at every event boundary);
+ * with `<traceId>:<seq>`, after event `seq` of that run, which may be a subagent's run (the hook
+ * for `subagents` runs takes only this form).
  */
-export function crashHook(): ((event: AgentEvent) => void) | undefined {
-  const at = Number(process.env.REDFLOW_CRASH_AFTER_EVENT);
-  if (!Number.isInteger(at) || at <= 0) return undefined;
+export function crashHook(runs: 'run' | 'subagents' = 'run'): ((event: AgentEvent) => void) | undefined {
+  const given = process.env.REDFLOW_CRASH_AFTER_EVENT ?? '';
+  const split = given.lastIndexOf(':');
+  const traceId = split < 0 ? undefined : given.slice(0, split);
+  const at = Number(split < 0 ? given : given.slice(split + 1));
+  if (!Number.isInteger(at) || at <= 0 || (traceId === undefined && runs === 'subagents')) return undefined;
   return (event) => {
-    if (event.seq === at) process.kill(process.pid, 'SIGKILL');
+    if (event.seq === at && (traceId === undefined || event.traceId === traceId)) process.kill(process.pid, 'SIGKILL');
   };
 }

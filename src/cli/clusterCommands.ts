@@ -23,6 +23,8 @@ Hosts a flow on a NATS cluster until stopped (Ctrl-C or SIGTERM). Roles (default
   tool     serves the flow's tools (a repeated idempotency key is answered from storage)
   memory   serves memory.kv from the NATS KV bucket <prefix>-memory
 Start as many workers of a role as you want capacity: they share the work (queue groups).
+A flow with subagents (agent.ref) is hosted with them: each subagent's flow, down the tree, on the
+prefix <prefix>.agent-<its name>, in the same roles.
   --role <role>     repeat, or give a comma-separated list
   --lease <ms>      how long the runs of a dead core worker, or the tool calls of a dead tool
                     worker, wait before another worker takes them (default 3000 for runs,
@@ -68,29 +70,34 @@ export const worker: Command = {
     const log = (text: string) => line(output.err, `${new Date().toISOString()} ${text}`);
     const closers: (() => Promise<void>)[] = [];
     try {
-      const actorRoles = [...chosen].filter((role): role is Exclude<Role, 'core'> => role !== 'core');
-      if (actorRoles.length > 0) {
-        const { startActorWorker } = await import('../distributed/actorWorker.js');
-        // Only tools keep their results in the tool-results bucket: the other roles' users may not
-        // open it (deploy/nats/redflow.conf).
-        const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
-        const actors = await startActorWorker({ nc, flowPath, prefix, roles: actorRoles, log, allowFiles, ...(serveTool && { serveTool }) });
-        closers.push(() => actors.close());
-      }
-      if (chosen.has('core')) {
-        const { startCoreWorker } = await import('../distributed/coreWorker.js');
-        const crash = crashHook();
-        const core = await startCoreWorker({
-          nc,
-          flowPath,
-          prefix,
-          log,
-          allowFiles,
-          ...(leaseMs !== undefined && { leaseMs }),
-          ...(attemptTimeoutMs !== undefined && { attemptTimeoutMs }),
-          ...(crash && { onEvent: crash }),
-        });
-        closers.push(() => core.close());
+      // The flow, and its subagents' flows down the tree, each on its own prefix.
+      const { flowsToHost } = await import('../distributed/subagentFlows.js');
+      for (const hosted of await flowsToHost(flowPath, prefix, allowFiles)) {
+        if (hosted.subagent !== undefined) log(`subagent ${hosted.subagent} on prefix ${hosted.prefix}`);
+        const actorRoles = [...chosen].filter((role): role is Exclude<Role, 'core'> => role !== 'core');
+        if (actorRoles.length > 0) {
+          const { startActorWorker } = await import('../distributed/actorWorker.js');
+          // Only tools keep their results in the tool-results bucket: the other roles' users may not
+          // open it (deploy/nats/redflow.conf).
+          const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
+          const actors = await startActorWorker({ nc, flowPath: hosted.flowPath, prefix: hosted.prefix, roles: actorRoles, log, allowFiles: hosted.allowFiles, ...(serveTool && { serveTool }) });
+          closers.push(() => actors.close());
+        }
+        if (chosen.has('core')) {
+          const { startCoreWorker } = await import('../distributed/coreWorker.js');
+          const crash = crashHook();
+          const core = await startCoreWorker({
+            nc,
+            flowPath: hosted.flowPath,
+            prefix: hosted.prefix,
+            log,
+            allowFiles: hosted.allowFiles,
+            ...(leaseMs !== undefined && { leaseMs }),
+            ...(attemptTimeoutMs !== undefined && { attemptTimeoutMs }),
+            ...(crash && { onEvent: crash }),
+          });
+          closers.push(() => core.close());
+        }
       }
     } catch (error) {
       await stopWithin(closers.reverse(), nc);

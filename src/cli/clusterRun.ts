@@ -5,12 +5,17 @@ import type { ReadResult } from '../events/eventStore.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
+import { followRunChunks } from '../distributed/runChunks.js';
+import { randomIds } from '../runtime/ids.js';
 import { openTraceToRead } from '../distributed/openTraceToRead.js';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import { Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import { requireJetStream } from '../actors/nats/jetStreamNotEnabled.js';
 import { logStatus } from '../events/resumePoint.js';
+import { beginsWait, judgeAnswer, pendingWait, waitOfEvent, type RunWait } from '../events/pendingWait.js';
+import { isRunWaiting } from '../runtime/runWaitingError.js';
+import { reportWaiting } from './waitingReport.js';
 import { resumeRun } from '../runtime/runAgent.js';
 import { ExitCode, exitCodeOf } from './exitCodes.js';
 import { connectFromOptions, subjectPrefix } from './natsOptions.js';
@@ -44,16 +49,24 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
   try {
     // Without JetStream no core worker can run, and "no core worker" would hide why.
     await requireJetStream(nc);
+    let parked: (wait: RunWait) => void = () => undefined;
+    const waiting = new Promise<RunWait>((resolve) => (parked = resolve));
     const flowId = flow.definition.id;
+    // Chosen here, so the answers' pieces are followed (on the status line) from the run's first model call.
+    const traceId = options.traceId ?? randomIds.traceId();
+    if (!options.json) followRunChunks(nc, prefix, traceId, (chunk) => options.progress.onChunk(chunk));
     const remote = await startRemoteRun({
       nc,
       prefix,
       input: options.input,
-      ...(options.traceId !== undefined && { traceId: options.traceId }),
+      traceId,
       ...(flowId !== undefined && { flowId }),
       ...(typeof values.conversation === 'string' && { conversationId: values.conversation }),
       onEvent: (event) => {
         if (!options.json) options.progress.onEvent(event);
+        // The run parks on the cluster: nothing more comes until someone answers it.
+        const wait = beginsWait(event) ? waitOfEvent(event, { input: {} }) : undefined;
+        if (wait) parked(wait);
       },
     });
     const detached = new Promise<'detached'>((resolve) => {
@@ -62,11 +75,17 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
         resolve('detached');
       });
     });
-    const ended = await Promise.race([remote.result, detached]);
+    const ended = await Promise.race([remote.result, detached, waiting]);
     options.progress.done();
     if (ended === 'detached') {
       line(output.err, s.yellow(`stopped following run ${remote.traceId}; it goes on on the cluster (redflow tail ${remote.traceId})`));
       return ExitCode.Interrupted;
+    }
+    if ('kind' in ended) {
+      remote.detach();
+      // The wait's event names the call; its input is in the stored log.
+      const stored = pendingWait((await openTraceToRead(nc, prefix).then((store) => store.read(remote.traceId))).events) ?? ended;
+      return reportWaiting({ traceId: remote.traceId, wait: stored }, { cluster: true }, options.json, output);
     }
     if (options.json) {
       line(output.out, JSON.stringify({ traceId: remote.traceId, outcome: ended.outcome, envelope: ended.envelope }, null, 2));
@@ -124,6 +143,12 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
     const { events } = await store.read(traceId);
     const status = logStatus(events);
     let result: { outcome: RunOutcome; envelope: AgentEnvelope };
+    const wait = status.kind === 'resumable' ? status.point.wait : undefined;
+    if (wait && !(await leases.orphans()).some((record) => record.traceId === traceId)) {
+      // Parked: its answer (or its deadline) resumes it on a core worker; there is nothing to do here.
+      options.progress.done();
+      return reportWaiting({ traceId, wait, envelope: status.kind === 'resumable' ? status.point.envelope : status.envelope }, { cluster: true }, options.json, output);
+    }
     if (status.kind === 'finished') {
       result = { outcome: status.outcome, envelope: status.envelope };
     } else {
@@ -153,6 +178,8 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
           store,
           events,
           attemptTimeoutMs: 30_000,
+          // A core worker that died after taking an answer left it in the run's record.
+          ...(orphan.answer !== undefined && judgeAnswer(events, orphan.answer).ok && { answer: orphan.answer }),
           onEvent: (event) => {
             if (!options.json) options.progress.onEvent(event);
           },
@@ -165,7 +192,16 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
               },
             }),
         });
-        const ended = await handle.result;
+        let ended;
+        try {
+          ended = await handle.result;
+        } catch (error) {
+          if (!isRunWaiting(error)) throw error;
+          // It waits again: parked on the cluster, where its answer resumes it.
+          await leases.park(traceId, { kind: error.wait.kind, idempotencyKey: error.wait.idempotencyKey, deadline: error.wait.deadline });
+          options.progress.done();
+          return reportWaiting(error, { cluster: true }, options.json, output);
+        }
         result = { outcome: ended.outcome, envelope: ended.envelope };
         await leases.finish(traceId);
       } finally {

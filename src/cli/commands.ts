@@ -8,23 +8,30 @@ import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
 import { formatDiagnostics } from '../flows/formatDiagnostics.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
-import { flowFileRoots, validateFlowFiles } from '../flows/flowFiles.js';
+import { flowFileRoots } from '../flows/flowFiles.js';
+import { validateFlowTree } from '../flows/agentRefs.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';
-import { resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
-import { ExitCode, exitCodeOf } from './exitCodes.js';
+import { resumeFromLog, runFlowFile } from '../runtime/embeddedFlowRun.js';
+import { ExitCode } from './exitCodes.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
 import { tail, worker } from './clusterCommands.js';
 import { line, styles, type Output } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { formatOutcome, formatTimeline } from './timeline.js';
+import { report } from './runReport.js';
+import { answer, approve, deny, toolResult } from './answerCommands.js';
 import { printSteps } from './replaySteps.js';
 import { STEP_TEXT_LIMIT } from './formatSteps.js';
 import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
 import { serve } from './serveCommand.js';
+import { convert } from './convertCommand.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
+import { isDefinitionModulePath } from '../agents/definitionModule.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import { resumeDefinitionLog, runDefinitionFile } from './definitionRun.js';
 
 /** A subcommand of `redflow`. */
 export interface Command {
@@ -38,38 +45,14 @@ export interface Command {
 /** `--input` text: JSON when it is a JSON object or array, otherwise the text itself. */
 export const parseInput = parseRunInput;
 
-/** Shows a finished run: its answer or why it ended, and where its log is. */
-async function report(run: EmbeddedRun, json: boolean, output: Output, progress: ReturnType<typeof createProgressPrinter>): Promise<ExitCode> {
-  const onSignal = () => run.handle.abort('interrupted (SIGINT)');
-  process.once('SIGINT', onSignal);
-  try {
-    const result = await run.finished();
-    progress.done();
-    const s = styles(output.color);
-    if (json) {
-      line(
-        output.out,
-        JSON.stringify({ traceId: result.traceId, outcome: result.outcome, envelope: result.envelope, log: run.logPath, warnings: run.warnings }, null, 2),
-      );
-    } else {
-      if (result.outcome.reason === 'final_answer') line(output.out, result.outcome.answer ?? '');
-      else line(output.err, formatOutcome(result.outcome, output.color));
-      // A stop condition's answer is what the run had: it is the run's output as much as a final one.
-      if (result.outcome.status === 'done_partial' && result.outcome.answer !== undefined) line(output.out, result.outcome.answer);
-      line(output.err, s.dim(`log: ${path.relative(process.cwd(), run.logPath) || run.logPath}   (redflow replay <log> shows it again)`));
-    }
-    return exitCodeOf(result.outcome);
-  } finally {
-    process.off('SIGINT', onSignal);
-  }
-}
-
-const runUsage = `usage: redflow run <flow.json> [--input <text|json>] [--input-file <file>] [--log <file.jsonl>] [--json]
+const runUsage = `usage: redflow run <flow.json | agent.ts | agent.js> [--input <text|json>] [--input-file <file>] [--log <file.jsonl>] [--json]
                    [--script <answers.json>] [--conversation <id>] [--timeout <ms>] [--trace-id <id>] [--nats <url>]
                    [--allow-files <dir> ...] [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
 
 Runs a flow in this process (embedded mode), or with --nats on a cluster of workers
-(distributed mode: \`redflow worker\`), and prints each iteration as it finishes.
+(distributed mode: \`redflow worker\`), and prints each iteration as it finishes. A .ts or .js
+module exporting an AgentDefinition (default export) runs in this process, its inputs given as a
+JSON object with --input; \`redflow resume <log>\` continues its run.
   --input <text>        the run's input; JSON when it is a JSON object or array, else text
   --input-file <file>   read the input from a file (JSON if it parses, else text)
   --log <file>          where to write the event log (default .redflow/runs/<traceId>.jsonl)
@@ -130,6 +113,25 @@ const run: Command = {
     checkRunInput(input);
     const json = Boolean(values.json);
     const progress = createProgressPrinter(output);
+    if (isDefinitionModulePath(flowPath)) {
+      for (const flag of ['conversation', 'timeout', 'inspect', 'nats', 'allow-files'] as const) {
+        if (values[flag] !== undefined) throw usageError(`--${flag} is for flow files; an agent definition sets its own (runConfig) and runs in this process`, runUsage);
+      }
+      const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
+      const crash = crashHook();
+      return runDefinitionFile({
+        file: flowPath,
+        input,
+        usage: runUsage,
+        json,
+        output,
+        progress,
+        ...(script && { script }),
+        ...(values.log !== undefined && { logPath: values.log as string }),
+        ...(traceId !== undefined && { traceId }),
+        ...(crash && { onEvent: crash }),
+      });
+    }
     if (natsUrl(values)) {
       for (const flag of ['log', 'script', 'timeout'] as const) {
         if (values[flag] !== undefined) throw usageError(`--${flag} is for embedded runs; on a cluster the workers decide it`, runUsage);
@@ -147,6 +149,7 @@ const run: Command = {
     const script = values.script !== undefined ? await readAnswersFile(path.resolve(values.script as string)) : undefined;
     const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', runUsage);
     const crash = crashHook();
+    const subagentCrash = optionalCrash(crashHook('subagents'));
     const inspector = await openRunInspector(values, runUsage, output, { json });
     try {
       const inspected = inspector?.embedded(traceId);
@@ -165,6 +168,10 @@ const run: Command = {
           if (!json) progress.onEvent(event);
           crash?.(event);
         },
+        onChunk: (chunk) => {
+          if (!json) progress.onChunk(chunk);
+        },
+        ...subagentCrash,
       });
       if (!json) for (const warning of embedded.warnings) line(output.err, styles(output.color).yellow(`warning ${warning.code}: ${warning.message}`));
       const code = await report(embedded, json, output, progress);
@@ -175,6 +182,11 @@ const run: Command = {
     }
   },
 };
+
+/** The test-only fault hook for subagent runs, as `onSubagentEvent` when it is set. */
+function optionalCrash(hook: ((event: AgentEvent) => void) | undefined): { onSubagentEvent?: (event: AgentEvent) => void } {
+  return hook === undefined ? {} : { onSubagentEvent: hook };
+}
 
 async function readInputFile(file: string): Promise<string> {
   try {
@@ -210,7 +222,7 @@ const validate: Command = {
     const loaded = await loadFlowFile(flowPath);
     // A flow that validates is checked for the files it names too, as a run would check it.
     const checked = loaded.validation.ok
-      ? await validateFlowFiles(loaded.validation, loaded.validation.flow.definition, flowFileRoots(loaded.path, allowedFolders(values)))
+      ? await validateFlowTree(loaded.validation, loaded.validation.flow.definition, flowFileRoots(loaded.path, allowedFolders(values)), loaded.path)
       : loaded.validation;
     // And for what a run started here would find missing in this environment (warnings only).
     const validation = checked.ok ? { ...checked, warnings: [...checked.warnings, ...environmentWarnings(checked.flow, process.env)] } : checked;
@@ -226,8 +238,8 @@ const validate: Command = {
   },
 };
 
-const replayUsage = `usage: redflow replay <log.jsonl> [--steps [--full]] [--json]
-       redflow replay <traceId> --nats <url> [--steps [--full]] [--json]
+const replayUsage = `usage: redflow replay <log.jsonl> [--steps [--full] | --tree] [--json]
+       redflow replay <traceId> --nats <url> [--steps [--full] | --tree] [--json]
 
 Rebuilds a run's envelope from its event log (the same fold as the live run) and prints its
 timeline and outcome. Damaged records are reported and never folded. With --nats, the log is the
@@ -237,8 +249,11 @@ run's events in JetStream.
             once), its answer as logged, the verdict on it, its tokens and time, the tool's input
             and output or error, the memory step and the outcome; failed steps are marked ✖ CODE.
             With --json, { events, problems, outcome, traceId, startedAt, input, systemPrompt,
-            iterations, memory, ending, resumedAfter } (see the README)
+            parent, iterations, memory, ending, resumedAfter } (see the README)
   --full    with --steps, print long texts whole (they are cut at ${STEP_TEXT_LIMIT} characters)
+  --tree    the run and the subagent runs its calls started, down the tree, each with its
+            outcome (a subagent run's log is <its trace id>.jsonl beside its caller's; with
+            --nats, in the stream of the subagent's prefix). With --json, the tree as JSON
 
 ${natsOptionsHelp}`;
 
@@ -249,7 +264,7 @@ const replay: Command = {
   async run(args, output) {
     const { values, positionals } = parse(
       args,
-      { json: { type: 'boolean' }, steps: { type: 'boolean' }, full: { type: 'boolean' }, ...natsOptionSpecs },
+      { json: { type: 'boolean' }, steps: { type: 'boolean' }, full: { type: 'boolean' }, tree: { type: 'boolean' }, ...natsOptionSpecs },
       replayUsage,
     );
     if (values.help) return help(output, replayUsage);
@@ -257,6 +272,10 @@ const replay: Command = {
     const [logPath, ...extra] = positionals;
     if (!logPath) throw usageError('which log? give the .jsonl file of a run (or its trace id with --nats)', replayUsage);
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, replayUsage);
+    if (values.tree) {
+      if (values.steps) throw usageError('--tree and --steps go separately: replay each run of the tree with --steps', replayUsage);
+      return (await import('./replayTree.js')).printRunTree(logPath, values, Boolean(values.json), output);
+    }
     const { events, problems } = natsUrl(values)
       ? await (await import('./clusterRun.js')).readClusterLog(values, logPath)
       : await readJsonlLog(path.resolve(logPath));
@@ -324,6 +343,12 @@ const resume: Command = {
     const json = Boolean(values.json);
     const progress = createProgressPrinter(output);
     const crash = crashHook();
+    // A run of an agent definition names its module in its log: it resumes on that module's model and tools.
+    const logged = await loggedModule(logPath, values.flow as string | undefined);
+    if (logged !== undefined) {
+      if (timeoutMs !== undefined) throw usageError('--timeout is for flow files; an agent definition sets its own (runConfig)', resumeUsage);
+      return resumeDefinitionLog({ file: logged.file, logPath, events: logged.events, json, output, progress, ...(script && { script }), ...(crash && { onEvent: crash }) });
+    }
     const embedded = await resumeFromLog({
       logPath,
       allowFiles: allowedFolders(values),
@@ -334,6 +359,10 @@ const resume: Command = {
         if (!json) progress.onEvent(event);
         crash?.(event);
       },
+      onChunk: (chunk) => {
+        if (!json) progress.onChunk(chunk);
+      },
+      ...optionalCrash(crashHook('subagents')),
     });
     if (embedded.repaired && !json) {
       line(output.err, styles(output.color).yellow(`the log's last record was torn (line ${embedded.repaired.position}); it was cut off`));
@@ -342,5 +371,17 @@ const resume: Command = {
   },
 };
 
+/**
+ * The agent definition module a log's run came from (`--flow` when given), with the log's events;
+ * undefined for a flow's run.
+ */
+async function loggedModule(logPath: string, flow: string | undefined): Promise<{ file: string; events: readonly AgentEvent[] } | undefined> {
+  if (flow !== undefined && !isDefinitionModulePath(flow)) return undefined;
+  const { events } = await readJsonlLog(path.resolve(logPath));
+  const first = events[0];
+  const file = flow ?? (first?.type === 'run.started' ? first.data.flow?.path : undefined);
+  return file !== undefined && isDefinitionModulePath(file) ? { file, events } : undefined;
+}
+
 /** Every subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [run, validate, replay, resume, worker, tail, inspect, serve];
+export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, convert];

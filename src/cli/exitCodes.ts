@@ -9,8 +9,16 @@ export const ExitCode = {
   Ok: 0,
   /** The run ended blocked: an invalid answer, a model error, a failed memory save, a timeout, an abort. */
   RunFailed: 1,
-  /** The run ended escalated: no final answer within the iteration limit. */
+  /** The run ended escalated: no final answer within the iteration limit, or a question to a person nobody answered. */
   Escalated: 2,
+  /**
+   * The run waits for an answer from outside (an approval, a client tool's result, a person's
+   * answer to the model's question): it is parked in its log, and `redflow
+   * approve|deny|tool-result|answer` answers it.
+   */
+  Waiting: 3,
+  /** The run ended delegate: the model handed its task to another agent (the handoff is in the outcome). */
+  Delegated: 4,
   /** The command line is wrong. */
   Usage: 64,
   /** A flow, an input or a log is invalid. */
@@ -31,6 +39,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 /** The exit code an outcome maps to (see the README). */
 export function exitCodeOf(outcome: RunOutcome): ExitCode {
   if (outcome.status === 'escalate') return ExitCode.Escalated;
+  if (outcome.status === 'delegate') return ExitCode.Delegated;
   if (outcome.status === 'blocked') return ExitCode.RunFailed;
   return ExitCode.Ok;
 }

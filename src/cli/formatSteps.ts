@@ -22,6 +22,10 @@ export function formatSteps(details: RunDetails, format: StepFormat): string[] {
   const s = styles(format.color);
   const cut = (text: string) => cutText(text, format.full);
   const lines: string[] = [];
+  if (details.parent) {
+    const { parent } = details;
+    lines.push(s.dim(`subagent run of ${parent.traceId}: its call of ${parent.tool} in iteration ${parent.iteration} (key ${parent.idempotencyKey})`));
+  }
   lines.push(`input: ${cut(json(details.input))}`);
   if (details.resumedAfter.length > 0) lines.push(s.dim(`resumed after seq ${details.resumedAfter.join(', ')}`));
   if (details.systemPrompt !== null) {
@@ -76,11 +80,27 @@ function formatIteration(it: IterationDetails, format: StepFormat): string[] {
     if (tool.message !== null) lines.push(`    message: ${cut(tool.message)}`);
     if (tool.thought !== null) lines.push(`    thought: ${cut(tool.thought)}`);
     lines.push(`    input: ${cut(json(tool.input))}`);
+    if (tool.childTraceId !== null) lines.push(`    subagent run: ${s.cyan(tool.childTraceId)}  (replay --tree shows the runs under this one)`);
+    if (tool.approval) {
+      const reason = tool.approval.reason === null ? '' : `: ${cut(tool.approval.reason)}`;
+      lines.push(tool.approval.decision === 'approved' ? `    approved${reason}` : s.red(`    denied${reason}`));
+    }
     const { result } = tool;
-    if (!result) lines.push(s.yellow('    no result logged (the call is unfinished)'));
+    if (!result && it.failure?.step === 'tool') lines.push(s.red(`    ✖ the run ended during the call: ${errorText(it.failure.error)}`));
+    else if (!result && tool.waiting) lines.push(s.yellow(`    waiting for ${tool.waiting === 'approval' ? 'an approval' : 'its client to run it'} (the log stops here)`));
+    else if (!result) lines.push(s.yellow('    no result logged (the call is unfinished)'));
     else if (result.ok) lines.push(`    output (${ms(result.durationMs)}): ${cut(json(result.output))}`);
     else lines.push(s.red(`    ✖ error (${ms(result.durationMs)}): ${errorText(result.error)}`));
   }
+  const { exchange } = it;
+  if (exchange?.kind === 'output_repair') {
+    lines.push(s.yellow(`  output sent back for repair: ${cut((exchange.errors ?? []).join('; '))}`));
+  } else if (exchange) {
+    lines.push(`  ${exchange.kind} ${s.cyan(cut(exchange.question ?? ''))}${exchange.reason === undefined ? '' : `  (reason: ${cut(exchange.reason)})`}`);
+    lines.push(exchange.answer === undefined ? s.yellow('    waiting for a person to answer (the log stops here)') : `    answered: ${cut(exchange.answer)}`);
+  }
+  if (it.failure?.step === 'ending') lines.push(s.red(`  ✖ the run ended after this iteration: ${errorText(it.failure.error)}`));
+  if (it.failure?.step === 'memory') lines.push(s.red(`  ✖ the run ended while saving its turn to memory: ${errorText(it.failure.error)}`));
   return lines;
 }
 
@@ -91,6 +111,12 @@ function verdictText(verdict: AnswerVerdict, color: boolean): string {
       return s.green(`valid tool call (${verdict.tool})`);
     case 'final':
       return s.green('final answer');
+    case 'ask':
+      return s.yellow(`a question for a person (${verdict.action})`);
+    case 'repair':
+      return s.yellow('final output sent back: it does not match the outputSchema');
+    case 'delegate':
+      return s.yellow(`handed to agent ${verdict.agentId} (delegate)`);
     case 'rejected':
       return s.red(`✖ rejected: ${errorText(verdict.error)}`);
     case 'ended':

@@ -1,4 +1,4 @@
-import type { AgentEnvelope, TokenUsage } from '../contracts/schema-types.js';
+import type { AgentEnvelope, TokenUsage, WaitStart } from '../contracts/schema-types.js';
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import { formatStep, formatTokens } from './timeline.js';
@@ -9,6 +9,9 @@ import { styles, type Output } from './output.js';
  * cannot show the transient status line) is told what the run is waiting for.
  */
 export const SLOW_STEP_NOTICE_MS = 1000;
+
+/** How much of an answer being streamed the status line shows: its last characters. */
+const STREAM_TAIL_CHARS = 60;
 
 /**
  * Prints a run's iterations as they happen: one line per finished iteration (action, tool,
@@ -25,6 +28,8 @@ export function createProgressPrinter(output: Output) {
   // Tokens per iteration (a retried or rejected answer adds to its iteration's), and the calls that reported them.
   const usageByIteration = new Map<number, TokenUsage>();
   let reportedCalls = 0;
+  /** The end of the answer being streamed, for the status line. */
+  let streamed: { iteration: number; attempt: number; text: string } | undefined;
 
   const clear = () => {
     if (slowNotice !== undefined) clearTimeout(slowNotice);
@@ -45,6 +50,12 @@ export function createProgressPrinter(output: Output) {
     }
     output.err.write(s.dim(`  ${text}…`));
     transient = true;
+  };
+  /** A wait is not work in progress: the run is parked until the answer comes, so it gets a line of its own. */
+  const waiting = (iteration: number, kind: WaitStart['for'], tool: string) => {
+    clear();
+    const what = kind === 'approval' ? `waits for an approval of ${tool}` : kind === 'client' ? `waits for the result of ${tool}, which the client runs` : `waits for a person's answer: ${tool}`;
+    output.err.write(s.yellow(`  #${iteration}  ${what}\n`));
   };
   const printLastStep = () => {
     const step = envelope?.observability.events.at(-1);
@@ -68,6 +79,13 @@ export function createProgressPrinter(output: Output) {
   };
 
   return {
+    /**
+     * Takes the events a resumed run's log already holds, printing nothing: the lines of the
+     * iteration it resumes in (a tool's result after a wait, a denial) then read as in the whole run.
+     */
+    resumeFrom(events: readonly AgentEvent[]) {
+      for (const event of events) envelope = evolve(envelope ?? emptyEnvelope(event.traceId), event);
+    },
     onEvent(event: AgentEvent) {
       envelope = evolve(envelope ?? emptyEnvelope(event.traceId), event);
       switch (event.type) {
@@ -85,24 +103,52 @@ export function createProgressPrinter(output: Output) {
           if (event.data.usage) addUsage(event.iteration, event.data.usage);
           break;
         case AgentEventType.ToolRequested:
-          status(`#${event.iteration}  running ${event.data.tool}`);
+          if (event.data.wait) waiting(event.iteration, event.data.wait.for, event.data.tool);
+          else status(`#${event.iteration}  running ${event.data.tool}`);
+          break;
+        case AgentEventType.ToolApproved:
+          clear();
+          output.err.write(s.dim(`  #${event.iteration}  ${event.data.tool} approved${event.data.reason === undefined ? '' : `: ${event.data.reason}`}\n`));
+          if (event.data.wait) waiting(event.iteration, event.data.wait.for, event.data.tool);
+          else status(`#${event.iteration}  running ${event.data.tool}`);
+          break;
+        case AgentEventType.HumanRequested:
+          printLastStep();
+          waiting(event.iteration, event.data.wait.for, JSON.stringify(event.data.question));
+          break;
+        case AgentEventType.HumanAnswered:
+          output.err.write(s.dim(`  #${event.iteration}  a person answered\n`));
+          break;
+        case AgentEventType.OutputRejected:
+          printLastStep();
           break;
         case AgentEventType.MemoryRequested:
           status(`saving the turn in conversation ${event.data.conversationId}`);
           break;
         case AgentEventType.ToolCompleted:
+        case AgentEventType.ToolDenied:
         case AgentEventType.RunFailed:
           // A failure always changes the timeline's last line (or adds one): show it.
           printLastStep();
           break;
         case AgentEventType.RunCompleted:
           // A stop condition ends the run after a tool iteration that is already printed.
-          if (event.data.outcome.reason === 'final_answer') printLastStep();
+          if (event.data.outcome.reason === 'final_answer' || event.data.outcome.reason === 'delegated') printLastStep();
           else clear();
           break;
         default:
           break;
       }
+    },
+    /**
+     * A piece of the model's answer as it streams: on a terminal, the status line shows the end of
+     * what the model has written so far (elsewhere nothing: the iteration's line follows anyway).
+     */
+    onChunk(chunk: { readonly iteration: number; readonly attempt: number; readonly text: string }) {
+      if (!tty) return;
+      if (streamed === undefined || streamed.iteration !== chunk.iteration || streamed.attempt !== chunk.attempt) streamed = { ...chunk, text: '' };
+      streamed.text = (streamed.text + chunk.text).slice(-STREAM_TAIL_CHARS);
+      status(`#${chunk.iteration}  the model writes: ${streamed.text.replace(/\s+/g, ' ').trimStart()}`);
     },
     /** Removes a transient line left behind, and prints the tokens of the run's model calls, when reported. */
     done() {

@@ -4,6 +4,10 @@ import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
 import { RedflowError } from '../errors.js';
 import { TOKEN_ENV, assertTokenForHost } from '../server/auth.js';
 import type { RunBackend } from '../server/runBackend.js';
+import type { FlowStore } from '../server/flowStore.js';
+import { NODE_RED_TOKEN_ENV, nodeRedAdmin } from '../server/nodeRed/nodeRedAdmin.js';
+import { nodeRedFlowStore } from '../server/nodeRed/nodeRedFlowStore.js';
+import { createNodeRedRunBackend } from '../server/nodeRed/nodeRedRunBackend.js';
 import { DEFAULT_FLOWS_DIR, DEFAULT_HOST, DEFAULT_PORT, createRedflowServer } from '../server/server.js';
 import { help, parse, usageError } from './args.js';
 import { allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
@@ -15,10 +19,14 @@ import { line, styles } from './output.js';
 import { inspectOptionSpecs, inspectOptionsHelp, inspectSessionOptions } from './inspectCommand.js';
 import { openInspectSession, type InspectSession } from '../inspect/index.js';
 import type { InspectorFactory } from '../server/runBackend.js';
+import { createStepService } from '../stepService/reactStepService.js';
+import { loadStepModels } from '../stepService/stepModels.js';
+import { jetStreamStepLogs, jsonlStepLogs, type StepLogs } from '../stepService/stepLogs.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
-                     [--allow-files <dir> ...] [--open] [--verbose] [--nats <url>]
+                     [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>]
                      [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
+       redflow serve --node-red <url> [--node-red-token <token>] [--host …] [--port …] [--token …] [--open] [--verbose]
 
 Serves the flow editor and the HTTP API (/api/…) on one port, until Ctrl-C or SIGTERM (which
 abort the runs under way: their logs record it). Runs run in this process, or with --nats on a
@@ -34,10 +42,20 @@ cluster of workers (\`redflow worker\`), where they go on when the server stops.
                      a folder besides the flows directory where the files a flow names (tool
                      modules, answers files, memory stores) may be; repeat for more. A flow naming
                      any other file is refused (FLOW_FILE_OUTSIDE_ROOTS) when saved, validated or run
+  --models <file>    the models POST /api/agent/react_step offers, by name: { "models": { "<name>":
+                     <model.llm settings> } } (a step may bring its own key in user_api_keys.llmKey)
+  --workspace <dir>  the folder the step service reads context files from (explicit_context_paths,
+                     pinned items in .redflow/pins, the focused file); without it, none are read
   --verbose          log every request (method, path, status, time) on stderr
+  --node-red <url>   edit and run the flows of the Node-RED at <url> (its Admin API) instead of a flows
+                     directory: each tab with Redflow nodes is a flow; Save deploys it, Run runs it in
+                     Node-RED's agent node (node-red-contrib-redflow installed there), followed live
+  --node-red-token <token>
+                     a token of Node-RED's adminAuth, when it is on [${NODE_RED_TOKEN_ENV}]
   --inspect          show every run's statechart in the Stately inspector: live in embedded mode;
                      with --nats (the statechart runs in a worker) its events, replayed as they arrive
-Exit codes: 0 stopped, 64 usage (or the port is taken), 69 NATS or the inspector unreachable.
+Exit codes: 0 stopped, 64 usage (or the port is taken, or Node-RED refused the token), 69 NATS,
+Node-RED or the inspector unreachable.
 
 ${natsOptionsHelp}
 
@@ -59,10 +77,14 @@ export const serve: Command = {
         token: { type: 'string' },
         open: { type: 'boolean' },
         verbose: { type: 'boolean' },
+        models: { type: 'string' },
+        workspace: { type: 'string' },
         ...allowFilesOptionSpec,
         inspect: { type: 'boolean' },
         ...inspectOptionSpecs,
         ...natsOptionSpecs,
+        'node-red': { type: 'string' },
+        'node-red-token': { type: 'string' },
       },
       serveUsage,
     );
@@ -90,13 +112,26 @@ export const serve: Command = {
         if (values[flag] !== undefined) throw usageError(`--${flag} needs --inspect`, serveUsage);
       }
     }
-    const nats = natsUrl(values);
+    const nodeRedUrl = values['node-red'] as string | undefined;
+    // With --node-red, NATS_URL in the environment is not this server's business.
+    const nats = nodeRedUrl === undefined ? natsUrl(values) : undefined;
     if (nats !== undefined && values.runs !== undefined) throw usageError('--runs is for embedded runs; with --nats the logs are in JetStream', serveUsage);
+    if (nodeRedUrl === undefined && values['node-red-token'] !== undefined) throw usageError('--node-red-token goes with --node-red', serveUsage);
+    if (nodeRedUrl !== undefined) {
+      for (const flag of ['flows', 'runs', 'allow-files', 'inspect', 'nats'] as const) {
+        if (values[flag] !== undefined) throw usageError(`--${flag} does not go with --node-red: the flows and their runs are Node-RED's`, serveUsage);
+      }
+      if (!/^https?:\/\/[^/]/.test(nodeRedUrl)) throw usageError(`--node-red takes Node-RED's http(s) address, not "${nodeRedUrl}"`, serveUsage);
+    }
     // Opened first, so an inspector that cannot be reached stops the command before it serves.
     const session: InspectSession | undefined = values.inspect ? await openInspectSession(inspectSessionOptions(values, serveUsage, output)) : undefined;
     const closeSession = async () => session?.close().catch(() => undefined);
     if (session) line(output.err, s.cyan(`inspector: ${session.pageUrl ?? session.socketUrl}`));
     const inspector: InspectorFactory | undefined = session && ((traceId) => session.inspectRun(traceId));
+    // Checked before connecting anywhere: a wrong models file stops the server with its reason.
+    const stepModels = values.models === undefined ? new Map() : await loadStepModels(values.models as string, process.env);
+    const workspace = values.workspace === undefined ? undefined : path.resolve(values.workspace as string);
+    let stepLogs: StepLogs = jsonlStepLogs(runsDir);
     let backend: RunBackend | undefined;
     let closeNats: () => Promise<void> = async () => undefined;
     // Stops the server, then the NATS connection: within a deadline, since with the server gone a
@@ -110,6 +145,7 @@ export const serve: Command = {
       try {
         const { createNatsRunBackend } = await import('../server/natsRunBackend.js');
         const natsBackend = await createNatsRunBackend({ nc, prefix, flowsDir });
+        stepLogs = jetStreamStepLogs(nc, prefix);
         backend = session ? followedIntoInspector(natsBackend, session) : natsBackend;
       } catch (error) {
         await closeNats();
@@ -118,15 +154,31 @@ export const serve: Command = {
       }
     }
 
+    let flows: FlowStore | undefined;
+    if (nodeRedUrl !== undefined) {
+      const nodeRedToken = (values['node-red-token'] as string | undefined) ?? (process.env[NODE_RED_TOKEN_ENV] || undefined);
+      const admin = nodeRedAdmin({ url: nodeRedUrl, ...(nodeRedToken !== undefined && { token: nodeRedToken }) });
+      // Checked before serving: a Node-RED out of reach, or a token it refuses, stops the command.
+      await admin.flows();
+      await admin.redflow('GET', '/runs?limit=1').catch((error: unknown) => {
+        const info = error instanceof RedflowError ? error : undefined;
+        line(output.err, s.yellow(`warning ${info?.code ?? ''}: flows can be edited, not run: ${info?.message ?? String(error)}${info?.hint ? ` (${info.hint})` : ''}`));
+      });
+      flows = nodeRedFlowStore(admin);
+      backend = createNodeRedRunBackend({ admin });
+    }
+
     let server;
     try {
       server = await createRedflowServer({
+        ...(flows !== undefined && { flows }),
         flowsDir,
         runsDir,
         host,
         port,
         ...(token !== undefined && { token }),
         allowFiles: allowedFolders(values),
+        steps: createStepService({ logs: stepLogs, models: stepModels, ...(workspace !== undefined && { workspace }) }),
         ...(backend !== undefined && { backend }),
         ...(inspector !== undefined && backend === undefined && { inspector }),
         ...(values.verbose === true && { logRequest: log }),
@@ -142,8 +194,11 @@ export const serve: Command = {
     line(
       output.err,
       s.dim(
-        `${nats === undefined ? `embedded runs, logs in ${path.relative(process.cwd(), runsDir) || runsDir}` : `runs on the NATS cluster at ${nats}`}; ` +
-          `flows in ${path.relative(process.cwd(), flowsDir) || flowsDir}; ${token === undefined ? 'no token' : 'token required'}; Ctrl-C stops`,
+        `${
+          nodeRedUrl !== undefined
+            ? `flows and runs in Node-RED at ${nodeRedUrl}`
+            : `${nats === undefined ? `embedded runs, logs in ${path.relative(process.cwd(), runsDir) || runsDir}` : `runs on the NATS cluster at ${nats}`}; flows in ${path.relative(process.cwd(), flowsDir) || flowsDir}`
+        }; ${token === undefined ? 'no token' : 'token required'}; Ctrl-C stops`,
       ),
     );
     if (values.open === true) openBrowser(server.url);
@@ -155,7 +210,7 @@ export const serve: Command = {
     // A second Ctrl-C while runs are being aborted quits at once.
     process.once('SIGINT', () => process.exit(ExitCode.Interrupted));
     // Embedded runs live in this process and are aborted; a cluster's runs are only watched from here.
-    log(`${signal}: stopping (runs under way ${nats === undefined ? 'are aborted' : 'go on on the cluster'})`);
+    log(`${signal}: stopping (runs under way ${nodeRedUrl !== undefined ? 'go on in Node-RED' : nats === undefined ? 'are aborted' : 'go on on the cluster'})`);
     const running = server;
     await stopServing(() => running.close());
     await closeSession();

@@ -4,17 +4,20 @@ import { styles } from './output.js';
 /**
  * One timeline line: `#2  tool   lookup_order  conf 0.80     12 ms  tokens 120 in / 18 out`; the
  * tokens are the iteration's model call, when the model reported them. A tool call that failed ends
- * with its error's code, `✖ TOOL_FAILED`, so it never reads like a success.
+ * with its error's code, `✖ TOOL_FAILED`, so it never reads like a success; so does the `error`
+ * line of a run that ended during a tool call (`#2  error  lookup_order … ✖ RUN_TIMEOUT`), which
+ * keeps the tool's name. Any other `error` line names its code in the tool's place.
  */
 export function formatStep(step: IterationStep, color: boolean, usage?: TokenUsage): string {
   const s = styles(color);
   const action =
     step.action === 'error' ? s.red('error') : step.action === 'final' ? s.green('final') : step.action === 'tool' ? s.cyan('tool ') : s.dim(step.action);
-  const what = step.action === 'error' ? (step.code ?? '') : (step.tool ?? '');
+  const inTool = step.action === 'error' && step.tool !== undefined;
+  const what = step.action === 'error' && !inTool ? (step.code ?? '') : (step.tool ?? '');
   const confidence = step.confidence === undefined ? '         ' : `conf ${step.confidence.toFixed(2)}`;
   const duration = step.durationMs === undefined ? '' : `${Math.round(step.durationMs)} ms`;
   const tokens = usage === undefined ? '' : `  ${s.dim(formatTokens(usage))}`;
-  const failed = step.action === 'tool' && step.code !== undefined ? `  ${s.red(`✖ ${step.code}`)}` : '';
+  const failed = (step.action === 'tool' || inTool) && step.code !== undefined ? `  ${s.red(`✖ ${step.code}`)}` : '';
   return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}${tokens}${failed}`;
 }
 
@@ -31,13 +34,16 @@ export function formatOutcome(outcome: RunOutcome, color: boolean): string {
       ? s.green('done')
       : outcome.status === 'done_partial'
         ? s.yellow('done_partial')
-        : outcome.status === 'escalate'
-          ? s.yellow('escalate')
+        : outcome.status === 'escalate' || outcome.status === 'delegate'
+          ? s.yellow(outcome.status)
           : s.red('blocked');
   const error = outcome.error ? ` ${outcome.error.code}: ${outcome.error.message}` : '';
   const hint = outcome.error?.hint ? `\n  hint: ${outcome.error.hint}` : '';
   const detail = outcome.detail ? `: ${outcome.detail}` : '';
-  return `${label} (${outcome.reason})${detail}${error}${hint}`;
+  const handoff = outcome.handoff ? `: handed to agent ${outcome.handoff.agentId}\n  task: ${outcome.handoff.task}` : '';
+  const question = outcome.question ? `\n  question: ${outcome.question.question}${outcome.question.reason === undefined ? '' : `\n  reason: ${outcome.question.reason}`}` : '';
+  const output = outcome.validated === false ? `\n  output does not match the outputSchema: ${(outcome.outputErrors ?? []).join('; ')}` : '';
+  return `${label} (${outcome.reason})${detail}${handoff}${error}${hint}${question}${output}`;
 }
 
 /** The whole timeline of an envelope, one line per iteration. */

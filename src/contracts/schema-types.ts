@@ -31,21 +31,60 @@ export interface AgentCoreReactConfig {
    * What the agent is for; added to the injected prompt.
    */
   instructions?: string;
+  /**
+   * Names of tools (of allowedTools) whose every call waits for a person's approve or deny before it is made; a denial is the observation the model sees next.
+   */
+  requiresApproval?: string[];
+  /**
+   * How long a run waits for an approval, a client tool's result or a person's answer (escalate, request_info) before it ends: blocked with WAIT_EXPIRED, or escalate for a question. Default one day; at most 30 days.
+   */
+  waitTimeoutMs?: number;
+  /**
+   * "explicit": every answer must give its `thought`, and an answer after an observation its `reflection` and `decision` (THOUGHT_MISSING, REFLECTION_MISSING, DECISION_MISSING otherwise). "optional" (the default): they may be given. Either way they stay out of the log unless `debug` is on.
+   */
+  reasoning?: 'optional' | 'explicit';
+  /**
+   * A JSON Schema the final answer's structured `output` is checked against: the outcome says `validated` true or false (with `outputErrors`), and an invalid output never fails the run.
+   */
+  outputSchema?: Record<string, unknown>;
+  /**
+   * With outputSchema: an invalid final output is sent back once, with the schema's errors, for the model to correct (one more iteration, within maxIterations).
+   */
+  outputRepair?: boolean;
 }
 
-export interface ModelResponse {
-  action: 'tool' | 'final';
+export type ModelResponse = {
+  action: 'tool' | 'final' | 'escalate' | 'request_info' | 'delegate';
   tool?: string;
+  /**
+   * The tool's input for `tool`; the action's own input for `escalate` ({reason, question, context?}), `request_info` ({question, context?}) and `delegate` ({agent_id, task}).
+   */
   input?: {
     [k: string]: unknown;
   };
   confidence?: number;
   message?: string;
   /**
-   * Optional reasoning. Never exposed unless the agent is in debug.
+   * A final answer's structured value, checked against the agent's outputSchema.
+   */
+  output?: unknown;
+  /**
+   * The reasoning before the action; required when the agent's reasoning is "explicit". Never exposed unless the agent is in debug.
    */
   thought?: string;
-}
+  /**
+   * What the last observation means and whether it is enough; required after an observation when the agent's reasoning is "explicit". Never exposed unless the agent is in debug.
+   */
+  reflection?: string;
+  /**
+   * continue (tool, request_info, delegate), done (final) or escalate (escalate): it must agree with the action.
+   */
+  decision?: 'continue' | 'done' | 'escalate';
+  /**
+   * A short justification of the decision.
+   */
+  reason?: string;
+};
 
 export interface AgentEnvelope {
   /**
@@ -54,7 +93,7 @@ export interface AgentEnvelope {
   input: unknown;
   state: {
     iteration: number;
-    lastAction?: 'tool' | 'final';
+    lastAction?: 'tool' | 'final' | 'escalate' | 'request_info' | 'delegate';
     lastTool?: string;
     completed: boolean;
   };
@@ -69,9 +108,21 @@ export interface AgentEnvelope {
     available: string[];
     history: ToolCall[];
   };
+  /**
+   * The run's turns that are not tool calls, in order: a question to a person (escalate, request_info) and its answer, a final output sent back with its schema errors (outputRepair). Absent until the first.
+   */
+  exchanges?: Exchange[];
   memory?: {
     [k: string]: unknown;
   };
+  /**
+   * Earlier turns of the conversation the run continues, shown to the model before its input.
+   */
+  history?: HistoryMessage[];
+  /**
+   * Context shown to the model with its input.
+   */
+  context?: string;
   observability: {
     traceId: string;
     startedAt: string;
@@ -90,6 +141,10 @@ export interface ToolCall {
   output?: unknown;
   error?: ErrorInfoData;
   durationMs?: number;
+  /**
+   * For a call of a subagent: the trace id of its run.
+   */
+  childTraceId?: string;
 }
 
 export interface ErrorInfoData {
@@ -100,9 +155,26 @@ export interface ErrorInfoData {
   path?: string;
 }
 
+export interface Exchange {
+  iteration: number;
+  kind: 'escalate' | 'request_info' | 'output_repair';
+  status: 'waiting' | 'answered';
+  question?: string;
+  reason?: string;
+  context?: unknown;
+  answer?: string;
+  output?: unknown;
+  errors?: string[];
+}
+
+export interface HistoryMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
 export interface IterationStep {
   iteration: number;
-  action: 'model' | 'tool' | 'final' | 'error';
+  action: 'model' | 'tool' | 'final' | 'error' | 'escalate' | 'request_info' | 'delegate';
   tool?: string;
   durationMs?: number;
   confidence?: number;
@@ -116,22 +188,64 @@ export interface TokenUsage {
 }
 
 export interface RunOutcome {
-  status: 'done' | 'done_partial' | 'escalate' | 'blocked';
+  status: 'done' | 'done_partial' | 'escalate' | 'delegate' | 'blocked';
   reason:
     | 'final_answer'
     | 'confidence_threshold'
     | 'iteration_limit'
+    | 'escalated'
+    | 'info_requested'
+    | 'delegated'
     | 'invalid_answer'
     | 'model_error'
     | 'memory_error'
     | 'timeout'
-    | 'aborted';
+    | 'aborted'
+    | 'wait_expired';
   answer?: string;
   /**
    * Why a stop condition ended the run, in words (done_partial): the answer is then what the run had.
    */
   detail?: string;
   error?: ErrorInfoData;
+  question?: HumanQuestion;
+  handoff?: Handoff;
+  /**
+   * A final answer's structured output, as the model gave it (valid or not).
+   */
+  output?: unknown;
+  /**
+   * Set when the agent has an outputSchema: whether `output` matches it.
+   */
+  validated?: boolean;
+  /**
+   * What is wrong with `output` (validated false).
+   */
+  outputErrors?: string[];
+}
+
+export interface HumanQuestion {
+  action: 'escalate' | 'request_info';
+  question: string;
+  reason?: string;
+  context?: unknown;
+}
+
+export interface Handoff {
+  agentId: string;
+  task: string;
+}
+
+export interface HumanQuestion1 {
+  action: 'escalate' | 'request_info';
+  question: string;
+  reason?: string;
+  context?: unknown;
+}
+
+export interface Handoff1 {
+  agentId: string;
+  task: string;
 }
 
 export type AgentEvent = {
@@ -151,6 +265,11 @@ export type AgentEvent = {
     | 'model.answered'
     | 'tool.requested'
     | 'tool.completed'
+    | 'tool.approved'
+    | 'tool.denied'
+    | 'human.requested'
+    | 'human.answered'
+    | 'output.rejected'
     | 'memory.requested'
     | 'memory.saved'
     | 'run.completed'
@@ -175,6 +294,19 @@ export interface RunStartedData {
   };
   conversationId?: string;
   flow?: FlowRef;
+  /**
+   * The run timeout it was started with: each stretch of work (until the run ends or waits) is bounded by it, and a resumed run keeps it.
+   */
+  timeoutMs?: number;
+  /**
+   * Earlier turns of the conversation the run continues (a step-service session's earlier queries), shown to the model before its input.
+   */
+  history?: HistoryMessage[];
+  /**
+   * Context shown to the model with its input (files, pinned items, search results), as one block of text.
+   */
+  context?: string;
+  parent?: ParentCall;
 }
 
 export interface ToolSpec {
@@ -183,11 +315,29 @@ export interface ToolSpec {
   inputSchema: {
     [k: string]: unknown;
   };
+  /**
+   * "client": the tool is run by the run's client, not by Redflow: the run waits for its result (POST /api/runs/:traceId/tool-results, redflow tool-result). Absent: Redflow runs it.
+   */
+  executor?: 'client';
+  /**
+   * Set when the tool is a subagent (an agent.ref node): each call runs `flow` (as the node names it) as a run of its own, whose trace id is this run's trace id and the call's iteration (`<traceId>-<iteration>`), with the run timeout `timeoutMs`.
+   */
+  subagent?: {
+    flow: string;
+    timeoutMs: number;
+  };
 }
 
 export interface FlowRef {
   id?: string;
   path?: string;
+}
+
+export interface ParentCall {
+  traceId: string;
+  iteration: number;
+  idempotencyKey: string;
+  tool: string;
 }
 
 export interface RunResumedData {
@@ -196,6 +346,10 @@ export interface RunResumedData {
 
 export interface ModelRequestedData {
   prompt: string;
+  /**
+   * How many of the oldest messages were left out of this request to fit the model's context window (contextTokens): the model saw the rest.
+   */
+  omittedMessages?: number;
 }
 
 export interface ModelAnsweredData {
@@ -226,6 +380,30 @@ export interface ToolRequestedData {
   message?: string;
   thought?: string;
   idempotencyKey: string;
+  wait?: WaitStart;
+  /**
+   * For a call of a subagent: the trace id of the run the call starts (or, sent again after a crash, finds and continues).
+   */
+  childTraceId?: string;
+}
+
+export interface WaitStart {
+  for: 'approval' | 'client' | 'human';
+  timeoutMs: number;
+}
+
+export interface ToolApprovedData {
+  tool: string;
+  idempotencyKey: string;
+  reason?: string;
+  wait?: WaitStart;
+}
+
+export interface ToolDeniedData {
+  tool: string;
+  idempotencyKey: string;
+  reason?: string;
+  error: ErrorInfoData;
 }
 
 export interface ToolCompletedData {
@@ -235,6 +413,31 @@ export interface ToolCompletedData {
   output?: unknown;
   error?: ErrorInfoData;
   durationMs: number;
+  /**
+   * For a call of a subagent: the trace id of the run that answered it.
+   */
+  childTraceId?: string;
+}
+
+export interface HumanRequestedData {
+  action: 'escalate' | 'request_info';
+  question: string;
+  reason?: string;
+  context?: unknown;
+  key: string;
+  confidence?: number;
+  thought?: string;
+  wait: WaitStart;
+}
+
+export interface HumanAnsweredData {
+  key: string;
+  answer: string;
+}
+
+export interface OutputRejectedData {
+  output: unknown;
+  errors: string[];
 }
 
 export interface MemoryRequestedData {
@@ -321,22 +524,35 @@ export interface TriggerInputConfig {
 }
 
 export interface ModelLlmConfig {
-  provider?: 'scripted' | 'openai' | 'openai-compatible' | 'ollama' | 'vllm' | 'llamacpp';
+  /**
+   * Which protocol the model speaks: OpenAI's Chat Completions (openai, openai-compatible, ollama, vllm, llamacpp), Anthropic's Messages (anthropic), or scripted answers.
+   */
+  provider?: 'scripted' | 'openai' | 'openai-compatible' | 'ollama' | 'vllm' | 'llamacpp' | 'anthropic';
   model?: string;
   /**
-   * Chat Completions base URL (…/v1). Default: $REDFLOW_MODEL_BASE_URL, $OPENAI_BASE_URL, or OpenAI.
+   * The API root: …/v1 for Chat Completions (default $REDFLOW_MODEL_BASE_URL, $OPENAI_BASE_URL, or OpenAI), without /v1 for anthropic (default $REDFLOW_MODEL_BASE_URL, $ANTHROPIC_BASE_URL, or Anthropic).
    */
   baseUrl?: string;
   /**
-   * Name of the environment variable holding the API key. Default OPENAI_API_KEY.
+   * Name of the environment variable holding the API key. Default OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic).
    */
   apiKeyEnv?: string;
   temperature?: number;
+  /**
+   * Largest answer, in tokens. Default: the server's (4096 for anthropic, which requires one).
+   */
   maxTokens?: number;
+  /**
+   * The model's context window, in tokens: each request is kept within it, less maxTokens (or 1000) for the answer, by leaving out the oldest messages first (never the system prompt or the input). Counted with the model's tokenizer (gpt-tokenizer; an estimate with 15% kept free for other families).
+   */
+  contextTokens?: number;
+  /**
+   * Limit of one attempt (the request and the whole streamed answer), in ms. Default 60000.
+   */
   timeoutMs?: number;
   maxRetries?: number;
   /**
-   * Ask the server for a JSON object answer (response_format).
+   * Chat Completions: ask the server for a JSON object answer (response_format). Default true; anthropic ignores it.
    */
   jsonMode?: boolean;
   /**
@@ -417,6 +633,51 @@ export interface ToolModuleConfig {
    */
   name?: string;
   description?: string;
+  timeoutMs?: number;
+}
+
+export interface ToolClientConfig {
+  /**
+   * The tool's name for the model. Default: the node id.
+   */
+  name?: string;
+  description?: string;
+  inputSchema?: {
+    [k: string]: unknown;
+  };
+}
+
+export interface ToolFlowConfig {
+  /**
+   * The tool's name for the model. Default: the node id.
+   */
+  name?: string;
+  description?: string;
+  inputSchema?: {
+    [k: string]: unknown;
+  };
+  /**
+   * How long the flow may take to reach its tool out node.
+   */
+  timeoutMs?: number;
+}
+
+export interface AgentRefConfig {
+  /**
+   * The subagent's flow file, relative to this flow file and inside the folders allowed for flow files.
+   */
+  flow: string;
+  /**
+   * The tool's name for the model. Default: the node id.
+   */
+  name?: string;
+  /**
+   * What the model is told the subagent does (default: a sentence naming it).
+   */
+  description?: string;
+  /**
+   * The run timeout of each run of the subagent, in ms (the run then ends blocked and the call fails with SUBAGENT_FAILED); the calling run waits that long for it, plus 15 s.
+   */
   timeoutMs?: number;
 }
 

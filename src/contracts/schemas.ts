@@ -21,6 +21,16 @@ export const SchemaFile = {
   startRunRequest: 'http/start-run-request.schema.json',
   /** `POST /api/runs/:traceId/abort` of `redflow serve` (`AbortRunRequest`). */
   abortRunRequest: 'http/abort-run-request.schema.json',
+  /** `POST /api/runs/:traceId/tool-results` of `redflow serve` (`ToolResultRequest`). */
+  toolResultRequest: 'http/tool-result-request.schema.json',
+  /** `POST /api/runs/:traceId/approval` of `redflow serve` (`ApprovalRequest`). */
+  approvalRequest: 'http/approval-request.schema.json',
+  /** `POST /api/runs/:traceId/answer` of `redflow serve` (`AnswerRequest`). */
+  answerRequest: 'http/answer-request.schema.json',
+  /** `POST /api/agent/react_step` of `redflow serve` (`ReactStepRequest` in src/stepService/reactStepTypes.ts). */
+  reactStepRequest: 'http/react-step-request.schema.json',
+  /** What `POST /api/agent/react_step` answers (`ReactStepResponse`). */
+  reactStepResponse: 'http/react-step-response.schema.json',
 } as const;
 
 /** Reads one of the bundled schemas (they ship in the package's `schemas/` folder). */
@@ -62,10 +72,17 @@ const compilers = {
   toolHttpConfig: compiled(`${SchemaFile.flow}#/definitions/ToolHttpConfig`),
   toolModuleConfig: compiled(`${SchemaFile.flow}#/definitions/ToolModuleConfig`),
   toolPostgresConfig: compiled(`${SchemaFile.flow}#/definitions/ToolPostgresConfig`),
+  toolClientConfig: compiled(`${SchemaFile.flow}#/definitions/ToolClientConfig`),
+  toolFlowConfig: compiled(`${SchemaFile.flow}#/definitions/ToolFlowConfig`),
+  agentRefConfig: compiled(`${SchemaFile.flow}#/definitions/AgentRefConfig`),
   responseChatConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseChatConfig`),
   responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
   startRunRequest: compiled(SchemaFile.startRunRequest),
   abortRunRequest: compiled(SchemaFile.abortRunRequest),
+  toolResultRequest: compiled(SchemaFile.toolResultRequest),
+  approvalRequest: compiled(SchemaFile.approvalRequest),
+  answerRequest: compiled(SchemaFile.answerRequest),
+  reactStepResponse: compiled(SchemaFile.reactStepResponse),
 };
 
 /**
@@ -103,6 +120,34 @@ export function compileUserSchema(schema: object): InputValidator {
   const validate = userAjv.compile(schema);
   const check: InputValidator = (value) => (validate(value) ? true : describeSchemaErrors(validate.errors));
   compiledUserSchemas.set(schema, check);
+  return check;
+}
+
+/** Ajv for an agent's outputSchema: every error is reported, since they go back to the model to correct. */
+let outputAjv: Ajv | undefined;
+const compiledOutputSchemas = new WeakMap<object, OutputValidator>();
+
+/** A compiled outputSchema: `true`, or each problem as a readable line (at most 20). */
+export type OutputValidator = (value: unknown) => true | readonly string[];
+
+/**
+ * Compiles an agent's outputSchema (a JSON Schema the user wrote). Throws with ajv's explanation
+ * when the schema itself is invalid.
+ *
+ * @example
+ * ```ts
+ * const check = compileOutputSchema({ type: 'object', required: ['summary'] });
+ * check({}) // ["(root) must have required property 'summary'"]
+ * ```
+ */
+export function compileOutputSchema(schema: object): OutputValidator {
+  const cached = compiledOutputSchemas.get(schema);
+  if (cached) return cached;
+  outputAjv ??= new Ajv({ strict: false, allErrors: true, addUsedSchema: false });
+  const validate = outputAjv.compile(schema);
+  const check: OutputValidator = (value) =>
+    validate(value) ? true : (validate.errors ?? []).slice(0, 20).map((error) => describeSchemaErrors([error]));
+  compiledOutputSchemas.set(schema, check);
   return check;
 }
 

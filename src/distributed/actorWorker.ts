@@ -10,6 +10,8 @@ import { planRun } from '../runtime/runPlan.js';
 import { buildModel } from '../runtime/buildModel.js';
 import { buildTools } from '../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
+import type { SubagentHost } from '../runtime/subagentTool.js';
+import { clusterSubagents } from './clusterSubagents.js';
 
 /** The kinds of actor a worker can host, defined once. */
 export const WorkerRole = {
@@ -36,6 +38,11 @@ export interface ActorWorkerOptions {
   readonly log?: (line: string) => void;
   /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
   readonly allowFiles?: readonly string[];
+  /**
+   * Runs the flow's subagents (`agent.ref`) for the tool role. Default: on this cluster, each on
+   * the core workers of its own prefix (`clusterSubagents`, `subagentPrefix`).
+   */
+  readonly subagents?: SubagentHost;
 }
 
 /** A running actor worker. */
@@ -66,7 +73,8 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   // their settings, a tool worker no model name or key.
   const plan = planRun(flow, baseDir);
   const model = options.roles.includes(WorkerRole.Model) ? await buildModel(plan, { allowFiles }) : undefined;
-  const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan, { allowFiles }) : undefined;
+  const subagents = options.subagents ?? clusterSubagents({ nc: options.nc, prefix });
+  const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan, { allowFiles, subagents }) : undefined;
   const transport = createNatsTransport(options.nc);
   const served: Subscription[] = [];
   const subjects: string[] = [];
@@ -74,7 +82,8 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   try {
     if (model) {
       const subject = Subject.model(prefix, plan.model.nodeId);
-      served.push(serveModel(transport, subject, model));
+      // The answers' pieces go out live on <prefix>.runs.chunk.<traceId>, for whoever follows the run.
+      served.push(serveModel(transport, subject, model, { chunkPrefix: prefix }));
       subjects.push(subject);
     }
     for (const tool of tools?.tools ?? []) {

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, ParentCall, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { Subject, DEFAULT_SUBJECT_PREFIX, Storage, checkSubjectPrefix } from '../actors/subjects.js';
 import { isValidConversationId } from '../actors/memory.js';
@@ -10,16 +10,21 @@ import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore
 import type { EventStore } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
 import type { AgentEvent } from '../events/eventTypes.js';
+import { isPastDeadline, judgeAnswer, pendingWait, type RunWait, type WaitAnswer } from '../events/pendingWait.js';
+import { isRunWaiting } from '../runtime/runWaitingError.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { planRun } from '../runtime/runPlan.js';
+import { checkFitsBudget, contextBudgetFor } from '../runtime/contextBudgetFor.js';
+import { buildSystemPrompt } from '../machines/prompt.js';
 import { allowedToolSpecs } from '../runtime/buildTools.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
 import type { ActorSubjects } from '../runtime/transportActor.js';
-import { openRunLeases, type RunLeases } from './runLeases.js';
+import { openRunLeases, type RunLeases, type RunRecord } from './runLeases.js';
 import { serveRunAborts } from './runAborts.js';
+import { serveRunAnswers, type RunAnswerReply } from './runAnswers.js';
 import { runLogExists } from './runLogExists.js';
 
 /** What a client sends on `<prefix>.runs.start`. */
@@ -32,21 +37,26 @@ export interface RunStartRequest {
   readonly flowId?: string;
   /** This run's timeout in ms (default: the worker's `timeoutMs`); kept by a worker that takes it over. */
   readonly timeoutMs?: number;
+  /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
+  readonly parent?: ParentCall;
 }
+
+/** How many orphaned runs one scan takes over at the same time. */
+const TAKEOVERS_AT_ONCE = 4;
 
 /** The longest run timeout a client may ask for: 24 hours. */
 const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 
-/** Refuses a start request that is not `{ input, traceId?, conversationId?, flowId?, timeoutMs? }`. */
+/** Refuses a start request that is not `{ input, traceId?, conversationId?, flowId?, timeoutMs?, parent? }`. */
 function checkStartRequest(request: unknown): asserts request is RunStartRequest {
   const bad = (why: string) =>
     new RedflowError(
       errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a run start request: ${why}`, {
-        hint: 'send {"input": …, "traceId"?: string, "conversationId"?: string, "flowId"?: string, "timeoutMs"?: number}',
+        hint: 'send {"input": …, "traceId"?: string, "conversationId"?: string, "flowId"?: string, "timeoutMs"?: number, "parent"?: {"traceId", "iteration", "idempotencyKey", "tool"}}',
       }),
     );
   if (typeof request !== 'object' || request === null || Array.isArray(request)) throw bad('not a JSON object');
-  const { traceId, conversationId, flowId, timeoutMs } = request as Record<string, unknown>;
+  const { traceId, conversationId, flowId, timeoutMs, parent } = request as Record<string, unknown>;
   if (!('input' in request)) throw bad('no "input"');
   if (traceId !== undefined && typeof traceId !== 'string') throw bad('"traceId" is not a string');
   if (conversationId !== undefined && (typeof conversationId !== 'string' || !isValidConversationId(conversationId))) {
@@ -56,6 +66,25 @@ function checkStartRequest(request: unknown): asserts request is RunStartRequest
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)) {
     throw bad(`"timeoutMs" is not an integer from 1 to ${MAX_RUN_TIMEOUT_MS}`);
   }
+  if (parent !== undefined && !isParentCall(parent)) throw bad('"parent" is not {"traceId", "iteration", "idempotencyKey", "tool"}');
+}
+
+/** True for a `parent` as `run.started` records it (the agent-event schema's ParentCall). */
+function isParentCall(value: unknown): value is ParentCall {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { traceId, iteration, idempotencyKey, tool, ...rest } = value as Record<string, unknown>;
+  return (
+    Object.keys(rest).length === 0 &&
+    isValidTraceId(traceId) &&
+    typeof iteration === 'number' &&
+    Number.isInteger(iteration) &&
+    iteration >= 1 &&
+    typeof idempotencyKey === 'string' &&
+    idempotencyKey.length > 0 &&
+    idempotencyKey.length <= 200 &&
+    typeof tool === 'string' &&
+    /^[A-Za-z0-9_-]{1,64}$/.test(tool)
+  );
 }
 
 /** The refusal of a start whose trace id belongs to another run. */
@@ -140,6 +169,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const plan = planRun(flow, baseDir);
   const agent: AgentCoreReactConfig = plan.agent;
   const tools: ToolSpec[] = await allowedToolSpecs(plan, { allowFiles });
+  // The model's window (contextTokens): requests are fitted here, where the statechart builds them.
+  const contextBudget = await contextBudgetFor(plan.model.config);
   const transport: Transport = createNatsTransport(options.nc);
   const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
   const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs });
@@ -163,13 +194,15 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     subjects,
     store,
     attemptTimeoutMs: options.attemptTimeoutMs ?? 30_000,
+    ...(contextBudget !== undefined && { contextBudget }),
     ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
   };
   const owned = new Map<string, OwnedRun>();
   let closing = false;
 
-  const track = (traceId: string, handle: RunHandle) => {
+  /** `subagent`: the run is another run's subagent, which never parks (its wait ends at once, as if expired). */
+  const track = (traceId: string, handle: RunHandle, subagent: boolean) => {
     owned.set(traceId, { handle });
     handle.result.then(
       async (result) => {
@@ -177,12 +210,101 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         await leases.finish(traceId);
         log(`run ${traceId} ended ${result.outcome.status} (${result.outcome.reason})`);
       },
-      (error: unknown) => {
+      async (error: unknown) => {
         owned.delete(traceId);
+        if (isRunWaiting(error)) {
+          // Parked in its log: no worker holds it until an answer (or its deadline) comes.
+          await leases.park(traceId, parkedAs(error.wait));
+          if (subagent) {
+            // Its caller waits for its outcome, not for a person: the wait ends now (a question, escalate).
+            log(`run ${traceId} is a subagent's: its wait ends now`);
+            await takeAnswer(traceId, { kind: 'expire' }).catch((failure: unknown) => log(`run ${traceId}: cannot end its wait: ${(failure as Error).message}`));
+            return;
+          }
+          log(`run ${traceId} waits for ${error.wait.kind === 'approval' ? 'an approval' : 'its client'} of ${error.wait.tool} until ${error.wait.deadline}`);
+          return;
+        }
         // Stopped, or another worker owns the run now: leave it to them.
         log(`run ${traceId} left: ${error instanceof RedflowError ? error.code : String(error)}`);
       },
     );
+  };
+
+  /** Resumes a run this worker owns now from its log, with the answer to its wait when it has one. */
+  const resumeOwned = (traceId: string, events: readonly AgentEvent[], record: Pick<RunRecord, 'timeoutMs'>, answer?: WaitAnswer) => {
+    const { started } = logStatus(events);
+    const memory = memoryOf(started.conversationId);
+    const handle = resumeRun({
+      ...environment,
+      agent: started.agent,
+      tools: started.tools,
+      events,
+      ...(memory && { memory }),
+      // The timeout the client asked for starts again from the takeover.
+      ...(record.timeoutMs !== undefined && { timeoutMs: record.timeoutMs }),
+      ...(answer !== undefined && { answer }),
+    });
+    track(traceId, handle, started.parent !== undefined);
+    return handle;
+  };
+
+  /** The good part of a run's log, or RUN_NOT_FOUND. */
+  const readEvents = async (traceId: string): Promise<readonly AgentEvent[]> => {
+    try {
+      const { events } = await store.read(traceId);
+      if (events.length > 0) return events;
+    } catch (error) {
+      if (!(error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND)) throw error;
+    }
+    throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${traceId} in the trace stream`, { hint: 'check the trace id and the subject prefix' }));
+  };
+
+  /**
+   * Takes an answer to a parked run (or the expiry of its wait): checks it against the log, claims
+   * the run's record (one claim wins), checks the log again now that no one else may change it,
+   * and resumes the run with it.
+   */
+  const takeAnswer = async (traceId: string, answer: WaitAnswer): Promise<RunAnswerReply> => {
+    if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down', { retryable: true }));
+    if (!isValidTraceId(traceId)) throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${String(traceId).slice(0, 130)}`));
+    const events = await readEvents(traceId);
+    const first = judgeAnswer(events, answer);
+    if (!first.ok) throw new RedflowError(first.error);
+    // Past its deadline the wait takes no answer: it expires (no sweeper had come round yet).
+    const late = answer.kind !== 'expire' && isPastDeadline(first.wait, Date.now());
+    const taken: WaitAnswer = late ? { kind: 'expire' } : answer;
+    const started = logStatus(events).started;
+    const claim = await leases.claimForAnswer(traceId, taken, {
+      traceId,
+      startedAt: started.startedAt,
+      ...(started.conversationId !== undefined && { conversationId: started.conversationId }),
+    });
+    if (claim.kind === 'owned') {
+      throw new RedflowError(
+        errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is held by core worker ${claim.owner}: an answer to its wait is being taken, or it is under way; a wait takes one answer`, {
+          hint: `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
+        }),
+      );
+    }
+    // Ours now: the log cannot move any more; judged again, since it may have moved before the claim.
+    const now = await readEvents(traceId);
+    const again = judgeAnswer(now, taken);
+    if (!again.ok) {
+      const wait = pendingWait(now);
+      if (wait) await leases.park(traceId, parkedAs(wait));
+      else await leases.finish(traceId);
+      throw new RedflowError(again.error);
+    }
+    resumeOwned(traceId, now, claim.record, taken);
+    log(`run ${traceId} resumed with ${taken.kind === 'approval' ? (taken.approved ? 'an approval' : 'a denial') : taken.kind === 'client' ? "its client's result" : 'its wait expired'}`);
+    if (late) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${first.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, {
+          hint: "answer before the wait's deadline, or raise the agent's waitTimeoutMs",
+        }),
+      );
+    }
+    return { accepted: true, owner };
   };
 
   const service: Subscription = transport.serve<RunStartRequest, RunStartReply>(
@@ -204,6 +326,11 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         if (verdict !== true) {
           throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
         }
+      }
+      // Before the run has a record: a run its window cannot hold leaves nothing behind.
+      if (contextBudget !== undefined) {
+        const input = typeof request.input === 'string' ? request.input : (JSON.stringify(request.input) ?? 'null');
+        checkFitsBudget([buildSystemPrompt(tools, agent.instructions), input], contextBudget);
       }
       const traceId = request.traceId ?? randomIds.traceId();
       if (!isValidTraceId(traceId)) {
@@ -229,8 +356,9 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
         ...(memory && { memory }),
         ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+        ...(request.parent !== undefined && { parent: request.parent }),
       });
-      track(traceId, handle);
+      track(traceId, handle, request.parent !== undefined);
       log(`run ${traceId} started`);
       return { traceId, owner };
     },
@@ -239,6 +367,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
 
   // Aborts: every core worker hears every run's abort; only the owner of the run answers.
   const aborts = serveRunAborts(options.nc, prefix, owner, (traceId) => owned.get(traceId)?.handle, log);
+  // Answers to parked runs: one core worker of the queue group takes each, and resumes the run.
+  const answers = serveRunAnswers(transport, prefix, takeAnswer);
   await options.nc.flush();
 
   // A worker that stalled past its lease may find its runs taken over: it lets them go.
@@ -255,7 +385,9 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const scan = setInterval(() => {
     if (scanning || closing) return;
     scanning = true;
-    void takeOver().finally(() => (scanning = false));
+    void takeOver()
+      .then(expireWaits)
+      .finally(() => (scanning = false));
   }, options.scanMs ?? Math.max(100, Math.floor(leaseMs / 3)));
   scan.unref();
 
@@ -267,32 +399,47 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       log(`scan failed: ${(error as Error).message}`);
       return;
     }
-    for (const record of orphans) {
-      if (owned.has(record.traceId) || closing) continue;
-      if (!(await leases.claim(record))) continue;
-      try {
-        const { events, problems } = await store.read(record.traceId);
-        if (problems.length > 0) log(`run ${record.traceId}: ${problems[0]?.code} in its log; resuming from the good part`);
-        const status = logStatus(events);
-        if (status.kind === 'finished') {
-          await leases.finish(record.traceId);
-          continue;
-        }
-        const memory = memoryOf(status.started.conversationId);
-        const handle = resumeRun({
-          ...environment,
-          agent: status.started.agent,
-          tools: status.started.tools,
-          events,
-          ...(memory && { memory }),
-          // The timeout the client asked for starts again from the takeover.
-          ...(record.timeoutMs !== undefined && { timeoutMs: record.timeoutMs }),
-        });
-        track(record.traceId, handle);
-        log(`run ${record.traceId} taken over after event ${events.length}`);
-      } catch (error) {
-        log(`run ${record.traceId}: cannot take over: ${(error as Error).message}`);
+    // A dead worker leaves all its runs at once: they are taken over several at a time, each a
+    // claim and a read of its log, so the last one is not kept waiting behind all the others.
+    const queue = [...orphans];
+    const takeNext = async (): Promise<void> => {
+      for (let record = queue.shift(); record !== undefined; record = queue.shift()) await takeOverOne(record);
+    };
+    await Promise.all(Array.from({ length: Math.min(TAKEOVERS_AT_ONCE, queue.length) }, takeNext));
+  }
+
+  async function takeOverOne(record: RunRecord): Promise<void> {
+    if (owned.has(record.traceId) || closing) return;
+    if (!(await leases.claim(record))) return;
+    try {
+      const { events, problems } = await store.read(record.traceId);
+      if (problems.length > 0) log(`run ${record.traceId}: ${problems[0]?.code} in its log; resuming from the good part`);
+      const status = logStatus(events);
+      if (status.kind === 'finished') {
+        await leases.finish(record.traceId);
+        return;
       }
+      // A worker that died after taking an answer left it in the record: the run takes it, unless
+      // the log has it already (or the answer no longer fits; then the run parks again).
+      const answer = record.answer !== undefined && judgeAnswer(events, record.answer).ok ? record.answer : undefined;
+      resumeOwned(record.traceId, events, record, answer);
+      log(`run ${record.traceId} taken over after event ${events.length}`);
+    } catch (error) {
+      log(`run ${record.traceId}: cannot take over: ${(error as Error).message}`);
+    }
+  }
+
+  /** Ends the parked runs whose wait passed its deadline (one worker claims each). */
+  async function expireWaits(): Promise<void> {
+    const now = Date.now();
+    for (const record of leases.parked()) {
+      if (closing || record.waiting === undefined || Date.parse(record.waiting.deadline) > now) continue;
+      await takeAnswer(record.traceId, { kind: 'expire' }).catch((error: unknown) => {
+        // Answered, taken or ended meanwhile: nothing to expire.
+        if (!(error instanceof RedflowError && (error.code === ErrorCode.WAIT_ALREADY_ANSWERED || error.code === ErrorCode.RUN_NOT_WAITING))) {
+          log(`run ${record.traceId}: cannot end its expired wait: ${(error as Error).message}`);
+        }
+      });
     }
   }
 
@@ -306,6 +453,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       clearInterval(scan);
       service.unsubscribe();
       aborts.unsubscribe();
+      answers.unsubscribe();
       for (const run of owned.values()) run.handle.stop();
       await Promise.allSettled([...owned.values()].map((run) => run.handle.result));
       // Its heartbeat goes at once: the other workers take its runs without waiting for the lease.
@@ -313,4 +461,9 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       await transport.close();
     },
   };
+}
+
+/** What the run's record keeps of its wait while it is parked. */
+function parkedAs(wait: RunWait): NonNullable<RunRecord['waiting']> {
+  return { kind: wait.kind, idempotencyKey: wait.idempotencyKey, deadline: wait.deadline };
 }

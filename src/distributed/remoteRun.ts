@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
+import type { AgentEnvelope, ParentCall, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
@@ -26,6 +26,8 @@ export interface RemoteRunOptions {
   readonly onEvent?: (event: AgentEvent) => void;
   /** How long to wait for a core worker to take the run (default 10 s). */
   readonly startTimeoutMs?: number;
+  /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
+  readonly parent?: ParentCall;
 }
 
 /** A run started on the cluster. */
@@ -90,6 +92,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     ...(options.conversationId !== undefined && { conversationId: options.conversationId }),
     ...(options.flowId !== undefined && { flowId: options.flowId }),
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    ...(options.parent !== undefined && { parent: options.parent }),
   };
   const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
     timeoutMs: options.startTimeoutMs ?? 10_000,

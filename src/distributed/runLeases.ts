@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { Storage } from '../actors/subjects.js';
+import type { RunWait, WaitAnswer } from '../events/pendingWait.js';
 
 /** What the cluster knows of a run under way. */
 export interface RunRecord {
@@ -12,7 +13,24 @@ export interface RunRecord {
   readonly conversationId?: string;
   /** The run timeout its client asked for, kept for a worker that takes the run over. */
   readonly timeoutMs?: number;
+  /**
+   * Set while the run is parked, waiting for an answer from outside: no process holds it, so it
+   * is no orphan, and the first worker to claim it with an answer (or its deadline) resumes it.
+   */
+  readonly waiting?: { readonly kind: RunWait['kind']; readonly idempotencyKey: string; readonly deadline: string };
+  /**
+   * The answer a worker claimed the run with, kept until the run is parked again or ends: a
+   * worker that takes the run over after that one died resumes it with this answer.
+   */
+  readonly answer?: WaitAnswer;
 }
+
+/** How a claim of a parked run with an answer went. */
+export type AnswerClaim =
+  /** This worker owns the run now, with the answer recorded. */
+  | { readonly kind: 'claimed'; readonly record: RunRecord }
+  /** The run's record says a worker owns it: it is under way, or another answer was taken first. */
+  | { readonly kind: 'owned'; readonly owner: string };
 
 /**
  * Which core worker owns which run. Two NATS KV buckets: `<prefix>-runs` holds one record per run
@@ -36,8 +54,17 @@ export interface RunLeases {
   owns(traceId: string): boolean;
   /** Forgets a finished run. */
   finish(traceId: string): Promise<void>;
-  /** The runs under way whose owner has no heartbeat: candidates for takeover. */
+  /** The runs under way whose owner has no heartbeat: candidates for takeover (a parked run is none). */
   orphans(): Promise<RunRecord[]>;
+  /** Marks one of this worker's runs parked, waiting for an answer: it no longer owns it. */
+  park(traceId: string, waiting: NonNullable<RunRecord['waiting']>): Promise<void>;
+  /**
+   * Claims a parked run (or a run with no record, parked by a process that keeps none) to resume
+   * it with `answer`, by a revision-checked write: of two workers claiming one wait, one wins.
+   */
+  claimForAnswer(traceId: string, answer: WaitAnswer, fallback: Omit<RunRecord, 'owner'>): Promise<AnswerClaim>;
+  /** The parked runs, as last seen (for the sweeper of expired waits). */
+  parked(): RunRecord[];
   /** Stops the heartbeat (its entry then expires) and the watch. */
   close(): Promise<void>;
 }
@@ -102,6 +129,17 @@ export async function openRunLeases(
   }, Math.max(100, Math.floor(leaseMs / 3)));
   heartbeat.unref();
 
+  /** A run's record as the bucket holds it now (the watch may lag a write by another worker). */
+  const fresh = async (traceId: string): Promise<{ record: RunRecord; revision: number } | undefined> => {
+    const entry = await runs.get(traceId);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    try {
+      return { record: entry.json<RunRecord>(), revision: entry.revision };
+    } catch {
+      return undefined;
+    }
+  };
+
   const liveOwners = async (): Promise<Set<string>> => {
     const live = new Set<string>();
     for await (const key of await leases.keys()) live.add(key);
@@ -140,8 +178,39 @@ export async function openRunLeases(
     async orphans() {
       if (known.size === 0) return [];
       const live = await liveOwners();
-      return [...known.values()].map((entry) => entry.record).filter((record) => record.owner !== owner && !live.has(record.owner));
+      return [...known.values()]
+        .map((entry) => entry.record)
+        .filter((record) => record.waiting === undefined && record.owner !== owner && !live.has(record.owner));
     },
+    async park(traceId, waiting) {
+      const seen = known.get(traceId);
+      const current = seen ?? (await fresh(traceId));
+      if (!current || current.record.owner !== owner) return;
+      const { answer: _answered, ...rest } = current.record;
+      const parked: RunRecord = { ...rest, waiting };
+      try {
+        const revision = await runs.update(traceId, encoder.encode(JSON.stringify(parked)), current.revision);
+        known.set(traceId, { record: parked, revision });
+      } catch {
+        // Another worker took the run meanwhile: it is theirs to park.
+      }
+    },
+    async claimForAnswer(traceId, answer, fallback) {
+      const current = await fresh(traceId);
+      if (current && current.record.waiting === undefined) return { kind: 'owned', owner: current.record.owner };
+      const { waiting: _waited, ...rest } = current?.record ?? fallback;
+      const mine: RunRecord = { ...rest, owner, answer };
+      try {
+        const bytes = encoder.encode(JSON.stringify(mine));
+        const revision = current ? await runs.update(traceId, bytes, current.revision) : await runs.create(traceId, bytes);
+        known.set(traceId, { record: mine, revision });
+        return { kind: 'claimed', record: mine };
+      } catch {
+        const now = await fresh(traceId);
+        return { kind: 'owned', owner: now?.record.owner ?? 'another worker' };
+      }
+    },
+    parked: () => [...known.values()].map((entry) => entry.record).filter((record) => record.waiting !== undefined && record.answer === undefined),
     async close() {
       clearInterval(heartbeat);
       watch.stop();

@@ -6,22 +6,25 @@ import { ReactFlowProvider, useEdgesState, useNodesState, useReactFlow } from '@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runSteps } from '../events/runSteps.js';
 import type { FlowDiagnostic } from '../flows/diagnostics.js';
-import { isCoreType } from '../flows/nodeTypes.js';
+import { isCoreType, isModelType, isToolType } from '../flows/nodeTypes.js';
 import type { FlowSummary, ValidationResponse } from '../server/apiTypes.js';
 import { ApiError, createApiClient } from './api/apiClient.js';
 import { loadToken, saveToken } from './api/authToken.js';
 import { CanvasStatusContext, type CanvasStatus, type NodeProblem } from './canvas/canvasStatus.js';
 import { FlowCanvas } from './canvas/FlowCanvas.js';
+import { FIT_VIEW_OPTIONS } from './canvas/fitView.js';
 import { Palette } from './canvas/Palette.js';
 import { toolNameOf } from './flow/connectedTools.js';
 import { flowTypeOf, type AgentCoreNode, type RedflowEdge, type RedflowNode } from './flow/editorNodes.js';
 import { emptyFlow, fromFlowDocument, toFlowDocument, type FlowMeta } from './flow/flowDocument.js';
 import { useUnsavedChanges } from './flow/unsavedChanges.js';
-import { openRunInInspector } from './inspector/openInInspector.js';
+import { openRunInInspectorLazily, preloadInspector } from './inspector/lazyInspector.js';
 import { AgentCorePanel } from './panels/AgentCorePanel.js';
 import { AgentTab } from './panels/agentTabs.js';
 import { NodeConfigPanel } from './panels/NodeConfigPanel.js';
+import { NodeLastStep, type NodeLastStepProps } from './panels/NodeLastStep.js';
 import { RuntimeTab } from './panels/RuntimeTab.js';
+import { OpenRunContext } from './panels/StepDetails.js';
 import { RunsList } from './run/RunsList.js';
 import { useRunsList } from './run/useRunsList.js';
 import { parseRunInput } from '../flows/runInput.js';
@@ -30,6 +33,11 @@ import { RunViewState } from './run/runViewMachine.js';
 import { Scrubber } from './run/Scrubber.js';
 import { useRunView } from './run/useRunView.js';
 import { StatechartView } from './statechart/StatechartView.js';
+import { WaitPromptContext, type WaitActions, type WaitPromptState } from './run/WaitPrompt.js';
+import { QuestionPrompt } from './run/QuestionPrompt.js';
+import { pendingWait } from '../events/pendingWait.js';
+import { shownAnswer } from './run/liveAnswer.js';
+import { LiveAnswerContext } from './run/LiveAnswerView.js';
 import { DiagnosticsPanel } from './toolbar/DiagnosticsPanel.js';
 import { Notice, type NoticeMessage } from './toolbar/Notice.js';
 import { TokenPrompt } from './toolbar/TokenPrompt.js';
@@ -73,6 +81,8 @@ function Editor() {
   const [tab, setTab] = useState<AgentTab>(AgentTab.General);
   const [busy, setBusy] = useState(false);
   const [snapshot, send] = useRunView(api);
+  const { events, position, traceId, problem, flowId: startedFlow, live } = snapshot.context;
+  const runState = String(snapshot.value);
   /** The flow as last opened or saved, to tell whether Run must save first. */
   const [lastSaved, setLastSaved] = useState<{ readonly id: string; readonly text: string }>();
   /** The viewed run's flow file is gone, or changed after the run: the run is shown with a notice. */
@@ -95,8 +105,18 @@ function Editor() {
   useEffect(() => {
     void refreshFlows();
   }, [refreshFlows]);
+  // Flows and runs change behind the editor (another editor, the command line): coming back to
+  // the page lists them again, as does opening the flow menu.
+  useEffect(() => {
+    const onFocus = () => {
+      void refreshFlows();
+      void refreshRuns();
+    };
+    window.addEventListener('focus', onFocus);
+    return () => window.removeEventListener('focus', onFocus);
+  }, [refreshFlows, refreshRuns]);
 
-  const fitSoon = useCallback(() => window.requestAnimationFrame(() => void fitView({ padding: 0.25, maxZoom: 1.1 })), [fitView]);
+  const fitSoon = useCallback(() => window.requestAnimationFrame(() => void fitView(FIT_VIEW_OPTIONS)), [fitView]);
 
   const openFlow = useCallback(
     async (id: string) => {
@@ -129,11 +149,20 @@ function Editor() {
     setLastSaved(undefined);
   }, [setEdges, setNodes]);
 
+  // The run view belongs to the flow on the canvas: leaving the flow leaves its run (which goes on
+  // on the server, listed under its flow), so another flow's graph never shows it.
+  const leaveRun = useCallback(() => {
+    setRunFlow(undefined);
+    if (runState === RunViewState.Starting || runState === RunViewState.Streaming) {
+      say('info', `The run ${traceId ?? ''} goes on: open it from the runs of ${startedFlow ?? 'its flow'}.`);
+    }
+    send({ type: 'CLOSE' });
+  }, [runState, say, send, startedFlow, traceId]);
+
   const newFlow = useCallback(() => {
     clearFlow();
-    setRunFlow(undefined);
-    send({ type: 'CLOSE' });
-  }, [clearFlow, send]);
+    leaveRun();
+  }, [clearFlow, leaveRun]);
 
   const currentDocument = useCallback(() => documentOf(meta, flowId, nodes, edges), [meta, flowId, nodes, edges]);
   // Changed since opened or saved (a flow never saved, since New): its id, name, nodes, layout or edges.
@@ -234,8 +263,6 @@ function Editor() {
     [coreNode, currentDocument, flowId, lastSaved, save, selectNode, send],
   );
 
-  const { events, position, traceId, problem } = snapshot.context;
-  const runState = String(snapshot.value);
   const openedFlow = useRef<string | undefined>(undefined);
 
   const openRun = useCallback(
@@ -270,10 +297,38 @@ function Editor() {
   }, [runState, problem, refreshRuns, say]);
 
   const steps = useMemo(() => runSteps(events), [events]);
+  // A run is shown, so "Open in inspector" may be clicked: have its chunk ready by then.
+  const hasEvents = events.length > 0;
+  useEffect(() => {
+    if (hasEvents) void preloadInspector();
+  }, [hasEvents]);
   const view = useMemo(() => runViewAt(steps, position), [steps, position]);
   const highlightNodes = useMemo(() => nodes.map((node) => ({ id: node.id, type: flowTypeOf(node), toolName: toolNameOf(node) })), [nodes]);
   const activity = useMemo(() => activeNodesAfter(view.step?.event, highlightNodes), [view.step, highlightNodes]);
   const failedTools = useMemo(() => failedToolsAfter(steps.slice(0, view.index + 1).map((item) => item.event), highlightNodes), [steps, view.index, highlightNodes]);
+  // A run on view that waits (at its last step, not a scrubbed-back one): the tool node it waits at
+  // shows the prompt, and a question to a person is asked at the top of the side panel.
+  const waitPrompt = useMemo((): WaitPromptState | undefined => {
+    if (traceId === undefined || view.index !== steps.length - 1) return undefined;
+    const wait = pendingWait(events);
+    if (!wait) return undefined;
+    const node = highlightNodes.find((candidate) => isToolType(candidate.type) && (candidate.toolName ?? candidate.id) === wait.tool);
+    if (!node && wait.kind !== 'human') return undefined;
+    // Each answer names the wait it is for, so one given late (the run went on meanwhile) is refused.
+    const actions: WaitActions = {
+      decide: async (approved, reason) => {
+        await api.answerApproval(traceId, { decision: approved ? 'approve' : 'deny', idempotencyKey: wait.idempotencyKey, ...(reason !== undefined && { reason }) });
+      },
+      answer: async (text) => {
+        await api.answerQuestion(traceId, { text, idempotencyKey: wait.idempotencyKey });
+      },
+      sendResult: async (result) => {
+        const body = result.ok ? { ok: true as const, output: result.output } : { ok: false as const, error: { message: result.message } };
+        await api.sendToolResult(traceId, { ...body, idempotencyKey: wait.idempotencyKey });
+      },
+    };
+    return { nodeId: node?.id, wait, actions };
+  }, [api, events, highlightNodes, steps.length, traceId, view.index]);
 
   // A validation describes the graph it was made for: adding or removing a node or an edge makes it stale.
   const graphShape = `${nodes.map((node) => node.id).join(',')}|${edges.map((edge) => edge.id).join(',')}`;
@@ -284,6 +339,9 @@ function Editor() {
   useEffect(() => {
     if (validation) validatedShape.current = graphShape;
   }, [validation, graphShape]);
+
+  // The model's answer, as it is written and once logged, while the run is followed live.
+  const answer = useMemo(() => (runState === RunViewState.Streaming ? shownAnswer(live, events) : undefined), [events, live, runState]);
 
   const problems = useMemo(() => {
     const map = new Map<string, NodeProblem>();
@@ -302,88 +360,107 @@ function Editor() {
   const panelNode = selected.length === 1 ? selected[0] : selected.length === 0 ? coreNode : undefined;
   const running = runState === RunViewState.Starting || runState === RunViewState.Streaming;
   const scrubbing = (runState === RunViewState.Finished || runState === RunViewState.Replay) && steps.length > 0;
+  // A model or tool node clicked while a run is on view shows its last call in that run.
+  const runNode = useMemo((): NodeLastStepProps['node'] | undefined => {
+    if (!panelNode || steps.length === 0) return undefined;
+    const type = flowTypeOf(panelNode);
+    if (isModelType(type)) return { kind: 'model' };
+    return isToolType(type) ? { kind: 'tool', toolName: toolNameOf(panelNode) ?? panelNode.id } : undefined;
+  }, [panelNode, steps.length]);
 
   return (
-    <div className="app" data-testid="editor" data-run-state={runState}>
-      <Toolbar
-        flows={flows}
-        flowId={flowId}
-        flowName={meta.name ?? ''}
-        busy={busy}
-        running={running}
-        canInspect={events.length > 0}
-        onFlowIdChange={setFlowId}
-        onFlowNameChange={(name) => setMeta((current) => ({ ...current, name }))}
-        dirty={dirty}
-        onOpen={(id) => {
-          if (!mayDiscard()) return;
-          setRunFlow(undefined);
-          void openFlow(id);
-        }}
-        onNew={() => mayDiscard() && newFlow()}
-        onSave={() => void save()}
-        onValidate={() => void validate()}
-        saved={lastSaved !== undefined}
-        onRename={() => void rename()}
-        onDelete={() => void remove()}
-        onRun={(input) => void run(input)}
-        onAbort={() => send({ type: 'ABORT' })}
-        onInspect={() => openRunInInspector(events)}
-      />
-      <aside className="sidebar sidebar--left">
-        <Palette />
-        <RunsList runs={runs} currentTraceId={traceId} showAll={showAllRuns} onShowAllChange={setShowAllRuns} onOpen={openRun} onRefresh={() => void refreshRuns()} />
-      </aside>
-      <main className="workspace">
-        <CanvasStatusContext.Provider value={canvasStatus}>
-          <FlowCanvas nodes={nodes} edges={edges} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} setNodes={setNodes} setEdges={setEdges} />
-        </CanvasStatusContext.Provider>
-        {nodes.length === 0 && runFlow?.kind !== 'gone' && (
-          <div className="canvas-hint" data-testid="canvas-hint">
-            Drag nodes from the palette: an <strong>input</strong>, an <strong>agent.core</strong>, a <strong>model</strong>, some <strong>tools</strong> and an{' '}
-            <strong>output</strong>. Then connect the core’s handles to them.
-          </div>
-        )}
-        <div className="workspace__bottom">
-          <Notice notice={notice} onDismiss={dismissNotice} />
-          {runFlow && (
-            <p className={`run-flow-notice run-flow-notice--${runFlow.kind}`} data-testid="run-flow-notice" data-kind={runFlow.kind}>
-              {runFlow.kind === 'gone'
-                ? `This run's flow ${runFlow.flow} no longer exists (deleted or renamed). Its log records the agent's settings and tools but not the graph: the run's steps and timeline are shown without it.`
-                : `The flow ${runFlow.flow} changed after this run: the canvas shows its current version, which may differ from the graph the run used.`}
-            </p>
-          )}
-          <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={() => setValidation(undefined)} />
-          {scrubbing && <Scrubber steps={steps} index={view.index} onScrub={(next) => send({ type: 'SCRUB', position: next })} />}
+    <LiveAnswerContext.Provider value={answer}>
+      <WaitPromptContext.Provider value={waitPrompt}>
+        <div className="app" data-testid="editor" data-run-state={runState}>
+          <Toolbar
+            flows={flows}
+            flowId={flowId}
+            flowName={meta.name ?? ''}
+            busy={busy}
+            running={running}
+            canInspect={events.length > 0}
+            onFlowIdChange={setFlowId}
+            onFlowNameChange={(name) => setMeta((current) => ({ ...current, name }))}
+            dirty={dirty}
+            onOpen={(id) => {
+              if (!mayDiscard()) return;
+              leaveRun();
+              void openFlow(id);
+            }}
+            onPickerOpen={() => void refreshFlows()}
+            onNew={() => mayDiscard() && newFlow()}
+            onSave={() => void save()}
+            onValidate={() => void validate()}
+            saved={lastSaved !== undefined}
+            onRename={() => void rename()}
+            onDelete={() => void remove()}
+            onRun={(input) => void run(input)}
+            onAbort={() => send({ type: 'ABORT' })}
+            onInspect={() => void openRunInInspectorLazily(events)}
+          />
+          <aside className="sidebar sidebar--left">
+            <Palette />
+            <RunsList runs={runs} currentTraceId={traceId} showAll={showAllRuns} onShowAllChange={setShowAllRuns} onOpen={openRun} onRefresh={() => void refreshRuns()} />
+          </aside>
+          <main className="workspace">
+            <CanvasStatusContext.Provider value={canvasStatus}>
+              <FlowCanvas nodes={nodes} edges={edges} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} setNodes={setNodes} setEdges={setEdges} />
+            </CanvasStatusContext.Provider>
+            {nodes.length === 0 && runFlow?.kind !== 'gone' && (
+              <div className="canvas-hint" data-testid="canvas-hint">
+                Drag nodes from the palette: an <strong>input</strong>, an <strong>agent.core</strong>, a <strong>model</strong>, some <strong>tools</strong> and an{' '}
+                <strong>output</strong>. Then connect the core’s handles to them.
+              </div>
+            )}
+            <div className="workspace__bottom">
+              <Notice notice={notice} onDismiss={dismissNotice} />
+              {runFlow && (
+                <p className={`run-flow-notice run-flow-notice--${runFlow.kind}`} data-testid="run-flow-notice" data-kind={runFlow.kind}>
+                  {runFlow.kind === 'gone'
+                    ? `This run's flow ${runFlow.flow} no longer exists (deleted or renamed). Its log records the agent's settings and tools but not the graph: the run's steps and timeline are shown without it.`
+                    : `The flow ${runFlow.flow} changed after this run: the canvas shows its current version, which may differ from the graph the run used.`}
+                </p>
+              )}
+              <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={() => setValidation(undefined)} />
+              {scrubbing && <Scrubber steps={steps} index={view.index} onScrub={(next) => send({ type: 'SCRUB', position: next })} />}
+            </div>
+          </main>
+          <aside className="sidebar sidebar--right">
+            <StatechartView current={view.state} previous={view.previous?.state} />
+            {/* A subagent's call in the step details opens the run it started, as the runs list does. */}
+            <OpenRunContext.Provider value={openRun}>
+              <div className="side-panel" data-testid="side-panel">
+                <QuestionPrompt />
+                {panelNode && isCoreType(panelNode.type) ? (
+                  <AgentCorePanel
+                    node={panelNode as AgentCoreNode}
+                    nodes={nodes}
+                    edges={edges}
+                    diagnostics={diagnosticsOf(panelNode.id)}
+                    tab={tab}
+                    onTabChange={setTab}
+                    view={view}
+                    runState={runState}
+                    traceId={traceId}
+                    onSelectNode={selectNode}
+                  />
+                ) : runFlow?.kind === 'gone' ? (
+                  <RuntimeTab view={view} runState={runState} traceId={traceId} />
+                ) : panelNode ? (
+                  <>
+                    {runNode && <NodeLastStep node={runNode} details={view.details} />}
+                    <NodeConfigPanel node={panelNode} diagnostics={diagnosticsOf(panelNode.id)} />
+                  </>
+                ) : (
+                  <p className="empty">{selected.length > 1 ? `${selected.length} nodes selected.` : 'Add an agent.core to configure the agent, or select a node.'}</p>
+                )}
+              </div>
+            </OpenRunContext.Provider>
+          </aside>
+          {tokenResolver && <TokenPrompt onSubmit={(token) => tokenResolver(token)} onCancel={() => tokenResolver(undefined)} />}
         </div>
-      </main>
-      <aside className="sidebar sidebar--right">
-        <StatechartView current={view.state} previous={view.previous?.state} />
-        <div className="side-panel" data-testid="side-panel">
-          {panelNode && isCoreType(panelNode.type) ? (
-            <AgentCorePanel
-              node={panelNode as AgentCoreNode}
-              nodes={nodes}
-              edges={edges}
-              diagnostics={diagnosticsOf(panelNode.id)}
-              tab={tab}
-              onTabChange={setTab}
-              view={view}
-              runState={runState}
-              traceId={traceId}
-              onSelectNode={selectNode}
-            />
-          ) : runFlow?.kind === 'gone' ? (
-            <RuntimeTab view={view} runState={runState} traceId={traceId} />
-          ) : panelNode ? (
-            <NodeConfigPanel node={panelNode} diagnostics={diagnosticsOf(panelNode.id)} />
-          ) : (
-            <p className="empty">{selected.length > 1 ? `${selected.length} nodes selected.` : 'Add an agent.core to configure the agent, or select a node.'}</p>
-          )}
-        </div>
-      </aside>
-      {tokenResolver && <TokenPrompt onSubmit={(token) => tokenResolver(token)} onCancel={() => tokenResolver(undefined)} />}
-    </div>
+      </WaitPromptContext.Provider>
+    </LiveAnswerContext.Provider>
   );
 }
 

@@ -1,13 +1,18 @@
 import type {
   AgentEvent as AgentEventRecord,
+  HumanAnsweredData,
+  HumanRequestedData,
   MemoryRequestedData,
   MemorySavedData,
   ModelAnsweredData,
   ModelRequestedData,
+  OutputRejectedData,
   RunEndedData,
   RunResumedData,
   RunStartedData,
+  ToolApprovedData,
   ToolCompletedData,
+  ToolDeniedData,
   ToolRequestedData,
 } from '../contracts/schema-types.js';
 
@@ -22,6 +27,16 @@ export const AgentEventType = {
   ModelAnswered: 'model.answered',
   ToolRequested: 'tool.requested',
   ToolCompleted: 'tool.completed',
+  /** A person approved the call the run waited on (`requiresApproval`): it is made next. */
+  ToolApproved: 'tool.approved',
+  /** A person denied the call: it is never made, and the denial is the model's next observation. */
+  ToolDenied: 'tool.denied',
+  /** The model asked a person (escalate, request_info): the run waits for the answer. */
+  HumanRequested: 'human.requested',
+  /** A person answered: the answer is the model's next observation. */
+  HumanAnswered: 'human.answered',
+  /** The final output failed the agent's outputSchema and goes back to the model once, with the errors. */
+  OutputRejected: 'output.rejected',
   /** The run's ending is decided; its turn is being added to the conversation's memory. */
   MemoryRequested: 'memory.requested',
   MemorySaved: 'memory.saved',
@@ -40,6 +55,11 @@ export interface AgentEventDataMap {
   'model.answered': ModelAnsweredData;
   'tool.requested': ToolRequestedData;
   'tool.completed': ToolCompletedData;
+  'tool.approved': ToolApprovedData;
+  'tool.denied': ToolDeniedData;
+  'human.requested': HumanRequestedData;
+  'human.answered': HumanAnsweredData;
+  'output.rejected': OutputRejectedData;
   'memory.requested': MemoryRequestedData;
   'memory.saved': MemorySavedData;
   'run.completed': RunEndedData;

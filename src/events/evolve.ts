@@ -1,6 +1,7 @@
 import type {
   AgentEnvelope,
   ErrorInfoData,
+  Exchange,
   IterationStep,
   RunOutcome,
   TokenUsage,
@@ -50,6 +51,8 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
         observability: { traceId: envelope.observability.traceId, startedAt: data.startedAt, events: [] },
       };
       if (data.memory !== undefined) next.memory = data.memory;
+      if (data.history !== undefined) next.history = data.history;
+      if (data.context !== undefined) next.context = data.context;
       return next;
     }
     case AgentEventType.RunResumed:
@@ -92,6 +95,7 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
         idempotencyKey: data.idempotencyKey,
         status: 'requested',
       };
+      if (data.childTraceId !== undefined) call.childTraceId = data.childTraceId;
       const obs = envelope.observability;
       const last = openStep(obs.events, event.iteration);
       const step = makeStep(event.iteration, 'tool', data.tool, data.confidence, last?.durationMs, undefined);
@@ -105,47 +109,60 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
     }
     case AgentEventType.ToolCompleted: {
       const { data } = event;
-      // The completed call is the last one (one tool call per iteration); search from the end.
-      const history = envelope.tools.history.slice();
-      for (let i = history.length - 1; i >= 0; i--) {
-        const call = history[i] as ToolCall;
-        if (call.idempotencyKey !== data.idempotencyKey) continue;
-        const done: ToolCall = {
-          iteration: call.iteration,
-          tool: call.tool,
-          input: call.input,
-          idempotencyKey: call.idempotencyKey,
-          status: data.ok ? 'succeeded' : 'failed',
-        };
-        if (data.ok) done.output = data.output;
-        else if (data.error) done.error = data.error;
-        done.durationMs = data.durationMs;
-        history[i] = done;
-        break;
-      }
+      return completedCall(envelope, event.iteration, data.idempotencyKey, data.ok, data.output, data.error, data.durationMs);
+    }
+    // An approval changes nothing yet: the call is made (or its client's result awaited) next.
+    case AgentEventType.ToolApproved:
+      return envelope;
+    // A denied call is never made: it fails with the denial, which the model sees as its observation.
+    case AgentEventType.ToolDenied:
+      return completedCall(envelope, event.iteration, event.data.idempotencyKey, false, undefined, event.data.error, undefined);
+    case AgentEventType.HumanRequested: {
+      const { data } = event;
+      const exchange: Exchange = { iteration: event.iteration, kind: data.action, status: 'waiting', question: data.question };
+      if (data.reason !== undefined) exchange.reason = data.reason;
+      if (data.context !== undefined) exchange.context = data.context;
+      const answer: Record<string, unknown> = { action: data.action, input: askInput(exchange) };
+      if (data.thought !== undefined) answer.thought = data.thought;
       const obs = envelope.observability;
       const last = openStep(obs.events, event.iteration);
-      // A failed call marks its line with the tool error's code: the timeline must not read like a success.
-      const code = data.ok ? last?.code : (data.error?.code ?? ErrorCode.TOOL_FAILED);
-      const events = last
-        ? replacedLast(obs.events, makeStep(last.iteration, last.action, last.tool, last.confidence, (last.durationMs ?? 0) + data.durationMs, code))
-        : obs.events;
+      const step = makeStep(event.iteration, data.action, undefined, data.confidence, last?.durationMs, undefined);
       return withParts(
         envelope,
-        envelope.state,
-        envelope.model,
-        { available: envelope.tools.available, history },
-        makeObservability(obs, events, obs.usage, obs.outcome),
+        makeState(envelope.state.iteration, envelope.state.completed, data.action, envelope.state.lastTool),
+        makeModel(envelope.model?.lastPrompt, answer, true),
+        envelope.tools,
+        makeObservability(obs, last ? replacedLast(obs.events, step) : appended(obs.events, step), obs.usage, obs.outcome),
+        appended(envelope.exchanges ?? [], exchange),
+      );
+    }
+    case AgentEventType.HumanAnswered:
+      return withParts(envelope, envelope.state, envelope.model, envelope.tools, envelope.observability, answered(envelope.exchanges, event.data.answer));
+    case AgentEventType.OutputRejected: {
+      const { data } = event;
+      const exchange: Exchange = { iteration: event.iteration, kind: 'output_repair', status: 'answered', output: data.output, errors: data.errors.slice() };
+      const obs = envelope.observability;
+      const last = openStep(obs.events, event.iteration);
+      const step = makeStep(event.iteration, 'final', undefined, last?.confidence, last?.durationMs, ErrorCode.OUTPUT_INVALID);
+      return withParts(
+        envelope,
+        makeState(envelope.state.iteration, envelope.state.completed, 'final', envelope.state.lastTool),
+        makeModel(envelope.model?.lastPrompt, { action: 'final', output: data.output }, true),
+        envelope.tools,
+        makeObservability(obs, last ? replacedLast(obs.events, step) : appended(obs.events, step), obs.usage, obs.outcome),
+        appended(envelope.exchanges ?? [], exchange),
       );
     }
     case AgentEventType.RunCompleted: {
       const { outcome, confidence, thought } = event.data;
       const obs = envelope.observability;
+      if (outcome.reason === 'delegated' && outcome.handoff !== undefined) return delegated(envelope, event.iteration, outcome);
       if (outcome.reason !== 'final_answer') {
         return withParts(envelope, envelope.state, envelope.model, envelope.tools, makeObservability(obs, obs.events, obs.usage, outcome));
       }
       const answer: Record<string, unknown> = { action: 'final' };
       if (outcome.answer !== undefined) answer.message = outcome.answer;
+      if (outcome.output !== undefined) answer.output = outcome.output;
       if (confidence !== undefined) answer.confidence = confidence;
       if (thought !== undefined) answer.thought = thought;
       const last = openStep(obs.events, event.iteration);
@@ -177,10 +194,102 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
   }
 }
 
-function withParts(envelope: Envelope, state: State, model: Model | undefined, tools: Envelope['tools'], observability: Observability): Envelope {
+/** The call with this key completed (or failed, or denied): its history entry and its timeline line. */
+function completedCall(
+  envelope: Envelope,
+  iteration: number,
+  idempotencyKey: string,
+  ok: boolean,
+  output: unknown,
+  error: ErrorInfoData | undefined,
+  durationMs: number | undefined,
+): Envelope {
+  // The completed call is the last one (one tool call per iteration); search from the end.
+  const history = envelope.tools.history.slice();
+  for (let i = history.length - 1; i >= 0; i--) {
+    const call = history[i] as ToolCall;
+    if (call.idempotencyKey !== idempotencyKey) continue;
+    const done: ToolCall = {
+      iteration: call.iteration,
+      tool: call.tool,
+      input: call.input,
+      idempotencyKey: call.idempotencyKey,
+      status: ok ? 'succeeded' : 'failed',
+    };
+    if (ok) done.output = output;
+    else if (error) done.error = error;
+    if (durationMs !== undefined) done.durationMs = durationMs;
+    if (call.childTraceId !== undefined) done.childTraceId = call.childTraceId;
+    history[i] = done;
+    break;
+  }
+  const obs = envelope.observability;
+  const last = openStep(obs.events, iteration);
+  // A failed call marks its line with the tool error's code: the timeline must not read like a success.
+  const code = ok ? last?.code : (error?.code ?? ErrorCode.TOOL_FAILED);
+  const events = last
+    ? replacedLast(obs.events, makeStep(last.iteration, last.action, last.tool, last.confidence, (last.durationMs ?? 0) + (durationMs ?? 0), code))
+    : obs.events;
+  return withParts(
+    envelope,
+    envelope.state,
+    envelope.model,
+    { available: envelope.tools.available, history },
+    makeObservability(obs, events, obs.usage, obs.outcome),
+  );
+}
+
+/** The run ended by handing its task to another agent: the timeline's line and the last answer say so. */
+function delegated(envelope: Envelope, iteration: number, outcome: RunOutcome): Envelope {
+  const handoff = outcome.handoff as NonNullable<RunOutcome['handoff']>;
+  const answer: Record<string, unknown> = { action: 'delegate', input: { agent_id: handoff.agentId, task: handoff.task } };
+  if (outcome.answer !== undefined) answer.message = outcome.answer;
+  const obs = envelope.observability;
+  const last = openStep(obs.events, iteration);
+  const step = makeStep(iteration, 'delegate', undefined, last?.confidence, last?.durationMs, undefined);
+  return withParts(
+    envelope,
+    makeState(envelope.state.iteration, true, 'delegate', envelope.state.lastTool),
+    makeModel(envelope.model?.lastPrompt, answer, true),
+    envelope.tools,
+    makeObservability(obs, last ? replacedLast(obs.events, step) : appended(obs.events, step), obs.usage, outcome),
+  );
+}
+
+/** The input of a question to a person, as the model gave it. */
+function askInput(exchange: Exchange): Record<string, unknown> {
+  const input: Record<string, unknown> = { question: exchange.question };
+  if (exchange.reason !== undefined) input.reason = exchange.reason;
+  if (exchange.context !== undefined) input.context = exchange.context;
+  return input;
+}
+
+/** The exchanges with the last one, the question the run waits on, answered. */
+function answered(exchanges: readonly Exchange[] | undefined, answer: string): Exchange[] | undefined {
+  if (exchanges === undefined || exchanges.length === 0) return exchanges?.slice();
+  const asked = exchanges[exchanges.length - 1] as Exchange;
+  const done: Exchange = { iteration: asked.iteration, kind: asked.kind, status: 'answered' };
+  if (asked.question !== undefined) done.question = asked.question;
+  if (asked.reason !== undefined) done.reason = asked.reason;
+  if (asked.context !== undefined) done.context = asked.context;
+  done.answer = answer;
+  return replacedLast(exchanges, done);
+}
+
+function withParts(
+  envelope: Envelope,
+  state: State,
+  model: Model | undefined,
+  tools: Envelope['tools'],
+  observability: Observability,
+  exchanges: Exchange[] | undefined = envelope.exchanges,
+): Envelope {
   const next: Envelope = { input: envelope.input, state, tools, observability };
   if (model !== undefined) next.model = model;
+  if (exchanges !== undefined) next.exchanges = exchanges;
   if (envelope.memory !== undefined) next.memory = envelope.memory;
+  if (envelope.history !== undefined) next.history = envelope.history;
+  if (envelope.context !== undefined) next.context = envelope.context;
   return next;
 }
 

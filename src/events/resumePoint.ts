@@ -4,6 +4,8 @@ import type { ResumePoint } from '../machines/reactTypes.js';
 import { AgentEventType, type AgentEvent } from './eventTypes.js';
 import { fold } from './evolve.js';
 import { createRunPathCheck } from './runPath.js';
+import { waitOfEvent } from './pendingWait.js';
+import { resumeAtAfter } from '../machines/resumeTable.js';
 
 /** What a run's log says about it: finished with an outcome, or where to pick it up. */
 export type LogStatus =
@@ -13,7 +15,7 @@ export type LogStatus =
 /**
  * Reads a run's position off its log (the resume entry points of docs/architecture.md): the fold
  * of the events, and the state to continue from, given the last event that is not a
- * `run.resumed`. Pure.
+ * `run.resumed` (`resumeAtAfter`, the one table of `src/machines/resumeTable.ts`). Pure.
  *
  * @throws RedflowError LOG_EMPTY when the log does not begin with `run.started`, LOG_PATH_INVALID
  *   when it is not a path the statechart can take (see `createRunPathCheck`).
@@ -49,35 +51,37 @@ export function logStatus(events: readonly AgentEvent[]): LogStatus {
     }
   }
   const afterSeq = (events[events.length - 1] as AgentEvent).seq;
-  const resumeAt = (at: ResumePoint['at'], extra: Partial<Pick<ResumePoint, 'answerLength' | 'rejection' | 'memoryRequested'>> = {}): LogStatus => ({
-    kind: 'resumable',
-    started,
-    point: { envelope, at, afterSeq, ...extra },
-  });
+  if (last.type === AgentEventType.RunCompleted || last.type === AgentEventType.RunFailed) {
+    return { kind: 'finished', outcome: last.data.outcome, envelope, started };
+  }
+  const point: { -readonly [K in keyof ResumePoint]: ResumePoint[K] } = { envelope, at: resumeAtAfter(last) ?? 'model', afterSeq };
   switch (last.type) {
-    case AgentEventType.RunCompleted:
-    case AgentEventType.RunFailed:
-      return { kind: 'finished', outcome: last.data.outcome, envelope, started };
-    case AgentEventType.RunStarted:
-      return resumeAt('model');
-    case AgentEventType.ModelRequested:
-      return resumeAt('modelResend');
     case AgentEventType.ModelAnswered:
-      return resumeAt('validating', {
-        ...(last.data.originalLength !== undefined && { answerLength: last.data.originalLength }),
-        ...(last.data.rejection !== undefined && { rejection: last.data.rejection as ErrorInfo }),
-      });
+      if (last.data.originalLength !== undefined) point.answerLength = last.data.originalLength;
+      if (last.data.rejection !== undefined) point.rejection = last.data.rejection as ErrorInfo;
+      else if (last.data.thoughtHidden === true) point.reasoningHidden = true;
+      break;
     case AgentEventType.ToolRequested:
-      return resumeAt('toolResend');
-    case AgentEventType.ToolCompleted:
-      return resumeAt('checkingStop');
+    case AgentEventType.ToolApproved:
+    case AgentEventType.HumanRequested: {
+      // A call that waits for an answer from outside resumes into its wait, never re-sent.
+      const requested = last.type === AgentEventType.ToolApproved ? lastOfType(events, AgentEventType.ToolRequested)?.data : undefined;
+      const wait = waitOfEvent(last, requested);
+      if (wait !== undefined) point.wait = wait;
+      break;
+    }
     case AgentEventType.MemoryRequested:
-      return resumeAt('memoryResend', { memoryRequested: last.data });
+      point.memoryRequested = last.data;
+      break;
     case AgentEventType.MemorySaved: {
       const requested = lastOfType(events, AgentEventType.MemoryRequested);
-      return resumeAt('concluding', requested ? { memoryRequested: requested.data } : {});
+      if (requested) point.memoryRequested = requested.data;
+      break;
     }
+    default:
+      break;
   }
+  return { kind: 'resumable', started, point };
 }
 
 function lastOfType<T extends AgentEvent['type']>(events: readonly AgentEvent[], type: T): Extract<AgentEvent, { type: T }> | undefined {

@@ -1,4 +1,7 @@
+import type { WaitStart } from '../contracts/schema-types.js';
 import { AgentEventType, isTerminal, type AgentEvent } from './eventTypes.js';
+import { waitAfterApproval, waitAfterRequest } from '../machines/waits.js';
+import { iterationLimit } from '../machines/stopConditions.js';
 
 /**
  * The events that may follow each event type in a run's log: the statechart's own transitions,
@@ -12,12 +15,28 @@ const NEXT: { readonly [T in AgentEventType]: readonly AgentEventType[] } = {
   [AgentEventType.RunResumed]: [],
   // An answer, or the end: a model failure, an abort, the timeout.
   [AgentEventType.ModelRequested]: [AgentEventType.ModelAnswered, AgentEventType.RunFailed],
-  // A tool call, or the end: a final answer, an invalid answer.
-  [AgentEventType.ModelAnswered]: [AgentEventType.ToolRequested, AgentEventType.RunCompleted, AgentEventType.RunFailed],
-  // The result, or the end: an abort, the timeout.
-  [AgentEventType.ToolRequested]: [AgentEventType.ToolCompleted, AgentEventType.RunFailed],
+  // A tool call, a question to a person, an output sent back for repair, or the end: a final
+  // answer, a delegation, an invalid answer.
+  [AgentEventType.ModelAnswered]: [
+    AgentEventType.ToolRequested,
+    AgentEventType.HumanRequested,
+    AgentEventType.OutputRejected,
+    AgentEventType.RunCompleted,
+    AgentEventType.RunFailed,
+  ],
+  // The result, the decision on a call that waits for one, or the end: an abort, the timeout, the
+  // wait's deadline (which of these may come depends on the call's wait, checked apart).
+  [AgentEventType.ToolRequested]: [AgentEventType.ToolCompleted, AgentEventType.ToolApproved, AgentEventType.ToolDenied, AgentEventType.RunFailed],
+  // The result (of the tool, or of the client that runs it), or the end.
+  [AgentEventType.ToolApproved]: [AgentEventType.ToolCompleted, AgentEventType.RunFailed],
   // The next iteration, or a stop condition.
   [AgentEventType.ToolCompleted]: [AgentEventType.ModelRequested, AgentEventType.RunCompleted],
+  [AgentEventType.ToolDenied]: [AgentEventType.ModelRequested, AgentEventType.RunCompleted],
+  // The answer, or the end: no answer in time (escalate), an abort, the timeout.
+  [AgentEventType.HumanRequested]: [AgentEventType.HumanAnswered, AgentEventType.RunCompleted, AgentEventType.RunFailed],
+  [AgentEventType.HumanAnswered]: [AgentEventType.ModelRequested, AgentEventType.RunCompleted],
+  // The repair turn.
+  [AgentEventType.OutputRejected]: [AgentEventType.ModelRequested],
   [AgentEventType.MemoryRequested]: [AgentEventType.MemorySaved, AgentEventType.RunFailed],
   [AgentEventType.MemorySaved]: [AgentEventType.RunCompleted, AgentEventType.RunFailed],
   [AgentEventType.RunCompleted]: [],
@@ -30,14 +49,21 @@ interface PathState {
   readonly allowedTools: ReadonlySet<string>;
   readonly maxIterations: number;
   readonly conversation: boolean;
+  /** What the run was started with, for the waits each call must record (`waits.ts`). */
+  readonly agent: Extract<AgentEvent, { type: 'run.started' }>['data']['agent'];
+  readonly tools: Extract<AgentEvent, { type: 'run.started' }>['data']['tools'];
   /** The last event that is not a `run.resumed`. */
   last: AgentEvent;
   lastSeq: number;
   iteration: number;
-  /** The tool call of the current iteration, once requested. */
-  call: { readonly tool: string; readonly idempotencyKey: string } | undefined;
+  /** The tool call of the current iteration, once requested, and the answer it waits for, if any. */
+  call: { readonly tool: string; readonly idempotencyKey: string; waits: WaitStart['for'] | undefined } | undefined;
   /** The ending the memory step was asked to record, once requested. */
   ending: AgentEventType | undefined;
+  /** The key of the question to a person the run waits on, once asked. */
+  question: string | undefined;
+  /** The run sent its output back for repair already (it does so once). */
+  repaired: boolean;
 }
 
 /** Checks a run's log one event at a time: see {@link createRunPathCheck}. */
@@ -50,7 +76,9 @@ export interface RunPathCheck {
  * A check that a run's log is a path the statechart can take, event by event: it starts with
  * `run.started` (seq 1); seqs are contiguous; every event is of the run; each iteration asks the
  * model once, then calls at most one tool, and only a tool of the agent's `allowedTools`, whose
- * result comes back under the call's own key; no iteration goes past `maxIterations`; a run with
+ * result comes back under the call's own key; a call records the wait the run's config gives it
+ * (approval for a tool in `requiresApproval`, the client's result for a client tool), and a call
+ * waiting for approval gets its decision (`tool.approved` or `tool.denied`) before any result; no iteration goes past `maxIterations`; a run with
  * a conversation saves its turn (`memory.requested`, `memory.saved`) before its ending, and the
  * ending is the one the save was asked to record; nothing follows the ending. Every record can be
  * well formed while the log as a whole is impossible (records appended, spliced or dropped by
@@ -81,11 +109,15 @@ export function createRunPathCheck(): RunPathCheck {
         allowedTools: new Set(event.data.agent.allowedTools),
         maxIterations: event.data.agent.maxIterations,
         conversation: event.data.conversationId !== undefined,
+        agent: event.data.agent,
+        tools: event.data.tools,
         last: event,
         lastSeq: 1,
         iteration: 0,
         call: undefined,
         ending: undefined,
+        question: undefined,
+        repaired: false,
       };
       return undefined;
     }
@@ -138,14 +170,44 @@ function judgeStep(s: PathState, event: AgentEvent): string | undefined {
     case AgentEventType.ToolRequested: {
       if (event.iteration !== s.iteration) return `tool.requested is at iteration ${event.iteration}, not ${s.iteration}`;
       if (!s.allowedTools.has(event.data.tool)) return `the tool "${event.data.tool}" is not in the agent's allowedTools`;
-      s.call = { tool: event.data.tool, idempotencyKey: event.data.idempotencyKey };
+      const why = judgeWait(event.type, event.data.wait, waitAfterRequest(s.agent, s.tools, event.data.tool));
+      if (why !== undefined) return why;
+      s.call = { tool: event.data.tool, idempotencyKey: event.data.idempotencyKey, waits: event.data.wait?.for };
+      return undefined;
+    }
+    case AgentEventType.ToolApproved:
+    case AgentEventType.ToolDenied: {
+      const why = judgeAnswerTo(s, event);
+      if (why !== undefined) return why;
+      if (event.type === AgentEventType.ToolApproved) {
+        const wrong = judgeWait(event.type, event.data.wait, waitAfterApproval(s.agent, s.tools, event.data.tool));
+        if (wrong !== undefined) return wrong;
+        (s.call as NonNullable<PathState['call']>).waits = event.data.wait?.for;
+      }
       return undefined;
     }
     case AgentEventType.ToolCompleted: {
-      if (event.iteration !== s.iteration) return `tool.completed is at iteration ${event.iteration}, not ${s.iteration}`;
-      if (event.data.tool !== s.call?.tool || event.data.idempotencyKey !== s.call.idempotencyKey) {
-        return `tool.completed is for ${event.data.tool} (${event.data.idempotencyKey}), not the call requested`;
-      }
+      // A call waiting for a decision has no result before it; a client's result answers its wait.
+      if (s.call?.waits === 'approval') return 'tool.completed cannot follow a call that waits for its approval';
+      return judgeAnswerTo(s, event);
+    }
+    case AgentEventType.HumanRequested: {
+      if (event.iteration !== s.iteration) return `human.requested is at iteration ${event.iteration}, not ${s.iteration}`;
+      if (event.data.key !== `${s.traceId}:${s.iteration}`) return `human.requested has the key ${event.data.key}, not ${s.traceId}:${s.iteration}`;
+      if (event.data.wait.for !== 'human') return `human.requested records a wait for ${event.data.wait.for}, not for human`;
+      s.question = event.data.key;
+      return undefined;
+    }
+    case AgentEventType.HumanAnswered:
+      if (event.iteration !== s.iteration) return `human.answered is at iteration ${event.iteration}, not ${s.iteration}`;
+      if (event.data.key !== s.question) return `human.answered is for ${event.data.key}, not the question asked`;
+      return undefined;
+    case AgentEventType.OutputRejected: {
+      if (event.iteration !== s.iteration) return `output.rejected is at iteration ${event.iteration}, not ${s.iteration}`;
+      if (s.agent.outputSchema === undefined || s.agent.outputRepair !== true) return 'output.rejected in a run whose agent repairs no output (outputSchema with outputRepair)';
+      if (s.repaired) return 'output.rejected a second time: a run repairs its output once';
+      if (s.iteration >= iterationLimit(s.agent).limit) return 'output.rejected at the iteration limit: no iteration is left for the repair';
+      s.repaired = true;
       return undefined;
     }
     case AgentEventType.RunCompleted:
@@ -155,6 +217,23 @@ function judgeStep(s: PathState, event: AgentEvent): string | undefined {
       if (event.iteration !== s.iteration) return `${event.type} is at iteration ${event.iteration}, not ${s.iteration}`;
       return undefined;
   }
+}
+
+/** The wait an event records must be the one the statechart would record, given the run's config. */
+function judgeWait(type: AgentEventType, recorded: WaitStart | undefined, expected: WaitStart | undefined): string | undefined {
+  if (recorded?.for === expected?.for) return undefined;
+  const say = (wait: WaitStart | undefined) => (wait === undefined ? 'no wait' : `a wait for ${wait.for}`);
+  return `${type} records ${say(recorded)}, but the run's config makes it ${say(expected)}`;
+}
+
+/** An answer to the current call (a result, an approval, a denial): of this iteration, under the call's own key. */
+function judgeAnswerTo(s: PathState, event: Extract<AgentEvent, { type: 'tool.completed' | 'tool.approved' | 'tool.denied' }>): string | undefined {
+  if (event.iteration !== s.iteration) return `${event.type} is at iteration ${event.iteration}, not ${s.iteration}`;
+  if (event.data.tool !== s.call?.tool || event.data.idempotencyKey !== s.call.idempotencyKey) {
+    return `${event.type} is for ${event.data.tool} (${event.data.idempotencyKey}), not the call requested`;
+  }
+  if (event.type !== AgentEventType.ToolCompleted && s.call.waits !== 'approval') return `${event.type} answers a call that waits for no approval`;
+  return undefined;
 }
 
 /** A run with a conversation ends after its memory step: as the save said, or blocked by the memory. */

@@ -1,34 +1,10 @@
 import type { AgentEnvelope } from '../contracts/schema-types.js';
-import { ReactState } from '../machines/reactState.js';
-import { AgentEventType, type AgentEvent } from './eventTypes.js';
+import type { ReactState } from '../machines/reactState.js';
+import { stateAfter } from '../machines/resumeTable.js';
+import type { AgentEvent } from './eventTypes.js';
 import { emptyEnvelope, evolve } from './evolve.js';
 
-/** The statechart state a run is in once each event type has been appended. */
-const STATE_AFTER: { readonly [T in AgentEventType]: ReactState } = {
-  [AgentEventType.RunStarted]: ReactState.Starting,
-  [AgentEventType.RunResumed]: ReactState.Starting,
-  [AgentEventType.ModelRequested]: ReactState.AwaitingModel,
-  [AgentEventType.ModelAnswered]: ReactState.Validating,
-  [AgentEventType.ToolRequested]: ReactState.AwaitingTool,
-  [AgentEventType.ToolCompleted]: ReactState.CheckingStop,
-  [AgentEventType.MemoryRequested]: ReactState.SavingMemory,
-  [AgentEventType.MemorySaved]: ReactState.Concluding,
-  [AgentEventType.RunCompleted]: ReactState.Done,
-  [AgentEventType.RunFailed]: ReactState.Error,
-};
-
-/**
- * The state the REACT statechart is in right after it recorded `event`. Every event is recorded
- * on one transition, so the log alone says where the machine was at each step.
- *
- * @example
- * ```ts
- * stateAfter({ type: 'tool.requested', ... }) // 'awaitingTool'
- * ```
- */
-export function stateAfter(event: Pick<AgentEvent, 'type'>): ReactState {
-  return STATE_AFTER[event.type];
-}
+export { stateAfter } from '../machines/resumeTable.js';
 
 /** One step of a run as read back from its log: the event, the state after it, the envelope after it. */
 export interface RunStep {

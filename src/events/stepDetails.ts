@@ -2,26 +2,34 @@
 import type { ChatMessage } from '../actors/model.js';
 import type {
   ErrorInfoData,
+  Exchange,
   MemoryRequestedData,
   ModelAnsweredData,
+  ParentCall,
   RunEndedData,
   RunOutcome,
   ToolCompletedData,
   ToolRequestedData,
+  WaitStart,
 } from '../contracts/schema-types.js';
 import { AgentEventType, type AgentEvent } from './eventTypes.js';
 import { runSteps, type RunStep } from './runSteps.js';
-import { buildMessages } from '../machines/prompt.js';
+import { messagesShown } from '../machines/prompt.js';
 
 /**
  * What the core made of a model's answer, read from the event after `model.answered`:
- * `tool` (a valid tool call), `final` (a final answer), `rejected` (the run failed on it, with the
+ * `tool` (a valid tool call), `final` (a final answer), `ask` (a question to a person: escalate,
+ * request_info), `repair` (a final output sent back: it did not match the outputSchema),
+ * `delegate` (the task handed to another agent), `rejected` (the run failed on it, with the
  * error's code), `ended` (the run ended for another reason, e.g. aborted), `pending` (the log
  * stops there: the run is unfinished).
  */
 export type AnswerVerdict =
   | { readonly kind: 'tool'; readonly tool: string }
   | { readonly kind: 'final' }
+  | { readonly kind: 'ask'; readonly action: 'escalate' | 'request_info' }
+  | { readonly kind: 'repair' }
+  | { readonly kind: 'delegate'; readonly agentId: string }
   | { readonly kind: 'rejected'; readonly error: ErrorInfoData | null }
   | { readonly kind: 'ended'; readonly reason: RunOutcome['reason'] }
   | { readonly kind: 'pending' };
@@ -50,7 +58,19 @@ export interface ToolCallDetails {
   readonly message: string | null;
   readonly thought: string | null;
   readonly idempotencyKey: string;
-  /** The tool's result; null while the call is unfinished in the log. */
+  /**
+   * What the call waits for when the log stops there: a person's decision (`approval`) or the
+   * result of the client that runs the tool (`client`); null when it waits for nothing.
+   */
+  readonly waiting: WaitStart['for'] | null;
+  /** A person's decision on the call (`requiresApproval`), with the reason given; null when it needed none or has none yet. */
+  readonly approval: { readonly decision: 'approved' | 'denied'; readonly reason: string | null } | null;
+  /**
+   * For a call of a subagent: the trace id of the run it started (its own log: `<traceId>.jsonl`
+   * beside this one, or the subagent's prefix on a cluster); null for a tool.
+   */
+  readonly childTraceId: string | null;
+  /** The tool's result; null while the call is unfinished in the log (a denied call's result is the denial). */
   readonly result:
     | { readonly ok: true; readonly output: unknown; readonly durationMs: number }
     | { readonly ok: false; readonly error: ErrorInfoData | null; readonly durationMs: number }
@@ -65,9 +85,26 @@ export interface IterationDetails {
   /** The model's answer; null when the call failed or the log stops before it. */
   readonly model: ModelCallDetails | null;
   readonly tool: ToolCallDetails | null;
-  /** Why this iteration failed (a tool error, a rejected answer, a model error); null when it did not. */
-  readonly failure: { readonly step: 'model' | 'answer' | 'tool'; readonly error: ErrorInfoData | null } | null;
+  /**
+   * The iteration's turn that is not a tool call: the model's question to a person (escalate,
+   * request_info) with the answer once given, or its final output sent back with the schema's errors.
+   */
+  readonly exchange?: Exchange;
+  /**
+   * Why this iteration failed, or why the run ended in it with an error, by the step that failed or
+   * was under way; null when neither. See {@link FailedStep}.
+   */
+  readonly failure: { readonly step: FailedStep; readonly error: ErrorInfoData | null } | null;
 }
+
+/**
+ * The step an iteration's failure belongs to: `model` (the call failed, or the run ended while it
+ * waited for the answer), `answer` (rejected), `tool` (the call failed or was denied, or the run
+ * ended while it ran or waited), `memory` (the run ended saving its turn: the save failed, or a
+ * timeout or an abort came first), `ending` (every step had finished, and the run ended with an
+ * error after them: the iteration limit after a good tool call, an abort or a timeout between steps).
+ */
+export type FailedStep = 'model' | 'answer' | 'tool' | 'memory' | 'ending';
 
 /** The memory step of a run's ending: its turn saved to the conversation. */
 export interface MemoryStepDetails {
@@ -86,6 +123,8 @@ export interface RunDetails {
   readonly traceId: string;
   readonly startedAt: string;
   readonly input: unknown;
+  /** The call of another run that started this run as its subagent; null for a run started otherwise. */
+  readonly parent: ParentCall | null;
   /** The system prompt, the same for every model call; null when no model call was logged. */
   readonly systemPrompt: string | null;
   readonly iterations: readonly IterationDetails[];
@@ -119,6 +158,7 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
   let systemPrompt: string | null = null;
   let memory: Mutable<MemoryStepDetails> | null = null;
   let ending: RunDetails['ending'] = null;
+  let parent: ParentCall | null = null;
   const current = (iteration: number) => {
     const last = iterations.at(-1);
     if (last?.iteration === iteration) return last;
@@ -136,7 +176,8 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
         systemPrompt ??= event.data.prompt;
         const it = current(event.iteration);
         // A resumed run asks again for an iteration whose answer was lost: the later call counts.
-        it.messages = buildMessages(event.data.prompt, step.envelope).slice(1);
+        // Messages left out to fit the window are left out here too, with the note the model saw.
+        it.messages = messagesShown(event.data.prompt, step.envelope, event.data.omittedMessages).slice(1);
         it.model = null;
         break;
       }
@@ -148,8 +189,28 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
         break;
       case AgentEventType.ToolCompleted: {
         const it = current(event.iteration);
-        if (it.tool) it.tool = { ...it.tool, result: toolResult(event.data) };
+        if (it.tool) it.tool = { ...it.tool, waiting: null, result: toolResult(event.data) };
         if (!event.data.ok) it.failure = { step: 'tool', error: event.data.error ?? null };
+        break;
+      }
+      case AgentEventType.ToolApproved: {
+        const it = current(event.iteration);
+        const approval = { decision: 'approved' as const, reason: event.data.reason ?? null };
+        if (it.tool) it.tool = { ...it.tool, waiting: event.data.wait?.for ?? null, approval };
+        break;
+      }
+      case AgentEventType.ToolDenied: {
+        const it = current(event.iteration);
+        const approval = { decision: 'denied' as const, reason: event.data.reason ?? null };
+        if (it.tool) it.tool = { ...it.tool, waiting: null, approval, result: { ok: false, error: event.data.error, durationMs: 0 } };
+        it.failure = { step: 'tool', error: event.data.error };
+        break;
+      }
+      case AgentEventType.HumanRequested:
+      case AgentEventType.HumanAnswered:
+      case AgentEventType.OutputRejected: {
+        const exchange = step.envelope.exchanges?.at(-1);
+        if (exchange !== undefined) current(event.iteration).exchange = exchange;
         break;
       }
       case AgentEventType.MemoryRequested:
@@ -161,10 +222,14 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
       case AgentEventType.RunCompleted:
       case AgentEventType.RunFailed: {
         ending = { event: event.type, ...event.data };
-        if (event.type === AgentEventType.RunFailed) markFailure(iterations.at(-1), event.data.outcome);
+        // A run that ends while a call waits (aborted, or its wait expired) waits no longer.
+        const last = iterations.at(-1);
+        if (last?.tool?.waiting) last.tool = { ...last.tool, waiting: null };
+        markEnding(iterations.at(-1), event.data.outcome, memory);
         break;
       }
       case AgentEventType.RunStarted:
+        parent = event.data.parent ?? null;
         break;
     }
   });
@@ -173,6 +238,7 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
     traceId: envelope?.observability.traceId ?? '',
     startedAt: envelope?.observability.startedAt ?? '',
     input: envelope?.input ?? null,
+    parent,
     systemPrompt,
     iterations,
     memory,
@@ -181,11 +247,22 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
   };
 }
 
-/** A failed ending belongs to the last iteration: its model call failed, or its answer was rejected. */
-function markFailure(last: Mutable<IterationDetails> | undefined, outcome: RunOutcome): void {
+/**
+ * An ending with an error (blocked, escalate) is marked on the iteration it ended in, on the step
+ * under way then (see {@link FailedStep}), so "why did the run end" has an answer at the step. A
+ * failure of the iteration's own (a failed tool call) is kept: the outcome tells the rest.
+ */
+function markEnding(last: Mutable<IterationDetails> | undefined, outcome: RunOutcome, memory: MemoryStepDetails | null): void {
   if (!last || last.failure || !outcome.error) return;
-  if (last.tool) return; // the tool's own failure, if any, is already marked; a stop after a good call is no step's failure
-  last.failure = { step: last.model ? 'answer' : 'model', error: outcome.error };
+  last.failure = { step: stepUnderWay(last, memory), error: outcome.error };
+}
+
+function stepUnderWay(last: IterationDetails, memory: MemoryStepDetails | null): FailedStep {
+  if (memory && memory.savedInMs === null) return 'memory';
+  // A tool call without a result was running, or waiting (for an approval, for its client).
+  if (last.tool) return last.tool.result === null ? 'tool' : 'ending';
+  if (!last.model) return 'model';
+  return last.model.verdict.kind === 'rejected' ? 'answer' : 'ending';
 }
 
 /** The verdict on the answer at `index`: what the next event (or the ending a memory step carries) says. */
@@ -199,8 +276,11 @@ function verdictAfter(steps: readonly RunStep[], index: number): AnswerVerdict {
         ? { type: next.type, data: next.data }
         : undefined;
   if (next.type === AgentEventType.ToolRequested) return { kind: 'tool', tool: next.data.tool };
+  if (next.type === AgentEventType.HumanRequested) return { kind: 'ask', action: next.data.action };
+  if (next.type === AgentEventType.OutputRejected) return { kind: 'repair' };
   if (!ending) return { kind: 'pending' };
   const { outcome } = ending.data;
+  if (outcome.reason === 'delegated') return { kind: 'delegate', agentId: outcome.handoff?.agentId ?? '' };
   if (ending.type === AgentEventType.RunCompleted) return { kind: 'final' };
   if (outcome.reason === 'invalid_answer') return { kind: 'rejected', error: outcome.error ?? null };
   return { kind: 'ended', reason: outcome.reason };
@@ -227,6 +307,9 @@ function toolCall(data: ToolRequestedData): ToolCallDetails {
     message: data.message ?? null,
     thought: data.thought ?? null,
     idempotencyKey: data.idempotencyKey,
+    waiting: data.wait?.for ?? null,
+    approval: null,
+    childTraceId: data.childTraceId ?? null,
     result: null,
   };
 }

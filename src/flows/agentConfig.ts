@@ -1,5 +1,5 @@
 import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
-import { validators } from '../contracts/schemas.js';
+import { compileOutputSchema, validators } from '../contracts/schemas.js';
 import { ErrorCode } from '../errors.js';
 import { type FlowDiagnostic, Severity, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
 import { stopConditionValueProblems } from './stopConditionValues.js';
@@ -39,7 +39,7 @@ export interface AgentConfigResolution {
 }
 
 const AGENT_CONFIG_HINT =
-  "agent.core config: strategy 'react' (or 'reactive'), maxIterations 1..20, allowedTools (tool names), stopConditions, debug, instructions; see schemas/agent-core.react.schema.json";
+  "agent.core config: strategy 'react' (or 'reactive'), maxIterations 1..20, allowedTools (tool names), stopConditions, debug, instructions, requiresApproval (tool names), waitTimeoutMs, reasoning ('optional' or 'explicit'), outputSchema (a JSON Schema), outputRepair; see schemas/agent-core.react.schema.json";
 
 /**
  * Normalises an agent core's raw config: strategy `reactive` → `react`; defaults
@@ -123,6 +123,8 @@ export function resolveAgentConfig(
   }
 
   errors.push(...checkStopConditions(config, agent, configPath));
+  errors.push(...checkApprovals(config, agent, configPath));
+  errors.push(...checkOutputSchema(config, agent, configPath));
 
   if (Array.isArray(explicitAllowed)) {
     explicitAllowed.forEach((entry: unknown, index) => {
@@ -171,6 +173,46 @@ function checkStopConditions(
       path: `${configPath}.stopConditions[${index}].value`,
       nodeId: agent.nodeId,
     }),
+  );
+}
+
+/** The outputSchema must be a JSON Schema ajv can compile: a run would otherwise fail when it starts. */
+function checkOutputSchema(config: Readonly<Record<string, unknown>>, agent: AgentNodeRef, configPath: string): FlowDiagnostic[] {
+  const { outputSchema } = config;
+  if (typeof outputSchema !== 'object' || outputSchema === null || Array.isArray(outputSchema)) return [];
+  try {
+    compileOutputSchema(outputSchema);
+    return [];
+  } catch (error) {
+    return [
+      flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `agent.core '${agent.nodeId}' outputSchema is not a valid JSON Schema: ${(error as Error).message}`, {
+        hint: 'write outputSchema as a JSON Schema (draft-07), e.g. { "type": "object", "required": ["summary"], "properties": { "summary": { "type": "string" } } }',
+        path: `${configPath}.outputSchema`,
+        nodeId: agent.nodeId,
+      }),
+    ];
+  }
+}
+
+/** Every tool of `requiresApproval` must be one the model may call, or the setting would do nothing. */
+function checkApprovals(config: Readonly<Record<string, unknown>>, agent: AgentNodeRef, configPath: string): FlowDiagnostic[] {
+  const { requiresApproval, allowedTools } = config;
+  if (!Array.isArray(requiresApproval) || !Array.isArray(allowedTools)) return [];
+  return requiresApproval.flatMap((entry: unknown, index) =>
+    typeof entry !== 'string' || entry === '' || allowedTools.includes(entry)
+      ? []
+      : [
+          flowDiagnostic(
+            Severity.Error,
+            ErrorCode.APPROVAL_TOOL_NOT_ALLOWED,
+            `requiresApproval of agent.core '${agent.nodeId}' lists '${entry}', which is not in its allowedTools (${listOrNone(allowedTools.filter((name): name is string => typeof name === 'string'))}): the model can never call it`,
+            {
+              hint: `remove '${entry}' from requiresApproval, or connect and allow a tool named '${entry}'`,
+              path: `${configPath}.requiresApproval[${index}]`,
+              nodeId: agent.nodeId,
+            },
+          ),
+        ],
   );
 }
 

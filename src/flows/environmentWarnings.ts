@@ -1,6 +1,6 @@
 import type { ModelLlmConfig, ToolPostgresConfig } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError } from '../errors.js';
-import { resolveOpenAiConfig } from '../actors/models/openAiChatModel.js';
+import { resolveModelConfig } from '../actors/models/nodeModel.js';
 import { missingConnectionStringEnv } from '../actors/tools/postgresConnectionEnv.js';
 import { flowDiagnostic, Severity, type FlowDiagnostic } from './diagnostics.js';
 import { NodeType } from './nodeTypes.js';
@@ -10,7 +10,7 @@ import type { ResolvedFlow } from './validateFlow.js';
  * The `ENV_NOT_SET` warnings of a valid flow in the environment `env` where its runs would run:
  * a `model.llm` whose API key (or model name) a run would find missing, a `tool.postgres`
  * without its connection string. Each check is the one a run makes when it builds the node
- * (`resolveOpenAiConfig`, `missingConnectionStringEnv`), so a flow warned about here fails at the
+ * (`resolveModelConfig`, `missingConnectionStringEnv`), so a flow warned about here fails at the
  * start of a run in the same environment, and one not warned about does not fail for this.
  *
  * Kept out of `validateFlow`, which is pure and runs in the browser: the command line and the
@@ -60,7 +60,7 @@ function modelProblems(config: ModelLlmConfig, env: NodeJS.ProcessEnv): { messag
   let checked = config;
   for (;;) {
     try {
-      resolveOpenAiConfig(checked, env);
+      resolveModelConfig(checked, env);
       return problems;
     } catch (error) {
       // Only what the environment can supply: a model name from $REDFLOW_MODEL, the key.

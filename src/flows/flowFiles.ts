@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from './diagnostics.js';
 import { NodeType } from './nodeTypes.js';
+import { nodeRedOnlyDiagnostics } from './nodeRedOnly.js';
 import type { FlowValidation } from './validateFlow.js';
 
 /** The `memory.kv` directory of `store: "file"` when the node gives no `path` (from the flow's folder). */
@@ -47,8 +48,8 @@ export interface FlowFileReference {
 }
 
 /**
- * Every file the nodes of a flow name: `tool.module` modules, scripted `answersFile`s and
- * `memory.kv` file stores (their `path`, or {@link DEFAULT_FILE_MEMORY_PATH} for a file store without
+ * Every file the nodes of a flow name: `tool.module` modules, scripted `answersFile`s, `agent.ref`
+ * subagent flows and `memory.kv` file stores (their `path`, or {@link DEFAULT_FILE_MEMORY_PATH} for a file store without
  * one). Reads any value without throwing, so a half-built flow saved from the editor is fine.
  *
  * @example
@@ -71,6 +72,7 @@ export function flowFileReferences(flow: unknown): FlowFileReference[] {
     const fields = config as Record<string, unknown>;
     if (type === NodeType.ToolModule) add('module', 'tool module', fields.module);
     else if (type === NodeType.ModelLlm) add('answersFile', 'scripted answers file', fields.answersFile);
+    else if (type === NodeType.AgentRef) add('flow', 'subagent flow', fields.flow);
     else if (type === NodeType.MemoryKv) {
       add('path', 'memory store folder', fields.path ?? (fields.store === 'file' ? DEFAULT_FILE_MEMORY_PATH : undefined));
     }
@@ -168,7 +170,8 @@ export async function checkFlowFiles(flow: unknown, roots: FlowFileRoots): Promi
 
 /**
  * A flow's validation with its files checked too (see {@link checkFlowFiles}): the refused ones
- * are added to its errors, so a flow that could not run says so when it is saved or validated.
+ * are added to its errors, so a flow that could not run says so when it is saved or validated; so
+ * are its `tool.flow` nodes, which run only in Node-RED (`FLOW_TOOL_NODE_RED_ONLY`).
  *
  * @example
  * ```ts
@@ -176,7 +179,7 @@ export async function checkFlowFiles(flow: unknown, roots: FlowFileRoots): Promi
  * ```
  */
 export async function validateFlowFiles(validation: FlowValidation, flow: unknown, roots: FlowFileRoots): Promise<FlowValidation> {
-  const outside = await checkFlowFiles(flow, roots);
+  const outside = [...nodeRedOnlyDiagnostics(flow), ...(await checkFlowFiles(flow, roots))];
   if (outside.length === 0) return validation;
   return { ok: false, errors: [...(validation.ok ? [] : validation.errors), ...outside], warnings: validation.warnings };
 }

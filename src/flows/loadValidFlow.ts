@@ -2,13 +2,17 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { FlowDiagnostic } from './diagnostics.js';
 import { loadFlowFile } from './loadFlow.js';
 import { checkFlowFiles, flowFileRoots } from './flowFiles.js';
+import { checkAgentRefs } from './agentRefs.js';
+import { nodeRedOnlyDiagnostics } from './nodeRedOnly.js';
 
 /**
  * Loads a flow file that must be valid to be run or hosted (an embedded run, a worker, a cluster
  * run, the API): its resolved flow, the folder its relative paths start from, its warnings and its
  * absolute path. Every file the flow names (tool modules, answers files, memory stores) must be
  * inside the flow file's folder or one of `allowFiles`, symbolic links followed: checked here,
- * before anything is imported or read (`FLOW_FILE_OUTSIDE_ROOTS`).
+ * before anything is imported or read (`FLOW_FILE_OUTSIDE_ROOTS`). A flow with a `tool.flow` runs
+ * only in Node-RED (`FLOW_TOOL_NODE_RED_ONLY`). Its subagents (`agent.ref`) are checked down the
+ * tree (`checkAgentRefs`: `AGENT_REF_NOT_FOUND`, `AGENT_REF_INVALID`, `AGENT_REF_CYCLE`, `AGENT_REF_TOO_DEEP`).
  *
  * @throws FlowInvalidError with every diagnostic when the flow does not validate (`name` says
  *   which flow in the message; default its path).
@@ -24,8 +28,13 @@ export async function loadValidFlow(file: string, name?: string, allowFiles: rea
   if (!loaded.validation.ok) {
     throw new FlowInvalidError(name ?? loaded.path, loaded.validation.errors, loaded.validation.warnings);
   }
-  const outside = await checkFlowFiles(loaded.validation.flow.definition, flowFileRoots(loaded.path, allowFiles));
+  const definition = loaded.validation.flow.definition;
+  const roots = flowFileRoots(loaded.path, allowFiles);
+  const outside = [...nodeRedOnlyDiagnostics(definition), ...(await checkFlowFiles(definition, roots))];
   if (outside.length > 0) throw new FlowInvalidError(name ?? loaded.path, outside, loaded.validation.warnings);
+  // Its subagents, down the tree: each a valid flow, no cycle, not too deep.
+  const subagents = await checkAgentRefs(definition, loaded.path, roots);
+  if (subagents.length > 0) throw new FlowInvalidError(name ?? loaded.path, subagents, loaded.validation.warnings);
   return { flow: loaded.validation.flow, baseDir: loaded.baseDir, warnings: loaded.validation.warnings, flowPath: loaded.path };
 }
 

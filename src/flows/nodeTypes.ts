@@ -20,6 +20,18 @@ export const NodeType = {
   ToolHttp: 'tool.http',
   ToolModule: 'tool.module',
   ToolPostgres: 'tool.postgres',
+  /** A tool the run's client executes: the run waits for its result (see `executor: "client"`). */
+  ToolClient: 'tool.client',
+  /**
+   * A tool whose body is a Node-RED flow (`redflow-tool-in` … `redflow-tool-out`): a flow with one
+   * runs in Node-RED only (`FLOW_TOOL_NODE_RED_ONLY` elsewhere).
+   */
+  ToolFlow: 'tool.flow',
+  /**
+   * A subagent: another flow file, run as a tool of this agent (its input `{ task }` is the child
+   * run's input; the child run has its own log, linked to the call that started it).
+   */
+  AgentRef: 'agent.ref',
   ResponseChat: 'response.chat',
   ResponseEnd: 'response.end',
 } as const;
@@ -60,6 +72,9 @@ export const NodeTypeRole: { readonly [T in NodeType]: NodeRole } = {
   [NodeType.ToolHttp]: NodeRole.Tool,
   [NodeType.ToolModule]: NodeRole.Tool,
   [NodeType.ToolPostgres]: NodeRole.Tool,
+  [NodeType.ToolClient]: NodeRole.Tool,
+  [NodeType.ToolFlow]: NodeRole.Tool,
+  [NodeType.AgentRef]: NodeRole.Tool,
   [NodeType.ResponseChat]: NodeRole.Output,
   [NodeType.ResponseEnd]: NodeRole.Output,
 };
@@ -115,7 +130,7 @@ export function isModelType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Model;
 }
 
-/** True for the tool types (`tool.http`, `tool.module`, `tool.postgres`). */
+/** True for the tool types (`tool.http`, `tool.module`, `tool.postgres`, `tool.client`, `tool.flow`) and `agent.ref` (a subagent, called like a tool). */
 export function isToolType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Tool;
 }

@@ -3,6 +3,7 @@ import { compileUserSchema, validators } from '../contracts/schemas.js';
 import { ErrorCode } from '../errors.js';
 import { type ConnectedToolRef, resolveAgentConfig } from './agentConfig.js';
 import { type FlowDiagnostic, Severity, describeValue, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
+import { isKnownProvider, unknownProvider } from '../actors/models/modelProviders.js';
 import { checkConnection } from './edgeRules.js';
 import { NODE_TYPES, NodeRole, NodeType, roleOf } from './nodeTypes.js';
 import { parseSqlParameters, undeclaredParameters } from '../actors/tools/sqlParameters.js';
@@ -18,7 +19,7 @@ export interface ResolvedTool {
   /**
    * True when the tool has an input schema: `config.inputSchema` for `tool.http` and
    * `tool.postgres` (where it is required); always true for `tool.module`, whose module must
-   * export one (checked when the module is loaded).
+   * export one (checked when the module is loaded), and for `agent.ref` (`{ task }`).
    */
   readonly hasInputSchema: boolean;
 }
@@ -59,6 +60,9 @@ const CONFIG_VALIDATORS: { readonly [T in Exclude<NodeType, typeof NodeType.Agen
   [NodeType.ToolHttp]: () => validators.toolHttpConfig,
   [NodeType.ToolModule]: () => validators.toolModuleConfig,
   [NodeType.ToolPostgres]: () => validators.toolPostgresConfig,
+  [NodeType.ToolClient]: () => validators.toolClientConfig,
+  [NodeType.ToolFlow]: () => validators.toolFlowConfig,
+  [NodeType.AgentRef]: () => validators.agentRefConfig,
   [NodeType.ResponseChat]: () => validators.responseChatConfig,
   [NodeType.ResponseEnd]: () => validators.responseEndConfig,
 };
@@ -454,7 +458,14 @@ function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
   const validate = CONFIG_VALIDATORS[type]();
   const found: FlowDiagnostic[] = [];
   const configPath = `${placed.path}.config`;
-  const valid = validate(placed.config);
+  // An unknown model provider gets its own code and the list of known ones; the rest is checked without it.
+  let config = placed.config;
+  if (type === NodeType.ModelLlm && !isKnownProvider(config.provider)) {
+    const { message, hint } = unknownProvider(config.provider);
+    found.push(flowDiagnostic(Severity.Error, ErrorCode.MODEL_PROVIDER_UNKNOWN, `${type} node '${placed.node.id}': ${message}`, { hint, path: `${configPath}.provider`, nodeId: placed.node.id }));
+    config = Object.fromEntries(Object.entries(config).filter(([key]) => key !== 'provider'));
+  }
+  const valid = validate(config);
   if (!valid) {
     const { message, path } = explainSchemaErrors(configPath, validate.errors);
     found.push(
@@ -466,7 +477,7 @@ function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
     );
   }
   // Input schemas that users write (tools, trigger) must compile, or every run would fail on them.
-  if (type === NodeType.ToolHttp || type === NodeType.ToolPostgres || type === NodeType.TriggerInput) {
+  if (type === NodeType.ToolHttp || type === NodeType.ToolPostgres || type === NodeType.ToolClient || type === NodeType.ToolFlow || type === NodeType.TriggerInput) {
     const schema = Object.hasOwn(placed.config, 'inputSchema') ? placed.config.inputSchema : undefined;
     if (typeof schema === 'object' && schema !== null && !Array.isArray(schema)) {
       const problem = userSchemaProblem(schema);
@@ -567,8 +578,11 @@ function placeTool(placed: PlacedNode, errors: FlowDiagnostic[]): PlacedTool {
     );
   }
   const schema = Object.hasOwn(placed.config, 'inputSchema') ? placed.config.inputSchema : undefined;
+  // A tool.module's schema is in its module, a subagent's is always `{ task }`.
   const hasInputSchema =
-    placed.node.type === NodeType.ToolModule || (typeof schema === 'object' && schema !== null && !Array.isArray(schema));
+    placed.node.type === NodeType.ToolModule ||
+    placed.node.type === NodeType.AgentRef ||
+    (typeof schema === 'object' && schema !== null && !Array.isArray(schema));
   return { ...placed, name, hasInputSchema };
 }
 

@@ -7,3 +7,4 @@ export { startInspectorRelay, DEFAULT_RELAY_PORT, STATELY_INSPECTOR_URL, type In
 export { connectInspectorSocket, type InspectorSocket, type InspectorSocketOptions } from './inspectorSocket.js';
 export { replayMessages, createReplayCursor, reactMachineDefinition, inspectorProtocolVersion } from './replayMessages.js';
 export { toJsonSafe } from './jsonSafe.js';
+export type { InspectorMessage, InspectorActorMessage, InspectorEventMessage, InspectorSnapshotMessage } from './inspectorMessage.js';

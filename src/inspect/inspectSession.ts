@@ -71,12 +71,11 @@ export interface InspectSession {
  */
 function inspectedContext(context: MachineContext): MachineContext {
   if (typeof context !== 'object' || context === null || !('envelope' in context) || !('settings' in context)) return context;
-  const { envelope, validation, lastFact, answerLength, settings } = context as unknown as ReactContext;
+  const { envelope, validation, answerLength, settings } = context as unknown as ReactContext;
   if (typeof settings !== 'object' || settings === null) return { envelope };
   return {
     envelope,
     validation,
-    lastFact,
     answerLength,
     settings: {
       traceId: settings.traceId,

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import type { StatelyInspectionEvent } from '@statelyai/inspect';
+import type { InspectorMessage } from './inspectorMessage.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { toJsonSafe } from './jsonSafe.js';
 
@@ -26,7 +26,7 @@ export interface InspectorSocket {
   /** Messages that could not be sent (the connection was gone, or a write failed). */
   readonly dropped: number;
   /** Sends one message. Never throws: a message that cannot be sent is counted in `dropped`. */
-  send(message: StatelyInspectionEvent): void;
+  send(message: InspectorMessage): void;
   /** Resolves once every message sent so far has been written to the connection (or dropped). */
   flush(timeoutMs?: number): Promise<void>;
   /** Flushes, then closes the connection with a close handshake. Idempotent. */

@@ -1,10 +1,4 @@
-import {
-  createInspector,
-  type StatelyActorEvent,
-  type StatelyEventEvent,
-  type StatelyInspectionEvent,
-  type StatelySnapshotEvent,
-} from '@statelyai/inspect';
+import { createInspector } from '@statelyai/inspect';
 import type { AnyEventObject } from 'xstate';
 import type { AgentEnvelope } from '../contracts/schema-types.js';
 import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
@@ -13,6 +7,7 @@ import { runSteps, stateAfter, type RunStep } from '../events/runSteps.js';
 import { reactMachine } from '../machines/reactMachine.js';
 import { ReactState } from '../machines/reactState.js';
 import { toJsonSafe } from './jsonSafe.js';
+import type { InspectorActorMessage, InspectorEventMessage, InspectorMessage, InspectorSnapshotMessage } from './inspectorMessage.js';
 
 let version: string | undefined;
 
@@ -23,7 +18,7 @@ let version: string | undefined;
  */
 export function inspectorProtocolVersion(): string {
   if (version === undefined) {
-    let seen: StatelyInspectionEvent | undefined;
+    let seen: InspectorMessage | undefined;
     createInspector({ send: (message) => (seen = message) }).event('probe', { type: 'probe' });
     version = seen?._version ?? '0.0.0';
   }
@@ -57,7 +52,7 @@ export interface ReplayedContext {
  * The actor registration that opens a replayed run: session id = trace id, the REACT machine's
  * definition, and the state before the first event.
  */
-export function replayActorMessage(traceId: string, time?: string): StatelyActorEvent {
+export function replayActorMessage(traceId: string, time?: string): InspectorActorMessage {
   const context: ReplayedContext = { envelope: emptyEnvelope(traceId) };
   return {
     type: '@xstate.actor',
@@ -69,7 +64,7 @@ export function replayActorMessage(traceId: string, time?: string): StatelyActor
     createdAt: timeOf(time),
     _version: inspectorProtocolVersion(),
     definition: reactMachineDefinition(),
-    snapshot: toJsonSafe({ status: 'active', value: ReactState.Starting, context }) as StatelyActorEvent['snapshot'],
+    snapshot: toJsonSafe({ status: 'active', value: ReactState.Starting, context }) as InspectorActorMessage['snapshot'],
   };
 }
 
@@ -78,7 +73,7 @@ export function replayActorMessage(traceId: string, time?: string): StatelyActor
  * snapshot after it — its value the statechart state the event was recorded in, its context the
  * folded envelope, its status `done` once the run has ended (both `done` and `error` are final).
  */
-export function replayStepMessages(step: RunStep): [StatelyEventEvent, StatelySnapshotEvent] {
+export function replayStepMessages(step: RunStep): [InspectorEventMessage, InspectorSnapshotMessage] {
   const { event } = step;
   const sessionId = event.traceId;
   const createdAt = timeOf(event.time);
@@ -97,7 +92,7 @@ export function replayStepMessages(step: RunStep): [StatelyEventEvent, StatelySn
         value: step.state,
         context,
         ...(ended && outcome !== undefined && { output: outcome }),
-      }) as StatelySnapshotEvent['snapshot'],
+      }) as InspectorSnapshotMessage['snapshot'],
       sessionId,
       rootId: sessionId,
       id: `${event.id}:snapshot`,
@@ -117,7 +112,7 @@ export function replayStepMessages(step: RunStep): [StatelyEventEvent, StatelySn
  * const messages = replayMessages(events); // 1 + 2 × events.length
  * ```
  */
-export function replayMessages(events: readonly AgentEvent[]): StatelyInspectionEvent[] {
+export function replayMessages(events: readonly AgentEvent[]): InspectorMessage[] {
   const first = events[0];
   if (!first) return [];
   return [replayActorMessage(first.traceId, first.time), ...runSteps(events).flatMap(replayStepMessages)];
@@ -134,11 +129,11 @@ export function replayMessages(events: readonly AgentEvent[]): StatelyInspection
  * for (const event of events) send(...cursor.next(event));
  * ```
  */
-export function createReplayCursor(): { next(event: AgentEvent): StatelyInspectionEvent[] } {
+export function createReplayCursor(): { next(event: AgentEvent): InspectorMessage[] } {
   let envelope: AgentEnvelope | undefined;
   return {
     next(event) {
-      const messages: StatelyInspectionEvent[] = [];
+      const messages: InspectorMessage[] = [];
       if (envelope === undefined) {
         messages.push(replayActorMessage(event.traceId, event.time));
         envelope = emptyEnvelope(event.traceId);

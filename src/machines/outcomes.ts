@@ -1,15 +1,47 @@
-import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
+import type { AgentEnvelope, Handoff, HumanQuestion, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import { partialAnswer } from './partialAnswer.js';
 
 /**
  * The ways a run ends, as {@link RunOutcome}s (see docs/architecture.md). `status` is the run's exit
- * state: done (final answer), done_partial (a stop condition), escalate (iteration limit), blocked
+ * state: done (final answer), done_partial (a stop condition), escalate (iteration limit, or a
+ * question to a person nobody answered), delegate (the task handed to another agent), blocked
  * (errors); `reason` says which way it got there.
  */
 export const Outcome = {
   finalAnswer(answer: string | undefined): RunOutcome {
     return answer === undefined ? { status: 'done', reason: 'final_answer' } : { status: 'done', reason: 'final_answer', answer };
+  },
+  /**
+   * A final answer with a structured output. With an outputSchema, `validated` says whether the
+   * output matches it (and `outputErrors` what does not): an invalid output never fails the run.
+   */
+  structuredAnswer(answer: string, output: unknown, errors: readonly string[] | undefined, checked: boolean): RunOutcome {
+    const outcome: RunOutcome = { status: 'done', reason: 'final_answer', answer, output };
+    if (checked) outcome.validated = errors === undefined;
+    if (errors !== undefined) outcome.outputErrors = [...errors];
+    return outcome;
+  },
+  /**
+   * The model asked a person (escalate, request_info) and no answer came: the wait's deadline
+   * passed, or the host could not wait. The question is the outcome, for a person to take up.
+   */
+  unanswered(question: HumanQuestion): RunOutcome {
+    const asked = question.question.length > 200 ? `${question.question.slice(0, 200)}…` : question.question;
+    return {
+      status: 'escalate',
+      reason: question.action === 'escalate' ? 'escalated' : 'info_requested',
+      question,
+      error: errorInfo(ErrorCode.HUMAN_ANSWER_MISSING, `the run asked a person ${JSON.stringify(asked)} and no answer came`, {
+        hint: "answer while the run waits (redflow answer, POST /api/runs/<traceId>/answer), or raise the agent's waitTimeoutMs",
+      }),
+    };
+  },
+  /** The model handed its task to another agent: the handoff is the outcome, for whoever runs that agent. */
+  delegated(handoff: Handoff, message: string | undefined): RunOutcome {
+    const outcome: RunOutcome = { status: 'delegate', reason: 'delegated', handoff };
+    if (message !== undefined) outcome.answer = message;
+    return outcome;
   },
   /** The answer is what the run has (see {@link partialAnswer}); why it stopped is in `reason` and `detail`. */
   confidenceReached(threshold: number, confidence: number, envelope: AgentEnvelope): RunOutcome {
@@ -55,6 +87,17 @@ export const Outcome = {
       reason: 'timeout',
       error: errorInfo(ErrorCode.RUN_TIMEOUT, timeoutMs === undefined ? 'the run timed out' : `the run did not finish within ${timeoutMs} ms`, {
         hint: 'raise the run timeout, or resume the run from its log',
+      }),
+    };
+  },
+  /** Nobody answered the wait in time: a person's approval, or a client tool's result. */
+  waitExpired(kind: 'approval' | 'client', tool: string, timeoutMs: number): RunOutcome {
+    const what = kind === 'approval' ? `an approval of the call to ${tool}` : `the result of ${tool}, which the client runs`;
+    return {
+      status: 'blocked',
+      reason: 'wait_expired',
+      error: errorInfo(ErrorCode.WAIT_EXPIRED, `the run waited ${timeoutMs} ms for ${what}, and none came`, {
+        hint: "answer sooner, or raise the agent's waitTimeoutMs",
       }),
     };
   },

@@ -1,5 +1,6 @@
-import type { AgentEnvelope, ToolCall, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, AgentEnvelope, Exchange, ToolCall, ToolSpec } from '../contracts/schema-types.js';
 import type { ChatMessage } from '../actors/model.js';
+import { fitMessages, omitOldest, type ContextBudget } from './contextBudget.js';
 
 /** The prompt every run starts from (one JSON action per iteration); `{{tools}}` becomes the allowed tools. */
 export const REACT_PROMPT_TEMPLATE = `You are an execution agent.
@@ -17,12 +18,22 @@ Rules:
 
 Output format:
 {
-  "action": "tool" | "final",
+  "action": "tool" | "final" | "escalate" | "request_info" | "delegate",
   "tool": "tool_name_if_any",
   "input": {},
   "confidence": number,
   "message": "required for final: the answer itself; optional for tool"
-}`;
+}
+
+Other actions, each with its "input":
+- escalate {"reason", "question", "context"?}: a person must decide (an ambiguity, a business decision, a risk); you get their answer
+- request_info {"question"}: information only the user has is missing; you get their answer
+- delegate {"agent_id", "task"}: another agent must do the task`;
+
+/** Added to the prompt of an agent whose reasoning is "explicit". */
+const EXPLICIT_REASONING = `Reasoning (required in every answer):
+- "thought": what you know, what is missing, and why this action
+- after an observation, also "reflection": what the observation means and whether it is enough, and "decision": "continue" (tool, request_info, delegate), "done" (final) or "escalate" (escalate), with a short "reason"`;
 
 /** Longest observation (tool output) put in a prompt; longer ones are cut with a note. */
 export const MAX_OBSERVATION_CHARS = 8_000;
@@ -36,29 +47,112 @@ export const MAX_OBSERVATION_CHARS = 8_000;
  * buildSystemPrompt([{ name: 'add', description: 'Adds', inputSchema: { type: 'object' } }], 'Be brief.');
  * ```
  */
-export function buildSystemPrompt(tools: readonly ToolSpec[], instructions?: string): string {
+export function buildSystemPrompt(
+  tools: readonly ToolSpec[],
+  instructions?: string,
+  agent?: Pick<AgentCoreReactConfig, 'reasoning' | 'outputSchema'>,
+): string {
   const list = tools
     .map((tool) => `- ${tool.name}: ${tool.description}\n  input schema: ${JSON.stringify(tool.inputSchema)}`)
     .join('\n');
-  const prompt = REACT_PROMPT_TEMPLATE.replace('{{tools}}', list);
+  let prompt = REACT_PROMPT_TEMPLATE.replace('{{tools}}', list);
+  if (agent?.reasoning === 'explicit') {
+    prompt = `${prompt.replace('- Do NOT explain your reasoning', '- Explain your reasoning only in "thought" and "reflection"')}\n\n${EXPLICIT_REASONING}`;
+  }
+  if (agent?.outputSchema !== undefined) {
+    prompt = `${prompt}\n\nFinal output: a final answer gives "output", a JSON value matching this JSON Schema:\n${JSON.stringify(agent.outputSchema)}`;
+  }
   return instructions ? `${prompt}\n\nInstructions:\n${instructions}` : prompt;
 }
 
+/** The prompt last built for a list of tool specs, and the agent settings it was built with. */
+interface CachedPrompt {
+  readonly instructions: string | undefined;
+  readonly reasoning: AgentCoreReactConfig['reasoning'];
+  readonly outputSchema: AgentCoreReactConfig['outputSchema'];
+  readonly prompt: string;
+}
+
+const promptByTools = new WeakMap<readonly ToolSpec[], CachedPrompt>();
+
 /**
- * The conversation sent to the model for the next iteration: the system prompt, the run's input
- * (and memory), then each earlier decision and its observation. Built from the envelope alone, so
- * a resumed run sends exactly what the uninterrupted run would have sent.
+ * The system prompt of a run of `agent`: {@link buildSystemPrompt} with its instructions, reasoning
+ * and outputSchema, built once for runs that share their tool list and those settings (the runs of
+ * one host share one string). A tool list is read when it is first seen: give another array rather
+ * than changing one in place.
+ */
+export function systemPromptFor(tools: readonly ToolSpec[], agent: Pick<AgentCoreReactConfig, 'instructions' | 'reasoning' | 'outputSchema'>): string {
+  const cached = promptByTools.get(tools);
+  if (cached !== undefined && cached.instructions === agent.instructions && cached.reasoning === agent.reasoning && cached.outputSchema === agent.outputSchema) {
+    return cached.prompt;
+  }
+  const prompt = buildSystemPrompt(tools, agent.instructions, agent);
+  promptByTools.set(tools, { instructions: agent.instructions, reasoning: agent.reasoning, outputSchema: agent.outputSchema, prompt });
+  return prompt;
+}
+
+/**
+ * The conversation sent to the model for the next iteration: the system prompt, the conversation's
+ * memory and earlier turns, the context given with the input, the run's input, then each earlier
+ * decision and its observation (a tool's result, a person's answer, an output's schema errors). Built from the envelope alone, so a resumed run sends exactly what
+ * the uninterrupted run would have sent.
  */
 export function buildMessages(systemPrompt: string, envelope: AgentEnvelope): ChatMessage[] {
+  return conversation(systemPrompt, envelope).messages;
+}
+
+/** The messages with the index of the run's input: it and the system prompt are never left out. */
+function conversation(systemPrompt: string, envelope: AgentEnvelope): { messages: ChatMessage[]; inputIndex: number } {
   const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt }];
   if (envelope.memory && Object.keys(envelope.memory).length > 0) {
     messages.push({ role: 'user', content: `Memory of this conversation:\n${JSON.stringify(envelope.memory)}` });
   }
+  if (envelope.history !== undefined) for (const message of envelope.history) messages.push(message);
+  if (envelope.context !== undefined) messages.push({ role: 'user', content: envelope.context });
+  const inputIndex = messages.length;
   messages.push({ role: 'user', content: asText(envelope.input) });
-  for (const call of envelope.tools.history) {
-    for (const message of callMessages(call)) messages.push(message);
+  const { exchanges } = envelope;
+  if (exchanges === undefined) {
+    for (const call of envelope.tools.history) for (const message of callMessages(call)) messages.push(message);
+    return { messages, inputIndex };
   }
-  return messages;
+  // Each iteration has one decision, a call or an exchange: merged in iteration order.
+  const calls = envelope.tools.history;
+  let c = 0;
+  let x = 0;
+  while (c < calls.length || x < exchanges.length) {
+    const call = calls[c];
+    const exchange = exchanges[x];
+    const built = exchange === undefined || (call !== undefined && call.iteration <= exchange.iteration) ? callMessages(calls[c++] as ToolCall) : exchangeMessages(exchanges[x++] as Exchange);
+    for (const message of built) messages.push(message);
+  }
+  return { messages, inputIndex };
+}
+
+/**
+ * What the model is sent: {@link buildMessages}, fitted to the context window when the run has a
+ * budget by leaving out the oldest messages (never the system prompt or the input), and how many
+ * were left out (`omittedMessages` of `model.requested`). When even the two kept messages do not
+ * fit, they are sent with everything else left out: the host refuses such a run before it starts.
+ */
+export function modelMessages(systemPrompt: string, envelope: AgentEnvelope, budget: ContextBudget | undefined): { messages: ChatMessage[]; omitted: number } {
+  const { messages, inputIndex } = conversation(systemPrompt, envelope);
+  if (budget === undefined) return { messages, omitted: 0 };
+  const pinned = new Set([0, inputIndex]);
+  const fitted = fitMessages(messages, pinned, budget);
+  if (fitted.ok) return { messages: [...fitted.messages], omitted: fitted.dropped };
+  const all = messages.length - pinned.size;
+  return { messages: omitOldest(messages, pinned, all), omitted: all };
+}
+
+/**
+ * The messages a model request showed, from the log: {@link buildMessages} less the `omitted`
+ * oldest ones its `model.requested` records, the same ones the run left out.
+ */
+export function messagesShown(systemPrompt: string, envelope: AgentEnvelope, omitted: number | undefined): ChatMessage[] {
+  const { messages, inputIndex } = conversation(systemPrompt, envelope);
+  if (omitted === undefined || omitted === 0) return messages;
+  return omitOldest(messages, new Set([0, inputIndex]), omitted);
 }
 
 // Envelopes are immutable, so a call's messages never change once built: build each once, not
@@ -81,6 +175,32 @@ function callMessages(call: ToolCall): readonly ChatMessage[] {
     built = [decision, { role: 'user', content: `Observation from ${call.tool}:\n${cut(observation)}` }];
   }
   messagesOfCall.set(call, built);
+  return built;
+}
+
+const messagesOfExchange = new WeakMap<Exchange, readonly ChatMessage[]>();
+
+/** A question to a person and the answer, or an output sent back with what is wrong with it. */
+function exchangeMessages(exchange: Exchange): readonly ChatMessage[] {
+  const cached = messagesOfExchange.get(exchange);
+  if (cached) return cached;
+  let built: readonly ChatMessage[];
+  if (exchange.kind === 'output_repair') {
+    built = [
+      { role: 'assistant', content: JSON.stringify({ action: 'final', output: exchange.output }) },
+      {
+        role: 'user',
+        content: `Your final output does not match the output schema:\n${(exchange.errors ?? []).map((error) => `- ${error}`).join('\n')}\nAnswer again with a final answer whose "output" matches it.`,
+      },
+    ];
+  } else {
+    const input: Record<string, unknown> = { question: exchange.question };
+    if (exchange.reason !== undefined) input.reason = exchange.reason;
+    if (exchange.context !== undefined) input.context = exchange.context;
+    const decision: ChatMessage = { role: 'assistant', content: JSON.stringify({ action: exchange.kind, input }) };
+    built = exchange.answer === undefined ? [decision] : [decision, { role: 'user', content: `Answer from a person:\n${cut(exchange.answer)}` }];
+  }
+  messagesOfExchange.set(exchange, built);
   return built;
 }
 

@@ -1,23 +1,29 @@
-import { assign, emit, fromCallback, sendTo, setup } from 'xstate';
+import { assertEvent, assign, emit, fromCallback, sendTo, setup } from 'xstate';
 import type {
+  Handoff,
+  HumanQuestion,
+  HumanRequestedData,
   MemoryRequestedData,
   ModelAnsweredData,
-  ModelResponse,
+  ModelRequestedData,
   RunEndedData,
   RunEnding,
   RunOutcome,
+  ToolApprovedData,
   ToolCompletedData,
+  ToolDeniedData,
   ToolRequestedData,
 } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
-import { validateModelAnswer } from '../validation/validateModelAnswer.js';
+import { validateModelAnswer, type AnswerPosition, type AnswerValidation } from '../validation/validateModelAnswer.js';
 import { answerForLog } from '../validation/answerForLog.js';
 import { Outcome } from './outcomes.js';
-import { buildMessages, buildSystemPrompt } from './prompt.js';
+import { modelMessages, systemPromptFor } from './prompt.js';
 import type {
   FactEmitted,
+  NothingEmitted,
   ReactContext,
   ReactEvent,
   ReactMachineInput,
@@ -27,12 +33,21 @@ import type {
 } from './reactTypes.js';
 import { confidenceThreshold, iterationLimit, lastConfidence } from './stopConditions.js';
 import { ReactState } from './reactState.js';
+import { RESUME_ENTRY, RESUME_POINTS } from './resumeTable.js';
+import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from './waits.js';
+import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 
 export { ReactState } from './reactState.js';
 
-/** The data of `run.completed` for a final answer (the thought only in debug). */
-function finalAnswerData(answer: ModelResponse, debug: boolean | undefined): RunEndedData {
-  const data: RunEndedData = { outcome: Outcome.finalAnswer(answer.message) };
+/** The data of `run.completed` for a final answer (the thought only in debug; the output checked when the agent has an outputSchema). */
+function finalAnswerData(validation: Extract<AnswerValidation, { ok: true }>, debug: boolean | undefined, checked: boolean): RunEndedData {
+  const { answer, output } = validation;
+  const data: RunEndedData = {
+    outcome:
+      output === undefined
+        ? Outcome.finalAnswer(answer.message)
+        : Outcome.structuredAnswer(answer.message ?? JSON.stringify(output.value) ?? '', output.value, output.errors, checked),
+  };
   if (answer.confidence !== undefined) data.confidence = answer.confidence;
   if (debug && answer.thought !== undefined) data.thought = answer.thought;
   return data;
@@ -52,22 +67,94 @@ function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['
 }
 
 /**
- * Records one fact: the envelope becomes `evolve(envelope, fact)`, and the `emitFact` action that
- * follows every record action hands the same fact to the recorder, which stamps and appends it.
- * So the live envelope is the fold of the log by construction.
+ * Records one fact: the context update of a recording action. The envelope becomes
+ * `evolve(envelope, fact)` (with `more` of the context), and the fact is kept for `emitFact`, the
+ * action after it, which hands it to the host's recorder to stamp and append. So the live envelope
+ * is the fold of the log by construction. (A plain `assign` and `emit` pair: XState resolves them
+ * at a fraction of what `enqueueActions` costs, on the loop's hot path.)
  */
-function record(context: ReactContext, fact: RecordedFact): Pick<ReactContext, 'envelope' | 'lastFact'> {
-  return { envelope: evolve(context.envelope, fact), lastFact: fact };
+function record(context: ReactContext, fact: RecordedFact, more?: Partial<ReactContext>): Partial<ReactContext> {
+  const envelope = evolve(context.envelope, fact);
+  // Members first, spread last: V8 gives `{ ...more, envelope }` a fresh hidden class every time.
+  return more === undefined ? { envelope, fact } : { envelope, fact, ...more };
+}
+
+/** What a recording action returns when there is nothing to record: `emitFact` then emits nothing. */
+const NOTHING_RECORDED: Partial<ReactContext> = { fact: undefined };
+
+/** Where the answer being judged comes: every iteration but the first follows an observation. */
+function positionOf(context: ReactContext, reasoningHidden: boolean): AnswerPosition {
+  return { afterObservation: context.envelope.state.iteration > 1, reasoningHidden };
+}
+
+/** The current iteration's tool call: the last one requested (one tool call per iteration). */
+function currentCall(context: ReactContext) {
+  const { history } = context.envelope.tools;
+  return history[history.length - 1];
+}
+
+/** The answer being judged, when it is valid. */
+function validAnswer(context: ReactContext) {
+  const { validation } = context;
+  return validation?.ok === true ? validation.answer : undefined;
+}
+
+/** The call the answer being judged makes: a valid tool call, or a delegation to a connected subagent (called like a tool). */
+interface AnswerCall {
+  readonly tool: string;
+  readonly input: ToolRequestedData['input'];
+  readonly confidence: number;
+}
+
+/** The call of the answer being judged, when it makes one: see {@link AnswerCall}. */
+function answerCall(context: ReactContext): AnswerCall | undefined {
+  const answer = validAnswer(context);
+  if (answer?.action === 'tool') return { tool: answer.tool as string, input: (answer.input ?? {}) as ToolRequestedData['input'], confidence: answer.confidence as number };
+  if (answer?.action !== 'delegate') return undefined;
+  const subagent = delegatedSubagent(context.settings.agent, context.settings.tools, answer.input);
+  if (subagent === undefined) return undefined;
+  // A delegation names no confidence of its own: 0 keeps a confidence threshold from ending the run on it.
+  return { tool: subagent, input: { task: (answer.input as { task?: unknown }).task }, confidence: answer.confidence ?? 0 };
+}
+
+/** The tool of the answer being judged, when it calls one. */
+function answerTool(context: ReactContext): string | undefined {
+  return answerCall(context)?.tool;
+}
+
+/** The question the run waits on: the last exchange, asked by the model. */
+function openQuestion(context: ReactContext): HumanQuestion {
+  const exchanges = context.envelope.exchanges ?? [];
+  const asked = exchanges[exchanges.length - 1];
+  const question: HumanQuestion = { action: asked?.kind === 'request_info' ? 'request_info' : 'escalate', question: asked?.question ?? '' };
+  if (asked?.reason !== undefined) question.reason = asked.reason;
+  if (asked?.context !== undefined) question.context = asked.context;
+  return question;
+}
+
+/** The transitions out of `starting` for a resumed run: into the state the resume table gives each resume point. */
+function resumeTransitions() {
+  return RESUME_POINTS.map((at) => ({
+    guard: { type: 'resumesAt' as const, params: { at } },
+    target: RESUME_ENTRY[at],
+    // A run resumed before its first model request makes it; an answer not yet judged is judged again.
+    actions: at === 'model' ? (['recordRunResumed', 'emitFact', 'recordModelRequested', 'emitFact'] as const) : at === 'validating' ? (['recordRunResumed', 'emitFact', 'validateAnswer'] as const) : (['recordRunResumed', 'emitFact'] as const),
+  }));
 }
 
 /**
  * The REACT statechart (docs/architecture.md): awaitingModel → validating → awaitingTool →
  * checkingStop → awaitingModel | concluding, and concluding from anywhere on an error, an abort
- * or the timeout; concluding → (savingMemory → concluding) → done | error. It only orchestrates, validates and routes: every
- * effect goes through the long-lived `transport` actor it invokes, which the host provides with
- * `reactMachine.provide({ actors: { transport } })`. It reads no clock and sets no timer: the
- * host sends `timeout` when the run's time is up, and `abort` to stop it; ids come from the input.
- * No I/O is imported here.
+ * or the timeout; concluding → (savingMemory → concluding) → done | error. A call may wait for an
+ * answer from outside first: awaitingApproval (a person approves, → awaitingTool, or denies, →
+ * checkingStop) and awaitingClient (the client runs the tool and its result comes back); the
+ * model may ask a person (escalate, request_info: awaitingHuman, whose answer is the next
+ * observation) or hand its task to another agent (delegate: the run ends `delegate`). The host
+ * parks a waiting run in its log and resumes it into the wait when the answer comes. It only
+ * orchestrates, validates and routes: every effect goes through the long-lived `transport` actor
+ * it invokes, which the host provides with `reactMachine.provide({ actors: { transport } })`. It
+ * reads no clock and sets no timer: the host sends `timeout` when the run's time is up, and
+ * `abort` to stop it; ids come from the input. No I/O is imported here.
  *
  * @example
  * ```ts
@@ -81,7 +168,7 @@ export const reactMachine = setup({
     context: {} as ReactContext,
     events: {} as ReactEvent,
     input: {} as ReactMachineInput,
-    emitted: {} as FactEmitted,
+    emitted: {} as FactEmitted | NothingEmitted,
   },
   actors: {
     /** Placeholder: the host must provide the transport actor. */
@@ -98,8 +185,35 @@ export const reactMachine = setup({
   },
   guards: {
     resumesAt: ({ context }, params: { at: ResumeAt }) => context.settings.resume?.at === params.at,
+    startsNewRun: ({ context }) => context.settings.resume === undefined,
     answerIsInvalid: ({ context }) => context.validation?.ok === false,
-    answerIsFinal: ({ context }) => context.validation?.ok === true && context.validation.answer.action === 'final',
+    answerIsFinal: ({ context }) => validAnswer(context)?.action === 'final',
+    // One repair turn per run, and only with an iteration left for it.
+    outputNeedsRepair: ({ context }) => {
+      const { validation, settings, envelope } = context;
+      return (
+        settings.agent.outputRepair === true &&
+        validation?.ok === true &&
+        validation.output?.errors !== undefined &&
+        !(envelope.exchanges ?? []).some((exchange) => exchange.kind === 'output_repair') &&
+        envelope.state.iteration < iterationLimit(settings.agent).limit
+      );
+    },
+    answerAsksPerson: ({ context }) => {
+      const action = validAnswer(context)?.action;
+      return action === 'escalate' || action === 'request_info';
+    },
+    // A delegation to a connected subagent is a call of it, like a tool's; any other ends the run.
+    answerDelegates: ({ context }) => validAnswer(context)?.action === 'delegate' && answerCall(context) === undefined,
+    toolNeedsApproval: ({ context }) => {
+      const tool = answerTool(context);
+      return tool !== undefined && needsApproval(context.settings.agent, tool);
+    },
+    toolRunsOnClient: ({ context }) => {
+      const tool = answerTool(context);
+      return tool !== undefined && runsOnClient(context.settings.tools, tool);
+    },
+    approvedToolRunsOnClient: ({ context }) => runsOnClient(context.settings.tools, currentCall(context)?.tool ?? ''),
     confidenceThresholdReached: ({ context }) => {
       const threshold = confidenceThreshold(context.settings.agent);
       const confidence = lastConfidence(context.envelope);
@@ -110,7 +224,8 @@ export const reactMachine = setup({
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
   actions: {
-    emitFact: emit(({ context }): FactEmitted => ({ type: 'fact', fact: context.lastFact as RecordedFact })),
+    // Follows every recording action: hands the fact it recorded to the host.
+    emitFact: emit(({ context }): FactEmitted | NothingEmitted => (context.fact === undefined ? { type: 'nothing' } : { type: 'fact', fact: context.fact })),
     recordRunStarted: assign(({ context }) => {
       const { run } = context.settings;
       const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
@@ -121,6 +236,11 @@ export const reactMachine = setup({
         ...(run.memory !== undefined && { memory: run.memory }),
         ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
         ...(run.flow !== undefined && { flow: run.flow }),
+        // Kept for a run resumed after a wait: each stretch of its work gets the same bound.
+        ...(context.settings.timeoutMs !== undefined && { timeoutMs: context.settings.timeoutMs }),
+        ...(run.history !== undefined && { history: [...run.history] }),
+        ...(run.context !== undefined && { context: run.context }),
+        ...(run.parent !== undefined && { parent: run.parent }),
       };
       return record(context, { type: AgentEventType.RunStarted, iteration: 0, data });
     }),
@@ -132,29 +252,34 @@ export const reactMachine = setup({
       });
     }),
     recordModelRequested: assign(({ context }) => {
-      return record(context, {
-        type: AgentEventType.ModelRequested,
-        iteration: context.envelope.state.iteration + 1,
-        data: { prompt: context.settings.systemPrompt },
-      });
+      const { systemPrompt, contextBudget } = context.settings;
+      const data: ModelRequestedData = { prompt: systemPrompt };
+      // What is left out to fit the window is decided here and logged, so the log says what the
+      // model saw; the send below leaves out the same (fitting is deterministic).
+      if (contextBudget !== undefined) {
+        const { omitted } = modelMessages(systemPrompt, context.envelope, contextBudget);
+        if (omitted > 0) data.omittedMessages = omitted;
+      }
+      return record(context, { type: AgentEventType.ModelRequested, iteration: context.envelope.state.iteration + 1, data });
     }),
     sendModelRequest: sendTo('transport', ({ context }): TransportCommand => ({
       type: 'model.request',
       request: {
         traceId: context.settings.traceId,
         iteration: context.envelope.state.iteration,
-        messages: buildMessages(context.settings.systemPrompt, context.envelope),
+        messages: modelMessages(context.settings.systemPrompt, context.envelope, context.settings.contextBudget).messages,
       },
     })),
     recordModelAnswered: assign(({ context, event }) => {
-      if (event.type !== 'model.answer') return {};
+      assertEvent(event, 'model.answer');
       const { rules, agent } = context.settings;
       const tooLong = event.text.length > rules.limits.maxChars;
       // Judged here rather than on entering `validating`: one context update less per iteration.
-      const validation = validateModelAnswer(event.text, rules);
+      const position = positionOf(context, false);
+      const validation = validateModelAnswer(event.text, rules, event.text.length, position);
       // An oversized answer is logged cut, with its length, so a resumed run judges it the same
-      // way; a thought is left out unless in debug.
-      const logged = answerForLog(event.text, validation, rules, agent.debug === true);
+      // way; a thought (and a reflection) is left out unless in debug.
+      const logged = answerForLog(event.text, validation, rules, agent.debug === true, position);
       const data: ModelAnsweredData = { text: logged.text, durationMs: event.durationMs };
       if (tooLong) data.originalLength = event.text.length;
       data.attempts = event.attempts;
@@ -162,24 +287,19 @@ export const reactMachine = setup({
       if (logged.thoughtHidden) data.thoughtHidden = true;
       if (logged.rejection !== undefined) data.rejection = logged.rejection;
       const fact: RecordedFact = { type: AgentEventType.ModelAnswered, iteration: context.envelope.state.iteration, data };
-      return {
-        envelope: evolve(context.envelope, fact),
-        lastFact: fact,
-        validation,
-        answerLength: tooLong ? event.text.length : undefined,
-      };
+      return record(context, fact, { validation, answerLength: tooLong ? event.text.length : undefined });
     }),
     endWithModelFailure: assign(({ event }) => {
-      if (event.type !== 'model.failure') return {};
+      assertEvent(event, 'model.failure');
       return { ending: ending(AgentEventType.RunFailed, Outcome.modelFailed(event.error)) };
     }),
     validateAnswer: assign({
       validation: ({ context }) => {
-        const rejection = context.settings.resume?.rejection;
-        if (rejection !== undefined) return { ok: false, error: rejection };
+        const { resume } = context.settings;
+        if (resume?.rejection !== undefined) return { ok: false, error: resume.rejection };
         const logged = context.envelope.model?.lastResponse;
         const text = typeof logged === 'string' ? logged : '';
-        return validateModelAnswer(text, context.settings.rules, context.answerLength ?? text.length);
+        return validateModelAnswer(text, context.settings.rules, context.answerLength ?? text.length, positionOf(context, resume?.reasoningHidden === true));
       },
     }),
     endWithRejectedAnswer: assign(({ context }) => {
@@ -188,27 +308,102 @@ export const reactMachine = setup({
     }),
     endWithFinalAnswer: assign(({ context }) => {
       if (context.validation?.ok !== true) return {};
-      return { ending: { type: AgentEventType.RunCompleted, data: finalAnswerData(context.validation.answer, context.settings.agent.debug) } };
+      return {
+        ending: {
+          type: AgentEventType.RunCompleted,
+          data: finalAnswerData(context.validation, context.settings.agent.debug, context.settings.rules.outputCheck !== undefined),
+        },
+      };
+    }),
+    recordOutputRejected: assign(({ context }) => {
+      const output = context.validation?.ok === true ? context.validation.output : undefined;
+      return record(context, {
+        type: AgentEventType.OutputRejected,
+        iteration: context.envelope.state.iteration,
+        data: { output: output?.value ?? null, errors: [...(output?.errors ?? [])] },
+      });
+    }),
+    recordHumanRequested: assign(({ context }) => {
+      const answer = validAnswer(context);
+      if (answer === undefined) return NOTHING_RECORDED;
+      const input = (answer.input ?? {}) as { question?: string; reason?: string; context?: unknown };
+      const iteration = context.envelope.state.iteration;
+      const data: HumanRequestedData = {
+        action: answer.action === 'request_info' ? 'request_info' : 'escalate',
+        question: input.question ?? '',
+        // One question per iteration: like a call's idempotency key, the iteration names it.
+        key: `${context.settings.traceId}:${iteration}`,
+        wait: waitForHuman(context.settings.agent),
+      };
+      if (input.reason !== undefined) data.reason = input.reason;
+      if (input.context !== undefined) data.context = input.context;
+      if (answer.confidence !== undefined) data.confidence = answer.confidence;
+      if (context.settings.agent.debug && answer.thought !== undefined) data.thought = answer.thought;
+      return record(context, { type: AgentEventType.HumanRequested, iteration, data });
+    }),
+    recordHumanAnswered: assign(({ context, event }) => {
+      assertEvent(event, 'human.answer');
+      const iteration = context.envelope.state.iteration;
+      return record(context, { type: AgentEventType.HumanAnswered, iteration, data: { key: `${context.settings.traceId}:${iteration}`, answer: event.text } });
+    }),
+    endWithUnansweredQuestion: assign(({ context }) => ({ ending: ending(AgentEventType.RunCompleted, Outcome.unanswered(openQuestion(context))) })),
+    endWithDelegation: assign(({ context }) => {
+      const answer = validAnswer(context);
+      const input = (answer?.input ?? {}) as { agent_id?: string; task?: string };
+      const handoff: Handoff = { agentId: input.agent_id ?? '', task: input.task ?? '' };
+      return { ending: ending(AgentEventType.RunCompleted, Outcome.delegated(handoff, answer?.message)) };
     }),
     recordToolRequested: assign(({ context }) => {
-      if (context.validation?.ok !== true) return {};
-      const { answer } = context.validation;
+      const answer = validAnswer(context);
+      const call = answerCall(context);
+      if (answer === undefined || call === undefined) return NOTHING_RECORDED;
       const iteration = context.envelope.state.iteration;
       const data: ToolRequestedData = {
-        tool: answer.tool as string,
-        input: (answer.input ?? {}) as ToolRequestedData['input'],
-        confidence: answer.confidence as number,
+        tool: call.tool,
+        input: call.input,
+        confidence: call.confidence,
         // One tool call per iteration, so trace and iteration identify the call, and a call
         // re-sent after a crash carries the same key.
         idempotencyKey: `${context.settings.traceId}:${iteration}`,
       };
+      // The run a subagent call starts is named by the call: the log links the two before it starts.
+      if (isSubagent(context.settings.tools, call.tool)) data.childTraceId = childTraceIdOf(context.settings.traceId, iteration);
       if (answer.message !== undefined) data.message = answer.message;
       if (context.settings.agent.debug && answer.thought !== undefined) data.thought = answer.thought;
+      // The log says the run waits, and for how long: its readers need no config to know.
+      const wait = waitAfterRequest(context.settings.agent, context.settings.tools, data.tool);
+      if (wait !== undefined) data.wait = wait;
       return record(context, { type: AgentEventType.ToolRequested, iteration, data });
     }),
+    recordToolApproved: assign(({ context, event }) => {
+      assertEvent(event, 'tool.approve');
+      const call = currentCall(context);
+      const tool = call?.tool ?? '';
+      const data: ToolApprovedData = { tool, idempotencyKey: call?.idempotencyKey ?? '' };
+      if (event.reason !== undefined) data.reason = event.reason;
+      const wait = waitAfterApproval(context.settings.agent, context.settings.tools, tool);
+      if (wait !== undefined) data.wait = wait;
+      return record(context, { type: AgentEventType.ToolApproved, iteration: context.envelope.state.iteration, data });
+    }),
+    recordToolDenied: assign(({ context, event }) => {
+      assertEvent(event, 'tool.deny');
+      const call = currentCall(context);
+      const tool = call?.tool ?? '';
+      // The denial is the model's next observation: it must say why, so the model can do otherwise.
+      const error = errorInfo(
+        ErrorCode.TOOL_DENIED,
+        event.reason === undefined ? `the call to ${tool} was denied by the person reviewing it` : `the call to ${tool} was denied by the person reviewing it: ${event.reason}`,
+        { hint: 'do not repeat this call as it was; change it or answer without it' },
+      );
+      const data: ToolDeniedData = { tool, idempotencyKey: call?.idempotencyKey ?? '', error };
+      if (event.reason !== undefined) data.reason = event.reason;
+      return record(context, { type: AgentEventType.ToolDenied, iteration: context.envelope.state.iteration, data });
+    }),
+    endWithWaitExpired: assign(({ context }, params: { kind: 'approval' | 'client' }) => ({
+      ending: ending(AgentEventType.RunFailed, Outcome.waitExpired(params.kind, currentCall(context)?.tool ?? '', waitTimeoutOf(context.settings.agent))),
+    })),
     sendToolRequest: sendTo('transport', ({ context }): TransportCommand => {
-      const { history } = context.envelope.tools;
-      const call = history[history.length - 1];
+      const call = currentCall(context);
       return {
         type: 'tool.request',
         request: {
@@ -221,14 +416,14 @@ export const reactMachine = setup({
       };
     }),
     recordToolCompleted: assign(({ context, event }) => {
-      if (event.type !== 'tool.result') return {};
-      const { history } = context.envelope.tools;
-      const call = history[history.length - 1];
+      assertEvent(event, 'tool.result');
+      const call = currentCall(context);
       const { result } = event;
       const data: ToolCompletedData = { tool: call?.tool ?? '', idempotencyKey: call?.idempotencyKey ?? '', ok: result.ok, durationMs: 0 };
       if (result.ok) data.output = result.output;
       else data.error = result.error;
       data.durationMs = event.durationMs;
+      if (call?.childTraceId !== undefined) data.childTraceId = call.childTraceId;
       return record(context, { type: AgentEventType.ToolCompleted, iteration: context.envelope.state.iteration, data });
     }),
     endWithConfidenceStop: assign(({ context }) => ({
@@ -247,12 +442,9 @@ export const reactMachine = setup({
     })),
     recordMemoryRequested: assign(({ context }) => {
       const { memory } = context.settings;
-      if (memory === undefined || context.ending === undefined) return {};
+      if (memory === undefined || context.ending === undefined) return NOTHING_RECORDED;
       const data = memoryRequest(context, memory, context.ending);
-      return {
-        ...record(context, { type: AgentEventType.MemoryRequested, iteration: context.envelope.state.iteration, data }),
-        memoryRequested: data,
-      };
+      return record(context, { type: AgentEventType.MemoryRequested, iteration: context.envelope.state.iteration, data }, { memoryRequested: data });
     }),
     sendMemoryRequest: sendTo('transport', ({ context }): TransportCommand => {
       // savingMemory is entered only with the save requested (recorded, or read from the log).
@@ -260,18 +452,19 @@ export const reactMachine = setup({
       return { type: 'memory.request', request: { conversationId, turn, maxTurns } };
     }),
     recordMemorySaved: assign(({ context, event }) => {
-      if (event.type !== 'memory.saved') return {};
-      return {
-        ...record(context, { type: AgentEventType.MemorySaved, iteration: context.envelope.state.iteration, data: { durationMs: event.durationMs } }),
-        memoryDone: true,
-      };
+      assertEvent(event, 'memory.saved');
+      return record(
+        context,
+        { type: AgentEventType.MemorySaved, iteration: context.envelope.state.iteration, data: { durationMs: event.durationMs } },
+        { memoryDone: true },
+      );
     }),
     endWithMemoryFailure: assign(({ context, event }) => {
-      if (event.type !== 'memory.failure') return {};
+      assertEvent(event, 'memory.failure');
       return { ending: ending(AgentEventType.RunFailed, Outcome.memoryFailed(event.error, context.ending?.data.outcome)), memoryDone: true };
     }),
     recordEnding: assign(({ context }) => {
-      if (context.ending === undefined) return {};
+      if (context.ending === undefined) return NOTHING_RECORDED;
       const { type, data } = context.ending;
       const iteration = context.envelope.state.iteration;
       return record(context, type === AgentEventType.RunCompleted ? { type, iteration, data } : { type: AgentEventType.RunFailed, iteration, data });
@@ -285,20 +478,21 @@ export const reactMachine = setup({
       agent: input.agent,
       tools: input.tools,
       rules: input.rules,
-      systemPrompt: buildSystemPrompt(input.tools, input.agent.instructions),
+      systemPrompt: systemPromptFor(input.tools, input.agent),
       run: input.run,
       timeoutMs: input.timeoutMs,
       resume: input.resume,
       memory: input.memory,
       effects: input.effects,
+      contextBudget: input.contextBudget,
     },
     envelope: input.resume?.envelope ?? emptyEnvelope(input.traceId),
     validation: undefined,
     answerLength: input.resume?.answerLength,
-    lastFact: undefined,
     ending: input.resume?.memoryRequested?.ending,
     memoryRequested: input.resume?.memoryRequested,
     memoryDone: input.resume?.at === 'concluding',
+    fact: undefined,
   }),
   invoke: {
     id: 'transport',
@@ -314,42 +508,9 @@ export const reactMachine = setup({
   states: {
     [ReactState.Starting]: {
       always: [
-        {
-          guard: { type: 'resumesAt', params: { at: 'model' } },
-          target: ReactState.AwaitingModel,
-          actions: ['recordRunResumed', 'emitFact', 'recordModelRequested', 'emitFact'],
-        },
-        {
-          guard: { type: 'resumesAt', params: { at: 'modelResend' } },
-          target: ReactState.AwaitingModel,
-          actions: ['recordRunResumed', 'emitFact'],
-        },
-        {
-          guard: { type: 'resumesAt', params: { at: 'validating' } },
-          target: ReactState.Validating,
-          actions: ['recordRunResumed', 'emitFact', 'validateAnswer'],
-        },
-        {
-          guard: { type: 'resumesAt', params: { at: 'toolResend' } },
-          target: ReactState.AwaitingTool,
-          actions: ['recordRunResumed', 'emitFact'],
-        },
-        {
-          guard: { type: 'resumesAt', params: { at: 'checkingStop' } },
-          target: ReactState.CheckingStop,
-          actions: ['recordRunResumed', 'emitFact'],
-        },
-        {
-          guard: { type: 'resumesAt', params: { at: 'memoryResend' } },
-          target: ReactState.SavingMemory,
-          actions: ['recordRunResumed', 'emitFact'],
-        },
-        {
-          guard: { type: 'resumesAt', params: { at: 'concluding' } },
-          target: ReactState.Concluding,
-          actions: ['recordRunResumed', 'emitFact'],
-        },
-        { target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'emitFact', 'recordModelRequested', 'emitFact'] },
+        { guard: 'startsNewRun', target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'emitFact', 'recordModelRequested', 'emitFact'] },
+        // A resumed run enters the state its log ends in (src/machines/resumeTable.ts).
+        ...resumeTransitions(),
       ],
     },
     [ReactState.AwaitingModel]: {
@@ -362,9 +523,41 @@ export const reactMachine = setup({
     [ReactState.Validating]: {
       always: [
         { guard: 'answerIsInvalid', target: ReactState.Concluding, actions: 'endWithRejectedAnswer' },
+        { guard: 'outputNeedsRepair', target: ReactState.AwaitingModel, actions: ['recordOutputRejected', 'emitFact', 'recordModelRequested', 'emitFact'] },
         { guard: 'answerIsFinal', target: ReactState.Concluding, actions: 'endWithFinalAnswer' },
+        { guard: 'answerAsksPerson', target: ReactState.AwaitingHuman, actions: ['recordHumanRequested', 'emitFact'] },
+        // A delegation to another agent ends the run with its handoff; one to a connected subagent
+        // is a call of it, and goes on below like a tool call.
+        { guard: 'answerDelegates', target: ReactState.Concluding, actions: 'endWithDelegation' },
+        { guard: 'toolNeedsApproval', target: ReactState.AwaitingApproval, actions: ['recordToolRequested', 'emitFact'] },
+        { guard: 'toolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolRequested', 'emitFact'] },
         { target: ReactState.AwaitingTool, actions: ['recordToolRequested', 'emitFact'] },
       ],
+    },
+    // The waits for an answer from outside. Nothing is sent from here: the host parks the run in
+    // its log (no process holds it) and resumes it into this state with the answer.
+    [ReactState.AwaitingApproval]: {
+      on: {
+        'tool.approve': [
+          { guard: 'approvedToolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolApproved', 'emitFact'] },
+          { target: ReactState.AwaitingTool, actions: ['recordToolApproved', 'emitFact'] },
+        ],
+        'tool.deny': { target: ReactState.CheckingStop, actions: ['recordToolDenied', 'emitFact'] },
+        'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'approval' } } },
+      },
+    },
+    [ReactState.AwaitingClient]: {
+      on: {
+        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted', 'emitFact'] },
+        'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'client' } } },
+      },
+    },
+    // No answer in time (or a host that cannot wait) leaves the question as the outcome: escalate.
+    [ReactState.AwaitingHuman]: {
+      on: {
+        'human.answer': { target: ReactState.CheckingStop, actions: ['recordHumanAnswered', 'emitFact'] },
+        'wait.expire': { target: ReactState.Concluding, actions: 'endWithUnansweredQuestion' },
+      },
     },
     [ReactState.AwaitingTool]: {
       entry: 'sendToolRequest',
@@ -402,4 +595,3 @@ export const reactMachine = setup({
     [ReactState.Error]: { type: 'final' },
   },
 });
-

@@ -8,6 +8,12 @@ export const ReactState = {
   AwaitingModel: 'awaitingModel',
   Validating: 'validating',
   AwaitingTool: 'awaitingTool',
+  /** The call waits for a person to approve or deny it (`requiresApproval`); the run is parked in its log meanwhile. */
+  AwaitingApproval: 'awaitingApproval',
+  /** The call is the client's to run (`executor: "client"`): the run waits for its result, parked in its log. */
+  AwaitingClient: 'awaitingClient',
+  /** The model asked a person (escalate, request_info): the run waits for the answer, parked in its log. */
+  AwaitingHuman: 'awaitingHuman',
   CheckingStop: 'checkingStop',
   /** The ending is decided: record it, after saving the conversation's memory when the run has one. */
   Concluding: 'concluding',

@@ -2,17 +2,21 @@ import type {
   AgentCoreReactConfig,
   AgentEnvelope,
   FlowRef,
+  HistoryMessage,
   MemoryRequestedData,
+  ParentCall,
   RunEnding,
   TokenUsage,
   ToolSpec,
 } from '../contracts/schema-types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { RecordedFact } from '../events/eventTypes.js';
+import type { RunWait } from '../events/pendingWait.js';
 import type { ModelRequest } from '../actors/model.js';
 import type { ToolRequest, ToolResult } from '../actors/tool.js';
 import type { MemoryAppendRequest } from '../actors/serveActors.js';
 import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
+import type { ContextBudget } from './contextBudget.js';
 
 /**
  * Where a resumed run picks up, derived from the last event of its log:
@@ -20,11 +24,24 @@ import type { AnswerRules, AnswerValidation } from '../validation/validateModelA
  * - `modelResend`: a model request was logged without an answer: ask again;
  * - `validating`: an answer was logged but not judged: validate it again (deterministic);
  * - `toolResend`: a tool request was logged without a result: re-send it with the same key;
- * - `checkingStop`: a tool result was logged: decide whether to go on;
+ * - `approval`: the call waits for a person's approve or deny (its request, or nothing since, was logged last);
+ * - `client`: the call waits for its result from the client that runs it;
+ * - `human`: the model asked a person (escalate, request_info) and waits for the answer;
+ * - `checkingStop`: a tool result (or a denial) was logged: decide whether to go on;
  * - `memoryResend`: the turn's save was logged without its result: send it again (it is idempotent);
  * - `concluding`: the turn was saved: record the ending decided before the save.
  */
-export type ResumeAt = 'model' | 'modelResend' | 'validating' | 'toolResend' | 'checkingStop' | 'memoryResend' | 'concluding';
+export type ResumeAt =
+  | 'model'
+  | 'modelResend'
+  | 'validating'
+  | 'toolResend'
+  | 'approval'
+  | 'client'
+  | 'human'
+  | 'checkingStop'
+  | 'memoryResend'
+  | 'concluding';
 
 /** What a resumed run starts from: the fold of its log and the position in the loop. */
 export interface ResumePoint {
@@ -36,8 +53,12 @@ export interface ResumePoint {
   readonly answerLength?: number;
   /** The logged verdict on the answer, when the log withholds the answer's text. */
   readonly rejection?: ErrorInfo;
+  /** The logged answer had its thought (and reflection) taken out: it gave them. */
+  readonly reasoningHidden?: boolean;
   /** The logged save of the run's turn, when the run was saving its memory. */
   readonly memoryRequested?: MemoryRequestedData;
+  /** What the run waits for, when it resumes at `approval`, `client` or `human`. */
+  readonly wait?: RunWait;
 }
 
 /** Where a run keeps its conversation: the turn is added to it before the run's ending is recorded. */
@@ -54,6 +75,12 @@ export interface RunStart {
   readonly memory?: Record<string, unknown>;
   readonly conversationId?: string;
   readonly flow?: FlowRef;
+  /** Earlier turns of the conversation the run continues, shown to the model before its input. */
+  readonly history?: readonly HistoryMessage[];
+  /** Context shown to the model with its input (files, search results), as one block of text. */
+  readonly context?: string;
+  /** The call that started this run as a subagent of another run. */
+  readonly parent?: ParentCall;
 }
 
 /** Input of the REACT machine. */
@@ -76,6 +103,11 @@ export interface ReactMachineInput {
    * snapshots and the inspector never try to serialise it.
    */
   readonly effects?: () => unknown;
+  /**
+   * The model's context window: when set, each request leaves out the oldest messages that do not
+   * fit (never the system prompt or the input) and `model.requested` logs how many.
+   */
+  readonly contextBudget?: ContextBudget;
 }
 
 /** What does not change during a run: kept in one context member, so each update copies little. */
@@ -90,6 +122,7 @@ export interface ReactSettings {
   readonly resume: ResumePoint | undefined;
   readonly memory: RunMemorySettings | undefined;
   readonly effects: (() => unknown) | undefined;
+  readonly contextBudget: ContextBudget | undefined;
 }
 
 /** The machine's context. The envelope in it is only ever changed through `evolve`. */
@@ -100,17 +133,20 @@ export interface ReactContext {
   readonly validation: AnswerValidation | undefined;
   /** The current answer's original length when the log holds it cut (it was over the limit). */
   readonly answerLength: number | undefined;
-  /** The fact recorded last, for `emitFact` to hand to the recorder. */
-  readonly lastFact: RecordedFact | undefined;
   /** How the run ends, once decided: the terminal event `concluding` records. */
   readonly ending: RunEnding | undefined;
   /** The save of the run's turn, once requested. */
   readonly memoryRequested: MemoryRequestedData | undefined;
   /** True once the memory step is over (saved, or failed and folded into the ending). */
   readonly memoryDone: boolean;
+  /** The fact the last recording action recorded, until `emitFact` hands it to the host. */
+  readonly fact: RecordedFact | undefined;
 }
 
-/** Events the transport actor sends back to the machine. */
+/**
+ * Events the machine takes: the transport actor's replies, and from the host the abort, the
+ * timeout and the answers to a wait (a client tool's result comes as `tool.result`).
+ */
 export type ReactEvent =
   | {
       readonly type: 'model.answer';
@@ -124,6 +160,14 @@ export type ReactEvent =
   | { readonly type: 'memory.saved'; readonly durationMs: number }
   | { readonly type: 'memory.failure'; readonly error: ErrorInfo; readonly durationMs: number }
   | { readonly type: 'abort'; readonly reason?: string }
+  /** From the host: a person approved the call the run waits on (`awaitingApproval`). */
+  | { readonly type: 'tool.approve'; readonly reason?: string }
+  /** From the host: a person denied the call the run waits on; it becomes the model's observation. */
+  | { readonly type: 'tool.deny'; readonly reason?: string }
+  /** From the host: a person's answer to the model's question (`awaitingHuman`); it becomes the model's observation. */
+  | { readonly type: 'human.answer'; readonly text: string }
+  /** From the host: the wait's deadline passed (the machine has no clock: the host reads it off the log). */
+  | { readonly type: 'wait.expire' }
   /** Sent by the host when the run's timeout passes (the machine has no clock of its own). */
   | { readonly type: 'timeout' };
 
@@ -137,6 +181,11 @@ export type TransportCommand =
 export interface FactEmitted {
   readonly type: 'fact';
   readonly fact: RecordedFact;
+}
+
+/** Emitted instead of a fact by a recording step that had nothing to record (a guard let it through without an answer); nobody needs it. */
+export interface NothingEmitted {
+  readonly type: 'nothing';
 }
 
 /** Input of the transport actor the machine invokes. */

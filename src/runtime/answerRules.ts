@@ -1,17 +1,66 @@
-import type { ToolSpec } from '../contracts/schema-types.js';
-import { compileUserSchema, validators } from '../contracts/schemas.js';
+import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
+import { compileOutputSchema, compileUserSchema, validators } from '../contracts/schemas.js';
 import { defaultAnswerLimits, type AnswerLimits, type AnswerRules } from '../validation/validateModelAnswer.js';
+import type { TextActionRules } from '../validation/validateTextAnswer.js';
 
 /**
  * Compiles, once per run, what validating an answer needs: the model-response schema, the allowed
- * tools, and each tool's input schema.
+ * tools, each tool's input schema, and from the agent its reasoning rule and its outputSchema.
  */
 export function buildAnswerRules(
   allowedTools: readonly string[],
   tools: readonly ToolSpec[],
   limits: AnswerLimits = defaultAnswerLimits,
+  agent?: Pick<AgentCoreReactConfig, 'reasoning' | 'outputSchema'>,
 ): AnswerRules {
   const toolInput = new Map<string, (input: unknown) => true | string>();
   for (const tool of tools) toolInput.set(tool.name, compileUserSchema(tool.inputSchema));
-  return { limits, responseSchema: validators.modelResponse, allowedTools: new Set(allowedTools), toolInput };
+  const rules: AnswerRules = { limits, responseSchema: validators.modelResponse, allowedTools: new Set(allowedTools), toolInput };
+  if (agent?.reasoning !== 'explicit' && agent?.outputSchema === undefined) return rules;
+  return {
+    ...rules,
+    ...(agent.reasoning === 'explicit' && { explicitReasoning: true }),
+    ...(agent.outputSchema !== undefined && { outputCheck: compileOutputSchema(agent.outputSchema) }),
+  };
+}
+
+/** The rules last built for a list of tool specs, and what they were built from. */
+interface CachedRules {
+  readonly allowedTools: readonly string[];
+  readonly limits: AnswerLimits | undefined;
+  readonly reasoning: AgentCoreReactConfig['reasoning'];
+  readonly outputSchema: AgentCoreReactConfig['outputSchema'];
+  readonly textActions: TextActionRules | undefined;
+  readonly rules: AnswerRules;
+}
+
+const rulesByTools = new WeakMap<readonly ToolSpec[], CachedRules>();
+
+/**
+ * The answer rules of a run of `agent` with `tools` (and `textActions`, when its answers may take
+ * the text form): {@link buildAnswerRules}, built once for runs that share their tool list and
+ * agent settings, as the runs of one host do. A tool list is read when it is first seen: give
+ * another array rather than changing one in place.
+ */
+export function answerRulesFor(
+  agent: Pick<AgentCoreReactConfig, 'allowedTools' | 'reasoning' | 'outputSchema'>,
+  tools: readonly ToolSpec[],
+  limits?: AnswerLimits,
+  textActions?: TextActionRules,
+): AnswerRules {
+  const cached = rulesByTools.get(tools);
+  if (
+    cached !== undefined &&
+    cached.allowedTools === agent.allowedTools &&
+    cached.limits === limits &&
+    cached.reasoning === agent.reasoning &&
+    cached.outputSchema === agent.outputSchema &&
+    cached.textActions === textActions
+  ) {
+    return cached.rules;
+  }
+  const built = buildAnswerRules(agent.allowedTools, tools, limits, agent);
+  const rules = textActions === undefined ? built : { ...built, textActions };
+  rulesByTools.set(tools, { allowedTools: agent.allowedTools, limits, reasoning: agent.reasoning, outputSchema: agent.outputSchema, textActions, rules });
+  return rules;
 }

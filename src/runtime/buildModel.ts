@@ -5,7 +5,7 @@ import { flowFileInsideRoots } from '../flows/flowFiles.js';
 import { locateJsonSyntaxError } from '../flows/jsonSyntaxError.js';
 import type { ModelActor } from '../actors/model.js';
 import { createScriptedModel } from '../actors/models/scriptedModel.js';
-import { createOpenAiChatModel, resolveOpenAiConfig } from '../actors/models/openAiChatModel.js';
+import { createNodeModel } from '../actors/models/nodeModel.js';
 import type { RunPlan } from './runPlan.js';
 
 /** Options of {@link buildModel}. */
@@ -16,15 +16,23 @@ export interface ModelBuildOptions {
   readonly script?: readonly unknown[];
   /** Folders besides the flow file's own where its `answersFile` may be (`--allow-files`). */
   readonly allowFiles?: readonly string[];
+  /**
+   * The API key the run's caller brought ("bring your own key"): every call of this model sends it
+   * instead of the key in `$<apiKeyEnv>`, which is then not required. It goes to the model beside
+   * each request, never in it, so no event, log line or trace message carries it (see
+   * `ModelCallOptions.apiKey`). Ignored by a scripted model.
+   */
+  readonly modelApiKey?: string | undefined;
 }
 
 /**
- * Builds the plan's model actor: the scripted model (answers inline or from `answersFile`) or an
- * OpenAI-compatible one, whose name and key come from the node or the environment. Only what
- * hosts the model calls it (an embedded run, a model worker).
+ * Builds the plan's model actor: the scripted model (answers inline or from `answersFile`), an
+ * Anthropic Messages one (`provider: "anthropic"`) or an OpenAI-compatible one, whose name and key
+ * come from the node or the environment (or the key from `modelApiKey`). Only what hosts the model
+ * calls it (an embedded run, a model worker). The provider libraries are loaded at the first call.
  *
  * @throws RedflowError `MODEL_CONFIG_INVALID` when the model cannot be set up (no model name, no
- *   answers, an unreadable answers file).
+ *   answers, an unreadable answers file); `MODEL_PROVIDER_UNKNOWN`; `MODEL_KEY_MISSING`.
  *
  * @example
  * ```ts
@@ -34,7 +42,7 @@ export interface ModelBuildOptions {
 export async function buildModel(plan: Pick<RunPlan, 'model' | 'baseDir'>, options: ModelBuildOptions = {}): Promise<ModelActor> {
   if (options.script) return createScriptedModel(options.script);
   const config = plan.model.config;
-  if (config.provider !== 'scripted') return createOpenAiChatModel(resolveOpenAiConfig(config, options.env ?? process.env));
+  if (config.provider !== 'scripted') return createNodeModel(config, options.env ?? process.env, { apiKey: options.modelApiKey });
   return createScriptedModel(await scriptedAnswers(config, plan.baseDir, options.allowFiles ?? []));
 }
 

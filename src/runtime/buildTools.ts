@@ -1,10 +1,15 @@
+import path from 'node:path';
 import type { ToolSpec } from '../contracts/schema-types.js';
 import { NodeType } from '../flows/nodeTypes.js';
+import { flowToolOutsideNodeRed } from '../flows/nodeRedOnly.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { createHttpTool } from '../actors/tools/httpTool.js';
 import { loadModuleTool } from '../actors/tools/moduleTool.js';
 import { missingConnectionStringEnv, noConnectionStringError } from '../actors/tools/postgresConnectionEnv.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { flowFileInsideRoots } from '../flows/flowFiles.js';
 import type { PlannedTool, RunPlan } from './runPlan.js';
+import { DEFAULT_SUBAGENT_TIMEOUT_MS, subagentToolSpec, type SubagentHost } from './subagentTool.js';
 
 /** Options of {@link buildTools} and {@link allowedToolSpecs}. */
 export interface ToolBuildOptions {
@@ -12,6 +17,11 @@ export interface ToolBuildOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** Folders besides the flow file's own where a `tool.module` may be (`--allow-files`). */
   readonly allowFiles?: readonly string[];
+  /**
+   * Runs the flow's subagents (`agent.ref`): makes the tool each one's calls go to. Without it, a
+   * flow with a subagent cannot have its tools served here (`TOOL_CONFIG_INVALID`).
+   */
+  readonly subagents?: SubagentHost;
 }
 
 /** A plan's tools, built. */
@@ -29,7 +39,9 @@ export interface BuiltTools {
  * here) and `tool.postgres` (its connection string must be there now; its pool is made at its first call). Only what serves the tools calls
  * it (an embedded run, a tool worker); on a failure, what was built is released before it throws.
  *
- * @throws RedflowError `TOOL_MODULE_INVALID` or `TOOL_CONFIG_INVALID` for a tool that cannot be built.
+ * @throws RedflowError `TOOL_MODULE_INVALID` or `TOOL_CONFIG_INVALID` for a tool that cannot be built;
+ *   `DEPENDENCY_MISSING` when a `tool.postgres` is served without the `pg` package, or a
+ *   TypeScript `tool.module` is loaded without `tsx`.
  *
  * @example
  * ```ts
@@ -59,6 +71,14 @@ async function buildSome(
   try {
     for (const planned of plan.tools) {
       if (only && !only.has(planned.name)) continue;
+      // A client tool is run by the run's client: nothing here builds or serves it.
+      if (planned.type === NodeType.ToolClient) continue;
+      if (planned.type === NodeType.ToolFlow) throw flowToolOutsideNodeRed(planned.name);
+      if (planned.type === NodeType.AgentRef) {
+        // Its spec comes from its node; only a host that serves it needs its flow.
+        if (serving) tools.push(await buildSubagent(planned, plan.baseDir, options));
+        continue;
+      }
       const built = await buildTool(planned, plan.baseDir, options, serving);
       tools.push(built.tool);
       if (built.close) closers.push(built.close);
@@ -71,7 +91,7 @@ async function buildSome(
 }
 
 async function buildTool(
-  planned: PlannedTool,
+  planned: Exclude<PlannedTool, { type: typeof NodeType.ToolClient | typeof NodeType.ToolFlow | typeof NodeType.AgentRef }>,
   baseDir: string,
   options: ToolBuildOptions,
   serving: boolean,
@@ -88,10 +108,42 @@ async function buildTool(
       if (missing !== undefined) throw noConnectionStringError(`postgres tool '${planned.name}'`, missing);
       // Loaded only for flows that use it: the PostgreSQL driver is not needed otherwise.
       const { createPostgresTool } = await import('../actors/tools/postgresTool.js');
+      // `pg` is an optional peer: without it, DEPENDENCY_MISSING now rather than at the first call.
+      if (serving) await (await import('../actors/tools/postgresDriver.js')).loadPostgresDriver();
       const tool = createPostgresTool({ ...planned.config, name: planned.name }, { env: options.env ?? process.env });
       return { tool, close: () => tool.close() };
     }
   }
+}
+
+/**
+ * A subagent's tool, from its host: its flow file must be inside the folders allowed for flow
+ * files (`FLOW_FILE_OUTSIDE_ROOTS`), checked here before anything of it is read.
+ */
+async function buildSubagent(
+  planned: Extract<PlannedTool, { type: typeof NodeType.AgentRef }>,
+  baseDir: string,
+  options: ToolBuildOptions,
+): Promise<ToolDefinition> {
+  if (options.subagents === undefined) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `subagent "${planned.name}" cannot run here: this host runs no subagents`, {
+        hint: 'run the flow with redflow run, redflow serve or redflow worker (embedded or on a cluster)',
+      }),
+    );
+  }
+  const roots = [baseDir, ...(options.allowFiles ?? []).map((dir) => path.resolve(dir))];
+  const flowPath = await flowFileInsideRoots(planned.config.flow, 'subagent flow', { baseDir, roots });
+  const spec = subagentToolSpec(planned.name, planned.config);
+  return options.subagents({
+    name: planned.name,
+    nodeId: planned.nodeId,
+    flow: planned.config.flow,
+    flowPath,
+    roots,
+    timeoutMs: planned.config.timeoutMs ?? DEFAULT_SUBAGENT_TIMEOUT_MS,
+    description: spec.description,
+  });
 }
 
 /**
@@ -112,9 +164,41 @@ async function buildTool(
  * ```
  */
 export async function allowedToolSpecs(plan: Pick<RunPlan, 'tools' | 'baseDir' | 'agent'>, options: ToolBuildOptions = {}): Promise<ToolSpec[]> {
-  const built = await buildSome(plan, options, new Set(plan.agent.allowedTools), false);
+  const allowed = new Set(plan.agent.allowedTools);
+  const built = await buildSome(plan, options, allowed, false);
   await built.close();
-  return toolSpecs(built.tools);
+  return specsInPlanOrder(plan, toolSpecs(built.tools), allowed);
+}
+
+/**
+ * The specs of the plan's tools (those in `only`, when given) in plan order: the built tools'
+ * specs, each client tool's spec from its node (`executor: "client"`) and each subagent's from its
+ * node (`subagent`), so every mode shows the model the same list in the same order.
+ */
+export function specsInPlanOrder(plan: Pick<RunPlan, 'tools'>, built: readonly ToolSpec[], only?: ReadonlySet<string>): ToolSpec[] {
+  const byName = new Map(built.map((spec) => [spec.name, spec]));
+  const specs: ToolSpec[] = [];
+  for (const planned of plan.tools) {
+    if (only && !only.has(planned.name)) continue;
+    const spec =
+      planned.type === NodeType.ToolClient
+        ? clientToolSpec(planned)
+        : planned.type === NodeType.AgentRef
+          ? subagentToolSpec(planned.name, planned.config)
+          : byName.get(planned.name);
+    if (spec) specs.push(spec);
+  }
+  return specs;
+}
+
+/** What the model is told about a client tool: its node's name, description and input schema. */
+function clientToolSpec(planned: Extract<PlannedTool, { type: typeof NodeType.ToolClient }>): ToolSpec {
+  return {
+    name: planned.name,
+    description: planned.config.description ?? `${planned.name}, run by the client`,
+    inputSchema: planned.config.inputSchema ?? { type: 'object' },
+    executor: 'client',
+  };
 }
 
 /** The specs of built tools: what a run records and the core validates against. */

@@ -48,7 +48,7 @@ export function serveActors(options: EmbeddedActorsOptions): ServedActors {
   const ownTransport = options.transport === undefined;
   const transport = options.transport ?? createInProcessTransport();
   const modelSubject = Subject.model(prefix, options.modelId ?? 'model');
-  const served: Subscription[] = [serveModel(transport, modelSubject, options.model)];
+  const served: Subscription[] = [serveModel(transport, modelSubject, options.model, { chunkPrefix: prefix })];
   for (const tool of options.tools) served.push(serveTool(transport, Subject.tool(prefix, tool.name), tool));
   const memoryId = options.memoryId ?? 'memory';
   if (options.memory) served.push(serveMemory(transport, prefix, memoryId, options.memory));

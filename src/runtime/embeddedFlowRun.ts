@@ -1,21 +1,29 @@
 import type { InspectionEvent } from 'xstate';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, ParentCall, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { openJsonlEventStore, readJsonlLog, repairTornTail, type JsonlFsyncMode } from '../events/jsonlEventStore.js';
+import { openJsonlEventStore, readJsonlLog, type JsonlFsyncMode } from '../events/jsonlEventStore.js';
+import { readResumableLog } from './resumableLog.js';
 import type { LogProblem } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
+import { judgeAnswer, type WaitAnswer } from '../events/pendingWait.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
+import type { RunChunk } from '../actors/serveActors.js';
+import { Subject } from '../actors/subjects.js';
 import { buildFlowActors, type FlowActors } from './flowActors.js';
 import { checkRunInput } from './dataLimits.js';
 import { serveActors, type ServedActors } from './embeddedActors.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from './runAgent.js';
 import type { Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
+import { checkFitsBudget } from './contextBudgetFor.js';
+import { systemPromptFor } from '../machines/prompt.js';
+import { embeddedSubagents } from './embeddedSubagents.js';
+import type { SubagentHost } from './subagentTool.js';
 
 /** Where embedded runs keep their logs unless told otherwise. */
 export const DEFAULT_RUNS_DIR = path.join('.redflow', 'runs');
@@ -35,6 +43,23 @@ export interface EmbeddedOptions {
   readonly inspect?: (event: InspectionEvent) => void;
   /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
   readonly allowFiles?: readonly string[];
+  /**
+   * The API key the run's caller brought ("bring your own key"): the run's model calls send it
+   * instead of `$<apiKeyEnv>` (which is then not required). It is never written to the log, an
+   * event, output or an error: the model gets it beside each request, holds it as a secret only
+   * while a call runs, and redacts it from what the server sends back.
+   */
+  readonly modelApiKey?: string;
+  /**
+   * Sees each piece of the model's answers as it streams, for a live view (`redflow run` shows it
+   * on its status line). Never logged: the log records each answer once, whole.
+   */
+  readonly onChunk?: (chunk: RunChunk) => void;
+  /**
+   * Sees every event of the run's subagent runs (and of theirs), once it is in its log; their own
+   * logs are beside the run's, named `<traceId>-<iteration>.jsonl` after the call that started each.
+   */
+  readonly onSubagentEvent?: (event: AgentEvent) => void;
 }
 
 /** Options of {@link runFlowFile}. */
@@ -47,6 +72,8 @@ export interface FlowRunOptions extends EmbeddedOptions {
   readonly ids?: IdSource;
   /** Loads this conversation's memory into the run and saves the new turn at the end. */
   readonly conversationId?: string;
+  /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
+  readonly parent?: ParentCall;
 }
 
 /** A run of a flow file, under way. */
@@ -74,7 +101,16 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
   // First: an input the run cannot hold must leave nothing behind, not even a log.
   checkRunInput(options.input);
   const { flow, baseDir, warnings, flowPath } = await loadValidFlow(options.flowPath, undefined, options.allowFiles);
-  const actors = await buildFlowActors(flow, { baseDir, ...optional('allowFiles', options.allowFiles), ...optional('env', options.env), ...optional('script', options.script) });
+  const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
+  const logPath = path.resolve(options.logPath ?? path.join(DEFAULT_RUNS_DIR, `${traceId}.jsonl`));
+  const actors = await buildFlowActors(flow, {
+    baseDir,
+    ...optional('allowFiles', options.allowFiles),
+    ...optional('env', options.env),
+    ...optional('script', options.script),
+    ...optional('modelApiKey', options.modelApiKey),
+    subagents: subagentsOf(options, path.dirname(logPath)),
+  });
   if (actors.checkInput) {
     const verdict = actors.checkInput(options.input);
     if (verdict !== true) {
@@ -85,6 +121,11 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
       );
     }
   }
+  // Checked again by startRun; here too, so a refused run leaves no log behind.
+  if (actors.contextBudget) {
+    const input = typeof options.input === 'string' ? options.input : (JSON.stringify(options.input) ?? 'null');
+    checkFitsBudget([systemPromptFor(allowedSpecs(actors.toolSpecs, actors.agent), actors.agent), input], actors.contextBudget);
+  }
   if (options.conversationId !== undefined && !isValidConversationId(options.conversationId)) {
     throw new RedflowError(
       errorInfo(ErrorCode.MEMORY_KEY_INVALID, `"${options.conversationId}" is not a valid conversation id`, {
@@ -92,8 +133,6 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
       }),
     );
   }
-  const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
-  const logPath = path.resolve(options.logPath ?? path.join(DEFAULT_RUNS_DIR, `${traceId}.jsonl`));
   await mkdir(path.dirname(logPath), { recursive: true });
   const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync));
   if (store.lastSeq() > 0) {
@@ -105,14 +144,17 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
     );
   }
   const served = serve(actors, flow);
+  followChunks(served, traceId, options.onChunk);
   const memory = runMemory(served, actors, options.conversationId);
   const handle = startRun({
-    ...environment(options, served, actors.agent, allowedSpecs(served.tools, actors.agent)),
+    ...environment(options, served, actors.agent, allowedSpecs(actors.toolSpecs, actors.agent)),
+    ...(actors.contextBudget && { contextBudget: actors.contextBudget }),
     store,
     input: options.input,
     traceId,
     flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
     ...(memory && { memory }),
+    ...(options.parent !== undefined && { parent: options.parent }),
   });
   // A run that fails before its first event (its memory cannot be loaded) leaves no empty log behind.
   const closeLog = async () => {
@@ -127,6 +169,12 @@ export interface ResumeOptions extends EmbeddedOptions {
   readonly logPath: string;
   /** The flow to take the actors from; default the flow recorded in the log. */
   readonly flowPath?: string;
+  /**
+   * The answer to the wait the log ends in (an approval, a client tool's result, the deadline
+   * passing): the run resumes into its wait and takes it. Judged against the log as read once its
+   * lock is held, so of two processes answering one wait, one wins and the other is refused.
+   */
+  readonly answer?: WaitAnswer;
 }
 
 /**
@@ -142,23 +190,14 @@ export interface ResumeOptions extends EmbeddedOptions {
  */
 export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun> {
   const logPath = path.resolve(options.logPath);
-  let read = await readJsonlLog(logPath);
-  let repaired: LogProblem | undefined;
-  const [problem] = read.problems;
-  if (problem && problem.code === ErrorCode.LOG_RECORD_TORN) {
-    await repairTornTail(logPath);
-    repaired = problem;
-    read = await readJsonlLog(logPath);
-  }
-  const [damage] = read.problems;
-  if (damage) {
-    throw new RedflowError(
-      errorInfo(damage.code, `${logPath} line ${damage.position}: ${damage.message}`, {
-        hint: 'the log is damaged before its end and cannot be trusted to resume from; `redflow replay` shows what is readable',
-      }),
-    );
-  }
+  const read = await readResumableLog(logPath);
+  const { repaired } = read;
   const status = logStatus(read.events);
+  // An answer that does not fit is refused before any flow is loaded (and again under the lock).
+  if (options.answer !== undefined) {
+    const verdict = judgeAnswer(read.events, options.answer);
+    if (!verdict.ok) throw new RedflowError(verdict.error);
+  }
   const flowPath = options.flowPath ?? status.started.flow?.path;
   if (!flowPath) {
     throw new RedflowError(
@@ -166,19 +205,59 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
     );
   }
   const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
-  const actors = await buildFlowActors(flow, { baseDir, ...optional('allowFiles', options.allowFiles), ...optional('env', options.env), ...optional('script', options.script) });
+  const actors = await buildFlowActors(flow, {
+    baseDir,
+    ...optional('allowFiles', options.allowFiles),
+    ...optional('env', options.env),
+    ...optional('script', options.script),
+    ...optional('modelApiKey', options.modelApiKey),
+    subagents: subagentsOf(options, path.dirname(logPath)),
+  });
   const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync));
   const served = serve(actors, flow);
+  followChunks(served, (read.events[0] as AgentEvent).traceId, options.onChunk);
   const conversationId = status.started.conversationId;
   const memory = runMemory(served, actors, conversationId);
   // The log decides what the agent is: its config and tools as recorded when the run started.
-  const handle = resumeRun({
-    ...environment(options, served, status.started.agent, status.started.tools),
-    store,
-    events: read.events,
-    ...(memory && { memory }),
-  });
+  let handle: RunHandle;
+  try {
+    // With the lock held, the log is what it is: another process may have answered the wait first.
+    const events = options.answer === undefined ? read.events : (await readJsonlLog(logPath)).events;
+    handle = resumeRun({
+      ...environment(options, served, status.started.agent, status.started.tools),
+      ...(actors.contextBudget && { contextBudget: actors.contextBudget }),
+      store,
+      events,
+      ...(memory && { memory }),
+      ...(options.answer !== undefined && { answer: options.answer }),
+    });
+  } catch (error) {
+    await store.close();
+    await served.close();
+    await actors.close();
+    throw error;
+  }
   return embeddedRun(handle, logPath, warnings, served, store.close, actors.close, repaired);
+}
+
+/**
+ * The run's subagents, run in this process with logs in `runsDir` (the run's own folder): they
+ * take the run's environment, fsync policy, clock and subagent event listener (their own events go
+ * to it too, and so do their subagents').
+ */
+function subagentsOf(options: EmbeddedOptions, runsDir: string): SubagentHost {
+  const inherited = {
+    ...optional('env', options.env),
+    ...optional('fsync', options.fsync),
+    ...optional('clock', options.clock),
+    ...optional('onEvent', options.onSubagentEvent),
+    ...optional('onSubagentEvent', options.onSubagentEvent),
+  };
+  return embeddedSubagents({
+    runsDir,
+    run: (child) => runFlowFile({ ...inherited, ...child }),
+    resume: (child) => resumeFromLog({ ...inherited, ...child }),
+  });
 }
 
 function serve(actors: FlowActors, flow: ResolvedFlow): ServedActors {
@@ -188,6 +267,12 @@ function serve(actors: FlowActors, flow: ResolvedFlow): ServedActors {
     modelId: flow.model.id,
     ...(actors.memory && { memory: actors.memory.store, memoryId: actors.memory.nodeId }),
   });
+}
+
+/** Hands the run's answers' pieces to `onChunk` (until the actors stop being served, which ends the subscription). */
+function followChunks(served: ServedActors, traceId: string, onChunk: ((chunk: RunChunk) => void) | undefined): void {
+  if (onChunk === undefined) return;
+  served.transport.subscribe(Subject.runChunk(served.prefix, traceId), (message) => onChunk(message.data as RunChunk));
 }
 
 function runMemory(served: ServedActors, actors: FlowActors, conversationId: string | undefined): RunMemory | undefined {

@@ -1,4 +1,4 @@
-import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
 import type { InputValidator } from '../contracts/schemas.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';
 import type { MemoryStore } from '../actors/memory.js';
@@ -6,8 +6,11 @@ import type { ModelActor } from '../actors/model.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { planRun } from './runPlan.js';
 import { buildModel } from './buildModel.js';
-import { buildTools } from './buildTools.js';
+import { buildTools, specsInPlanOrder, toolSpecs } from './buildTools.js';
 import { buildMemoryStore } from './buildMemoryStore.js';
+import type { ContextBudget } from '../machines/contextBudget.js';
+import { contextBudgetFor } from './contextBudgetFor.js';
+import type { SubagentHost } from './subagentTool.js';
 
 export { readAnswersFile } from './buildModel.js';
 
@@ -21,17 +24,25 @@ export interface FlowActorOptions {
   readonly script?: readonly unknown[];
   /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
   readonly allowFiles?: readonly string[];
+  /** The API key the run's caller brought, for the model's calls instead of the environment's (see `ModelBuildOptions.modelApiKey`). */
+  readonly modelApiKey?: string | undefined;
+  /** Runs the flow's subagents (`agent.ref`); see `ToolBuildOptions.subagents`. */
+  readonly subagents?: SubagentHost;
 }
 
 /** The actors a flow's nodes describe, ready to serve. */
 export interface FlowActors {
   readonly agent: AgentCoreReactConfig;
   readonly model: ModelActor;
-  /** Every connected tool; the model may call those in `agent.allowedTools`. */
+  /** Every connected tool this process runs; the model may call those in `agent.allowedTools`. */
   readonly tools: readonly ToolDefinition[];
+  /** What the model is told about every connected tool, in node order: those above, and the client tools (`executor: "client"`). */
+  readonly toolSpecs: readonly ToolSpec[];
   readonly memory?: { readonly store: MemoryStore; readonly maxTurns: number; readonly nodeId: string };
   /** Checks a run's input against the trigger's inputSchema, when it has one. */
   readonly checkInput?: InputValidator;
+  /** The model's window, when its node sets `contextTokens`: requests leave out the oldest messages to fit. */
+  readonly contextBudget?: ContextBudget;
   /**
    * Releases what the tools hold (a `tool.postgres` pool): call it once the run is over and the
    * actors are no longer served. Never rejects; safe to call more than once.
@@ -57,12 +68,15 @@ export async function buildFlowActors(flow: ResolvedFlow, options: FlowActorOpti
   const model = await buildModel(plan, options);
   const { tools, close } = await buildTools(plan, options);
   const memory = buildMemoryStore(plan, options);
+  const contextBudget = await contextBudgetFor(plan.model.config);
   return {
     agent: plan.agent,
     model,
     tools,
+    toolSpecs: specsInPlanOrder(plan, toolSpecs(tools)),
     ...(memory && { memory }),
     ...(plan.checkInput && { checkInput: plan.checkInput }),
+    ...(contextBudget && { contextBudget }),
     close,
   };
 }

@@ -34,6 +34,8 @@ export interface Recorder {
   settled(): Promise<void>;
   /** The seq of the last recorded event. */
   readonly lastSeq: number;
+  /** The last event appended to the log, once one is. */
+  readonly lastEvent: AgentEvent | undefined;
 }
 
 /**
@@ -41,82 +43,107 @@ export interface Recorder {
  * A store that appends synchronously (memory) is used without any wait.
  */
 export function createRecorder(options: RecorderOptions): Recorder {
-  const { traceId, store, clock, trace, onEvent, onFailure } = options;
-  let seq = options.afterSeq ?? 0;
-  const queue: AgentEvent[] = [];
-  let draining: Promise<void> | undefined;
-  let failed: ErrorInfo | undefined;
-  let failure: Promise<void> | undefined;
-  // Events come in bursts within one millisecond: format each millisecond's time once.
-  let stampedMs = Number.NaN;
-  let stamp = '';
+  return new RunRecorder(options);
+}
 
-  const deliver = (event: AgentEvent) => {
+/**
+ * The recorder as a class: one object per run, its methods shared by every run (a run that waits
+ * holds its recorder, so per-run closures would be memory held by every idle run).
+ */
+class RunRecorder implements Recorder {
+  private readonly options: RecorderOptions;
+  private seq: number;
+  private readonly queue: AgentEvent[] = [];
+  private draining: Promise<void> | undefined = undefined;
+  private failed: ErrorInfo | undefined = undefined;
+  private failure: Promise<void> | undefined = undefined;
+  // Events come in bursts within one millisecond: format each millisecond's time once.
+  private stampedMs = Number.NaN;
+  private stamp = '';
+  private last: AgentEvent | undefined = undefined;
+
+  constructor(options: RecorderOptions) {
+    this.options = options;
+    this.seq = options.afterSeq ?? 0;
+  }
+
+  get lastSeq(): number {
+    return this.seq;
+  }
+
+  get lastEvent(): AgentEvent | undefined {
+    return this.last;
+  }
+
+  record(fact: RecordedFact): void {
+    this.seq += 1;
+    if (this.failed) return;
+    const { traceId, store, clock } = this.options;
+    const now = clock.now();
+    if (now !== this.stampedMs) {
+      this.stampedMs = now;
+      this.stamp = new Date(now).toISOString();
+    }
+    const seq = this.seq;
+    const event = { id: eventId(traceId, seq), traceId, seq, type: fact.type, time: this.stamp, iteration: fact.iteration, data: fact.data } as AgentEvent;
+    if (!this.draining && store.appendSync) {
+      try {
+        store.appendSync(event);
+      } catch (error) {
+        this.fail(error);
+        return;
+      }
+      this.deliver(event);
+      return;
+    }
+    this.queue.push(event);
+    if (!this.draining) {
+      const draining = this.drain().finally(() => {
+        this.draining = undefined;
+      });
+      // Waiters see the failure through pending(); nobody has to be waiting.
+      draining.catch(() => undefined);
+      this.draining = draining;
+    }
+  }
+
+  pending(): Promise<void> | undefined {
+    return this.failure ?? this.draining;
+  }
+
+  settled(): Promise<void> {
+    return (this.draining ?? Promise.resolve()).catch(() => undefined);
+  }
+
+  private deliver(event: AgentEvent): void {
+    this.last = event;
+    const { trace, onEvent, traceId } = this.options;
     if (trace) trace.transport.publish(Subject.trace(trace.prefix, traceId, event.type), event);
     onEvent?.(event);
-  };
-  const fail = (error: unknown) => {
-    failed = toErrorInfo(error, ErrorCode.LOG_CONCURRENT_WRITER);
-    failure = Promise.reject(error);
+  }
+
+  private fail(error: unknown): void {
+    const failed = toErrorInfo(error, ErrorCode.LOG_CONCURRENT_WRITER);
+    this.failed = failed;
+    const failure = Promise.reject(error);
     failure.catch(() => undefined);
-    queue.length = 0;
-    onFailure?.(failed);
-  };
-  const drain = async () => {
-    while (queue.length > 0 && !failed) {
+    this.failure = failure;
+    this.queue.length = 0;
+    this.options.onFailure?.(failed);
+  }
+
+  private async drain(): Promise<void> {
+    const { queue } = this;
+    while (queue.length > 0 && !this.failed) {
       const event = queue[0] as AgentEvent;
       try {
-        await store.append(event);
+        await this.options.store.append(event);
       } catch (error) {
-        fail(error);
+        this.fail(error);
         throw error;
       }
       queue.shift();
-      deliver(event);
+      this.deliver(event);
     }
-  };
-
-  return {
-    record(fact) {
-      seq += 1;
-      if (failed) return;
-      const now = clock.now();
-      if (now !== stampedMs) {
-        stampedMs = now;
-        stamp = new Date(now).toISOString();
-      }
-      const event: AgentEvent = {
-        id: eventId(traceId, seq),
-        traceId,
-        seq,
-        type: fact.type,
-        time: stamp,
-        iteration: fact.iteration,
-        data: fact.data,
-      } as AgentEvent;
-      if (!draining && store.appendSync) {
-        try {
-          store.appendSync(event);
-        } catch (error) {
-          fail(error);
-          return;
-        }
-        deliver(event);
-        return;
-      }
-      queue.push(event);
-      if (!draining) {
-        draining = drain().finally(() => {
-          draining = undefined;
-        });
-        // Waiters see the failure through pending(); nobody has to be waiting.
-        draining.catch(() => undefined);
-      }
-    },
-    pending: () => failure ?? draining,
-    settled: () => (draining ?? Promise.resolve()).catch(() => undefined),
-    get lastSeq() {
-      return seq;
-    },
-  };
+  }
 }

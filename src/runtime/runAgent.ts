@@ -1,20 +1,24 @@
-import { createActor, type Actor, type InspectionEvent } from 'xstate';
-import type { AgentCoreReactConfig, AgentEnvelope, FlowRef, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
-import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { Actor, InspectionEvent } from 'xstate';
+import type { AgentCoreReactConfig, AgentEnvelope, FlowRef, HistoryMessage, ParentCall, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
+import { RedflowError } from '../errors.js';
 import type { EventStore } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { logStatus } from '../events/resumePoint.js';
-import { reactMachine } from '../machines/reactMachine.js';
-import type { ReactMachineInput, ResumePoint } from '../machines/reactTypes.js';
+import { isPastDeadline, judgeAnswer, type WaitAnswer } from '../events/pendingWait.js';
 import type { Transport } from '../actors/transport.js';
 import type { MemoryRecord } from '../actors/memory.js';
-import { buildAnswerRules } from './answerRules.js';
 import { systemClock, type Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
-import { createRecorder } from './recorder.js';
 import { checkMemoryRecord, checkRunInput } from './dataLimits.js';
-import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
+import { checkFitsBudget } from './contextBudgetFor.js';
+import { systemPromptFor } from '../machines/prompt.js';
+import { RunWaitingError } from './runWaitingError.js';
+import type { ActorSubjects } from './transportActor.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
+import type { TextActionRules } from '../validation/validateTextAnswer.js';
+import type { ContextBudget } from '../machines/contextBudget.js';
+import { launch, type runtimeMachine } from './runSession.js';
+import type { RunStart } from '../machines/reactTypes.js';
 
 /** Where a run's memory lives: a memory actor reached on the transport. */
 export interface RunMemory {
@@ -47,9 +51,14 @@ export interface RunEnvironment {
   /** Sees every inspection event of the run's statechart (the Stately inspector attaches here). */
   readonly inspect?: (event: InspectionEvent) => void;
   readonly modelTimeoutMs?: number;
+  /** Longest wait for a tool's reply (a call Redflow makes; a client tool's wait is bounded by the agent's `waitTimeoutMs`). */
   readonly toolTimeoutMs?: number;
   /** One attempt's limit; a request failing at the transport is re-sent until the totals above. */
   readonly attemptTimeoutMs?: number;
+  /** The model's context window: each request leaves out the oldest messages that do not fit. */
+  readonly contextBudget?: ContextBudget;
+  /** Also take answers in the text ReAct form (`Action: name(…)`), as the step service's sessions do. */
+  readonly textActions?: TextActionRules;
 }
 
 /** Options of {@link startRun}. */
@@ -58,6 +67,12 @@ export interface StartRunOptions extends RunEnvironment {
   readonly traceId?: string;
   readonly ids?: IdSource;
   readonly flow?: FlowRef;
+  /** Earlier turns of the conversation this run continues, shown to the model before its input (logged in `run.started`). */
+  readonly history?: readonly HistoryMessage[];
+  /** Context shown to the model with its input, as one block of text (logged in `run.started`). */
+  readonly context?: string;
+  /** The call of another run that starts this one as its subagent (logged in `run.started`: the child's link to its parent). */
+  readonly parent?: ParentCall;
 }
 
 /** How a run ended. */
@@ -73,7 +88,12 @@ export interface RunResult {
 /** A run under way. */
 export interface RunHandle {
   readonly traceId: string;
-  /** Resolves when the run has ended and its last event is in the log. */
+  /**
+   * Resolves when the run has ended and its last event is in the log. Rejects with
+   * {@link RunWaitingError} (`RUN_WAITING`) when the run waits for an answer from outside (an
+   * approval, a client tool's result): the wait is then in the log and no process holds the run;
+   * the answer resumes it (`answerWaitingRun`).
+   */
   readonly result: Promise<RunResult>;
   /** Ends the run as `aborted` from whatever state it is in. */
   abort(reason?: string): void;
@@ -104,25 +124,33 @@ export function startRun(options: StartRunOptions): RunHandle {
   // Hosts check it before they create anything (a log, a run record); checked here too, for
   // callers of the library, since deeper data would overflow the prompt builder's stack.
   checkRunInput(options.input);
+  // The system prompt and the input are never left out to fit the window: a run they overflow is refused.
+  if (options.contextBudget !== undefined) {
+    const input = typeof options.input === 'string' ? options.input : (JSON.stringify(options.input) ?? 'null');
+    checkFitsBudget([systemPromptFor(options.tools, options.agent), input], options.contextBudget);
+  }
   const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
   const clock = options.clock ?? systemClock;
   return launch(options, traceId, async () => {
     const memory = options.memory ? await loadMemory(options, options.memory) : undefined;
-    return {
-      run: {
-        input: options.input,
-        startedAt: new Date(clock.now()).toISOString(),
-        ...(memory !== undefined && { memory }),
-        ...(options.memory && { conversationId: options.memory.conversationId }),
-        ...(options.flow !== undefined && { flow: options.flow }),
-      },
-    };
+    const run = runStart(options.input, new Date(clock.now()).toISOString(), options);
+    if (memory !== undefined) run.memory = memory;
+    if (options.memory) run.conversationId = options.memory.conversationId;
+    return { run };
   });
 }
 
 /** Options of {@link resumeRun}: the environment, and the run's log as read back. */
 export interface ResumeRunOptions extends RunEnvironment {
   readonly events: readonly AgentEvent[];
+  /**
+   * The answer to the wait the log ends in (a person's decision, a client tool's result, or the
+   * wait's deadline passing): the run resumes into its wait and takes it. Without one, a run whose
+   * log ends in a wait stays parked (`result` rejects with `RUN_WAITING` at once, nothing recorded).
+   * Once the wait's deadline has passed (by `clock`), the wait expires instead, answer or not: the
+   * run ends blocked with `WAIT_EXPIRED`.
+   */
+  readonly answer?: WaitAnswer;
 }
 
 /**
@@ -140,133 +168,47 @@ export interface ResumeRunOptions extends RunEnvironment {
 export function resumeRun(options: ResumeRunOptions): RunHandle {
   const status = logStatus(options.events);
   const traceId = status.started === undefined ? '' : (options.events[0] as AgentEvent).traceId;
-  if (status.kind === 'finished') {
-    const last = options.events[options.events.length - 1] as AgentEvent;
-    return {
-      traceId,
-      result: Promise.resolve({ traceId, outcome: status.outcome, envelope: status.envelope, lastSeq: last.seq }),
-      abort: () => undefined,
-      stop: () => undefined,
-      actor: () => undefined,
-    };
+  const lastSeq = (options.events[options.events.length - 1] as AgentEvent).seq;
+  if (options.answer !== undefined) {
+    const verdict = judgeAnswer(options.events, options.answer);
+    if (!verdict.ok) throw new RedflowError(verdict.error);
   }
+  if (status.kind === 'finished') return settledHandle(traceId, Promise.resolve({ traceId, outcome: status.outcome, envelope: status.envelope, lastSeq }));
   const { started, point } = status;
-  return launch(options, traceId, async () => ({
-    run: {
-      input: started.input,
-      startedAt: started.startedAt,
-      ...(started.memory !== undefined && { memory: started.memory }),
-      ...(started.conversationId !== undefined && { conversationId: started.conversationId }),
-      ...(started.flow !== undefined && { flow: started.flow }),
-    },
-    resume: point,
-  }));
+  // A wait past its deadline takes no answer: it expires, whoever resumes it (a late answer, or none).
+  const expired = point.wait !== undefined && isPastDeadline(point.wait, (options.clock ?? systemClock).now());
+  const answer: WaitAnswer | undefined = expired ? { kind: 'expire' } : options.answer;
+  // A parked run stays parked until its answer comes: resuming it without one records nothing.
+  if (point.wait !== undefined && answer === undefined) {
+    const parked = Promise.reject(new RunWaitingError(traceId, point.wait, point.envelope, lastSeq));
+    parked.catch(() => undefined);
+    return settledHandle(traceId, parked);
+  }
+  const timeoutMs = options.timeoutMs ?? started.timeoutMs;
+  return launch({ ...options, ...(timeoutMs !== undefined && { timeoutMs }) }, traceId, async () => {
+    const run = runStart(started.input, started.startedAt, started);
+    if (started.memory !== undefined) run.memory = started.memory;
+    if (started.conversationId !== undefined) run.conversationId = started.conversationId;
+    return { run, resume: point, ...(answer !== undefined && point.wait !== undefined && { answer: { answer, wait: point.wait } }) };
+  });
 }
 
-/** The REACT machine with the real transport actor: provided once, shared by every run. */
-const runtimeMachine = reactMachine.provide({ actors: { transport: transportActorLogic } });
-
-function launch(
-  options: RunEnvironment,
-  traceId: string,
-  prepare: () => Promise<Pick<ReactMachineInput, 'run'> & { resume?: ResumePoint }>,
-): RunHandle {
-  const clock = options.clock ?? systemClock;
-  let actor: Actor<typeof runtimeMachine> | undefined;
-  let abortReason: { reason?: string } | undefined;
-  let stopped = false;
-
-  const result = (async (): Promise<RunResult> => {
-    const { run, resume } = await prepare();
-    let logFailure: RedflowError | undefined;
-    const recorder = createRecorder({
-      traceId,
-      store: options.store,
-      clock,
-      afterSeq: resume?.afterSeq ?? 0,
-      ...(options.tracePrefix !== undefined && { trace: { transport: options.transport, prefix: options.tracePrefix } }),
-      ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
-      onFailure: (error) => {
-        logFailure = new RedflowError(error);
-        actor?.stop();
-      },
-    });
-    const effects: TransportEffects = {
-      transport: options.transport,
-      subjects: options.memory ? { ...options.subjects, memory: options.memory.appendSubject } : options.subjects,
-      clock,
-      pending: recorder.pending,
-      stoppedFromOutside: () => stopped,
-      ...(options.modelTimeoutMs !== undefined && { modelTimeoutMs: options.modelTimeoutMs }),
-      ...(options.toolTimeoutMs !== undefined && { toolTimeoutMs: options.toolTimeoutMs }),
-      ...(options.attemptTimeoutMs !== undefined && { attemptTimeoutMs: options.attemptTimeoutMs }),
-    };
-    const input: ReactMachineInput = {
-      traceId,
-      agent: options.agent,
-      tools: options.tools,
-      rules: buildAnswerRules(options.agent.allowedTools, options.tools, options.limits),
-      run,
-      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-      ...(resume !== undefined && { resume }),
-      ...(options.memory && { memory: { conversationId: options.memory.conversationId, maxTurns: options.memory.maxTurns ?? 20 } }),
-      effects: () => effects,
-    };
-    if (stopped) throw stoppedError(traceId);
-    const running = createActor(runtimeMachine, options.inspect === undefined ? { input } : { input, inspect: options.inspect });
-    actor = running;
-    running.on('fact', ({ fact }) => recorder.record(fact));
-
-    const ended = new Promise<void>((resolve, reject) => {
-      running.subscribe({
-        next: (snapshot) => {
-          if (snapshot.status === 'done') resolve();
-        },
-        error: reject,
-        complete: () => resolve(),
-      });
-    });
-    const onAbort = () => running.send({ type: 'abort', reason: String(options.signal?.reason ?? 'signal aborted') });
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    running.start();
-    if (abortReason) running.send({ type: 'abort', ...abortReason });
-    if (options.signal?.aborted) onAbort();
-    const timer = options.timeoutMs === undefined ? undefined : clock.setTimeout(() => running.send({ type: 'timeout' }), options.timeoutMs);
-    try {
-      await ended;
-      await recorder.settled().catch(() => undefined);
-    } finally {
-      if (timer !== undefined) clock.clearTimeout(timer);
-      options.signal?.removeEventListener('abort', onAbort);
-    }
-    if (logFailure) throw logFailure;
-    const envelope = running.getSnapshot().context.envelope;
-    const outcome = envelope.observability.outcome;
-    if (!outcome) throw stoppedError(traceId);
-    return { traceId, outcome, envelope, lastSeq: recorder.lastSeq };
-  })();
-
-  return {
-    traceId,
-    result,
-    abort(reason) {
-      if (actor) actor.send({ type: 'abort', ...(reason !== undefined && { reason }) });
-      else abortReason = reason !== undefined ? { reason } : {};
-    },
-    stop() {
-      stopped = true;
-      actor?.stop();
-    },
-    actor: () => actor,
-  };
+/**
+ * A run's start with the members `from` has of flow, history, context and parent, set one by one:
+ * a run keeps it for its whole life, and a literal of conditional spreads is sized for all of them.
+ */
+function runStart(input: unknown, startedAt: string, from: Pick<RunStart, 'flow' | 'history' | 'context' | 'parent'>): { -readonly [K in keyof RunStart]: RunStart[K] } {
+  const run: { -readonly [K in keyof RunStart]: RunStart[K] } = { input, startedAt };
+  if (from.flow !== undefined) run.flow = from.flow;
+  if (from.history !== undefined) run.history = from.history;
+  if (from.context !== undefined) run.context = from.context;
+  if (from.parent !== undefined) run.parent = from.parent;
+  return run;
 }
 
-function stoppedError(traceId: string): RedflowError {
-  return new RedflowError(
-    errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} stopped without an outcome`, {
-      hint: 'it was stopped from outside; resume it from its log',
-    }),
-  );
+/** The handle of a run that needs no process: finished, or parked in a wait. */
+function settledHandle(traceId: string, result: Promise<RunResult>): RunHandle {
+  return { traceId, result, abort: () => undefined, stop: () => undefined, actor: () => undefined };
 }
 
 async function loadMemory(env: RunEnvironment, memory: RunMemory): Promise<MemoryRecord | undefined> {

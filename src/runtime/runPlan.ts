@@ -1,10 +1,13 @@
 import type {
   AgentCoreReactConfig,
+  AgentRefConfig,
   MemoryKvConfig,
   ModelLlmConfig,
   ToolHttpConfig,
   ToolModuleConfig,
   ToolPostgresConfig,
+  ToolClientConfig,
+  ToolFlowConfig,
   TriggerInputConfig,
 } from '../contracts/schema-types.js';
 import { compileUserSchema, type InputValidator } from '../contracts/schemas.js';
@@ -18,7 +21,10 @@ export const DEFAULT_MEMORY_MAX_TURNS = 20;
 export type PlannedTool =
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolHttp; readonly config: ToolHttpConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolModule; readonly config: ToolModuleConfig }
-  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolPostgres; readonly config: ToolPostgresConfig };
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolPostgres; readonly config: ToolPostgresConfig }
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolClient; readonly config: ToolClientConfig }
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolFlow; readonly config: ToolFlowConfig }
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.AgentRef; readonly config: AgentRefConfig };
 
 /**
  * What a validated flow asks to run, as settings only: nothing is built, imported or opened yet.
@@ -59,6 +65,9 @@ export function planRun(flow: ResolvedFlow, baseDir: string): RunPlan {
     if (tool.node.type === NodeType.ToolHttp) tools.push({ ...planned, type: NodeType.ToolHttp, config: planned.config as unknown as ToolHttpConfig });
     else if (tool.node.type === NodeType.ToolModule) tools.push({ ...planned, type: NodeType.ToolModule, config: planned.config as unknown as ToolModuleConfig });
     else if (tool.node.type === NodeType.ToolPostgres) tools.push({ ...planned, type: NodeType.ToolPostgres, config: planned.config as unknown as ToolPostgresConfig });
+    else if (tool.node.type === NodeType.ToolClient) tools.push({ ...planned, type: NodeType.ToolClient, config: planned.config as unknown as ToolClientConfig });
+    else if (tool.node.type === NodeType.ToolFlow) tools.push({ ...planned, type: NodeType.ToolFlow, config: planned.config as unknown as ToolFlowConfig });
+    else if (tool.node.type === NodeType.AgentRef) tools.push({ ...planned, type: NodeType.AgentRef, config: planned.config as unknown as AgentRefConfig });
   }
   const memoryConfig = flow.memory && ((flow.memory.config ?? {}) as MemoryKvConfig);
   const inputSchema = (flow.trigger?.config as TriggerInputConfig | undefined)?.inputSchema;

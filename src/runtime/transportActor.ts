@@ -35,6 +35,11 @@ export interface TransportEffects {
   readonly modelTimeoutMs?: number;
   /** Longest wait for a tool reply, all attempts together. Default 2 minutes. */
   readonly toolTimeoutMs?: number;
+  /**
+   * A tool's own longest wait, instead of `toolTimeoutMs`, when it has one: a subagent's call
+   * waits for its whole run (`subagentCallTimeoutMs`).
+   */
+  readonly toolTimeoutOf?: (tool: string) => number | undefined;
   /** Longest wait for the memory actor to save a turn, all attempts together. Default 30 s. */
   readonly memoryTimeoutMs?: number;
   /**
@@ -79,95 +84,111 @@ function worthRetrying(error: ErrorInfo): boolean {
 export const transportActorLogic = fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive, input }) => {
   const effects = input.effects?.() as TransportEffects | undefined;
   if (!effects) throw new Error("the transport actor needs its run's effects in its input");
-  const { transport, subjects, clock, pending } = effects;
-  const modelTimeoutMs = effects.modelTimeoutMs ?? 300_000;
-  const toolTimeoutMs = effects.toolTimeoutMs ?? 120_000;
-  const memoryTimeoutMs = effects.memoryTimeoutMs ?? 30_000;
-  const attemptTimeoutMs = effects.attemptTimeoutMs ?? Number.POSITIVE_INFINITY;
-  const redact = effects.redact ?? redactReply;
-  const stopped = new AbortController();
-  const { signal } = stopped;
-  let ended = false;
-  let inFlight = 0;
-  const reply = (event: ReactEvent) => {
-    inFlight -= 1;
-    if (!ended) sendBack(event);
-  };
+  const session = new TransportSession(effects, sendBack);
+  receive((command) => session.receive(command));
+  return () => session.end();
+});
 
-  /**
-   * One request, sent again while it fails at the transport and time is left: the hot path is the
-   * first `.then` of a successful reply; retries only cost when something went wrong.
-   */
-  const ask = <Req, Res>(subject: string, data: Req, totalMs: number, headers?: Headers): Promise<Reply<Res>> => {
-    const deadline = clock.now() + totalMs;
-    const attempt = (delayMs: number): Promise<Reply<Res>> => {
-      const timeoutMs = Math.min(attemptTimeoutMs, Math.max(1, deadline - clock.now()));
-      const options: RequestOptions = headers === undefined ? { timeoutMs, signal } : { timeoutMs, signal, headers };
-      return transport
-        .request<Req, Res>(subject, data, options)
-        .then((answer) => {
-          if (answer.ok || ended || !worthRetrying(answer.error) || clock.now() + delayMs >= deadline) return redact(answer);
-          return new Promise<Reply<Res>>((resolve) => setTimeout(() => resolve(ended ? redact(answer) : attempt(Math.min(delayMs * 2, 2000))), delayMs));
-        });
-    };
-    return attempt(100);
-  };
+/**
+ * One run's side of the transport actor: a class rather than closures, so a run (most of them wait
+ * on a reply most of the time) holds one small object, and each request allocates only its reply.
+ */
+class TransportSession {
+  private readonly effects: TransportEffects;
+  private readonly sendBack: (event: ReactEvent) => void;
+  private readonly redact: ReplyRedactor;
+  private readonly attemptTimeoutMs: number;
+  /** Aborts the calls in flight when the run ends; made with the first request. */
+  private stopped: AbortController | undefined = undefined;
+  private ended = false;
+  private inFlight = 0;
 
-  const perform = (command: TransportCommand) => {
-    if (ended) return;
-    inFlight += 1;
+  constructor(effects: TransportEffects, sendBack: (event: ReactEvent) => void) {
+    this.effects = effects;
+    this.sendBack = sendBack;
+    this.redact = effects.redact ?? redactReply;
+    this.attemptTimeoutMs = effects.attemptTimeoutMs ?? Number.POSITIVE_INFINITY;
+  }
+
+  receive(command: TransportCommand): void {
+    const logged = this.effects.pending();
+    if (logged === undefined) this.perform(command);
+    // A failed log means the host is stopping the run: make no request.
+    else logged.then(() => this.perform(command), () => undefined);
+  }
+
+  end(): void {
+    this.ended = true;
+    // The run ended (aborted, timed out): its calls in flight are cancelled, so a tool worker stops
+    // the tool. A run stopped from outside (its core worker shuts down, or another worker took it
+    // over) is continued elsewhere with the same idempotency keys: its calls are left to finish
+    // and be answered from storage; only their replies here are dropped. Only an in-flight request
+    // has anyone to tell; aborting costs an event dispatch per run.
+    if (this.inFlight > 0 && this.effects.stoppedFromOutside?.() !== true) this.stopped?.abort('the run ended');
+  }
+
+  private reply(event: ReactEvent): void {
+    this.inFlight -= 1;
+    if (!this.ended) this.sendBack(event);
+  }
+
+  private perform(command: TransportCommand): void {
+    if (this.ended) return;
+    this.inFlight += 1;
+    const { subjects, clock } = this.effects;
     const started = clock.now();
     if (command.type === 'model.request') {
-      void ask<typeof command.request, ModelAnswer>(subjects.model, command.request, modelTimeoutMs)
-        .then((answer) => {
-          const durationMs = clock.now() - started;
-          if (!answer.ok) return reply({ type: 'model.failure', error: answer.error, durationMs });
-          const { text, attempts, usage } = answer.data;
-          reply(
-            usage === undefined
-              ? { type: 'model.answer', text, attempts, durationMs }
-              : { type: 'model.answer', text, attempts, durationMs, usage },
-          );
-        });
+      this.attempt(command, subjects.model, command.request, undefined, started + (this.effects.modelTimeoutMs ?? 300_000), 100, started);
       return;
     }
     if (command.type === 'memory.request') {
       const { memory } = subjects;
       if (memory === undefined) {
         const error = errorInfo(ErrorCode.MEMORY_FAILED, 'the run saves a conversation but no memory actor is configured');
-        return reply({ type: 'memory.failure', error, durationMs: 0 });
+        return this.reply({ type: 'memory.failure', error, durationMs: 0 });
       }
-      void ask<typeof command.request, boolean>(memory, command.request, memoryTimeoutMs).then((answer) => {
-        const durationMs = clock.now() - started;
-        reply(answer.ok ? { type: 'memory.saved', durationMs } : { type: 'memory.failure', error: answer.error, durationMs });
-      });
+      this.attempt(command, memory, command.request, undefined, started + (this.effects.memoryTimeoutMs ?? 30_000), 100, started);
       return;
     }
     const { request } = command;
-    void ask<typeof request, ToolResult>(subjects.tool(request.tool), request, toolTimeoutMs, {
-      [Header.IdempotencyKey]: request.idempotencyKey,
-      [Header.TraceId]: request.traceId,
-    })
-      .then((answer) => {
-        const durationMs = clock.now() - started;
-        reply({ type: 'tool.result', result: answer.ok ? limitToolResult(answer.data, request.tool) : { ok: false, error: answer.error }, durationMs });
-      });
-  };
+    const totalMs = this.effects.toolTimeoutOf?.(request.tool) ?? this.effects.toolTimeoutMs ?? 120_000;
+    const headers: Headers = { [Header.IdempotencyKey]: request.idempotencyKey, [Header.TraceId]: request.traceId };
+    this.attempt(command, subjects.tool(request.tool), request, headers, started + totalMs, 100, started);
+  }
 
-  receive((command) => {
-    const logged = pending();
-    if (logged === undefined) perform(command);
-    // A failed log means the host is stopping the run: make no request.
-    else logged.then(() => perform(command), () => undefined);
-  });
+  /**
+   * One attempt of `command`'s request, sent again while it fails at the transport and time is
+   * left: the hot path is the one `.then` of a successful reply; retries only cost when something
+   * went wrong.
+   */
+  private attempt(command: TransportCommand, subject: string, data: unknown, headers: Headers | undefined, deadline: number, delayMs: number, started: number): void {
+    const { clock, transport } = this.effects;
+    const timeoutMs = Math.min(this.attemptTimeoutMs, Math.max(1, deadline - clock.now()));
+    const signal = (this.stopped ??= new AbortController()).signal;
+    const options: RequestOptions = headers === undefined ? { timeoutMs, signal } : { timeoutMs, signal, headers };
+    void transport.request<unknown, unknown>(subject, data, options).then((answer) => {
+      if (answer.ok || this.ended || !worthRetrying(answer.error) || clock.now() + delayMs >= deadline) return this.answered(command, started, answer);
+      setTimeout(() => {
+        if (this.ended) this.answered(command, started, answer);
+        else this.attempt(command, subject, data, headers, deadline, Math.min(delayMs * 2, 2000), started);
+      }, delayMs);
+    });
+  }
 
-  return () => {
-    ended = true;
-    // The run ended (aborted, timed out): its calls in flight are cancelled, so a tool worker stops
-    // the tool. A run stopped from outside (its core worker shuts down, or another worker took it
-    // over) is continued elsewhere with the same idempotency keys: its calls are left to finish
-    // and be answered from storage; only their replies here are dropped. Only an in-flight request
-    // has anyone to tell; aborting costs an event dispatch per run.
-    if (inFlight > 0 && effects.stoppedFromOutside?.() !== true) stopped.abort('the run ended');
-  };
-});
+  /** The machine's event for the reply to `command` (cut of secrets first). */
+  private answered(command: TransportCommand, started: number, raw: Reply<unknown>): void {
+    const durationMs = this.effects.clock.now() - started;
+    if (command.type === 'model.request') {
+      const answer = this.redact(raw as Reply<ModelAnswer>);
+      if (!answer.ok) return this.reply({ type: 'model.failure', error: answer.error, durationMs });
+      const { text, attempts, usage } = answer.data;
+      return this.reply(usage === undefined ? { type: 'model.answer', text, attempts, durationMs } : { type: 'model.answer', text, attempts, durationMs, usage });
+    }
+    if (command.type === 'memory.request') {
+      const answer = this.redact(raw as Reply<boolean>);
+      return this.reply(answer.ok ? { type: 'memory.saved', durationMs } : { type: 'memory.failure', error: answer.error, durationMs });
+    }
+    const answer = this.redact(raw as Reply<ToolResult>);
+    this.reply({ type: 'tool.result', result: answer.ok ? limitToolResult(answer.data, command.request.tool) : { ok: false, error: answer.error }, durationMs });
+  }
+}

@@ -10,6 +10,11 @@ import type { ApiErrorBody } from './apiTypes.js';
 const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.HTTP_BODY_NOT_JSON]: 400,
   [ErrorCode.HTTP_BODY_INVALID]: 400,
+  [ErrorCode.REACT_STEP_HISTORY_INVALID]: 400,
+  [ErrorCode.REACT_STEP_MODEL_UNKNOWN]: 400,
+  [ErrorCode.CONTEXT_BUDGET_EXCEEDED]: 400,
+  // The history is well formed: it disagrees with what the session's log recorded.
+  [ErrorCode.REACT_STEP_HISTORY_CONFLICT]: 409,
   [ErrorCode.HTTP_QUERY_INVALID]: 400,
   [ErrorCode.FLOW_ID_INVALID]: 400,
   [ErrorCode.RUN_INPUT_INVALID]: 400,
@@ -31,6 +36,13 @@ const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.LOG_NOT_FOUND]: 404,
   [ErrorCode.HTTP_METHOD_NOT_ALLOWED]: 405,
   [ErrorCode.RUN_ALREADY_FINISHED]: 409,
+  // An answer the run's wait does not take: it waits for nothing (or for something else), the
+  // answer was given already, or it names another call.
+  [ErrorCode.RUN_NOT_WAITING]: 409,
+  [ErrorCode.WAIT_ALREADY_ANSWERED]: 409,
+  [ErrorCode.WAIT_ANSWER_MISMATCH]: 409,
+  // The answer came after the wait's deadline: the run ends blocked instead.
+  [ErrorCode.WAIT_EXPIRED]: 409,
   // The request is well formed and the flow valid: it conflicts with the flow the cluster runs.
   [ErrorCode.FLOW_MISMATCH]: 409,
   [ErrorCode.HTTP_BODY_TOO_LARGE]: 413,
@@ -42,17 +54,37 @@ const STATUS_BY_CODE: Partial<Readonly<Record<ErrorCode, number>>> = {
   [ErrorCode.MEMORY_RECORD_TOO_DEEP]: 422,
   [ErrorCode.MEMORY_RECORD_TOO_LARGE]: 422,
   [ErrorCode.EDITOR_NOT_BUILT]: 503,
+  // The server lacks an optional package (pg, tsx) the flow needs: the request is fine.
+  [ErrorCode.DEPENDENCY_MISSING]: 503,
   [ErrorCode.SERVER_CLOSING]: 503,
   [ErrorCode.TRANSPORT_CONNECT_FAILED]: 503,
   [ErrorCode.TRANSPORT_NO_RESPONDER]: 503,
   [ErrorCode.TRANSPORT_TIMEOUT]: 503,
   [ErrorCode.TRANSPORT_CLOSED]: 503,
   [ErrorCode.LOG_STORE_UNAVAILABLE]: 503,
+  // redflow serve --node-red: what Node-RED's flows or its Admin API say.
+  [ErrorCode.NODE_RED_TAB_NOT_FOUND]: 404,
+  [ErrorCode.NODE_RED_ID_CONFLICT]: 409,
+  [ErrorCode.NODE_RED_FLOWS_CHANGED]: 409,
+  [ErrorCode.NODE_RED_AGENT_NOT_RUNNING]: 409,
+  [ErrorCode.NODE_RED_SECRET_IN_FLOW]: 422,
+  // Two nodes with one id: a file could hold them, Node-RED cannot.
+  [ErrorCode.DUPLICATE_NODE_ID]: 422,
+  [ErrorCode.NODE_RED_FLOWS_INVALID]: 502,
+  // The client's request is fine: the server's own access to Node-RED failed.
+  [ErrorCode.NODE_RED_UNAUTHORIZED]: 502,
+  [ErrorCode.NODE_RED_UNREACHABLE]: 502,
 };
 
 /** The HTTP status an error code is answered with (500 for a code the API does not expect). */
 export function httpStatusOf(code: ErrorCode): number {
   return STATUS_BY_CODE[code] ?? 500;
+}
+
+/** One wrong field of a request body: its JSON pointer and what is wrong with it. */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
 }
 
 /**
@@ -67,7 +99,11 @@ export function httpStatusOf(code: ErrorCode): number {
 export class ApiError extends RedflowError {
   constructor(
     info: ErrorInfo,
-    readonly extra: { readonly diagnostics?: readonly FlowDiagnostic[]; readonly headers?: Readonly<Record<string, string>> } = {},
+    readonly extra: {
+      readonly diagnostics?: readonly FlowDiagnostic[];
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly fields?: readonly FieldError[];
+    } = {},
   ) {
     super(info);
   }
@@ -101,7 +137,11 @@ export function errorAnswer(thrown: unknown): ErrorAnswer {
     const extra = thrown instanceof ApiError ? thrown.extra : {};
     return {
       status: httpStatusOf(thrown.code),
-      body: { error: publicInfo(thrown.toInfo()), ...(extra.diagnostics && { diagnostics: extra.diagnostics }) },
+      body: {
+        error: publicInfo(thrown.toInfo()),
+        ...(extra.diagnostics && { diagnostics: extra.diagnostics }),
+        ...(extra.fields && { fields: extra.fields }),
+      },
       headers: extra.headers ?? {},
       unexpected: false,
     };

@@ -1,12 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import path from 'node:path';
 import { validators } from '../contracts/schemas.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
-import { type FlowValidation, validateFlow } from '../flows/validateFlow.js';
-import { validateFlowFiles } from '../flows/flowFiles.js';
+import type { FlowValidation } from '../flows/validateFlow.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';
-import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { ApiError } from './apiErrors.js';
@@ -21,14 +18,18 @@ import {
   type RunStartedResponse,
   type ValidationResponse,
 } from './apiTypes.js';
-import { flowFilePath, parseFlowId } from './flowIds.js';
+import { parseFlowId } from './flowIds.js';
 import type { FlowStore } from './flowStore.js';
 import { readJsonBody } from './requestBody.js';
-import { parseAbortRunRequest, parseStartRunRequest } from './requestSchemas.js';
+import { parseAbortRunRequest, parseAnswerRequest, parseApprovalRequest, parseStartRunRequest, parseToolResultRequest } from './requestSchemas.js';
+import { answerOfApproval, answerOfHuman, answerOfToolResult } from './waitAnswers.js';
 import { sendJson, sendNoContent } from './respond.js';
 import type { Route, RouteParams } from './router.js';
 import type { RunBackend } from './runBackend.js';
+import type { WaitAnswer } from '../events/pendingWait.js';
 import { runNotFound, streamRun } from './runStream.js';
+import { parseReactStepRequest } from '../stepService/parseReactStepRequest.js';
+import type { StepService } from '../stepService/reactStepService.js';
 
 /** What the API's routes work with. */
 export interface ApiContext {
@@ -41,14 +42,17 @@ export interface ApiContext {
   readonly maxBodyBytes: number;
   /** How often an idle SSE stream gets a keepalive comment. */
   readonly keepAliveMs?: number;
-  /** Folders the files a flow names may be in: the flows directory, and those given with `--allow-files`. */
-  readonly allowFiles: readonly string[];
   /**
    * The environment runs see when they run in this process, for the `ENV_NOT_SET` warnings of
    * validate and save; absent when they run elsewhere (a cluster's workers have their own).
    */
   readonly runEnv?: NodeJS.ProcessEnv;
+  /** The step service of `POST /api/agent/react_step`. */
+  readonly steps?: StepService;
 }
+
+/** The largest step request: a session's history and context travel with every step. */
+export const MAX_STEP_BODY_BYTES = 4 * 1024 * 1024;
 
 /** One request, matched to its route. */
 export interface RouteRequest {
@@ -110,7 +114,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
     route('PUT', `${ApiRoute.flows}/*id`, async ({ req, res, params }) => {
       const id = parseFlowId(params.id ?? '');
       const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
-      const validation = await validateWithFiles(body, path.dirname(flowFilePath(flows.dir, id)), context);
+      const validation = await withEnvironmentWarnings(await flows.validate(body, id), context);
       // Graph errors do not stop a save (a flow is saved half-built, and fixed later); a body
       // that is not a flow at all does.
       if (!validators.flow(body)) {
@@ -133,8 +137,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
 
     route('POST', ApiRoute.validate, async ({ req, res }) => {
       const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
-      // A flow not saved yet: its relative paths are taken from the flows directory.
-      sendJson(res, 200, validationResponse(await validateWithFiles(body, flows.dir, context)));
+      sendJson(res, 200, validationResponse(await withEnvironmentWarnings(await flows.validate(body), context)));
     }),
 
     route('GET', ApiRoute.runs, async ({ res, query }) => {
@@ -149,8 +152,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
       // Before anything else, whichever backend runs it: an input past the limits leaves no run behind.
       checkRunInput(request.input);
       const flowId = parseFlowId(request.flow);
-      const flowPath = await flows.existingPath(flowId);
-      const { flow } = await loadValidFlow(flowPath, flowId, context.allowFiles);
+      const { flowPath, flow } = await flows.runnable(flowId);
       const { traceId } = await backend.start({
         flowId,
         flowPath,
@@ -191,7 +193,9 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
           (typeof lastEventId === 'string' && lastEventId.trim() !== '' ? count(lastEventId.trim(), 'Last-Event-ID', 0) : undefined) ??
           count(query.get('after'), 'after', 0) ??
           0;
-        await streamRun(res, backend, traceId, afterSeq, { ...(context.keepAliveMs !== undefined && { keepAliveMs: context.keepAliveMs }) });
+        // ?activity=1 adds the run's activity (turn_start … turn_end, error) to the events and pieces.
+        const activity = count(query.get('activity'), 'activity', 0, 1) === 1;
+        await streamRun(res, backend, traceId, afterSeq, { activity, ...(context.keepAliveMs !== undefined && { keepAliveMs: context.keepAliveMs }) });
       },
       true,
     ),
@@ -217,15 +221,44 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
       }
       sendJson(res, 202, run);
     }),
+
+    route('POST', ApiRoute.reactStep, async ({ req, res }) => {
+      const request = parseReactStepRequest(await readJsonBody(req, { maxBytes: MAX_STEP_BODY_BYTES }));
+      if (context.steps === undefined) throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, 'this server has no step service'));
+      sendJson(res, 200, await context.steps.step(request));
+    }),
+
+    route('POST', `${ApiRoute.runs}/:traceId/approval`, async ({ req, res, params }) => {
+      const traceId = params.traceId ?? '';
+      const answer = answerOfApproval(parseApprovalRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes })));
+      await answerRun(res, backend, traceId, answer);
+    }),
+
+    route('POST', `${ApiRoute.runs}/:traceId/tool-results`, async ({ req, res, params }) => {
+      const traceId = params.traceId ?? '';
+      const answer = answerOfToolResult(parseToolResultRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes })));
+      await answerRun(res, backend, traceId, answer);
+    }),
+
+    route('POST', `${ApiRoute.runs}/:traceId/answer`, async ({ req, res, params }) => {
+      const traceId = params.traceId ?? '';
+      const answer = answerOfHuman(parseAnswerRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes })));
+      await answerRun(res, backend, traceId, answer);
+    }),
   ];
 }
 
-/**
- * The flow's validation, with the files it names checked against the allowed folders from
- * `baseDir`, and warned about what runs here would miss in their environment.
- */
-async function validateWithFiles(body: unknown, baseDir: string, context: Pick<ApiContext, 'allowFiles' | 'runEnv'>): Promise<FlowValidation> {
-  const validation = await validateFlowFiles(validateFlow(body), body, { baseDir, roots: [baseDir, ...context.allowFiles] });
+/** Hands a waiting run its answer and answers 202 with the run as it goes on (404 for no such run; 409 refusals as the backend throws them). */
+async function answerRun(res: RouteRequest['res'], backend: RunBackend, traceId: string, answer: WaitAnswer): Promise<void> {
+  const answered = isValidTraceId(traceId) ? await backend.answer(traceId, answer) : 'unknown';
+  if (answered === 'unknown') throw runNotFound(traceId);
+  const run = await backend.get(traceId);
+  if (!run) throw runNotFound(traceId);
+  sendJson(res, 202, run);
+}
+
+/** A valid flow's validation, warned about what runs here would miss in their environment. */
+async function withEnvironmentWarnings(validation: FlowValidation, context: Pick<ApiContext, 'runEnv'>): Promise<FlowValidation> {
   if (!validation.ok || context.runEnv === undefined) return validation;
   return { ...validation, warnings: [...validation.warnings, ...environmentWarnings(validation.flow, context.runEnv)] };
 }

@@ -10,6 +10,7 @@
 import type { AgentEnvelope, FlowDefinition, RunOutcome } from '../contracts/schema-types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
+import type { RunWait } from '../events/pendingWait.js';
 import type { FlowDiagnostic } from '../flows/diagnostics.js';
 
 /** The API's routes, defined once (the server matches them; the editor builds its URLs from them). */
@@ -22,6 +23,12 @@ export const ApiRoute = {
   flow: (id: string) => `/api/flows/${id.split('/').map(encodeURIComponent).join('/')}`,
   /** POST (a flow) → {@link ValidationResponse}. */
   validate: '/api/validate',
+  /**
+   * POST (`ReactStepRequest`, schemas/http/react-step-request.schema.json) → 200 `ReactStepResponse`:
+   * one step of a ReAct session whose tools the client executes. 400 with every wrong field in
+   * `fields`, 409 `REACT_STEP_HISTORY_CONFLICT`, 413 over 4 MiB.
+   */
+  reactStep: '/api/agent/react_step',
   /** GET → {@link RunListResponse}; POST ({@link StartRunRequest}) → 201 {@link RunStartedResponse}. */
   runs: '/api/runs',
   /** GET → {@link RunResponse}. */
@@ -36,11 +43,32 @@ export const ApiRoute = {
   runStream: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/stream`,
   /** POST ({@link AbortRunRequest}, optional) → 202 {@link RunResponse}; 409 `RUN_ALREADY_FINISHED`. */
   abortRun: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/abort`,
+  /**
+   * POST ({@link ApprovalRequest}) → 202 {@link RunResponse}: approves or denies the call the run
+   * waits on, and the run goes on; 409 `RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`,
+   * `WAIT_ANSWER_MISMATCH`, `RUN_ALREADY_FINISHED`.
+   */
+  runApproval: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/approval`,
+  /** POST ({@link ToolResultRequest}) → 202 {@link RunResponse}: the result of the client tool the run waits for; 409 as {@link ApiRoute.runApproval}. */
+  runToolResults: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/tool-results`,
+  /** POST ({@link AnswerRequest}) → 202 {@link RunResponse}: a person's answer to the question the run waits on (escalate, request_info); 409 as {@link ApiRoute.runApproval}. */
+  runAnswer: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/answer`,
 } as const;
 
 /** The SSE event names of {@link ApiRoute.runStream}. */
 export const StreamEvent = {
   AgentEvent: 'agent-event',
+  /**
+   * A piece of the model's answer as it streams (`RunChunk`: `traceId`, `iteration`, `attempt`,
+   * `text`), without an id: it is not in the log, and a reconnect does not get it again.
+   */
+  Chunk: 'chunk',
+  /**
+   * With `?activity=1`: the run's activity (`AgentActivityData`: `turn_start`, `content_chunk`,
+   * `thinking`, `tool_call_start`, `tool_call_end`, `turn_end`, `error`), in order, after the event
+   * or piece it comes from; without an id.
+   */
+  Activity: 'activity',
   End: 'end',
 } as const;
 
@@ -52,14 +80,16 @@ export interface ApiErrorBody {
    * validate): every error and warning found, each with its path, node id or edge id.
    */
   readonly diagnostics?: readonly FlowDiagnostic[];
+  /** When a body has several wrong fields (`POST /api/agent/react_step`): each one. */
+  readonly fields?: readonly { readonly path: string; readonly message: string }[];
 }
 
 /** `GET /api/health`. */
 export interface HealthResponse {
   readonly ok: true;
   readonly version: string;
-  /** Where runs run: in the server's process, or on a NATS cluster of workers. */
-  readonly mode: 'embedded' | 'nats';
+  /** Where runs run: in the server's process, on a NATS cluster of workers, or in a Node-RED (`serve --node-red`). */
+  readonly mode: 'embedded' | 'nats' | 'node-red';
   /** True when `--inspect` feeds the Stately inspector. */
   readonly inspect: boolean;
 }
@@ -117,8 +147,37 @@ export interface AbortRunRequest {
   readonly reason?: string;
 }
 
-/** Where a run is: under way here, ended, or neither (its log stops early: `redflow resume` it). */
-export type RunStatus = 'running' | 'finished' | 'interrupted';
+/** `POST /api/runs/:traceId/approval` (`schemas/http/approval-request.schema.json`). */
+export interface ApprovalRequest {
+  readonly decision: 'approve' | 'deny';
+  /** Recorded with the decision; a denial's reason is shown to the model. */
+  readonly reason?: string;
+  /** When given, the decision is for this call only (409 `WAIT_ANSWER_MISMATCH` otherwise). */
+  readonly idempotencyKey?: string;
+  readonly iteration?: number;
+}
+
+/** `POST /api/runs/:traceId/answer` (`schemas/http/answer-request.schema.json`): a person's answer to the model's question. */
+export interface AnswerRequest {
+  readonly text: string;
+  /** When given, the answer is for this question only (409 `WAIT_ANSWER_MISMATCH` otherwise). */
+  readonly idempotencyKey?: string;
+  readonly iteration?: number;
+}
+
+/** `POST /api/runs/:traceId/tool-results` (`schemas/http/tool-result-request.schema.json`): `output` when `ok`, else `error`. */
+export type ToolResultRequest = {
+  /** When given, the result is for this call only (409 `WAIT_ANSWER_MISMATCH` otherwise). */
+  readonly idempotencyKey?: string;
+  readonly iteration?: number;
+} & ({ readonly ok: true; readonly output: unknown } | { readonly ok: false; readonly error: { readonly message: string } });
+
+/**
+ * Where a run is: under way here, ended, waiting for an answer from outside (an approval, a client
+ * tool's result: parked in its log, no process holds it), or neither (its log stops early:
+ * `redflow resume` it).
+ */
+export type RunStatus = 'running' | 'finished' | 'waiting' | 'interrupted';
 
 /** One run, as listed. */
 export interface RunSummary {
@@ -130,6 +189,8 @@ export interface RunSummary {
   readonly iterations: number;
   readonly lastSeq: number;
   readonly outcome?: RunOutcome;
+  /** With status `waiting`: what the run waits for (the call, its input) and until when. */
+  readonly waiting?: RunWait;
 }
 
 /** `GET /api/runs`: newest first. `?flow=<id>` keeps one flow's runs; `?limit=<n>` (default 50). */

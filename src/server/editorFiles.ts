@@ -39,6 +39,24 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 
 const INDEX = 'index.html';
 
+/**
+ * The Content Security Policy of the editor's files: scripts, styles and requests only to this
+ * server, no inline script and no `eval` (the editor's config validators are compiled at build
+ * time for that), images from here or `data:` (the icon), no plugins, no `<base>`. A script
+ * injected into the page (say, through a flow's text) could not run, nor send what it read elsewhere.
+ * The Stately inspector opens in a window of its own, which the policy does not govern.
+ */
+export const EDITOR_CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join('; ');
+
 /** Serves one request for the editor's files. */
 export type EditorFiles = (req: IncomingMessage, res: ServerResponse, pathname: string) => Promise<void>;
 
@@ -48,7 +66,8 @@ export type EditorFiles = (req: IncomingMessage, res: ServerResponse, pathname: 
  * that leaves the directory, even through a link, is not served; neither are dot-files.
  *
  * Vite names the files of `assets/` by their content's hash, so they are cached for good;
- * `index.html` is revalidated each time, so a new build is picked up at once. When the directory
+ * `index.html` is revalidated each time, so a new build is picked up at once. Every file goes with
+ * {@link EDITOR_CONTENT_SECURITY_POLICY} and `X-Content-Type-Options: nosniff`. When the directory
  * holds no build, the answer is a 503 saying to run `npm run build`.
  *
  * @example
@@ -91,6 +110,8 @@ async function sendFile(req: IncomingMessage, res: ServerResponse, file: string,
     'Content-Type': CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
     'Content-Length': size,
     'Cache-Control': immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+    'Content-Security-Policy': EDITOR_CONTENT_SECURITY_POLICY,
+    'X-Content-Type-Options': 'nosniff',
   });
   if (req.method === 'HEAD') {
     res.end();

@@ -3,10 +3,14 @@ import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
+import type { RunChunk } from '../actors/serveActors.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
-import { DEFAULT_RUNS_DIR, runFlowFile } from '../runtime/embeddedFlowRun.js';
+import { isPastDeadline, judgeAnswer, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
 import { isValidTraceId, randomIds, type IdSource } from '../runtime/ids.js';
 import type { RunHandle } from '../runtime/runAgent.js';
+import { isRunWaiting } from '../runtime/runWaitingError.js';
+import { ApiError } from './apiErrors.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { flowIdOfPath } from './flowIds.js';
 import type { AbortAnswer, InspectorFactory, RunBackend } from './runBackend.js';
@@ -28,22 +32,29 @@ export interface EmbeddedRunBackendOptions {
   readonly allowFiles?: readonly string[];
   /** Told when a run fails after it started (its log or actors failing to close): for the server's log. */
   readonly onRunError?: (traceId: string, error: unknown) => void;
+  /** How often waiting runs are checked for a passed deadline, and followed logs for new events (default 1 s). */
+  readonly sweepMs?: number;
+  /** How often the runs folder is read again for runs parked by other processes (default 60 s; also at the start). */
+  readonly rescanMs?: number;
 }
 
 /** A run under way in this process. */
 interface ActiveRun {
   readonly traceId: string;
-  readonly flowId: string;
+  readonly flowId: string | undefined;
   /** Every event so far, in seq order: followers catch up from here, never from the file. */
   readonly events: AgentEvent[];
   readonly followers: Set<(event: AgentEvent) => void>;
+  /** Who sees the pieces of its answers as they stream (never stored). */
+  readonly chunkFollowers: Set<(chunk: RunChunk) => void>;
   /** Aborts a run whose handle does not exist yet (an abort while it starts). */
   readonly controller: AbortController;
   handle: RunHandle | undefined;
   /** True once the terminal event is in: nothing more will come. */
   ended: boolean;
-  /** Settles once the run is over and its log closed, or its start failed. */
+  /** Settles once the run is over (or parked) and its log closed, or its start failed. */
   readonly settled: Promise<void>;
+  readonly settle: () => void;
 }
 
 /** A finished run's summary, kept while its log file is unchanged (a finished log never changes). */
@@ -53,6 +64,12 @@ interface CachedSummary {
   readonly summary: RunSummary;
 }
 
+/** A follower of a parked run: the stream of a run that waits, told of the events that come once it is answered. */
+interface ParkedFollower {
+  readonly onEvent: (event: AgentEvent) => void;
+  lastSeq: number;
+}
+
 const SUMMARY_CACHE_SIZE = 1000;
 const LOG_EXTENSION = '.jsonl';
 
@@ -60,11 +77,18 @@ const LOG_EXTENSION = '.jsonl';
  * The embedded run backend of `redflow serve`: runs execute in this process (runFlowFile), each
  * with its JSONL log `<runsDir>/<traceId>.jsonl`. Runs under way are kept in memory with their
  * events and followers; ended runs, and runs of other processes (the CLI's), are read from their
- * logs. A log without a terminal event that is not under way here is `interrupted`.
+ * logs. A log without a terminal event that is not under way here is `waiting` when it ends in a
+ * wait for an answer from outside, else `interrupted`.
+ *
+ * A run that waits (an approval, a client tool's result) is parked: its log holds the wait and no
+ * memory holds the run. {@link RunBackend.answer} resumes it from its log with the answer; a
+ * sweeper ends the waits whose deadline has passed (`WAIT_EXPIRED`), including those of runs
+ * parked by other processes in the same runs folder (read again every `rescanMs`).
  *
  * Following a run has no gap and no repeat: the events are recorded and handed to followers
  * synchronously, in the run's own `onEvent` callback, and a new follower catches up from the
  * in-memory list and subscribes in the same synchronous step, so no event can slip between the two.
+ * The followers of a parked run are kept and handed the events of its resumption.
  *
  * @example
  * ```ts
@@ -77,8 +101,17 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   const runsDir = path.resolve(options.runsDir ?? DEFAULT_RUNS_DIR);
   const flowsDir = path.resolve(options.flowsDir);
   const ids = options.ids ?? randomIds;
+  const allowFiles = options.allowFiles ?? [flowsDir];
   const active = new Map<string, ActiveRun>();
   const summaries = new Map<string, CachedSummary>();
+  /** The followers of runs parked in their logs, by trace id. */
+  const parked = new Map<string, Set<ParkedFollower>>();
+  /** The deadline (ms) of each run known to wait, by trace id. */
+  const waits = new Map<string, number>();
+  /** Runs whose answer is being checked, before they are under way again. */
+  const answering = new Set<string>();
+  /** Each log as last read by the scan, so an unchanged one is not read again. */
+  const scanned = new Map<string, string>();
   let closing = false;
 
   const logPathOf = (traceId: string) => path.join(runsDir, `${traceId}${LOG_EXTENSION}`);
@@ -104,7 +137,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
 
   const responseOf = async (traceId: string): Promise<RunResponse | undefined> => {
     const run = active.get(traceId);
-    if (run) return runResponse(run.events, { active: true, flow: run.flowId });
+    if (run) return runResponse(run.events, { active: true, ...(run.flowId !== undefined && { flow: run.flowId }) });
     const events = await readLogged(traceId);
     if (!events) return undefined;
     const flow = flowOfLog(events);
@@ -129,10 +162,180 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     return summary;
   };
 
+  /** Hands a piece of a run's answer to the streams that follow it; one that throws loses it, not the run. */
+  const showChunk = (run: ActiveRun, chunk: RunChunk): void => {
+    for (const follower of run.chunkFollowers) {
+      try {
+        follower(chunk);
+      } catch {
+        // A live view's failure is its own.
+      }
+    }
+  };
+
   const abortRun = (run: ActiveRun, reason: string): void => {
     if (run.handle) run.handle.abort(reason);
     else run.controller.abort(reason);
   };
+
+  /** A run under way here from now: known before its first event is written, so a follower arriving early finds it. */
+  const begin = (traceId: string, flowId: string | undefined, events: AgentEvent[]): ActiveRun => {
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    const run: ActiveRun = { traceId, flowId, events, followers: new Set(), chunkFollowers: new Set(), controller: new AbortController(), handle: undefined, ended: false, settled, settle };
+    // The streams that followed the run while it was parked follow it on.
+    for (const follower of parked.get(traceId) ?? []) run.followers.add(parkedListener(follower));
+    parked.delete(traceId);
+    active.set(traceId, run);
+    return run;
+  };
+
+  /** Keeps the bookkeeping of a run once it is under way: it ends, fails, or parks in a wait. */
+  const watch = (run: ActiveRun, embedded: EmbeddedRun): Promise<unknown> => {
+    run.handle = embedded.handle;
+    const finished = embedded.finished();
+    finished
+      .catch((error: unknown) => {
+        if (isRunWaiting(error)) {
+          // Parked: the log holds the wait; keep only its deadline, and its followers for the answer.
+          waits.set(run.traceId, Date.parse(error.wait.deadline));
+          const followers = new Set<ParkedFollower>();
+          for (const follower of run.followers) followers.add({ onEvent: follower, lastSeq: run.events.at(-1)?.seq ?? 0 });
+          if (followers.size > 0) parked.set(run.traceId, followers);
+          return;
+        }
+        try {
+          options.onRunError?.(run.traceId, error);
+        } catch {
+          // Reporting must not leave the run's bookkeeping undone.
+        }
+      })
+      .finally(() => {
+        active.delete(run.traceId);
+        run.followers.clear();
+        run.chunkFollowers.clear();
+        run.settle();
+      });
+    return finished;
+  };
+
+  /** Resumes a parked run from its log with its answer: under way here again until it ends or waits. */
+  const resumeWithAnswer = async (traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> => {
+    const events = await readLogged(traceId);
+    if (!events) return 'unknown';
+    const verdict = judgeAnswer(events, answer);
+    if (!verdict.ok) throw new ApiError(verdict.error);
+    // Past its deadline the wait takes no answer: it expires (the sweeper had not come round yet).
+    const late = answer.kind !== 'expire' && isPastDeadline(verdict.wait, Date.now());
+    const run = begin(traceId, flowOfLog(events), [...events]);
+    waits.delete(traceId);
+    answering.delete(traceId);
+    let embedded: EmbeddedRun;
+    try {
+      const inspect = options.inspector?.(traceId);
+      embedded = await resumeFromLog({
+        logPath: logPathOf(traceId),
+        answer: late ? { kind: 'expire' } : answer,
+        signal: run.controller.signal,
+        allowFiles,
+        ...(options.env !== undefined && { env: options.env }),
+        ...(options.fsync !== undefined && { fsync: options.fsync }),
+        ...(inspect !== undefined && { inspect }),
+        onEvent: (event) => record(run, event),
+        onChunk: (chunk) => showChunk(run, chunk),
+      });
+    } catch (thrown) {
+      // Not resumed (the flow is gone, another process answered first): the run stays as its log says.
+      active.delete(traceId);
+      const followers = new Set<ParkedFollower>();
+      for (const follower of run.followers) followers.add({ onEvent: follower, lastSeq: events.at(-1)?.seq ?? 0 });
+      if (followers.size > 0) parked.set(traceId, followers);
+      const still = pendingWait(events);
+      if (still) waits.set(traceId, Date.parse(still.deadline));
+      run.settle();
+      throw thrown;
+    }
+    void watch(run, embedded);
+    if (late) {
+      throw new ApiError(
+        errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${verdict.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, {
+          hint: "answer before the wait's deadline (GET /api/runs/<traceId> shows it), or raise the agent's waitTimeoutMs",
+        }),
+      );
+    }
+    return 'answered';
+  };
+
+  /** Ends the waits whose deadline has passed, and hands followers of parked runs what other processes appended. */
+  const sweep = async (): Promise<void> => {
+    const now = Date.now();
+    for (const [traceId, deadline] of [...waits]) {
+      if (closing || deadline > now || active.has(traceId) || answering.has(traceId)) continue;
+      waits.delete(traceId);
+      await answerWait(traceId, { kind: 'expire' }).catch((error: unknown) => {
+        // Answered or ended elsewhere meanwhile: nothing to expire.
+        if (error instanceof RedflowError && isRefusal(error.code)) return;
+        options.onRunError?.(traceId, error);
+      });
+    }
+    for (const [traceId, followers] of [...parked]) {
+      if (active.has(traceId) || followers.size === 0) continue;
+      const events = await readLogged(traceId).catch(() => undefined);
+      for (const follower of followers) for (const event of events ?? []) deliverParked(follower, event);
+      if (events?.at(-1) && isTerminal(events.at(-1) as AgentEvent)) parked.delete(traceId);
+    }
+  };
+
+  /** Reads the runs folder for runs that wait (parked here before a restart, or by another process). */
+  const scanWaits = async (): Promise<void> => {
+    let names: string[];
+    try {
+      names = await readdir(runsDir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (closing) return;
+      const traceId = name.slice(0, -LOG_EXTENSION.length);
+      if (!name.endsWith(LOG_EXTENSION) || !isValidTraceId(traceId) || active.has(traceId)) continue;
+      const stats = await stat(path.join(runsDir, name)).catch(() => undefined);
+      const version = stats ? `${stats.mtimeMs}:${stats.size}` : '';
+      if (!stats || scanned.get(traceId) === version) continue;
+      scanned.set(traceId, version);
+      const events = await readLogged(traceId).catch(() => undefined);
+      const wait = events && pendingWait(events);
+      if (wait) waits.set(traceId, Date.parse(wait.deadline));
+      else waits.delete(traceId);
+    }
+  };
+
+  const answerWait = async (traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> => {
+    if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and resumes no run'));
+    if (!isValidTraceId(traceId)) return 'unknown';
+    const run = active.get(traceId);
+    if (run || answering.has(traceId)) {
+      // Under way here: the answer may not fit at all, or the wait's answer is being taken now.
+      const verdict = run ? judgeAnswer(run.events, answer) : { ok: true as const };
+      if (!verdict.ok) throw new ApiError(verdict.error);
+      throw new ApiError(
+        errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is taking an answer to its wait already; a wait takes one answer`, {
+          hint: `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
+        }),
+      );
+    }
+    answering.add(traceId);
+    try {
+      return await resumeWithAnswer(traceId, answer);
+    } finally {
+      answering.delete(traceId);
+    }
+  };
+
+  const sweeper = setInterval(() => void sweep().catch(() => undefined), options.sweepMs ?? 1000);
+  sweeper.unref();
+  const rescan = setInterval(() => void scanWaits().catch(() => undefined), options.rescanMs ?? 60_000);
+  rescan.unref();
+  void scanWaits().catch(() => undefined);
 
   return {
     mode: 'embedded',
@@ -142,19 +345,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       const traceId = ids.traceId();
       let firstEvent!: () => void;
       const first = new Promise<void>((resolve) => (firstEvent = resolve));
-      let settle!: () => void;
-      const run: ActiveRun = {
-        traceId,
-        flowId: request.flowId,
-        events: [],
-        followers: new Set(),
-        controller: new AbortController(),
-        handle: undefined,
-        ended: false,
-        settled: new Promise<void>((resolve) => (settle = resolve)),
-      };
-      // Known before its first event is written, so a follower arriving early finds it here.
-      active.set(traceId, run);
+      const run = begin(traceId, request.flowId, []);
       let finished: Promise<unknown>;
       try {
         const inspect = options.inspector?.(traceId);
@@ -168,34 +359,21 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
           ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
           ...(options.env !== undefined && { env: options.env }),
           ...(options.fsync !== undefined && { fsync: options.fsync }),
-          allowFiles: options.allowFiles ?? [flowsDir],
+          allowFiles,
           ...(inspect !== undefined && { inspect }),
           onEvent: (event) => {
             record(run, event);
             firstEvent();
           },
+          onChunk: (chunk) => showChunk(run, chunk),
         });
-        run.handle = embedded.handle;
-        finished = embedded.finished();
+        finished = watch(run, embedded);
       } catch (thrown) {
         active.delete(traceId);
-        settle();
+        run.settle();
         throw thrown;
       }
-      finished
-        .catch((error: unknown) => {
-          try {
-            options.onRunError?.(traceId, error);
-          } catch {
-            // Reporting must not leave the run's bookkeeping undone.
-          }
-        })
-        .finally(() => {
-          active.delete(traceId);
-          run.followers.clear();
-          settle();
-        });
-      await Promise.race([first, finished]);
+      await Promise.race([first, finished.catch(() => undefined)]);
       if (run.events.length === 0) {
         throw new RedflowError(errorInfo(ErrorCode.HTTP_INTERNAL_ERROR, `run ${traceId} ended before recording its start`));
       }
@@ -211,8 +389,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     },
 
     async follow(traceId, afterSeq, onEvent) {
-      const run = active.get(traceId);
-      if (run) {
+      const followActive = (run: ActiveRun) => {
         // Catch up and subscribe in one synchronous step: the run's onEvent cannot run in between.
         for (const event of run.events) if (event.seq > afterSeq) onEvent(event);
         if (run.ended) return () => undefined;
@@ -221,13 +398,34 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
         };
         run.followers.add(follower);
         return () => void run.followers.delete(follower);
-      }
-      // Not under way here: its log is complete (a run leaves `active` only once its log is
-      // closed), or it is another process's, which this server does not follow live.
+      };
+      const run = active.get(traceId);
+      if (run) return followActive(run);
+      // Not under way here: its log is complete, waits for an answer, or is another process's,
+      // which this server does not follow live.
       const events = await readLogged(traceId);
       if (!events) return undefined;
+      const now = active.get(traceId);
+      if (now) return followActive(now);
       for (const event of events) if (event.seq > afterSeq) onEvent(event);
-      return () => undefined;
+      const last = events.at(-1);
+      if (!last || isTerminal(last) || !pendingWait(events)) return () => undefined;
+      // A parked run: its stream goes on once the answer resumes it (here, or in another process).
+      const follower: ParkedFollower = { onEvent, lastSeq: Math.max(afterSeq, last.seq) };
+      const followers = parked.get(traceId) ?? new Set<ParkedFollower>();
+      followers.add(follower);
+      parked.set(traceId, followers);
+      return () => {
+        followers.delete(follower);
+        if (followers.size === 0 && parked.get(traceId) === followers) parked.delete(traceId);
+      };
+    },
+
+    followChunks(traceId, onChunk) {
+      const run = active.get(traceId);
+      if (run === undefined || run.ended) return () => undefined;
+      run.chunkFollowers.add(onChunk);
+      return () => void run.chunkFollowers.delete(onChunk);
     },
 
     async list({ flow, limit }) {
@@ -264,16 +462,47 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
         abortRun(run, reason ?? 'aborted through the HTTP API');
         return 'aborting';
       }
-      return (await readLogged(traceId)) ? 'finished' : 'unknown';
+      const events = await readLogged(traceId);
+      if (!events) return 'unknown';
+      // A parked run is resumed to take the abort, as it would an answer.
+      if (pendingWait(events) === undefined) return 'finished';
+      await answerWait(traceId, { kind: 'abort', reason: reason ?? 'aborted through the HTTP API' });
+      return 'aborting';
     },
+
+    answer: answerWait,
 
     async close() {
       closing = true;
+      clearInterval(sweeper);
+      clearInterval(rescan);
+      parked.clear();
       const runs = [...active.values()];
       for (const run of runs) if (!run.ended) abortRun(run, 'the server is shutting down');
       await Promise.all(runs.map((run) => run.settled));
     },
   };
+}
+
+/** The codes of an answer the wait did not take: the sweeper's expiry of a wait answered meanwhile. */
+function isRefusal(code: ErrorCode): boolean {
+  return code === ErrorCode.RUN_NOT_WAITING || code === ErrorCode.WAIT_ALREADY_ANSWERED || code === ErrorCode.RUN_ALREADY_FINISHED;
+}
+
+/** A parked run's follower, as a follower of the run once it is under way again. */
+function parkedListener(follower: ParkedFollower): (event: AgentEvent) => void {
+  return (event) => deliverParked(follower, event);
+}
+
+/** Hands a parked run's follower an event it has not had (each once, in seq order). */
+function deliverParked(follower: ParkedFollower, event: AgentEvent): void {
+  if (event.seq <= follower.lastSeq) return;
+  follower.lastSeq = event.seq;
+  try {
+    follower.onEvent(event);
+  } catch {
+    // A follower's failure (a closed socket) must never reach the run.
+  }
 }
 
 /** Keeps a run's event and hands it to its followers, in the run's own onEvent call. */

@@ -5,7 +5,9 @@ import type { FlowDefinition } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { locateJsonSyntaxError } from '../flows/jsonSyntaxError.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
-import { validateFlow } from '../flows/validateFlow.js';
+import { type FlowValidation, type ResolvedFlow, validateFlow } from '../flows/validateFlow.js';
+import { validateFlowTree } from '../flows/agentRefs.js';
+import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { checkFlowFiles } from '../flows/flowFiles.js';
 import { ApiError } from './apiErrors.js';
 import type { FlowSummary } from './apiTypes.js';
@@ -20,18 +22,40 @@ export interface StoredFlow {
   readonly updatedAt: string;
 }
 
-/** The flows directory of `redflow serve`: flow files addressed by id (see flowIds.ts). */
+/** A flow ready to run: valid, and where it lives. */
+export interface RunnableFlow {
+  /** The flow file's absolute path, or the address of the flow elsewhere (a Node-RED tab). */
+  readonly flowPath: string;
+  readonly flow: ResolvedFlow;
+}
+
+/**
+ * Where `redflow serve` keeps its flows, addressed by id: a flows directory of files (see
+ * flowIds.ts), or a Node-RED's tabs (`serve --node-red`). The API's routes speak only to this.
+ */
 export interface FlowStore {
+  /** Every flow, by id; JSON files that are not flows (no `nodes` array) are left out. */
+  list(): Promise<FlowSummary[]>;
+  /** The flow's JSON text; 404 `FLOW_NOT_FOUND`, 413 `FLOW_TOO_LARGE`, 422 `FLOW_INVALID_JSON`. */
+  read(id: string): Promise<StoredFlow>;
+  /** Writes the flow (a file atomically: a temporary file renamed over the old one, creating folders). */
+  save(id: string, flow: FlowDefinition): Promise<{ readonly created: boolean; readonly updatedAt: string }>;
+  /** Deletes the flow; 404 `FLOW_NOT_FOUND` when there is none. */
+  remove(id: string): Promise<void>;
+  /**
+   * Validates a flow as it would run from this store (`id` its place, when it has one): the graph,
+   * and what running it here needs (the files it names inside the allowed folders, its subagents;
+   * node kinds a Node-RED agent can have).
+   */
+  validate(body: unknown, id?: string): Promise<FlowValidation>;
+  /** The stored flow, valid and ready to run: 404 when there is none, `FlowInvalidError` when it does not validate. */
+  runnable(id: string): Promise<RunnableFlow>;
+}
+
+/** The flows directory of `redflow serve`: flow files addressed by id (see flowIds.ts). */
+export interface FileFlowStore extends FlowStore {
   /** The directory, absolute. */
   readonly dir: string;
-  /** Every flow file, by id; JSON files that are not flows (no `nodes` array) are left out. */
-  list(): Promise<FlowSummary[]>;
-  /** The flow file's JSON text; 404 `FLOW_NOT_FOUND`, 413 `FLOW_TOO_LARGE`, 422 `FLOW_INVALID_JSON`. */
-  read(id: string): Promise<StoredFlow>;
-  /** Writes the flow (atomically: a temporary file renamed over the old one), creating folders. */
-  save(id: string, flow: FlowDefinition): Promise<{ readonly created: boolean; readonly updatedAt: string }>;
-  /** Deletes the flow file; 404 `FLOW_NOT_FOUND` when there is none. */
-  remove(id: string): Promise<void>;
   /** The absolute path of an existing flow file (404 when there is none), for running it. */
   existingPath(id: string): Promise<string>;
   /** The id of a flow file path inside the directory, if it is one. */
@@ -53,13 +77,25 @@ export interface FlowStore {
  * const { text } = await flows.read('support/order-status');
  * ```
  */
-export function createFlowStore(flowsDir: string, allowFiles: readonly string[] = []): FlowStore {
+export function createFlowStore(flowsDir: string, allowFiles: readonly string[] = []): FileFlowStore {
   const dir = path.resolve(flowsDir);
   const roots = [dir, ...allowFiles.map((folder) => path.resolve(folder))];
 
   const fileOf = async (id: string): Promise<string> => {
     const file = flowFilePath(dir, id);
     await assertRealInside(dir, file, id);
+    return file;
+  };
+
+  const existingPath = async (id: string): Promise<string> => {
+    const file = await fileOf(id);
+    let isFile = false;
+    try {
+      isFile = (await stat(file)).isFile();
+    } catch {
+      // Missing: reported below.
+    }
+    if (!isFile) throw notFound(id);
     return file;
   };
 
@@ -123,16 +159,18 @@ export function createFlowStore(flowsDir: string, allowFiles: readonly string[] 
       }
     },
 
-    async existingPath(id) {
-      const file = await fileOf(id);
-      let isFile = false;
-      try {
-        isFile = (await stat(file)).isFile();
-      } catch {
-        // Missing: reported below.
-      }
-      if (!isFile) throw notFound(id);
-      return file;
+    existingPath,
+
+    async validate(body, id) {
+      // A flow not saved yet: its relative paths are taken from the flows directory.
+      const flowPath = id === undefined ? undefined : flowFilePath(dir, id);
+      const baseDir = flowPath === undefined ? dir : path.dirname(flowPath);
+      return validateFlowTree(validateFlow(body), body, { baseDir, roots: [baseDir, ...roots] }, flowPath);
+    },
+
+    async runnable(id) {
+      const { flow, flowPath } = await loadValidFlow(await existingPath(id), id, roots);
+      return { flow, flowPath };
     },
 
     idOfPath: (file) => flowIdOfPath(dir, file),

@@ -7,12 +7,15 @@ import type { ReadResult } from '../events/eventStore.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { startRemoteRun } from '../distributed/remoteRun.js';
 import { MAX_ABORT_REASON_LENGTH, requestRunAbort } from '../distributed/runAborts.js';
+import { requestRunAnswer } from '../distributed/runAnswers.js';
+import { pendingWait } from '../events/pendingWait.js';
 import { openTraceToRead } from '../distributed/openTraceToRead.js';
 import { runLogExists } from '../distributed/runLogExists.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { cachedFlowIdIndex } from './natsFlowIds.js';
 import { followClusterRun } from './natsRunFollow.js';
+import { followRunChunks } from '../distributed/runChunks.js';
 import { listRunStarts, type RunStartedEvent } from './natsRunList.js';
 import { clusterRunResponse } from './natsRunSummary.js';
 import type { AbortAnswer, InspectorFactory, RunBackend } from './runBackend.js';
@@ -58,6 +61,9 @@ const LIST_READ_CONCURRENCY = 8;
  *   run's log (see `natsRunList.ts`); a run is `running` while the runs bucket holds its record.
  * - **abort** asks on `<prefix>.runs.abort.<traceId>`: only the core worker that owns the run
  *   answers (see `distributed/runAborts.ts`).
+ * - **answer** asks on `<prefix>.runs.answer.<traceId>`: one core worker takes the answer to a
+ *   parked run and resumes it (see `distributed/runAnswers.ts`); its refusals are thrown as they
+ *   come (`RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`, …).
  *
  * The connection needs the rights of deploy/nats/redflow.conf's `client` user.
  *
@@ -94,11 +100,19 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
     }
   };
 
-  /** True while the runs bucket holds the run's record: a core worker owns it, or will take it over. */
+  /**
+   * True while the runs bucket holds the run's record and the run is not parked in a wait: a core
+   * worker owns it, or will take it over.
+   */
   const underWay = async (traceId: string): Promise<boolean> => {
     try {
       const entry = await (await runsBucket).get(traceId);
-      return entry !== null && entry.operation === 'PUT';
+      if (entry === null || entry.operation !== 'PUT') return false;
+      try {
+        return entry.json<{ waiting?: unknown }>().waiting === undefined;
+      } catch {
+        return true;
+      }
     } catch (error) {
       // No bucket yet: no core worker has ever run under this prefix, so none owns the run.
       if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return false;
@@ -218,6 +232,10 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
       return stop;
     },
 
+    followChunks(traceId, onChunk) {
+      return isValidTraceId(traceId) ? followRunChunks(nc, prefix, traceId, onChunk) : () => undefined;
+    },
+
     async list({ flow, limit }) {
       let accept: ((started: RunStartedEvent) => boolean) | undefined;
       if (flow !== undefined) {
@@ -258,11 +276,23 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
             }),
           );
         }
+        // A parked run is held by no worker to hear its abort subject: one core worker takes the abort as an answer.
+        if (pendingWait(log.events) !== undefined && !(await underWay(traceId))) {
+          await requestRunAnswer(nc, prefix, traceId, { kind: 'abort', reason: reason ?? 'aborted through the HTTP API' });
+          return 'aborting';
+        }
         const answer = await requestRunAbort(nc, prefix, traceId, reason === undefined ? {} : { reason }, Math.max(100, Math.min(2000, deadline - Date.now())));
         if (answer.kind === 'aborting') return 'aborting';
         // Nobody owns it this moment: it has just ended, or is between owners. Look again.
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
+    },
+
+    async answer(traceId, answer) {
+      if (answer.kind === 'expire') throw new RedflowError(errorInfo(ErrorCode.HTTP_BODY_INVALID, "a wait expires by itself, on the core workers"));
+      if (!(await readLog(traceId))) return 'unknown';
+      await requestRunAnswer(nc, prefix, traceId, answer);
+      return 'answered';
     },
 
     async close() {

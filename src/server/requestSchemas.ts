@@ -2,7 +2,7 @@ import type { ErrorObject } from 'ajv';
 import { describeSchemaErrors, validators } from '../contracts/schemas.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { ApiError } from './apiErrors.js';
-import type { AbortRunRequest, StartRunRequest } from './apiTypes.js';
+import type { AbortRunRequest, AnswerRequest, ApprovalRequest, StartRunRequest, ToolResultRequest } from './apiTypes.js';
 
 type Validate = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
@@ -26,3 +26,12 @@ export const parseStartRunRequest = checked<StartRunRequest>(() => validators.st
 
 /** The body of `POST /api/runs/:traceId/abort`, checked against `schemas/http/abort-run-request.schema.json`. */
 export const parseAbortRunRequest = checked<AbortRunRequest>(() => validators.abortRunRequest, 'http/abort-run-request.schema.json');
+
+/** The body of `POST /api/runs/:traceId/approval`, checked against `schemas/http/approval-request.schema.json`. */
+export const parseApprovalRequest = checked<ApprovalRequest>(() => validators.approvalRequest, 'http/approval-request.schema.json');
+
+/** The body of `POST /api/runs/:traceId/answer`, checked against `schemas/http/answer-request.schema.json`. */
+export const parseAnswerRequest = checked<AnswerRequest>(() => validators.answerRequest, 'http/answer-request.schema.json');
+
+/** The body of `POST /api/runs/:traceId/tool-results`, checked against `schemas/http/tool-result-request.schema.json`. */
+export const parseToolResultRequest = checked<ToolResultRequest>(() => validators.toolResultRequest, 'http/tool-result-request.schema.json');

@@ -1,6 +1,8 @@
 import type { InspectionEvent } from 'xstate';
 import type { FlowDefinition } from '../contracts/schema-types.js';
+import type { RunChunk } from '../actors/serveActors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
+import type { WaitAnswer } from '../events/pendingWait.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 
 /** What `POST /api/runs` asks a backend to start, once the flow has been found and validated. */
@@ -19,11 +21,11 @@ export interface BackendStartRequest {
 export type AbortAnswer = 'aborting' | 'finished' | 'unknown';
 
 /**
- * Where `redflow serve` runs flows: in its own process (embedded, JSONL logs) or on a NATS cluster
- * of workers (JetStream logs). The HTTP layer speaks only to this interface.
+ * Where `redflow serve` runs flows: in its own process (embedded, JSONL logs), on a NATS cluster
+ * of workers (JetStream logs), or in a Node-RED (its agents' logs). The HTTP layer speaks only to this interface.
  */
 export interface RunBackend {
-  readonly mode: 'embedded' | 'nats';
+  readonly mode: 'embedded' | 'nats' | 'node-red';
   /** Starts a run; resolves once its first event is in the log. */
   start(request: BackendStartRequest): Promise<{ readonly traceId: string }>;
   /** The run's summary and envelope (the fold of its log), or `undefined` for an unknown trace id. */
@@ -36,9 +38,21 @@ export interface RunBackend {
    * Resolves with a function that stops following, or `undefined` for an unknown trace id.
    */
   follow(traceId: string, afterSeq: number, onEvent: (event: AgentEvent) => void): Promise<(() => void) | undefined>;
+  /**
+   * Calls `onChunk` with each piece of the run's answers as the model streams it, from now on
+   * (pieces are not stored: a run that is not under way has none). Returns a function that stops.
+   */
+  followChunks?(traceId: string, onChunk: (chunk: RunChunk) => void): () => void;
   /** Runs, newest first. */
   list(options: { readonly flow?: string; readonly limit: number }): Promise<readonly RunSummary[]>;
   abort(traceId: string, reason?: string): Promise<AbortAnswer>;
+  /**
+   * Answers the wait of a run parked in its log (an approval, a client tool's result): the run
+   * resumes and takes it. Resolves `answered` once the run goes on, `unknown` for a trace id with
+   * no run; refuses an answer the wait does not take by throwing `RUN_NOT_WAITING`,
+   * `WAIT_ALREADY_ANSWERED`, `WAIT_ANSWER_MISMATCH` or `RUN_ALREADY_FINISHED` (each a 409).
+   */
+  answer(traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'>;
   /** Stops following runs; embedded runs under way are aborted and their logs closed. */
   close(): Promise<void>;
 }

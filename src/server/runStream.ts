@@ -4,6 +4,7 @@ import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { ApiError } from './apiErrors.js';
 import { StreamEvent, type RunResponse } from './apiTypes.js';
 import { openEventStream } from './eventStream.js';
+import { activityAsData, createActivityDeriver, type AgentActivityEvent } from '../agents/activity.js';
 import type { RunBackend } from './runBackend.js';
 
 /** The longest single wait for a live terminal event to show in the log (the waits double from 10 ms: about 5 s in all). */
@@ -26,23 +27,39 @@ export async function streamRun(
   backend: RunBackend,
   traceId: string,
   afterSeq: number,
-  options: { readonly keepAliveMs?: number } = {},
+  options: { readonly keepAliveMs?: number; readonly activity?: boolean } = {},
 ): Promise<void> {
   // Asked first, so an unknown run is a plain 404 rather than an empty stream.
   const known = await backend.get(traceId);
   if (known === undefined) throw runNotFound(traceId);
+  // The activity goes on from where the client is: its deriver learns every event, and the
+  // activity of those up to the cursor (the client's already) is not sent again.
+  const activity = options.activity === true ? createActivityDeriver() : undefined;
+  let derivedUpTo = 0;
+  const derive = (event: AgentEvent): AgentActivityEvent[] => {
+    if (activity === undefined || event.seq <= derivedUpTo) return [];
+    derivedUpTo = event.seq;
+    const derived = activity.event(event);
+    return event.seq > afterSeq ? derived : [];
+  };
+  if (activity !== undefined && afterSeq > 0) for (const event of (await backend.events(traceId, 0)) ?? []) if (event.seq <= afterSeq) derive(event);
   const stream = openEventStream(res, options);
+  const sendActivity = (derived: readonly AgentActivityEvent[]) => {
+    for (const each of derived) stream.send(StreamEvent.Activity, activityAsData(each));
+  };
   let lastSent = afterSeq;
   let ended = false;
   /** Once the terminal event is sent (or seen at or below the cursor), only concludeWhenStored ends the stream. */
   let terminalSeen = false;
   // Set once follow() answers; the callbacks below may run before that.
   const following: { stop?: () => void } = {};
+  let stopChunks = (): void => undefined;
 
   const finish = (run: RunResponse) => {
     if (ended) return;
     ended = true;
     following.stop?.();
+    stopChunks();
     stream.end(StreamEvent.End, run);
   };
   /**
@@ -61,9 +78,11 @@ export async function streamRun(
   };
   const onEvent = (event: AgentEvent) => {
     if (ended || stream.closed) return;
+    const derived = derive(event);
     if (event.seq > lastSent) {
       lastSent = event.seq;
       stream.send(StreamEvent.AgentEvent, event, event.seq);
+      sendActivity(derived);
     }
     // A terminal event at or below a cursor past the log's end is not sent, but still ends the stream.
     if (isTerminal(event) && !terminalSeen) {
@@ -74,7 +93,15 @@ export async function streamRun(
   stream.onClose(() => {
     ended = true;
     following.stop?.();
+    stopChunks();
   });
+  // The answers' pieces as the model writes them: live only, without an id (they are not in the log).
+  stopChunks =
+    backend.followChunks?.(traceId, (chunk) => {
+      if (ended || stream.closed || terminalSeen) return;
+      stream.send(StreamEvent.Chunk, chunk);
+      if (activity !== undefined) sendActivity(activity.chunk(chunk));
+    }) ?? stopChunks;
 
   // Followed from no later than the log's end: a cursor past it would filter out the terminal
   // event too, and the stream would never learn that the run is over. The events in between are
@@ -91,7 +118,8 @@ export async function streamRun(
   // Nothing says the run is over yet: it may be under way (its events will come), or it may
   // never go on (interrupted), or the client may already have its last event.
   const run = await backend.get(traceId);
-  if (ended || stream.closed || run === undefined || run.status === 'running') return;
+  // A run under way, or parked until its wait is answered, has more to come.
+  if (ended || stream.closed || run === undefined || run.status === 'running' || run.status === 'waiting') return;
   if (run.lastSeq > lastSent) {
     // A backend whose follow had not delivered everything stored yet: send the rest from the log.
     for (const event of (await backend.events(traceId, lastSent)) ?? []) onEvent(event);

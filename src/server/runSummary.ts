@@ -1,5 +1,6 @@
 import { fold } from '../events/evolve.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import { pendingWait } from '../events/pendingWait.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 
 /** What the log alone cannot say about a run. */
@@ -12,7 +13,8 @@ export interface RunFacts {
 
 /**
  * A run as the API shows it, from its events: `finished` once the last event is terminal,
- * `running` while it is under way here, else `interrupted` (its log stops early: `redflow resume`
+ * `running` while it is under way here, `waiting` when its log ends in a wait for an answer from
+ * outside (with what it waits for), else `interrupted` (its log stops early: `redflow resume`
  * continues it). `undefined` when the events do not begin with `run.started` (an empty log, or
  * one damaged from its first record: nothing to show).
  *
@@ -29,14 +31,16 @@ export function runResponse(events: readonly AgentEvent[], facts: RunFacts): Run
   const envelope = fold(events, first.traceId);
   const ended = isTerminal(last);
   const outcome = last.type === AgentEventType.RunCompleted || last.type === AgentEventType.RunFailed ? last.data.outcome : undefined;
+  const waiting = ended || facts.active ? undefined : pendingWait(events);
   return {
     traceId: first.traceId,
-    status: ended ? 'finished' : facts.active ? 'running' : 'interrupted',
+    status: ended ? 'finished' : facts.active ? 'running' : waiting ? 'waiting' : 'interrupted',
     ...(facts.flow !== undefined && { flow: facts.flow }),
     startedAt: first.data.startedAt,
     iterations: envelope.state.iteration,
     lastSeq: last.seq,
     ...(outcome !== undefined && { outcome }),
+    ...(waiting !== undefined && { waiting }),
     envelope,
   };
 }

@@ -9,11 +9,12 @@ import { apiRoutes } from './apiRoutes.js';
 import { assertLocalHostHeader, assertTokenForHost, authorize } from './auth.js';
 import { DEFAULT_EDITOR_DIR, createEditorFiles } from './editorFiles.js';
 import { createEmbeddedRunBackend } from './embeddedRunBackend.js';
-import { createFlowStore } from './flowStore.js';
+import { createFlowStore, type FileFlowStore, type FlowStore } from './flowStore.js';
 import { DEFAULT_MAX_BODY_BYTES } from './requestBody.js';
 import { sendError } from './respond.js';
 import { createRouter } from './router.js';
 import type { InspectorFactory, RunBackend } from './runBackend.js';
+import type { StepService } from '../stepService/reactStepService.js';
 
 /** The port `redflow serve` listens on unless told otherwise. */
 export const DEFAULT_PORT = 4800;
@@ -26,8 +27,10 @@ const version = (createRequire(import.meta.url)('../../package.json') as { versi
 
 /** Options of {@link createRedflowServer}. */
 export interface RedflowServerOptions {
-  /** The flows directory (default `./flows`; created on the first save). */
+  /** The flows directory (default `./flows`; created on the first save). Ignored with `flows`. */
   readonly flowsDir?: string;
+  /** Flows stored elsewhere than a directory (a Node-RED's tabs); needs `backend`, which runs them. */
+  readonly flows?: FlowStore;
   /** Where the embedded backend keeps run logs (default `.redflow/runs`, as the CLI). Ignored with `backend`. */
   readonly runsDir?: string;
   /** Default {@link DEFAULT_HOST}. A non-loopback address needs a `token`. */
@@ -54,6 +57,8 @@ export interface RedflowServerOptions {
   readonly allowFiles?: readonly string[];
   /** Largest body of a route that takes no flow (default 1 MiB; flows may be 5 MiB). */
   readonly maxBodyBytes?: number;
+  /** The step service of `POST /api/agent/react_step` (`redflow serve --models`); without one the route answers 404. */
+  readonly steps?: StepService;
   /** How often an idle SSE stream gets a keepalive comment (default 15 s). */
   readonly keepAliveMs?: number;
   /** One line per answered request (method, path without its query, status, time); default none. */
@@ -84,7 +89,7 @@ export interface RedflowServer {
  *
  * @example
  * ```ts
- * import { createRedflowServer } from 'redflow';
+ * import { createRedflowServer } from 'redflow/server';
  * const server = await createRedflowServer({ flowsDir: 'flows', port: 0 });
  * console.log(`editor at ${server.url}`);
  * // …
@@ -97,17 +102,20 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
   assertTokenForHost(host, token);
   // A token in a run's data or an error (a request echoing ?token=) is redacted like any secret.
   registerSecret(token);
-  const flows = createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR, options.allowFiles);
-  const allowFiles = [flows.dir, ...(options.allowFiles ?? []).map((dir) => path.resolve(dir))];
+  if (options.flows !== undefined && options.backend === undefined) {
+    throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'a server on flows stored elsewhere needs the backend that runs them'));
+  }
+  const files = options.flows === undefined ? createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR, options.allowFiles) : undefined;
+  const flows: FlowStore = options.flows ?? (files as FileFlowStore);
   const logError = options.logError ?? ((line: string) => process.stderr.write(`${redactSecrets(line)}\n`));
   const backend =
     options.backend ??
     createEmbeddedRunBackend({
-      flowsDir: flows.dir,
+      flowsDir: (files as FileFlowStore).dir,
       ...(options.runsDir !== undefined && { runsDir: options.runsDir }),
       ...(options.inspector !== undefined && { inspector: options.inspector }),
       ...(options.env !== undefined && { env: options.env }),
-      allowFiles,
+      allowFiles: [(files as FileFlowStore).dir, ...(options.allowFiles ?? []).map((dir) => path.resolve(dir))],
       onRunError: (traceId, error) => logError(`run ${traceId} failed while ending: ${describe(error)}`),
     });
   const router = createRouter(
@@ -118,7 +126,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       inspect: options.inspector !== undefined,
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
-      allowFiles,
+      ...(options.steps !== undefined && { steps: options.steps }),
       // A cluster's runs see their workers' environment, not this one: nothing to warn from here.
       ...(options.backend === undefined && { runEnv: options.env ?? process.env }),
     }),

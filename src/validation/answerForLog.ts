@@ -1,5 +1,7 @@
 import { ErrorCode, type ErrorInfo } from '../errors.js';
-import { validateModelAnswer, type AnswerRules, type AnswerValidation } from './validateModelAnswer.js';
+import { textWithoutThought } from './actionSyntax.js';
+import { validateModelAnswer, type AnswerPosition, type AnswerRules, type AnswerValidation } from './validateModelAnswer.js';
+import { looksLikeJson } from './validateTextAnswer.js';
 
 /** How much of an answer over the size limit the log keeps (the rest is only counted). */
 export const LOGGED_EXCERPT_CHARS = 1024;
@@ -22,8 +24,8 @@ const UNPARSED: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * What the log keeps of a model answer. A model may send a `thought` with its answer; its
- * reasoning is never exposed unless the agent is in debug, and the log feeds replay, the
+ * What the log keeps of a model answer. A model may send a `thought` (and a `reflection`) with its
+ * answer; its reasoning is never exposed unless the agent is in debug, and the log feeds replay, the
  * HTTP API and the live stream, so a thought is taken out before the answer is recorded, in a way
  * that keeps the verdict: judging the logged text again (a resumed run does) gives the same result
  * as judging the answer received.
@@ -42,11 +44,12 @@ const UNPARSED: ReadonlySet<string> = new Set([
  * const logged = answerForLog(text, verdict, rules, agent.debug === true);
  * ```
  */
-export function answerForLog(text: string, validation: AnswerValidation, rules: AnswerRules, debug: boolean): LoggedAnswer {
+export function answerForLog(text: string, validation: AnswerValidation, rules: AnswerRules, debug: boolean, position?: AnswerPosition): LoggedAnswer {
   const excerpt = text.length > rules.limits.maxChars ? text.slice(0, LOGGED_EXCERPT_CHARS) : text;
   if (debug) return { text: excerpt };
+  if (rules.textActions !== undefined && !looksLikeJson(text) && text.length <= rules.limits.maxChars) return textForLog(text, validation, rules);
   if (validation.ok) {
-    if (!('thought' in validation.answer)) return { text: excerpt };
+    if (!hasReasoning(validation.answer)) return { text: excerpt };
     return { text: JSON.stringify(withoutThought(validation.answer)), thoughtHidden: true };
   }
   const { error } = validation;
@@ -54,16 +57,43 @@ export function answerForLog(text: string, validation: AnswerValidation, rules: 
   // Anything else parsed (its depth was checked before), so it can be taken apart.
   const parsed = JSON.parse(text) as unknown;
   if (!isPlainObject(parsed)) return mayMentionThought(excerpt) ? withheld(error) : { text: excerpt };
-  if (!('thought' in parsed)) return { text: excerpt };
+  if (!hasReasoning(parsed)) return { text: excerpt };
   const stripped = JSON.stringify(withoutThought(parsed));
-  const again = validateModelAnswer(stripped, rules);
+  // Judged as a resumed run judges it: knowing its reasoning was taken out.
+  const again = validateModelAnswer(stripped, rules, stripped.length, { ...position, reasoningHidden: true });
   if (!again.ok && again.error.code === error.code) return { text: stripped, thoughtHidden: true };
   return withheld(error);
 }
 
+/** A text-form answer: its `Thought:` section taken out, when that keeps the verdict. */
+function textForLog(text: string, validation: AnswerValidation, rules: AnswerRules): LoggedAnswer {
+  // An answer that is only a thought has it as its message: nothing to hide.
+  if (validation.ok && validation.answer.thought === undefined) return { text };
+  const stripped = textWithoutThought(text);
+  if (stripped === text) return { text };
+  // The thought section never decides the verdict of a readable action or answer, so this only
+  // withholds a rejected text whose thought, taken out, would be judged differently.
+  if (!validation.ok && !sameVerdict(validation, validateModelAnswer(stripped, rules))) return withheld(validation.error);
+  return { text: stripped, thoughtHidden: true };
+}
+
+function sameVerdict(a: AnswerValidation, b: AnswerValidation): boolean {
+  if (!a.ok || !b.ok) return !a.ok && !b.ok && a.error.code === b.error.code;
+  const { thought: _a, ...left } = a.answer;
+  const { thought: _b, ...right } = b.answer;
+  return JSON.stringify(left) === JSON.stringify(right);
+}
+
+/** The members of an answer that are the model's reasoning: kept out of the log unless in debug. */
+const REASONING: ReadonlySet<string> = new Set(['thought', 'reflection']);
+
+function hasReasoning(answer: object): boolean {
+  return 'thought' in answer || 'reflection' in answer;
+}
+
 function withoutThought(answer: object): Record<string, unknown> {
   const copy: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(answer)) if (key !== 'thought') copy[key] = value;
+  for (const [key, value] of Object.entries(answer)) if (!REASONING.has(key)) copy[key] = value;
   return copy;
 }
 
@@ -73,7 +103,7 @@ function withheld(rejection: ErrorInfo): LoggedAnswer {
 
 /** Could this unparsed text hold a thought? (`\u` escapes could spell the key.) */
 function mayMentionThought(text: string): boolean {
-  return /thought|\\u/i.test(text);
+  return /thought|reflection|\\u/i.test(text);
 }
 
 function isPlainObject(value: unknown): value is object {

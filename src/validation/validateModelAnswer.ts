@@ -2,6 +2,7 @@ import type { ErrorObject } from 'ajv';
 import type { ModelResponse } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import { scanJsonText } from './scanJsonText.js';
+import { looksLikeJson, validateTextAnswer, type TextActionRules } from './validateTextAnswer.js';
 
 /** Size and depth limits applied to a model's answer before it is parsed. */
 export interface AnswerLimits {
@@ -30,12 +31,49 @@ export interface AnswerRules {
   readonly allowedTools: ReadonlySet<string>;
   /** Returns `true` or what is wrong with the input; absent for a tool with no schema. */
   readonly toolInput: ReadonlyMap<string, (input: unknown) => true | string>;
+  /** When set, an answer that is not JSON is read in the text ReAct form (`Action: name(…)`). */
+  readonly textActions?: TextActionRules;
+  /** The agent's reasoning is "explicit": an answer must give its thought, and after an observation its reflection and decision. */
+  readonly explicitReasoning?: boolean;
+  /** The agent's outputSchema, compiled: `true`, or what is wrong with a final answer's output. */
+  readonly outputCheck?: (output: unknown) => true | readonly string[];
+}
+
+/** Where in the run the answer comes: what the checks that depend on it need. */
+export interface AnswerPosition {
+  /** The answer follows an observation (a tool's result, a denial, a person's answer): every iteration but the first. */
+  readonly afterObservation?: boolean;
+  /**
+   * The answer is the logged one, whose thought and reflection were taken out (`thoughtHidden`):
+   * it had them, since it was valid when received.
+   */
+  readonly reasoningHidden?: boolean;
+}
+
+/** A final answer's structured output and, when the agent has an outputSchema, what is wrong with it. */
+export interface OutputVerdict {
+  /** The output: the answer's `output`, else its message read as JSON when it is an object or array, else the message. */
+  readonly value: unknown;
+  /** What does not match the outputSchema; absent when it matches (or there is none). */
+  readonly errors?: readonly string[];
 }
 
 /** The outcome of validating one answer. */
 export type AnswerValidation =
-  | { readonly ok: true; readonly answer: ModelResponse }
+  | { readonly ok: true; readonly answer: ModelResponse; readonly output?: OutputVerdict }
   | { readonly ok: false; readonly error: ErrorInfo };
+
+/** The actions a model may answer with. */
+const ACTIONS: ReadonlySet<unknown> = new Set(['tool', 'final', 'escalate', 'request_info', 'delegate']);
+
+/** The decision each action goes with, when the answer states one. */
+const DECISION_OF: { readonly [A in ModelResponse['action']]: NonNullable<ModelResponse['decision']> } = {
+  tool: 'continue',
+  request_info: 'continue',
+  delegate: 'continue',
+  final: 'done',
+  escalate: 'escalate',
+};
 
 /**
  * The strict validation of a model answer, in order: size and depth before parsing,
@@ -49,7 +87,7 @@ export type AnswerValidation =
  * if (!result.ok) console.log(result.error.code);
  * ```
  */
-export function validateModelAnswer(text: string, rules: AnswerRules, length = text.length): AnswerValidation {
+export function validateModelAnswer(text: string, rules: AnswerRules, length = text.length, position?: AnswerPosition): AnswerValidation {
   if (length > rules.limits.maxChars) {
     return fail(ErrorCode.ANSWER_TOO_LARGE, `the answer has ${length} characters; the limit is ${rules.limits.maxChars}`, {
       hint: 'answers are one small JSON object; check the model is following the output format',
@@ -58,6 +96,7 @@ export function validateModelAnswer(text: string, rules: AnswerRules, length = t
   if (!text.isWellFormed()) {
     return fail(ErrorCode.ANSWER_INVALID_TEXT, 'the answer is not well-formed Unicode (it has a lone surrogate)');
   }
+  if (rules.textActions !== undefined && !looksLikeJson(text)) return validateTextAnswer(text, rules, rules.textActions);
   const structural = scanJsonText(text, rules.limits.maxDepth);
   if (structural && structural.code === ErrorCode.ANSWER_TOO_DEEP) return { ok: false, error: structural };
   let parsed: unknown;
@@ -73,16 +112,18 @@ export function validateModelAnswer(text: string, rules: AnswerRules, length = t
     return fail(ErrorCode.ANSWER_NOT_OBJECT, `the answer must be a JSON object, not ${describe(parsed)}`);
   }
   const action = (parsed as { action?: unknown }).action;
-  if (action === undefined) return fail(ErrorCode.ACTION_MISSING, 'the answer has no "action"', { hint: 'use "tool" or "final"' });
-  if (action !== 'tool' && action !== 'final') {
-    return fail(ErrorCode.ACTION_UNKNOWN, `unknown action ${JSON.stringify(action).slice(0, 80)}`, {
-      hint: 'action must be "tool" or "final"',
-      path: '/action',
-    });
+  if (action === undefined) return fail(ErrorCode.ACTION_MISSING, 'the answer has no "action"', { hint: ACTION_HINT });
+  if (!ACTIONS.has(action)) {
+    return fail(ErrorCode.ACTION_UNKNOWN, `unknown action ${JSON.stringify(action).slice(0, 80)}`, { hint: ACTION_HINT, path: '/action' });
   }
   if (!rules.responseSchema(parsed)) return schemaFailure(rules.responseSchema.errors, parsed as { confidence?: unknown });
   const answer = parsed as ModelResponse;
-  if (answer.action === 'final') return { ok: true, answer };
+  const reasoning = reasoningFailure(answer, rules, position);
+  if (reasoning !== undefined) return reasoning;
+  if (answer.action === 'final') {
+    return rules.outputCheck === undefined && answer.output === undefined ? { ok: true, answer } : { ok: true, answer, output: outputVerdict(answer, rules.outputCheck) };
+  }
+  if (answer.action !== 'tool') return { ok: true, answer };
 
   const tool = answer.tool as string;
   if (!rules.allowedTools.has(tool)) {
@@ -97,6 +138,61 @@ export function validateModelAnswer(text: string, rules: AnswerRules, length = t
     return fail(ErrorCode.TOOL_INPUT_INVALID, `the input for "${tool}" does not match its schema: ${verdict}`, { path: '/input' });
   }
   return { ok: true, answer };
+}
+
+const ACTION_HINT = 'action must be "tool", "final", "escalate", "request_info" or "delegate"';
+
+/**
+ * The reasoning an answer owes: with explicit reasoning a thought always, and after an
+ * observation a reflection and a decision; and a decision, when given, that agrees with the action.
+ */
+function reasoningFailure(answer: ModelResponse, rules: AnswerRules, position: AnswerPosition | undefined): AnswerValidation | undefined {
+  const { decision } = answer;
+  if (decision !== undefined && decision !== DECISION_OF[answer.action]) {
+    return fail(ErrorCode.DECISION_MISMATCH, `the decision "${decision}" does not go with the action "${answer.action}"`, {
+      hint: 'decision is "continue" for tool, request_info and delegate, "done" for final, "escalate" for escalate',
+      path: '/decision',
+    });
+  }
+  if (rules.explicitReasoning !== true) return undefined;
+  const after = position?.afterObservation === true;
+  if (position?.reasoningHidden !== true) {
+    if (answer.thought === undefined || answer.thought.trim() === '') {
+      return fail(ErrorCode.THOUGHT_MISSING, 'the answer gives no "thought"', { hint: 'this agent reasons explicitly: say what you know, what is missing and why this action, in "thought"', path: '/thought' });
+    }
+    if (after && (answer.reflection === undefined || answer.reflection.trim() === '')) {
+      return fail(ErrorCode.REFLECTION_MISSING, 'the answer after an observation gives no "reflection"', {
+        hint: 'this agent reasons explicitly: say what the last observation means and whether it is enough, in "reflection"',
+        path: '/reflection',
+      });
+    }
+  }
+  if (after && decision === undefined) {
+    return fail(ErrorCode.DECISION_MISSING, 'the answer after an observation gives no "decision"', {
+      hint: 'this agent reasons explicitly: add "decision": "continue", "done" or "escalate"',
+      path: '/decision',
+    });
+  }
+  return undefined;
+}
+
+/** A final answer's output, checked against the outputSchema when the agent has one. */
+function outputVerdict(answer: ModelResponse, check: AnswerRules['outputCheck']): OutputVerdict {
+  const value = 'output' in answer ? answer.output : messageAsValue(answer.message ?? '');
+  if (check === undefined) return { value };
+  const verdict = check(value);
+  return verdict === true ? { value } : { value, errors: verdict };
+}
+
+/** A message that is a JSON object or array is the output itself; any other message is the output as text. */
+function messageAsValue(message: string): unknown {
+  const trimmed = message.trim();
+  if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return message;
+  try {
+    return JSON.parse(trimmed) as unknown;
+  } catch {
+    return message;
+  }
 }
 
 function schemaFailure(errors: ErrorObject[] | null | undefined, answer: { confidence?: unknown }): AnswerValidation {
@@ -119,7 +215,7 @@ function schemaFailure(errors: ErrorObject[] | null | undefined, answer: { confi
       ? `has unknown property "${(first.params as { additionalProperty: string }).additionalProperty}"`
       : (first?.message ?? 'does not match');
   return fail(ErrorCode.ANSWER_SCHEMA_MISMATCH, `the answer ${where} ${detail}`, {
-    hint: 'expected {"action":"tool"|"final","tool":…,"input":{…},"confidence":0..1,"message":…}',
+    hint: 'expected {"action":"tool","tool":…,"input":{…},"confidence":0..1}, {"action":"final","message":…}, or escalate, request_info, delegate with their "input"',
     path,
   });
 }

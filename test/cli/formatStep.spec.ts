@@ -8,6 +8,11 @@ describe('formatStep', () => {
     expect(formatStep(failed, true)).toContain('\u001b[31m✖ TOOL_TIMEOUT\u001b[0m');
   });
 
+  it('should keep the tool’s name on the error line of a run that ended during its call, and end it with ✖ and the code', () => {
+    const ended = { iteration: 2, action: 'error' as const, tool: 'forecast', confidence: 0.6, code: 'RUN_TIMEOUT' };
+    expect(formatStep(ended, false)).toMatch(/^ {2}#2 {2}error {2}forecast\s+conf 0\.60\s+✖ RUN_TIMEOUT$/);
+  });
+
   it('should leave a tool call that succeeded, and an error line, without the mark', () => {
     expect(formatStep({ iteration: 1, action: 'tool', tool: 'forecast', confidence: 0.6, durationMs: 22 }, false)).not.toContain('✖');
     expect(formatStep({ iteration: 2, action: 'error', code: 'INVALID_JSON' }, false)).not.toContain('✖');

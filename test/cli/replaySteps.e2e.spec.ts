@@ -9,7 +9,7 @@ const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
 
 /** The logs replayed below, one per kind of run, by name. */
-const logs: Record<'finished' | 'failingTool' | 'invalidAnswer', string> = { finished: '', failingTool: '', invalidAnswer: '' };
+const logs: Record<'finished' | 'failingTool' | 'invalidAnswer' | 'iterationLimit', string> = { finished: '', failingTool: '', invalidAnswer: '', iterationLimit: '' };
 let cwd = '';
 
 /** Runs order-status with `script` (the example's own answers when undefined) and returns its log. */
@@ -17,21 +17,24 @@ async function runOrderStatus(traceId: string, input: string, script?: unknown[]
   const args = ['run', example('order-status'), '--input', input, '--trace-id', traceId];
   if (script) args.push('--script', await writeIn(cwd, `${traceId}.answers.json`, script));
   const result = await redflow(args, { cwd });
-  // 0: the run answered; 1: it was blocked (the invalid answer). Anything else is a broken setup.
-  if (result.code !== 0 && result.code !== 1) throw new Error(`run ${traceId} exited ${result.code}: ${result.stderr}`);
+  // 0: the run answered; 1: it was blocked (the invalid answer); 2: escalated (the iteration limit). Anything else is a broken setup.
+  if (result.code !== 0 && result.code !== 1 && result.code !== 2) throw new Error(`run ${traceId} exited ${result.code}: ${result.stderr}`);
   return path.join(cwd, '.redflow', 'runs', `${traceId}.jsonl`);
 }
 
 beforeAll(async () => {
   assertBuilt();
   cwd = await dirs.make();
-  [logs.finished, logs.failingTool, logs.invalidAnswer] = await Promise.all([
+  const lookUp = { action: 'tool', tool: 'lookup_order', input: { orderId: 'A-1001' }, confidence: 0.5 };
+  [logs.finished, logs.failingTool, logs.invalidAnswer, logs.iterationLimit] = await Promise.all([
     runOrderStatus('steps-ok', 'Where is order A-1001?'),
     runOrderStatus('steps-tool-error', 'Where is order Z-9999?', [
       { action: 'tool', tool: 'lookup_order', input: { orderId: 'Z-9999' }, confidence: 0.5 },
       { action: 'final', message: 'There is no order Z-9999.', confidence: 0.9 },
     ]),
     runOrderStatus('steps-invalid', 'x', ['not json']),
+    // order-status allows 5 iterations: five good tool calls and no final answer.
+    runOrderStatus('steps-limit', 'Where is order A-1001?', Array.from({ length: 5 }, () => lookUp)),
   ]);
 });
 
@@ -116,12 +119,22 @@ describe.concurrent('redflow replay --steps', () => {
     expect(result.stdout).toMatch(/^ {2}hint: /m);
   });
 
+  it('should mark the iteration in which the run ended, after a good tool call, with the outcome’s code, as text and JSON', async ({ expect }) => {
+    const [text, json] = await Promise.all([redflow(['replay', logs.iterationLimit, '--steps'], { cwd }), stepsJson(logs.iterationLimit)]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout.match(/^── #\d ──.*$/gm)).toEqual(['── #1 ──', '── #2 ──', '── #3 ──', '── #4 ──', '── #5 ──  ✖ ITERATION_OVERFLOW']);
+    expect(text.stdout).toMatch(/^ {4}output \(\d+ ms\): \{"orderId":"A-1001"[^\n]*\n {2}✖ the run ended after this iteration: ITERATION_OVERFLOW: no final answer after 5 iterations/m);
+    expect(text.stdout).toContain('outcome: escalate (iteration_limit) ITERATION_OVERFLOW');
+    expect(json.iterations.map((it) => it.failure)).toEqual([null, null, null, null, { step: 'ending', error: expect.objectContaining({ code: 'ITERATION_OVERFLOW' }) }]);
+    expect(json.iterations[4]?.tool?.result).toMatchObject({ ok: true });
+  });
+
   it('should give scripts the same steps as JSON, texts whole', async ({ expect }) => {
     const [finished, failing, invalid] = await Promise.all([stepsJson(logs.finished), stepsJson(logs.failingTool), stepsJson(logs.invalidAnswer)]);
     expect(Object.keys(finished).sort()).toEqual(
-      ['events', 'problems', 'outcome', 'traceId', 'startedAt', 'input', 'systemPrompt', 'iterations', 'memory', 'ending', 'resumedAfter'].sort(),
+      ['events', 'problems', 'outcome', 'traceId', 'startedAt', 'input', 'parent', 'systemPrompt', 'iterations', 'memory', 'ending', 'resumedAfter'].sort(),
     );
-    expect(finished).toMatchObject({ events: 12, problems: [], traceId: 'steps-ok', input: 'Where is order A-1001?', memory: null, resumedAfter: [] });
+    expect(finished).toMatchObject({ events: 12, problems: [], traceId: 'steps-ok', input: 'Where is order A-1001?', parent: null, memory: null, resumedAfter: [] });
     expect(finished.outcome).toMatchObject({ status: 'done', reason: 'final_answer', answer: ORDER_ANSWER });
     expect(finished.systemPrompt).toMatch(/^You are an execution agent\.[\s\S]*Be brief\.$/);
     expect(finished.iterations.map((it) => [it.iteration, it.model?.verdict.kind, it.tool?.tool ?? null])).toEqual([

@@ -142,8 +142,10 @@ describe('distributed mode: core, model and tool workers connected only by NATS'
       const doomed = await core(`core-doomed-${i}`);
       const live: AgentEvent[] = [];
       // Any core worker of the queue group may take a start: start runs until the doomed one owns one.
+      // NATS picks a queue member at random: with 5 members, 20 tries all miss it 1% of the time, and
+      // the test makes 10 such draws; 100 tries miss it once in billions.
       let traceId = '';
-      for (let attempt = 0; attempt < 20 && !traceId; attempt++) {
+      for (let attempt = 0; attempt < 100 && !traceId; attempt++) {
         const run = await startRemoteRun({ nc: clientNc, prefix, input: 'race', onEvent: (event) => live.push(event) });
         if (doomed.runs().includes(run.traceId)) traceId = run.traceId;
         else await run.result;

@@ -117,6 +117,10 @@ describe('redflow worker under deploy/nats/redflow.conf', () => {
     expect((JSON.parse(run.stdout) as { outcome: { answer: string } }).outcome.answer).toBe(ORDER_ANSWER);
     // tail printed every event of the run as it happened.
     await expect.poll(() => tailed.split('\n').filter((line) => line.includes('"run.completed"')).length, { timeout: 10_000 }).toBe(1);
+    // Without --json, `redflow run --nats` also follows the answers' pieces (redflow.runs.chunk.*) for its status line.
+    const shown = await cli(['run', FLOW, ...as('client'), '--input', 'Where is order A-1001?']);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.trim()).toBe(ORDER_ANSWER);
     const replay = await cli(['replay', 'least-privilege-client-1', ...as('client'), '--json']);
     expect(replay.code).toBe(0);
     expect(replay.stdout).toContain(ORDER_ANSWER);
@@ -156,7 +160,7 @@ describe('redflow worker under deploy/nats/redflow.conf', () => {
       await endingWithin(started, 15_000);
       expect(started.stderr()).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
     }
-    for (const result of [run, replay, again]) expect(result.stderr).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    for (const result of [run, shown, replay, again]) expect(result.stderr).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
     expect(violationsSince(from)).toEqual([]);
   }, 90_000);
 });

@@ -24,9 +24,13 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Starts `redflow serve` on a free port and resolves with its URL once it prints it; `onStart` gets the process to stop later. */
-export function startServe(flowsDir: string, runsDir: string, onStart: (child: ChildProcess) => void, extra: readonly string[] = []): Promise<string> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, '--runs', runsDir, ...extra], {
+/**
+ * Starts `redflow serve` on a free port and resolves with its URL once it prints it; `onStart` gets
+ * the process to stop later. `runsDir` undefined: no `--runs` (with `--nats` in `extra`, the logs are in JetStream).
+ */
+export function startServe(flowsDir: string, runsDir: string | undefined, onStart: (child: ChildProcess) => void, extra: readonly string[] = []): Promise<string> {
+  const runs = runsDir === undefined ? [] : ['--runs', runsDir];
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/redflow.js'), 'serve', '--port', '0', '--flows', flowsDir, ...runs, ...extra], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, NO_COLOR: '1' },

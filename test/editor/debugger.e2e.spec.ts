@@ -118,7 +118,7 @@ describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () =
     await expect.poll(rowFlows).toEqual([BAD_FLOW]);
     const row = page.locator('[data-testid="run-row"]').first();
     expect(await row.locator('[data-testid="run-row-code"]').textContent()).toBe('INVALID_JSON');
-    // At 720 px the runs are below the palette, in the sidebar's scroll.
+    // The Runs list scrolls on its own, under the palette.
     await page.locator('[data-testid="runs-list"]').scrollIntoViewIfNeeded();
     await shot('runs-of-flow');
 

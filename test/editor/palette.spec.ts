@@ -12,6 +12,9 @@ const nodeValidators = {
   [NodeType.ToolHttp]: () => validators.toolHttpConfig,
   [NodeType.ToolModule]: () => validators.toolModuleConfig,
   [NodeType.ToolPostgres]: () => validators.toolPostgresConfig,
+  [NodeType.ToolClient]: () => validators.toolClientConfig,
+  [NodeType.ToolFlow]: () => validators.toolFlowConfig,
+  [NodeType.AgentRef]: () => validators.agentRefConfig,
   [NodeType.ResponseChat]: () => validators.responseChatConfig,
   [NodeType.ResponseEnd]: () => validators.responseEndConfig,
 };
@@ -21,7 +24,7 @@ describe('the palette', () => {
     expect(PALETTE.flatMap((group) => group.types).sort()).toEqual([...NODE_TYPES].sort());
     expect(PALETTE.map((group) => group.title)).toEqual(['Input', 'Agent core', 'Model', 'Tools', 'Memory', 'Output']);
     for (const group of PALETTE) for (const type of group.types) expect(roleOf(type)).toBe(group.role);
-    expect(PALETTE.find((group) => group.role === 'tool')?.types).toEqual(['tool.http', 'tool.module', 'tool.postgres']);
+    expect(PALETTE.find((group) => group.role === 'tool')?.types).toEqual(['tool.http', 'tool.module', 'tool.postgres', 'tool.client', 'tool.flow', 'agent.ref']);
   });
 
   it.each(NODE_TYPES)('should start a %s with a config valid against its schema, in the browser check and the runtime one', (type) => {
@@ -61,7 +64,7 @@ describe('config validation in the browser', () => {
   it('should say which field is wrong, in words', () => {
     expect(validateNodeConfig(NodeType.ToolModule, {})).toEqual([{ field: 'module', message: 'is required' }]);
     expect(validateNodeConfig(NodeType.ModelLlm, { provider: 'gpt' })).toEqual([
-      { field: 'provider', message: 'must be one of "scripted", "openai", "openai-compatible", "ollama", "vllm", "llamacpp"' },
+      { field: 'provider', message: 'must be one of "scripted", "openai", "openai-compatible", "ollama", "vllm", "llamacpp", "anthropic"' },
     ]);
     expect(validateNodeConfig(NodeType.MemoryKv, { colour: 'red' })).toEqual([{ message: "unknown property 'colour'" }]);
     expect(validateNodeConfig(NodeType.AgentCore, { strategy: 'react', maxIterations: 21 }, ['t'])).toEqual([{ field: 'maxIterations', message: 'must be <= 20' }]);

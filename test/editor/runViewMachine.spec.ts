@@ -46,6 +46,35 @@ describe('the run view machine', () => {
     expect(actor.getSnapshot().context.position).toBe(1);
   });
 
+  it('should follow a run opened while still under way, from what is logged so far, each event once', async () => {
+    const events = await someEvents();
+    const logged = events.slice(0, 2);
+    let push: ((event: RunViewEvent) => void) | undefined;
+    const actor = createActor(
+      runViewMachine.provide({
+        actors: {
+          loadRun: fromPromise(
+            async ({ input }: { input: { traceId: string } }): Promise<{ events: readonly AgentEvent[]; run: RunResponse | undefined }> => ({
+              events: logged,
+              run: { traceId: input.traceId, status: 'running' } as RunResponse,
+            }),
+          ),
+          followRun: fromCallback<EventObject, { traceId: string }>(({ sendBack }) => {
+            push = sendBack;
+          }),
+        },
+      }),
+    ).start();
+    actor.send({ type: 'OPEN', traceId: 'trace-1' });
+    await waitFor(actor, (s) => s.matches(RunViewState.Streaming));
+    expect(actor.getSnapshot().context).toMatchObject({ traceId: 'trace-1', events: logged, position: undefined });
+    // The stream starts from the beginning: what was loaded is not added twice.
+    for (const event of events) push?.({ type: 'EVENT', event });
+    push?.({ type: 'END', run: { traceId: 'trace-1', status: 'finished' } as RunResponse });
+    expect(actor.getSnapshot().value).toBe(RunViewState.Finished);
+    expect(actor.getSnapshot().context.events).toEqual(events);
+  });
+
   it('should open a finished run at its last event, and fail with the reason when it cannot', async () => {
     const events = await someEvents();
     const actor = createActor(

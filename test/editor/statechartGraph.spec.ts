@@ -17,8 +17,21 @@ describe('the statechart diagram', () => {
   it('should draw the transitions of the definition, labelled by event or guard', () => {
     expect(arrow(ReactState.AwaitingModel, ReactState.Validating)).toMatchObject({ trigger: 'event', labels: ['model.answer'] });
     expect(arrow(ReactState.AwaitingModel, ReactState.Concluding)?.labels).toEqual(['model.failure']);
-    expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerIsInvalid', 'answerIsFinal'] });
+    expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerIsInvalid', 'answerIsFinal', 'answerDelegates'] });
+    // A final output sent back for repair, and a question to a person with its answer.
+    expect(arrow(ReactState.Validating, ReactState.AwaitingModel)).toMatchObject({ trigger: 'always', labels: ['outputNeedsRepair'] });
+    expect(arrow(ReactState.Validating, ReactState.AwaitingHuman)).toMatchObject({ trigger: 'always', labels: ['answerAsksPerson'] });
+    expect(arrow(ReactState.AwaitingHuman, ReactState.CheckingStop)?.labels).toEqual(['human.answer']);
+    expect(arrow(ReactState.AwaitingHuman, ReactState.Concluding)?.labels).toEqual(['wait.expire']);
     expect(arrow(ReactState.AwaitingTool, ReactState.CheckingStop)?.labels).toEqual(['tool.result']);
+    // The waits for an answer from outside, and their answers.
+    expect(arrow(ReactState.Validating, ReactState.AwaitingApproval)).toMatchObject({ trigger: 'always', labels: ['toolNeedsApproval'] });
+    expect(arrow(ReactState.Validating, ReactState.AwaitingClient)).toMatchObject({ trigger: 'always', labels: ['toolRunsOnClient'] });
+    expect(arrow(ReactState.AwaitingApproval, ReactState.AwaitingTool)?.labels).toEqual(['tool.approve']);
+    expect(arrow(ReactState.AwaitingApproval, ReactState.AwaitingClient)?.labels).toEqual(['tool.approve']);
+    expect(arrow(ReactState.AwaitingApproval, ReactState.CheckingStop)?.labels).toEqual(['tool.deny']);
+    expect(arrow(ReactState.AwaitingClient, ReactState.CheckingStop)?.labels).toEqual(['tool.result']);
+    expect(arrow(ReactState.AwaitingClient, ReactState.Concluding)?.labels).toEqual(['wait.expire']);
     expect(arrow(ReactState.CheckingStop, ReactState.Concluding)?.labels).toEqual(['confidenceThresholdReached', 'iterationLimitReached']);
     expect(arrow(ReactState.CheckingStop, ReactState.AwaitingModel)).toBeDefined();
     expect(arrow(ReactState.Concluding, ReactState.SavingMemory)?.labels).toEqual(['savesMemory']);
@@ -30,6 +43,9 @@ describe('the statechart diagram', () => {
       [
         ReactState.AwaitingModel,
         ReactState.AwaitingTool,
+        ReactState.AwaitingApproval,
+        ReactState.AwaitingClient,
+        ReactState.AwaitingHuman,
         ReactState.CheckingStop,
         ReactState.Validating,
         ReactState.SavingMemory,
@@ -43,7 +59,16 @@ describe('the statechart diagram', () => {
 
   it('should lay the loop out in the order a run goes, the states that end a run beside it, and the final states last', () => {
     const column = (n: number) => graph.states.filter((s) => s.column === n).sort((a, b) => a.row - b.row).map((s) => s.id);
-    expect(column(0)).toEqual([ReactState.Starting, ReactState.AwaitingModel, ReactState.Validating, ReactState.AwaitingTool, ReactState.CheckingStop]);
+    expect(column(0)).toEqual([
+      ReactState.Starting,
+      ReactState.AwaitingModel,
+      ReactState.Validating,
+      ReactState.AwaitingHuman,
+      ReactState.AwaitingApproval,
+      ReactState.AwaitingClient,
+      ReactState.AwaitingTool,
+      ReactState.CheckingStop,
+    ]);
     expect(column(1).sort()).toEqual([ReactState.Concluding, ReactState.SavingMemory].sort());
     expect(column(2).sort()).toEqual([ReactState.Done, ReactState.Error].sort());
     for (const n of [1, 2]) {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
 import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
 
@@ -21,6 +22,9 @@ const ANSWERS = [
   { action: 'tool', tool: 'echo', input: { text: 'fail' }, confidence: 0.3 },
   { action: 'final', message: 'Echoed once, then the tool failed.', confidence: 0.9 },
 ];
+
+/** The run whose tool call was denied from the command line. */
+const DENIED_TRACE = 'denied-run';
 
 /** Long enough to be cut in the details until "show all". */
 const LONG_INPUT = `echo please. ${'Where is my order? '.repeat(50)}`;
@@ -55,6 +59,21 @@ describe.skipIf(skip)('the step details of the Runtime tab, in Chromium at 1280�
     await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
     await writeFile(path.join(flowsDir, 'echo-agent.json'), JSON.stringify(echoFlow(ANSWERS)));
     await writeFile(path.join(flowsDir, 'broken-agent.json'), JSON.stringify(echoFlow(['not json'])));
+    // One iteration allowed, spent on a good tool call: the run ends escalated, ITERATION_OVERFLOW.
+    const limited = echoFlow([ANSWERS[0]]);
+    const oneIteration = limited.nodes.map((node) => (node.id === 'agent' ? { ...node, config: { strategy: 'react', maxIterations: 1 } } : node));
+    await writeFile(path.join(flowsDir, 'limited-agent.json'), JSON.stringify({ ...limited, nodes: oneIteration }));
+    // A call that needs a person's approval, denied from the command line: its log in the server's runs.
+    const guarded = echoFlow([ANSWERS[0], ANSWERS[2]]);
+    const asking = guarded.nodes.map((node) => (node.id === 'agent' ? { ...node, config: { strategy: 'react', maxIterations: 5, requiresApproval: ['echo'] } } : node));
+    const guardedFile = path.join(flowsDir, 'guarded-agent.json');
+    await writeFile(guardedFile, JSON.stringify({ ...guarded, nodes: asking }));
+    const log = path.join(dir, 'runs', `${DENIED_TRACE}.jsonl`);
+    await mkdir(path.dirname(log), { recursive: true });
+    const parked = await runCli(['run', guardedFile, '--input', 'may I?', '--trace-id', DENIED_TRACE, '--log', log], { cwd: dir });
+    expect(parked.code, parked.stderr).toBe(3);
+    const denied = await runCli(['deny', log, '--reason', 'not with this input', '--flow', guardedFile], { cwd: dir });
+    expect(denied.code, denied.stderr).toBe(0);
     await mkdir(screenshots, { recursive: true });
     const url = await startServer(flowsDir, path.join(dir, 'runs'));
     browser = await launchChromium();
@@ -118,6 +137,63 @@ describe.skipIf(skip)('the step details of the Runtime tab, in Chromium at 1280�
     await page.screenshot({ path: path.join(screenshots, 'step-details.png') });
     await page.click('[data-testid="step-details-close"]');
     expect(await details().count()).toBe(0);
+  });
+
+  it('should show a clicked node’s last call in the run: the tool’s input and result, the model’s messages and raw answer', async () => {
+    await runFlowToEnd('echo-agent', 'echo twice');
+    const nodeStep = page.locator('[data-testid="node-last-step"]');
+
+    // The tool node: its last call, the one that failed.
+    await page.click('[data-testid="node-echo"]');
+    await expect.poll(() => nodeStep.getAttribute('data-iteration')).toBe('2');
+    expect(await details().getAttribute('data-part')).toBe('tool');
+    expect(await details().locator('.step__head').textContent()).toContain('✖ TOOL_FAILED');
+    expect(JSON.parse((await text('step-tool-input')) ?? '')).toEqual({ text: 'fail' });
+    expect(await details().locator('[data-testid="step-tool-error"]').getAttribute('data-code')).toBe('TOOL_FAILED');
+    // Its config is still there, under it.
+    expect(await page.locator('[data-testid="node-config"][data-node-id="echo"]').count()).toBe(1);
+
+    // The model node: its last call, the final answer, with the messages it was sent.
+    await page.click('[data-testid="node-llm"]');
+    await expect.poll(() => nodeStep.getAttribute('data-iteration')).toBe('3');
+    expect(await details().getAttribute('data-part')).toBe('model');
+    expect(JSON.parse((await text('step-model-answer')) ?? '')).toMatchObject({ action: 'final', message: 'Echoed once, then the tool failed.' });
+    expect(await details().locator('[data-testid="step-verdict"]').getAttribute('data-verdict')).toBe('final');
+    expect(await details().locator('[data-testid="step-messages"]').textContent()).toContain('asked to fail');
+    expect(await details().locator('[data-testid="step-tool-input"]').count()).toBe(0);
+
+    // Scrubbed back to the first call's result: that is the tool's last call there.
+    await page.locator('[data-testid="scrubber"]').fill('4');
+    await page.click('[data-testid="node-echo"]');
+    await expect.poll(() => nodeStep.getAttribute('data-iteration')).toBe('1');
+    expect(JSON.parse((await text('step-tool-output')) ?? '')).toEqual({ echoed: 'one' });
+    await page.screenshot({ path: path.join(screenshots, 'node-last-call.png') });
+  });
+
+  it('should mark the row and the step in which the run ended with its code, after a good tool call', async () => {
+    await runFlowToEnd('limited-agent', 'one step only');
+    await expect.poll(() => rows().count()).toBe(1);
+    expect(await rows().first().getAttribute('data-failed')).toBe('true');
+    expect(await rows().first().locator('.timeline__code').textContent()).toBe('✖ ITERATION_OVERFLOW');
+    await rows().first().click();
+    await expect.poll(() => details().getAttribute('data-failed')).toBe('true');
+    expect(JSON.parse((await text('step-tool-output')) ?? '')).toEqual({ echoed: 'one' });
+    expect(await details().locator('[data-testid="step-failure"]').getAttribute('data-code')).toBe('ITERATION_OVERFLOW');
+  });
+
+  it('should show a person’s denial of a tool call, with the reason, and the error the model was given', async () => {
+    await page.check('[data-testid="runs-all"]');
+    const row = page.locator(`[data-testid="run-row"][data-trace-id="${DENIED_TRACE}"]`);
+    await expect.poll(() => row.count()).toBe(1);
+    await row.click();
+    await expect.poll(() => page.getAttribute('[data-testid="editor"]', 'data-run-state')).toBe('replay');
+    await page.click('[data-testid="tab-button-runtime"]');
+    await rows().first().click();
+    await expect.poll(() => details().getAttribute('data-iteration')).toBe('1');
+    expect(await details().locator('[data-testid="step-tool-approval"]').getAttribute('data-decision')).toBe('denied');
+    expect(await text('step-tool-approval')).toBe('denied: not with this input');
+    expect(await details().locator('[data-testid="step-tool-error"]').getAttribute('data-code')).toBe('TOOL_DENIED');
+    await page.uncheck('[data-testid="runs-all"]');
   });
 
   it('should show a rejected answer’s verdict and error code', async () => {

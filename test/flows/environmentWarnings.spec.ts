@@ -36,6 +36,18 @@ describe('environmentWarnings', () => {
     expect(warnings[0]?.hint).toContain('export OPENAI_API_KEY=');
   });
 
+  it('should warn ENV_NOT_SET for an Anthropic model without $ANTHROPIC_API_KEY (examples/openai-agent/anthropic.json)', () => {
+    const json = JSON.parse(readFileSync(path.join(EXAMPLES, 'openai-agent', 'anthropic.json'), 'utf8'));
+    const validation = validateFlow(json);
+    if (!validation.ok) throw new Error(JSON.stringify(validation.errors));
+    const [warning, ...others] = environmentWarnings(validation.flow, { REDFLOW_MODEL: 'claude-sonnet-4-5', OPENAI_API_KEY: 'sk-not-this-one' });
+    expect(others).toEqual([]);
+    expect(warning).toMatchObject({ code: ErrorCode.ENV_NOT_SET, nodeId: 'model' });
+    expect(warning?.message).toContain('$ANTHROPIC_API_KEY');
+    expect(warning?.hint).toContain('export ANTHROPIC_API_KEY=');
+    expect(environmentWarnings(validation.flow, { REDFLOW_MODEL: 'claude-sonnet-4-5', ANTHROPIC_API_KEY: 'sk-ant-test' })).toEqual([]);
+  });
+
   it('should name the variable the node\'s apiKeyEnv names', () => {
     const flow = exampleFlow('openai-agent', (f) => (configOf(f, 'model').apiKeyEnv = 'TEAM_OPENAI_KEY'));
     const [warning] = environmentWarnings(flow, { REDFLOW_MODEL: 'gpt-4o-mini', OPENAI_API_KEY: 'sk-not-this-one' });

@@ -317,7 +317,6 @@ describe('validateFlow', () => {
       ['an agent maxIterations out of range', (f: FlowDefinition) => (nodeOf(f, 'agent').config!.maxIterations = 50), 'nodes[1].config.maxIterations'],
       ['an unknown agent strategy', (f: FlowDefinition) => (nodeOf(f, 'agent').config!.strategy = 'plan'), 'nodes[1].config.strategy'],
       ['an unknown agent property', (f: FlowDefinition) => (nodeOf(f, 'agent').config!.temperature = 1), 'nodes[1].config'],
-      ['a model provider that does not exist', (f: FlowDefinition) => (nodeOf(f, 'llm').config!.provider = 'skynet'), 'nodes[2].config.provider'],
       ['a tool.http without url', (f: FlowDefinition) => delete nodeOf(f, 'lookup').config!.url, 'nodes[3].config'],
       [
         'a tool name with spaces',

@@ -28,6 +28,9 @@ const anyAnswer = fc.oneof(
   fc.constant(answer.tool('echo', {}, 3)),
   fc.constant('{"action":'),
   fc.constant('{"action":"think"}'),
+  fc.constant({ action: 'delegate', input: { agent_id: 'other', task: 'do it' } }),
+  fc.constant({ action: 'final', output: { n: 1 } }),
+  fc.constant({ action: 'final', output: { m: 1 } }),
   fc.string({ maxLength: 20 }),
 );
 
@@ -36,12 +39,14 @@ const anyAgent = fc
     maxIterations: fc.integer({ min: 1, max: 6 }),
     threshold: fc.option(fc.double({ min: 0, max: 1, noNaN: true }), { nil: undefined }),
     limit: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+    output: fc.constantFrom('none', 'checked', 'repaired'),
   })
-  .map(({ maxIterations, threshold, limit }): AgentCoreReactConfig => {
+  .map(({ maxIterations, threshold, limit, output }): AgentCoreReactConfig => {
     const stopConditions: NonNullable<AgentCoreReactConfig['stopConditions']> = [];
     if (threshold !== undefined) stopConditions.push({ type: 'confidence_threshold', value: threshold });
     if (limit !== undefined) stopConditions.push({ type: 'iteration_limit', value: Math.min(limit, maxIterations) });
-    return agentConfig({ maxIterations, stopConditions });
+    const schema = output === 'none' ? {} : { outputSchema: { type: 'object', required: ['n'] }, outputRepair: output === 'repaired' };
+    return agentConfig({ maxIterations, stopConditions, ...schema });
   });
 
 function recordingTools() {
@@ -78,7 +83,7 @@ describe('the invariants of every run (docs/architecture.md)', () => {
             traceId: 'prop',
             agent,
             tools: actors.tools.filter((t) => t.name === 'echo'),
-            rules: buildAnswerRules(agent.allowedTools, actors.tools),
+            rules: buildAnswerRules(agent.allowedTools, actors.tools, undefined, agent),
             run: { input: 'q', startedAt: '2026-01-01T00:00:00.000Z' },
             effects: () => effects,
           },

@@ -6,15 +6,16 @@ import {
   resolveOpenAiConfig,
   type OpenAiChatModelConfig,
 } from '../../src/actors/models/openAiChatModel.js';
-import type { SleepFunction } from '../../src/actors/retry.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { validators } from '../../src/contracts/schemas.js';
+import { redactSecrets } from '../../src/secrets.js';
 import {
   startFakeChatCompletionsServer,
   stopFakeChatCompletionsServer,
   unusedLocalBaseUrl,
   type FakeChatServer,
 } from '../support/fakeChatCompletionsServer.js';
+import { caught, never, recordingSleep } from '../support/modelCalls.js';
 
 const API_KEY = 'sk-test-SECRET-5f3a9c1e7b2d4';
 
@@ -29,21 +30,18 @@ const REQUEST: ModelRequest = {
 
 const FINAL = '{"action":"final","message":"Shipped","confidence":0.9}';
 
+/** A Chat Completions stream as OpenAI sends it: the content in deltas, a finish chunk, `[DONE]`. */
+function sse(content: string): string {
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 0, model: 'gpt-test', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return `${chunk({ role: 'assistant', content }, null)}${chunk({}, 'stop')}data: [DONE]\n\n`;
+}
+
+const SSE = 'text/event-stream';
+
 let server: FakeChatServer;
 /** Delays the model asked the backoff to wait, in order. */
 let waits: number[];
-
-/** A sleep that records and waits 1 ms, so retries stay fast but still go through a real timer. */
-const fastSleep: SleepFunction = (ms, signal) => {
-  waits.push(ms);
-  return new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(resolve, 1);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    }, { once: true });
-  });
-};
 
 function model(overrides: Partial<OpenAiChatModelConfig> = {}) {
   return createOpenAiChatModel({
@@ -51,19 +49,9 @@ function model(overrides: Partial<OpenAiChatModelConfig> = {}) {
     model: 'gpt-test',
     apiKey: API_KEY,
     timeoutMs: 2000,
-    retry: { sleep: fastSleep, random: () => 0.5, baseDelayMs: 10, maxDelayMs: 40 },
+    retry: { sleep: recordingSleep(waits), random: () => 0.5, baseDelayMs: 10, maxDelayMs: 40 },
     ...overrides,
   });
-}
-
-async function caught(promise: Promise<unknown>): Promise<RedflowError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(RedflowError);
-    return error as RedflowError;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 /** Fails when the key shows up anywhere in the error: message, hint, info, cause chain. */
@@ -75,8 +63,6 @@ function expectNoKey(error: unknown): void {
   }
 }
 
-const never = (): AbortSignal => new AbortController().signal;
-
 beforeEach(async () => {
   server = await startFakeChatCompletionsServer();
   waits = [];
@@ -87,7 +73,7 @@ afterEach(async () => {
 });
 
 describe('createOpenAiChatModel: request shape', () => {
-  it('should POST the Chat Completions body to <baseUrl>/chat/completions with a bearer key', async () => {
+  it('should POST a streaming Chat Completions body to <baseUrl>/chat/completions with a bearer key', async () => {
     server.enqueue({ kind: 'completion', content: FINAL });
     const actor = model({ temperature: 0.2, maxTokens: 256 });
     expect(actor.kind).toBe('openai');
@@ -102,7 +88,8 @@ describe('createOpenAiChatModel: request shape', () => {
     expect(received?.body).toEqual({
       model: 'gpt-test',
       messages: REQUEST.messages,
-      stream: false,
+      stream: true,
+      stream_options: { include_usage: true },
       temperature: 0.2,
       max_tokens: 256,
       response_format: { type: 'json_object' },
@@ -114,7 +101,7 @@ describe('createOpenAiChatModel: request shape', () => {
     await model({ apiKey: undefined, jsonMode: false }).complete(REQUEST, never());
     const received = server.requests[0];
     expect(received?.headers.authorization).toBeUndefined();
-    expect(received?.body).toEqual({ model: 'gpt-test', messages: REQUEST.messages, stream: false });
+    expect(received?.body).toEqual({ model: 'gpt-test', messages: REQUEST.messages, stream: true, stream_options: { include_usage: true } });
   });
 
   it('should treat a blank key as no key', async () => {
@@ -123,46 +110,57 @@ describe('createOpenAiChatModel: request shape', () => {
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
   });
 
-  it('should handle a trailing slash in baseUrl', async () => {
-    server.enqueue({ kind: 'completion', content: FINAL });
+  it('should handle a trailing slash in baseUrl, and keep its query on every request', async () => {
+    server.enqueue({ kind: 'completion', content: FINAL }, { kind: 'completion', content: FINAL });
     await model({ baseUrl: `${server.baseUrl}//` }).complete(REQUEST, never());
-    expect(server.requests[0]?.path).toBe('/v1/chat/completions');
+    await model({ baseUrl: `${server.baseUrl}?api-version=2024-10-21` }).complete(REQUEST, never());
+    expect(server.requests.map((request) => request.path)).toEqual(['/v1/chat/completions', '/v1/chat/completions?api-version=2024-10-21']);
   });
 
-  it('should ask for stream:false, so a server that would stream answers with JSON', async () => {
-    // The fake server streams SSE when a request says stream:true; this passes only with stream:false.
-    server.enqueue({ kind: 'completion', content: FINAL });
+  it('should read the answer from the stream\'s deltas (OpenAI\'s SSE chunks, then [DONE])', async () => {
+    const content = '{"message":"naïve café 🚚 ✓ — streamed in pieces"}';
+    server.enqueue({ kind: 'completion', content });
     const answer = await model().complete(REQUEST, never());
-    expect((server.requests[0]?.body as { stream?: unknown }).stream).toBe(false);
-    expect(answer.text).toBe(FINAL);
+    expect(answer.text).toBe(content);
+    // The answer came as more than one delta: the model really joined a stream.
+    expect(Math.ceil(content.length / 8)).toBeGreaterThan(1);
   });
 
-  it('should fail with MODEL_PROTOCOL_ERROR when the server streams SSE anyway', async () => {
-    server.enqueue({ kind: 'stream', content: FINAL });
+  it('should fail with MODEL_PROTOCOL_ERROR when the server answers with one JSON body instead of a stream', async () => {
+    server.enqueue({ kind: 'raw', body: JSON.stringify({ choices: [{ message: { role: 'assistant', content: FINAL }, finish_reason: 'stop' }] }) });
     const error = await caught(model().complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_PROTOCOL_ERROR);
+    expect(error.message).toContain('instead of a stream');
     expect(error.hint).toContain('stream');
+    expect(server.requests).toHaveLength(1);
   });
 });
 
 describe('createOpenAiChatModel: success', () => {
-  it('should return the content, mapped usage and attempts 1', async () => {
+  it('should return the content, mapped usage, attempts 1 and the finish reason', async () => {
     server.enqueue({
       kind: 'completion',
       content: FINAL,
       usage: { prompt_tokens: 31, completion_tokens: 12, total_tokens: 43 },
+      finishReason: 'length',
     });
     await expect(model().complete(REQUEST, never())).resolves.toEqual({
       text: FINAL,
       usage: { promptTokens: 31, completionTokens: 12, totalTokens: 43 },
       attempts: 1,
+      finishReasons: ['length'],
     });
+  });
+
+  it('should take the usage from the stream\'s last chunk, which has no choices', async () => {
+    server.enqueue({ kind: 'completion', content: FINAL, usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } });
+    expect((await model().complete(REQUEST, never())).usage).toEqual({ promptTokens: 7, completionTokens: 3, totalTokens: 10 });
   });
 
   it('should leave usage out when the server sends none', async () => {
     server.enqueue({ kind: 'completion', content: FINAL, usage: null });
     const answer = await model().complete(REQUEST, never());
-    expect(answer).toEqual({ text: FINAL, attempts: 1 });
+    expect(answer).toEqual({ text: FINAL, attempts: 1, finishReasons: ['stop'] });
     expect('usage' in answer).toBe(false);
   });
 
@@ -186,7 +184,7 @@ describe('createOpenAiChatModel: retries', () => {
   it('should understand Retry-After as an HTTP date', async () => {
     const soon = new Date(Date.now() + 30_000).toUTCString();
     server.enqueue({ kind: 'error', status: 429, retryAfter: soon }, { kind: 'completion', content: FINAL });
-    await model({ retry: { sleep: fastSleep, random: () => 0, baseDelayMs: 10, maxDelayMs: 60_000 } }).complete(REQUEST, never());
+    await model({ retry: { sleep: recordingSleep(waits), random: () => 0, baseDelayMs: 10, maxDelayMs: 60_000 } }).complete(REQUEST, never());
     expect(waits).toHaveLength(1);
     expect(waits[0]).toBeGreaterThan(25_000);
     expect(waits[0]).toBeLessThanOrEqual(30_000);
@@ -268,10 +266,33 @@ describe('createOpenAiChatModel: retries', () => {
     expect(answer).toMatchObject({ text: FINAL, attempts: 2 });
   });
 
-  it('should apply the timeout to reading the body too', async () => {
-    server.setFallback({ kind: 'endless', chunk: ' ' });
+  it('should apply the timeout to reading the stream too', async () => {
+    server.setFallback({ kind: 'endless', chunk: ': keep-alive\n\n', contentType: SSE });
     const error = await caught(model({ timeoutMs: 100, maxRetries: 0, maxResponseBytes: 1024 ** 3 }).complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_TIMEOUT);
+  });
+
+  it('should retry an error event in the middle of the stream, then fail with MODEL_SERVER_ERROR quoting it', async () => {
+    server.setFallback({ kind: 'streamError', content: '{"action":', message: 'The server had an error while processing your request.' });
+    const error = await caught(model({ maxRetries: 1 }).complete(REQUEST, never()));
+    expect(error.code).toBe(ErrorCode.MODEL_SERVER_ERROR);
+    expect(error.message).toContain('broke off its answer');
+    expect(error.message).toContain('The server had an error');
+    expect(error.message).toContain('2 attempts');
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('should retry a stream cut off before its finish_reason, and succeed', async () => {
+    server.enqueue({ kind: 'cutStream', content: '{"action":"fi' }, { kind: 'completion', content: FINAL });
+    const answer = await model().complete(REQUEST, never());
+    expect(answer).toMatchObject({ text: FINAL, attempts: 2 });
+  });
+
+  it('should fail with MODEL_UNAVAILABLE when every stream is cut off', async () => {
+    server.setFallback({ kind: 'cutStream', content: '{"action":"fi' });
+    const error = await caught(model({ maxRetries: 1 }).complete(REQUEST, never()));
+    expect(error.code).toBe(ErrorCode.MODEL_UNAVAILABLE);
+    expect(error.message).toContain('ended its stream before the answer was complete');
   });
 
   it('should retry a dropped connection and succeed', async () => {
@@ -316,6 +337,21 @@ describe('createOpenAiChatModel: abort', () => {
     expect(server.clientDisconnects).toBe(1);
   });
 
+  it('should cancel a stream in the middle with RUN_ABORTED quickly', async () => {
+    server.setFallback({ kind: 'endless', chunk: ': keep-alive\n\n', contentType: SSE });
+    const controller = new AbortController();
+    const started = performance.now();
+    const pending = model({ timeoutMs: 30_000 }).complete(REQUEST, controller.signal);
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    controller.abort();
+    const error = await caught(pending);
+    expect(error.code).toBe(ErrorCode.RUN_ABORTED);
+    expect(performance.now() - started).toBeLessThan(1000);
+    for (let i = 0; i < 100 && server.clientDisconnects === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(server.clientDisconnects).toBe(1);
+  });
+
   it('should cancel the backoff wait with RUN_ABORTED', async () => {
     server.setFallback({ kind: 'error', status: 503 });
     const controller = new AbortController();
@@ -345,65 +381,78 @@ describe('createOpenAiChatModel: abort', () => {
 });
 
 describe('createOpenAiChatModel: bad responses', () => {
-  it('should fail with MODEL_RESPONSE_TOO_LARGE for a declared oversized body, without retrying', async () => {
-    const big = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'x'.repeat(10_000) } }] });
-    server.enqueue({ kind: 'raw', body: big });
-    const error = await caught(model({ maxResponseBytes: 1024 }).complete(REQUEST, never()));
+  const big = sse(FINAL.replace('Shipped', 'x'.repeat(10_000)));
+
+  it('should fail with MODEL_RESPONSE_TOO_LARGE for an answer longer than maxResponseBytes, without retrying', async () => {
+    server.enqueue({ kind: 'completion', content: 'x'.repeat(10_000) });
+    const error = await caught(model({ maxResponseBytes: 4096 }).complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_RESPONSE_TOO_LARGE);
-    expect(error.message).toContain('1024');
+    expect(error.message).toContain('an answer larger than 4096 bytes');
     expect(server.requests).toHaveLength(1);
   });
 
-  it('should stop reading a chunked body at maxResponseBytes', async () => {
-    const big = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'x'.repeat(10_000) } }] });
-    server.enqueue({ kind: 'raw', body: big, chunked: true });
-    const error = await caught(model({ maxResponseBytes: 4096 }).complete(REQUEST, never()));
-    expect(error.code).toBe(ErrorCode.MODEL_RESPONSE_TOO_LARGE);
+  it('should count the answer in UTF-8 bytes, however the server splits it', async () => {
+    const content = '🚚'.repeat(300); // 1200 bytes, 600 UTF-16 units
+    server.enqueue({ kind: 'raw', body: big.replace(/x{10000}/, content), contentType: SSE }, { kind: 'completion', content });
+    expect((await caught(model({ maxResponseBytes: 1199 }).complete(REQUEST, never()))).code).toBe(ErrorCode.MODEL_RESPONSE_TOO_LARGE);
+    expect((await model({ maxResponseBytes: 1200 + FINAL.length }).complete(REQUEST, never())).text).toBe(content);
   });
 
-  it('should stop reading a body that never ends', async () => {
-    server.enqueue({ kind: 'endless', chunk: 'y'.repeat(512) });
+  it('should stop reading a line longer than maxResponseBytes (one event the library would buffer whole)', async () => {
+    server.enqueue({ kind: 'raw', body: big, chunked: true, contentType: SSE });
+    const error = await caught(model({ maxResponseBytes: 4096 }).complete(REQUEST, never()));
+    expect(error.code).toBe(ErrorCode.MODEL_RESPONSE_TOO_LARGE);
+    expect(error.message).toContain('a line larger than 4096 bytes');
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('should stop reading a body without line breaks that never ends', async () => {
+    server.enqueue({ kind: 'endless', chunk: 'y'.repeat(512), contentType: SSE });
     const error = await caught(model({ maxResponseBytes: 64 * 1024, timeoutMs: 3000 }).complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_RESPONSE_TOO_LARGE);
   });
 
-  it('should accept a body of exactly maxResponseBytes', async () => {
-    const body = JSON.stringify({ choices: [{ message: { role: 'assistant', content: FINAL } }] });
-    server.enqueue({ kind: 'raw', body, chunked: true });
-    const answer = await model({ maxResponseBytes: Buffer.byteLength(body) }).complete(REQUEST, never());
-    expect(answer.text).toBe(FINAL);
+  it('should accept an answer of exactly maxResponseBytes, in a stream far longer than that', async () => {
+    const content = 'z'.repeat(2000);
+    server.enqueue({ kind: 'completion', content });
+    const answer = await model({ maxResponseBytes: 2000 }).complete(REQUEST, never());
+    expect(answer.text).toBe(content);
   });
 
   it('should fail with MODEL_PROTOCOL_ERROR for invalid UTF-8', async () => {
-    const prefix = Buffer.from('{"choices":[{"message":{"role":"assistant","content":"');
-    const suffix = Buffer.from('"}}]}');
-    server.enqueue({ kind: 'raw', body: Buffer.concat([prefix, Buffer.from([0xc3, 0x28, 0xff]), suffix]) });
+    const [head, tail] = sse('@@').split('@@') as [string, string];
+    server.enqueue({ kind: 'raw', body: Buffer.concat([Buffer.from(head), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(tail)]), contentType: SSE });
     const error = await caught(model().complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_PROTOCOL_ERROR);
     expect(error.message).toContain('UTF-8');
     expect(server.requests).toHaveLength(1);
   });
 
-  it('should decode multi-byte UTF-8 split across chunks', async () => {
-    const content = '{"message":"naïve café 🚚 ✓"}';
-    const body = JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }) + ' '.repeat(1021);
-    server.enqueue({ kind: 'raw', body, chunked: true });
+  it('should decode multi-byte UTF-8 split across network chunks', async () => {
+    const content = `{"message":"${'naïve café 🚚 ✓ '.repeat(200)}"}`;
+    server.enqueue({ kind: 'raw', body: sse(content), chunked: true, contentType: SSE });
     expect((await model().complete(REQUEST, never())).text).toBe(content);
   });
 
-  it('should fail with MODEL_PROTOCOL_ERROR for a body that is not JSON', async () => {
+  it('should fail with MODEL_PROTOCOL_ERROR for a web page where the API should be', async () => {
     server.enqueue({ kind: 'raw', body: '<html><body>Welcome to nginx!</body></html>', contentType: 'text/html' });
     const error = await caught(model().complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_PROTOCOL_ERROR);
-    expect(error.message).toContain('not JSON');
+    expect(error.message).toContain('text/html');
     expect(error.hint).toContain('baseUrl');
   });
 
-  it('should fail with MODEL_PROTOCOL_ERROR for null content with tool_calls', async () => {
+  it('should fail with MODEL_PROTOCOL_ERROR for a stream event that is not JSON', async () => {
+    server.enqueue({ kind: 'raw', body: 'data: {"choices": [\n\ndata: [DONE]\n\n', contentType: SSE });
+    const error = await caught(model().complete(REQUEST, never()));
+    expect(error.code).toBe(ErrorCode.MODEL_PROTOCOL_ERROR);
+    expect(error.message).toContain('not JSON');
+  });
+
+  it('should fail with MODEL_PROTOCOL_ERROR for tool_calls without content', async () => {
     server.enqueue({
       kind: 'completion',
       content: null,
-      finishReason: 'tool_calls',
       toolCalls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
     });
     const error = await caught(model().complete(REQUEST, never()));
@@ -412,26 +461,26 @@ describe('createOpenAiChatModel: bad responses', () => {
   });
 
   it.each([
-    ['no choices', '{"id":"x","object":"chat.completion","choices":[]}'],
-    ['a JSON array', '[1,2]'],
-    ['a number content', '{"choices":[{"message":{"role":"assistant","content":42}}]}'],
-  ])('should fail with MODEL_PROTOCOL_ERROR for %s', async (_, body) => {
-    server.enqueue({ kind: 'raw', body });
+    ['a JSON array', 'data: [1,2]\n\ndata: [DONE]\n\n'],
+    ['a number', 'data: 42\n\ndata: [DONE]\n\n'],
+  ])('should fail with MODEL_PROTOCOL_ERROR for a stream event that is %s', async (_, body) => {
+    server.enqueue({ kind: 'raw', body, contentType: SSE });
     expect((await caught(model().complete(REQUEST, never()))).code).toBe(ErrorCode.MODEL_PROTOCOL_ERROR);
   });
 
   it('should not follow redirects', async () => {
-    server.enqueue({ kind: 'raw', status: 307, body: '' });
+    server.enqueue({ kind: 'raw', status: 307, body: '', headers: { location: 'http://elsewhere.test/v1/chat/completions?token=x' } });
     const error = await caught(model().complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_REQUEST_REJECTED);
+    expect(error.message).toContain('redirect to http://elsewhere.test/v1/chat/completions');
+    expect(error.message).not.toContain('token=x');
     expect(server.requests).toHaveLength(1);
   });
 });
 
 describe('MODEL_RESPONSE_TOO_LARGE names a setting the model node takes', () => {
   it('should hint at "maxResponseBytes", which the model.llm schema accepts and the model honours', async () => {
-    const big = JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'x'.repeat(10_000) } }] });
-    server.enqueue({ kind: 'raw', body: big });
+    server.enqueue({ kind: 'completion', content: 'x'.repeat(10_000) });
     const error = await caught(model({ maxResponseBytes: 1024 }).complete(REQUEST, never()));
     expect(error.code).toBe(ErrorCode.MODEL_RESPONSE_TOO_LARGE);
     const hinted = /"(\w+)" in the model node's config/.exec(error.hint ?? '')?.[1];
@@ -439,8 +488,8 @@ describe('MODEL_RESPONSE_TOO_LARGE names a setting the model node takes', () => 
     const node = { model: 'gpt-test', baseUrl: server.baseUrl, [hinted as string]: 64 * 1024 };
     expect(validators.modelLlmConfig(node), JSON.stringify(validators.modelLlmConfig.errors)).toBe(true);
     // Raised as the hint says, the same answer goes through.
-    server.enqueue({ kind: 'raw', body: big });
-    const config = { ...resolveOpenAiConfig(node, {}), retry: { sleep: fastSleep } };
+    server.enqueue({ kind: 'completion', content: 'x'.repeat(10_000) });
+    const config = { ...resolveOpenAiConfig(node, {}), retry: { sleep: recordingSleep(waits) } };
     expect((await createOpenAiChatModel(config).complete(REQUEST, never())).text).toHaveLength(10_000);
   });
 });
@@ -461,9 +510,11 @@ describe('createOpenAiChatModel: the API key never leaks', () => {
     failures.push(await caught(model({ maxRetries: 0 }).complete(REQUEST, never())));
     server.enqueue({ kind: 'error', status: 429, message: `limit for ${API_KEY}` });
     failures.push(await caught(model({ maxRetries: 0 }).complete(REQUEST, never())));
-    server.enqueue({ kind: 'raw', body: `not json ${API_KEY}` });
+    server.enqueue({ kind: 'raw', body: `not json ${API_KEY}`, contentType: `text/${API_KEY}` });
     failures.push(await caught(model().complete(REQUEST, never())));
-    server.enqueue({ kind: 'raw', body: `{"error":{"message":"oops ${API_KEY}"}}` });
+    server.enqueue({ kind: 'streamError', content: `partial ${API_KEY}`, message: `oops ${API_KEY}` });
+    failures.push(await caught(model({ maxRetries: 0 }).complete(REQUEST, never())));
+    server.enqueue({ kind: 'raw', status: 302, body: '', headers: { location: `http://127.0.0.1/${API_KEY}/v1` } });
     failures.push(await caught(model().complete(REQUEST, never())));
     failures.push(await caught(model({ baseUrl: unreachable, maxRetries: 0 }).complete(REQUEST, never())));
     server.enqueue({ kind: 'hang' });
@@ -476,7 +527,8 @@ describe('createOpenAiChatModel: the API key never leaks', () => {
       ErrorCode.MODEL_SERVER_ERROR,
       ErrorCode.MODEL_RATE_LIMITED,
       ErrorCode.MODEL_PROTOCOL_ERROR,
-      ErrorCode.MODEL_PROTOCOL_ERROR,
+      ErrorCode.MODEL_SERVER_ERROR,
+      ErrorCode.MODEL_REQUEST_REJECTED,
       ErrorCode.MODEL_UNAVAILABLE,
       ErrorCode.MODEL_TIMEOUT,
       ErrorCode.RUN_ABORTED,
@@ -598,5 +650,41 @@ describe('resolveOpenAiConfig', () => {
       maxRetries: 1,
       jsonMode: false,
     });
+  });
+});
+
+describe('createOpenAiChatModel: a key given to the call', () => {
+  const USER_KEY = 'sk-user-BYOK-9c2e7a4f1b3d';
+
+  it('should send the call\'s key instead of the configured one, for that call only', async () => {
+    server.enqueue({ kind: 'completion', content: FINAL }, { kind: 'completion', content: FINAL }, { kind: 'completion', content: FINAL });
+    const actor = model();
+    await actor.complete(REQUEST, never(), { apiKey: USER_KEY });
+    await actor.complete(REQUEST, never());
+    await model({ apiKey: undefined }).complete(REQUEST, never(), { apiKey: USER_KEY });
+    expect(server.requests.map((request) => request.headers.authorization)).toEqual([`Bearer ${USER_KEY}`, `Bearer ${API_KEY}`, `Bearer ${USER_KEY}`]);
+  });
+
+  it('should redact the call\'s key from an echoing answer and error, say where it came from, and forget it afterwards', async () => {
+    server.enqueue(
+      { kind: 'completion', content: `{"action":"final","message":"you sent ${USER_KEY}","confidence":0.9}` },
+      { kind: 'error', status: 401, message: `Incorrect API key provided: ${USER_KEY}` },
+    );
+    const answer = await model().complete(REQUEST, never(), { apiKey: USER_KEY });
+    expect(answer.text).toBe('{"action":"final","message":"you sent [redacted]","confidence":0.9}');
+    const error = await caught(model().complete(REQUEST, never(), { apiKey: USER_KEY }));
+    expect(error.code).toBe(ErrorCode.MODEL_REQUEST_REJECTED);
+    expect(error.message).toContain('Incorrect API key provided: [redacted]');
+    expect(error.hint).toContain('the key given with this request');
+    expect(inspect(error, { depth: Infinity, showHidden: true })).not.toContain(USER_KEY);
+    // Held only while the calls ran: the process does not keep every key it was given.
+    expect(redactSecrets(`later ${USER_KEY}`)).toBe(`later ${USER_KEY}`);
+  });
+
+  it('should refuse a call\'s key that cannot be sent in a header, without echoing it or sending anything', async () => {
+    const error = await caught(model().complete(REQUEST, never(), { apiKey: `${USER_KEY}\r\nX-Evil: 1` }));
+    expect(error.code).toBe(ErrorCode.MODEL_REQUEST_REJECTED);
+    expect(inspect(error, { depth: Infinity, showHidden: true })).not.toContain(USER_KEY);
+    expect(server.requests).toHaveLength(0);
   });
 });

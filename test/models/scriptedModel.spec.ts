@@ -2,19 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import type { ModelRequest } from '../../src/actors/model.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
+import { caught } from '../support/modelCalls.js';
 
 function request(iteration: number): ModelRequest {
   return { traceId: 'trace-1', iteration, messages: [{ role: 'user', content: 'hi' }] };
-}
-
-async function caught(promise: Promise<unknown>): Promise<RedflowError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(RedflowError);
-    return error as RedflowError;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 describe('createScriptedModel', () => {

@@ -29,6 +29,7 @@ import { openTraceToRead } from '../../src/distributed/openTraceToRead.js';
 import { isTerminal } from '../../src/events/eventTypes.js';
 import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
 import { eventually, startNatsServer, type PrivateNatsServer } from './natsSupport.js';
+import { waitAnswer, waitingFlow, writeWaitingFlow } from '../support/waitFlow.js';
 
 /**
  * deploy/nats/redflow.conf, exactly as shipped, started with its environment: every role connects
@@ -251,6 +252,41 @@ describe('deploy/nats/redflow.conf', () => {
       await coreWorker.close();
       await toolWorker.close();
       await modelWorker.close();
+    }
+  }, 20_000);
+
+  it('should let `redflow serve --nats` answer a waiting run as the client user, and a core worker take the answer', async () => {
+    const flowsDir = await mkdtemp(path.join(tmpdir(), 'redflow-permissions-waits-'));
+    const flowPath = await writeWaitingFlow(flowsDir, waitingFlow([waitAnswer.ask(), waitAnswer.final('answered')]), 'waits.json');
+    const core = await connectAs('core');
+    const serve = await connectAs('client');
+    const model = await connectAs('model');
+    const tool = await connectAs('tool');
+    const modelWorker = await startActorWorker({ nc: model.nc, flowPath, roles: ['model'] });
+    const coreWorker = await startCoreWorker({ nc: core.nc, flowPath, leaseMs: 1000 });
+    const backend = await createNatsRunBackend({ nc: serve.nc, flowsDir });
+    try {
+      const flow = JSON.parse(await readFile(flowPath, 'utf8')) as FlowDefinition;
+      const { traceId } = await backend.start({ flowId: 'waits', flowPath, flow, input: 'go' });
+      for (let tries = 0; (await backend.get(traceId))?.status !== 'waiting'; tries++) {
+        if (tries > 200) throw new Error('the run did not park');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      // A tool worker may not answer runs.
+      const refused = await tool.transport.request(Subject.runAnswer(PREFIX, traceId), { kind: 'tool-result', ok: true, output: 1 }, { timeoutMs: 2000 });
+      expect(refused).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_PERMISSION_DENIED } });
+      await expect(backend.answer(traceId, { kind: 'client', result: { ok: true, output: 'hello' } })).resolves.toBe('answered');
+      for (let tries = 0; (await backend.get(traceId))?.status !== 'finished'; tries++) {
+        if (tries > 200) throw new Error('the run did not finish');
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      expect(await backend.get(traceId)).toMatchObject({ outcome: { status: 'done', answer: 'answered' } });
+      expect([...core.errors, ...serve.errors, ...model.errors].filter(isPermissionError)).toEqual([]);
+    } finally {
+      await backend.close();
+      await coreWorker.close();
+      await modelWorker.close();
+      await rm(flowsDir, { recursive: true, force: true });
     }
   }, 20_000);
 

@@ -203,6 +203,40 @@ describe('the NATS KV tool result store', () => {
     expect(JSON.parse(entry?.string() ?? 'null')).toEqual({ v: 1, state: 'done', owner: 'a#1', result: success(3) });
   });
 
+  it('should claim and complete a key nobody else touches in two writes and no read', async () => {
+    const key = newKey();
+    const seen = { reads: 0, writes: 0 };
+    // Another connection sees every request the store makes: reads of the bucket's stream, writes on its keys.
+    const reads = coreNc.subscribe(`$JS.API.*.*.KV_${BUCKET}.>`, { callback: () => void (seen.reads += 1) });
+    const directReads = coreNc.subscribe(`$JS.API.*.*.KV_${BUCKET}`, { callback: () => void (seen.reads += 1) });
+    const writes = coreNc.subscribe(`$KV.${BUCKET}.${toolResultKvKey(key)}`, { callback: () => void (seen.writes += 1) });
+    await coreNc.flush();
+    expect(await natsStore.claim(key, 'a#1', 5000)).toMatchObject({ kind: 'claimed' });
+    expect(await natsStore.complete(key, 'a#1', success('once'))).toMatchObject({ result: success('once'), owner: 'a#1' });
+    await nc.flush();
+    await coreNc.flush();
+    for (const subscription of [reads, directReads, writes]) subscription.unsubscribe();
+    expect(seen).toEqual({ reads: 0, writes: 2 });
+    // What the store decided without reading is what a reader finds.
+    expect(await otherNatsStore.claim(key, 'b#1', 5000)).toMatchObject({ kind: 'stored', result: success('once'), owner: 'a#1' });
+  });
+
+  it('should complete a key after its own renewal, and after a takeover keep the first stored result', async () => {
+    const key = newKey();
+    await natsStore.claim(key, 'a#1', 200);
+    expect(await natsStore.renew(key, 'a#1', 200)).toBe(true);
+    expect((await natsStore.complete(key, 'a#1', success('a'))).result).toEqual(success('a'));
+
+    const taken = newKey();
+    await natsStore.claim(taken, 'a#1', 100);
+    await sleep(150);
+    expect(await otherNatsStore.claim(taken, 'b#1', 5000)).toMatchObject({ kind: 'claimed' });
+    // a's write at its claim's revision is refused; it reads, finds b's claim, and stores its result first.
+    expect((await natsStore.complete(taken, 'a#1', success('a'))).owner).toBe('a#1');
+    expect((await otherNatsStore.complete(taken, 'b#1', success('b'))).result).toEqual(success('a'));
+    expect(await natsStore.renew(taken, 'a#1', 100)).toBe(false);
+  });
+
   it('should say which key holds something it did not write', async () => {
     const key = newKey();
     const kv = await new Kvm(nc).open(BUCKET);

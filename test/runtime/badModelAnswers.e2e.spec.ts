@@ -16,22 +16,17 @@ const API_KEY = 'sk-test-secret';
 const withA = (literal: string) =>
   `{"action":"tool","tool":"calculator","input":{"operation":"multiply","a":${literal},"b":8},"confidence":0.8}`;
 
-/** A Chat Completions body whose content has bytes that are not UTF-8. */
+/** A Chat Completions stream whose content has bytes that are not UTF-8. */
 const INVALID_UTF8_BODY = Buffer.concat([
-  Buffer.from('{"id":"chatcmpl-x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"'),
+  Buffer.from('data: {"id":"chatcmpl-x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"'),
   Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0xa0]),
-  Buffer.from('"},"finish_reason":"stop"}]}'),
+  Buffer.from('"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'),
 ]);
 
-/** A completion body as a real server sends it, for the raw (chunked) cases. */
-function completionJson(content: string): string {
-  return JSON.stringify({
-    id: 'chatcmpl-raw',
-    object: 'chat.completion',
-    created: 0,
-    model: 'test-model',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-  });
+/** A stream whose whole content comes in one event (one line), as a real server could send it, for the raw (chunked) case. */
+function oneEventStream(content: string): string {
+  const chunk = { id: 'chatcmpl-raw', object: 'chat.completion.chunk', created: 0, model: 'test-model', choices: [{ index: 0, delta: { content }, finish_reason: 'stop' }] };
+  return `data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`;
 }
 
 const TEN_MB_CONTENT = `{"action":"final","message":"${'x'.repeat(10 * 1024 * 1024)}","confidence":0.9}`;
@@ -52,16 +47,16 @@ interface Case {
 
 const cases: readonly Case[] = [
   {
-    name: 'a 10 MB answer (declared in Content-Length) is over the model actor\'s 4 MiB cap',
+    name: 'a 10 MB answer streamed in deltas is cut off at the model actor\'s 4 MiB cap',
     code: 'MODEL_RESPONSE_TOO_LARGE',
     stage: 'model_error',
     behaviour: { kind: 'completion', content: TEN_MB_CONTENT },
   },
   {
-    name: 'a 10 MB answer sent chunked (no Content-Length) is cut off at the 4 MiB cap',
+    name: 'a 10 MB answer in one stream event (one line) is cut off at the 4 MiB cap',
     code: 'MODEL_RESPONSE_TOO_LARGE',
     stage: 'model_error',
-    behaviour: { kind: 'raw', body: completionJson(TEN_MB_CONTENT), chunked: true },
+    behaviour: { kind: 'raw', body: oneEventStream(TEN_MB_CONTENT), chunked: true, contentType: 'text/event-stream' },
   },
   {
     name: 'a 2 MB answer from the server gets past the byte cap and is refused by the core',
@@ -108,7 +103,7 @@ const cases: readonly Case[] = [
     name: 'a response body with invalid UTF-8 bytes',
     code: 'MODEL_PROTOCOL_ERROR',
     stage: 'model_error',
-    behaviour: { kind: 'raw', body: INVALID_UTF8_BODY },
+    behaviour: { kind: 'raw', body: INVALID_UTF8_BODY, contentType: 'text/event-stream' },
   },
 ];
 

@@ -103,4 +103,31 @@ describe('the secret registry', () => {
       { numRuns: 300 },
     );
   });
+
+  it('should redact a held secret until it is released, then forget it', () => {
+    const secrets = createSecretRegistry();
+    const release = secrets.hold('user-key-"held"-0001');
+    expect(secrets.redact('a user-key-"held"-0001 b')).toBe(`a ${REDACTED} b`);
+    expect(secrets.redact(JSON.stringify({ k: 'user-key-"held"-0001' }))).toBe(`{"k":"${REDACTED}"}`);
+    release();
+    release();
+    expect(secrets.size).toBe(0);
+    expect(secrets.redact('a user-key-"held"-0001 b')).toBe('a user-key-"held"-0001 b');
+  });
+
+  it('should keep a held secret while another holder has it, and for good once it was added', () => {
+    const secrets = createSecretRegistry();
+    const first = secrets.hold(KEY);
+    const second = secrets.hold(KEY);
+    first();
+    expect(secrets.redact(KEY)).toBe(REDACTED);
+    second();
+    expect(secrets.redact(KEY)).toBe(KEY);
+    secrets.add(KEY);
+    secrets.hold(KEY)();
+    expect(secrets.redact(KEY)).toBe(REDACTED);
+    const other = secrets.hold('other-secret-0002');
+    other();
+    expect(secrets.redact(`${KEY} other-secret-0002`)).toBe(`${REDACTED} other-secret-0002`);
+  });
 });

@@ -1,5 +1,5 @@
 import { ErrorCode, RedflowError } from '../../errors.js';
-import type { ModelActor, ModelAnswer, ModelRequest } from '../model.js';
+import { deliverChunk, type ModelActor, type ModelAnswer, type ModelCallOptions, type ModelRequest } from '../model.js';
 import { abortableSleep, abortError, type SleepFunction } from '../retry.js';
 
 /** Options of {@link createScriptedModel}. */
@@ -72,7 +72,7 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
 
   return {
     kind: 'scripted',
-    async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelAnswer> {
+    async complete(request: ModelRequest, signal: AbortSignal, call?: ModelCallOptions): Promise<ModelAnswer> {
       if (signal.aborted) throw abortError(signal, 'the scripted model call');
       const { iteration } = request;
       const text = Number.isInteger(iteration) && iteration >= 1 ? texts[iteration - 1] : undefined;
@@ -96,6 +96,8 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
         }
         if (signal.aborted) throw abortError(signal, 'the scripted model call');
       }
+      // Nothing is streamed: the live view gets the whole answer as one piece.
+      deliverChunk(call?.onChunk, { text, attempt: 1 });
       return { text, attempts: 1 };
     },
   };

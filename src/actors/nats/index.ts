@@ -1,10 +1,13 @@
 /**
- * Redflow over NATS: the connection helper and the distributed transport. Kept out of the main
- * entry point so that embedded users never load the NATS client.
+ * `redflow/nats`: everything of Redflow that speaks NATS, in one place: the connection helper, the
+ * transport and its request multiplexer, the JetStream event log, the KV stores (memory, tool
+ * results, run leases), run aborts, the core and actor workers, remote runs, and the run backend
+ * of `redflow serve --nats`. Kept out of the main entry point so that embedded users never load the
+ * NATS client.
  *
  * @example
  * ```ts
- * import { connectNats, createNatsTransport } from './actors/nats/index.js';
+ * import { connectNats, createNatsTransport } from 'redflow/nats';
  *
  * const nc = await connectNats({ servers: '127.0.0.1:4222' });
  * const transport = createNatsTransport(nc);
@@ -21,6 +24,8 @@ export {
   type NatsTransportLog,
   type NatsTransportOptions,
 } from './natsTransport.js';
+export { createRequestMux, type MuxOutcome, type RequestMux } from './requestMux.js';
+export { requireJetStream } from './jetStreamNotEnabled.js';
 export {
   openJetStreamEventStore,
   type JetStreamEventStore,
@@ -41,3 +46,5 @@ export {
   type RunAbortRequest,
 } from '../../distributed/runAborts.js';
 export { idempotentToolServer } from '../../distributed/idempotentTools.js';
+export { openRunLeases, type RunLeases, type RunRecord } from '../../distributed/runLeases.js';
+export { createNatsRunBackend, type NatsRunBackendOptions } from '../../server/natsRunBackend.js';

@@ -98,7 +98,10 @@ export function toolResultKvKey(key: string): string {
  * **Exactly one claimer.** Every write is revision-checked: `kv.create` for an unknown key,
  * `kv.update(key, value, revision)` otherwise, which the server refuses when anyone wrote the key
  * since it was read. Of concurrent claimers exactly one write lands; the others read again and see
- * `busy`. `complete` and `renew` work the same way, so a result is never overwritten.
+ * `busy`. `complete` and `renew` work the same way, so a result is never overwritten. A call
+ * costs two round trips when nothing competes: a claim tries `kv.create` before reading, and the
+ * completion writes at the revision of the claim; a write the server refuses reads the key and
+ * decides again.
  *
  * **Leases use the server's clock.** A running key's lease ends at the server timestamp of its
  * last write (the claim or a `renew`) plus `leaseMs`, compared with this process's clock: worker
@@ -178,6 +181,15 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     }
   };
 
+  // The revision each key this process holds was last written at (its claim or renewal): while
+  // the key is still there, nobody else wrote it, so the next write needs no read first. A write at
+  // a stale revision is refused by the server and falls back to reading the key.
+  const held = new Map<string, { readonly owner: string; readonly revision: number }>();
+  const writeIfHeld = async (key: string, owner: string, record: KvRecord): Promise<number | undefined> => {
+    const mine = held.get(key);
+    return mine?.owner === owner ? write(key, record, mine.revision) : undefined;
+  };
+
   const contended = (key: string, what: string): RedflowError =>
     new RedflowError({
       code: ErrorCode.TOOL_RESULT_STORE_FAILED,
@@ -210,7 +222,11 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     async claim(key, owner, leaseMs): Promise<Claim> {
       checkToolResultKey(key);
       checkLeaseMs(leaseMs);
-      for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
+      const running: RunningRecord = { v: 1, state: 'running', owner, leaseMs };
+      // Most keys are new: create first, and read only when the key turns out to exist.
+      let started = Date.now();
+      let written = await write(key, running, 0);
+      for (let attempt = 1; written === undefined && attempt <= WRITE_ATTEMPTS; attempt += 1) {
         const current = await read(key);
         const { record } = current;
         if (record?.state === 'done') return { kind: 'stored', ...stored(key, record, current.at) };
@@ -218,48 +234,71 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
           const until = current.at + record.leaseMs;
           if (until > Date.now()) return { kind: 'busy', owner: record.owner, until };
         }
-        const started = Date.now();
-        const written = await write(key, { v: 1, state: 'running', owner, leaseMs }, current.revision);
-        if (written !== undefined) return { kind: 'claimed', until: started + leaseMs };
+        started = Date.now();
+        written = await write(key, running, current.revision);
       }
-      throw contended(key, 'claiming');
+      if (written === undefined) throw contended(key, 'claiming');
+      held.set(key, { owner, revision: written });
+      return { kind: 'claimed', until: started + leaseMs };
     },
 
     async renew(key, owner, leaseMs) {
       checkToolResultKey(key);
       checkLeaseMs(leaseMs);
-      for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
+      const running: RunningRecord = { v: 1, state: 'running', owner, leaseMs };
+      // Still at the revision this owner wrote last: nobody else wrote it, so it is still ours.
+      let written = await writeIfHeld(key, owner, running);
+      for (let attempt = 1; written === undefined && attempt <= WRITE_ATTEMPTS; attempt += 1) {
         const current = await read(key);
-        if (current.record?.state !== 'running' || current.record.owner !== owner) return false;
-        if ((await write(key, { v: 1, state: 'running', owner, leaseMs }, current.revision)) !== undefined) return true;
+        if (current.record?.state !== 'running' || current.record.owner !== owner) {
+          held.delete(key);
+          return false;
+        }
+        written = await write(key, running, current.revision);
       }
-      throw contended(key, 'renewing the lease on');
+      if (written === undefined) throw contended(key, 'renewing the lease on');
+      held.set(key, { owner, revision: written });
+      return true;
     },
 
     async complete(key, owner, result) {
       checkToolResultKey(key);
       const record = doneRecord(key, owner, result);
-      for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
-        const current = await read(key);
-        if (current.record?.state === 'done') return stored(key, current.record, current.at);
+      try {
         const started = Date.now();
-        if ((await write(key, record, current.revision)) !== undefined) return stored(key, record, started);
-        // Another writer got in (a renewal, a takeover or another completion): look again.
-        await sleep(Math.random() * 5 * attempt);
+        // Nobody wrote the key since our claim (or renewal): nothing can be stored there yet.
+        if ((await writeIfHeld(key, owner, record)) !== undefined) return stored(key, record, started);
+        for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
+          const current = await read(key);
+          if (current.record?.state === 'done') return stored(key, current.record, current.at);
+          const now = Date.now();
+          if ((await write(key, record, current.revision)) !== undefined) return stored(key, record, now);
+          // Another writer got in (a renewal, a takeover or another completion): look again.
+          await sleep(Math.random() * 5 * attempt);
+        }
+        throw contended(key, 'storing the result of');
+      } finally {
+        held.delete(key);
       }
-      throw contended(key, 'storing the result of');
     },
 
     async release(key, owner) {
       checkToolResultKey(key);
+      const mine = held.get(key);
+      held.delete(key);
+      let revision = mine?.owner === owner ? mine.revision : undefined;
       for (let attempt = 1; attempt <= WRITE_ATTEMPTS; attempt += 1) {
-        const current = await read(key);
-        if (current.record?.state !== 'running' || current.record.owner !== owner) return;
+        if (revision === undefined) {
+          const current = await read(key);
+          if (current.record?.state !== 'running' || current.record.owner !== owner) return;
+          revision = current.revision;
+        }
         try {
-          await kv.delete(toolResultKvKey(key), { previousSeq: current.revision });
+          await kv.delete(toolResultKvKey(key), { previousSeq: revision });
           return;
         } catch (error) {
           if (!isWrongLastSequence(error)) throw fail(`cannot release ${where(key)}`, error, kvBucketHint(bucket, error), true);
+          revision = undefined;
         }
       }
       throw contended(key, 'releasing');

@@ -120,7 +120,7 @@ export function serveIdempotentTool(
     for (;;) {
       const claim = await store.claim(key, attempt, leaseMs);
       if (claim.kind === 'stored') return claim.result;
-      if (claim.kind === 'claimed') return execute(request, key, attempt, context.signal);
+      if (claim.kind === 'claimed') return execute(request, key, attempt, context);
       const now = Date.now();
       if (now >= deadline) {
         throw new RedflowError(
@@ -141,11 +141,11 @@ export function serveIdempotentTool(
     }
   };
 
-  const execute = async (request: ToolRequest, key: string, attempt: string, signal: AbortSignal): Promise<ToolResult> => {
+  const execute = async (request: ToolRequest, key: string, attempt: string, { signal, headers }: HandlerContext): Promise<ToolResult> => {
     // The lease is kept until the result is stored, so nobody takes the call over meanwhile.
     const renewal = keepLease(store, key, attempt, leaseMs, (what) => say(key, what));
     try {
-      const result = await runTool(tool, request, signal);
+      const result = await runTool(tool, request, signal, headers);
       if (!result.ok && signal.aborted) {
         // Interrupted, not finished: storing "interrupted" would replay it forever.
         renewal.stop();

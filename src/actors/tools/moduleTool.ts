@@ -5,6 +5,7 @@ import { ErrorCode, RedflowError } from '../../errors.js';
 import { flowFileInsideRoots } from '../../flows/flowFiles.js';
 import { hideLocalPaths } from '../../flows/hideLocalPaths.js';
 import { compileUserSchema } from '../../contracts/schemas.js';
+import { importOptional } from '../../optionalDependency.js';
 import type { ToolModuleConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
 
@@ -24,7 +25,8 @@ const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
  * - `config.module` is resolved against `baseDir` (the flow file's directory) and must be inside
  *   `baseDir` or one of `allowFiles`, symbolic links followed (`FLOW_FILE_OUTSIDE_ROOTS` before
  *   anything is imported otherwise; URLs such as `file:` or `data:` are refused). `.ts`/`.mts`/`.cts`/`.tsx`
- *   files are imported with tsx (`tsImport`), anything else (`.js`, `.mjs`, …) with `import()`.
+ *   files are imported with tsx (`tsImport`; `DEPENDENCY_MISSING` when the optional `tsx` package is
+ *   not installed), anything else (`.js`, `.mjs`, …) with `import()`.
  * - The tool is `module[config.export]` when `export` is set, else the default export, else the
  *   module namespace itself (a module exporting `name`, `description`, … as named exports).
  * - `config.name` / `config.description`, when set, replace the module's own; the checks apply to
@@ -134,10 +136,9 @@ async function importModule(file: string, reference: string, hint: string, roots
   }
 
   const url = pathToFileURL(file).href;
+  const importTypeScript = TS_EXTENSIONS.has(extname(file).toLowerCase()) ? await loadTypeScriptImporter() : undefined;
   try {
-    const loaded: unknown = TS_EXTENSIONS.has(extname(file).toLowerCase())
-      ? await importTypeScript(url)
-      : await import(/* @vite-ignore */ url);
+    const loaded: unknown = importTypeScript ? await importTypeScript(url) : await import(/* @vite-ignore */ url);
     return loaded as Record<string, unknown>;
   } catch (error) {
     throw new RedflowError(
@@ -152,10 +153,13 @@ async function importModule(file: string, reference: string, hint: string, roots
   }
 }
 
-/** tsx is loaded on first use, so flows without TypeScript tools never pay for it. */
-async function importTypeScript(url: string): Promise<unknown> {
-  const { tsImport } = await import('tsx/esm/api');
-  return tsImport(url, import.meta.url);
+/**
+ * tsx is loaded on first use, so flows without TypeScript tools never pay for it; it is an
+ * optional peer dependency, so it may not be there (`DEPENDENCY_MISSING`, not a broken module).
+ */
+async function loadTypeScriptImporter(): Promise<(url: string) => Promise<unknown>> {
+  const { tsImport } = await importOptional('tsx', 'a tool.module written in TypeScript', () => import('tsx/esm/api'));
+  return (url) => tsImport(url, import.meta.url);
 }
 
 /** The tool object out of the module namespace: the named export, the default export, or the namespace. */

@@ -1,4 +1,7 @@
-import pg from 'pg';
+// Types only: the driver itself is an optional peer dependency, loaded at a tool's first call.
+// No exported declaration may name them (see PostgresPool): consumers need not have @types/pg.
+import type pg from 'pg';
+import { loadPostgresDriver } from './postgresDriver.js';
 import { startDeadline } from '../deadline.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolPostgresConfig } from '../../contracts/schema-types.js';
@@ -40,14 +43,26 @@ export interface PostgresToolOutput {
   readonly fields: string[];
 }
 
+/**
+ * A node-postgres `Pool` (`new pg.Pool(…)` from the `pg` package) as {@link createPostgresTool}
+ * takes it. Declared here, with only what the tool's callers see, so that Redflow's types do not
+ * need `@types/pg`; the tool uses the pool as the `pg.Pool` it is.
+ */
+export interface PostgresPool {
+  /** The pool's connection settings (`pg.PoolConfig`): they open the connection that cancels an interrupted query. */
+  readonly options: object;
+  connect(): Promise<unknown>;
+  end(): Promise<void>;
+}
+
 /** Options of {@link createPostgresTool}. */
 export interface PostgresToolOptions {
   /**
-   * Use this pool instead of making one from the connection string. The caller owns it: the tool's
-   * `close()` does not end it. Its `options` are used to open the connection that cancels an
-   * interrupted query.
+   * Use this pool (a `pg.Pool`) instead of making one from the connection string. The caller owns
+   * it: the tool's `close()` does not end it. Its `options` are used to open the connection that
+   * cancels an interrupted query.
    */
-  readonly pool?: pg.Pool;
+  readonly pool?: PostgresPool;
   /** Where `connectionStringEnv` is looked up (default `process.env`), at the first call. */
   readonly env?: NodeJS.ProcessEnv;
 }
@@ -139,12 +154,15 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
     void done.then(() => pending.delete(done));
   };
 
-  const connect = (): Connection => {
+  const connect = async (): Promise<Connection> => {
+    if (connection) return connection;
+    const driver = await loadPostgresDriver();
     if (connection) return connection;
     if (options.pool) {
       const given = options.pool.options as pg.ClientConfig;
       return (connection = {
-        pool: options.pool,
+        driver,
+        pool: options.pool as pg.Pool,
         clientConfig: given,
         secrets: registered(secretsOf(given)),
         source: 'the pool given to the tool',
@@ -167,7 +185,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
       });
     }
     const clientConfig: pg.ClientConfig = { connectionString, application_name: `redflow:${config.name}` };
-    const pool = new pg.Pool({
+    const pool = new driver.Pool({
       ...clientConfig,
       max: POSTGRES_TOOL_POOL_SIZE,
       connectionTimeoutMillis: settings.timeoutMs,
@@ -177,7 +195,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
     // An idle connection that breaks (a server restart) is dropped by the pool; without a
     // listener its 'error' event would end the process.
     pool.on('error', noop);
-    return (connection = { pool, clientConfig, secrets: registered(secretsOf(clientConfig)), source, owned: true });
+    return (connection = { driver, pool, clientConfig, secrets: registered(secretsOf(clientConfig)), source, owned: true });
   };
 
   return {
@@ -190,7 +208,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
       }
       const values = bindValues(settings.sql.parameters, input, context.idempotencyKey, label);
       if (context.signal.aborted) throw abortedError(label);
-      return runQuery(connect(), settings, values, context, label, track);
+      return runQuery(await connect(), settings, values, context, label, track);
     },
     close() {
       closing ??= (async () => {
@@ -214,6 +232,8 @@ interface Settings {
 
 /** The pool of a tool and what its messages must never show. */
 interface Connection {
+  /** The `pg` package, loaded. */
+  readonly driver: typeof pg;
   readonly pool: pg.Pool;
   /** How to open the extra connection that cancels an interrupted query. */
   readonly clientConfig: pg.ClientConfig;
@@ -352,10 +372,10 @@ async function runQuery(
     if (settings.cursor) {
       await guard(client.query(extended({ text: `DECLARE ${CURSOR} NO SCROLL CURSOR FOR ${settings.sql.text}`, values })));
       result = await guard(
-        client.query({ text: `FETCH FORWARD ${settings.maxRows + 1} FROM ${CURSOR}`, rowMode: 'array', types: JSON_SAFE_TYPES }),
+        client.query({ text: `FETCH FORWARD ${settings.maxRows + 1} FROM ${CURSOR}`, rowMode: 'array', types: jsonSafeTypes(connection.driver) }),
       );
     } else {
-      result = await guard(client.query(extended({ text: settings.sql.text, values, rowMode: 'array' as const, types: JSON_SAFE_TYPES })));
+      result = await guard(client.query(extended({ text: settings.sql.text, values, rowMode: 'array' as const, types: jsonSafeTypes(connection.driver) })));
     }
     const output = shape(result, settings.maxRows);
     await guard(client.query('COMMIT'));
@@ -364,7 +384,7 @@ async function runQuery(
   } catch (error) {
     const wasInterrupted = error === INTERRUPTED;
     if (client !== undefined) {
-      track(wasInterrupted ? abandon(client, pid, connection.clientConfig) : rollback(client));
+      track(wasInterrupted ? abandon(client, pid, connection) : rollback(client));
     } else if (wasInterrupted) {
       // The connection may still arrive: it is clean, so it goes back to the pool.
       track(connecting.then((late) => late.release()));
@@ -401,17 +421,17 @@ async function rollback(client: pg.PoolClient): Promise<void> {
 }
 
 /** After an interruption: cancel the backend's query, then destroy the connection. */
-async function abandon(client: pg.PoolClient, pid: number | undefined, clientConfig: pg.ClientConfig): Promise<void> {
+async function abandon(client: pg.PoolClient, pid: number | undefined, connection: Connection): Promise<void> {
   try {
-    if (pid !== undefined) await cancelBackend(pid, clientConfig);
+    if (pid !== undefined) await cancelBackend(pid, connection);
   } finally {
     release(client, new Error('interrupted'));
   }
 }
 
 /** `pg_cancel_backend(pid)` on a connection of its own (the pool may be full of stuck ones). Best effort. */
-async function cancelBackend(pid: number, clientConfig: pg.ClientConfig): Promise<void> {
-  const canceller = new pg.Client({ ...clientConfig, connectionTimeoutMillis: CLEANUP_TIMEOUT_MS });
+async function cancelBackend(pid: number, connection: Connection): Promise<void> {
+  const canceller = new connection.driver.Client({ ...connection.clientConfig, connectionTimeoutMillis: CLEANUP_TIMEOUT_MS });
   canceller.on('error', noop);
   try {
     await withTimeout(
@@ -484,17 +504,6 @@ const TIMESTAMPTZ_OID = 1184;
 const TIMESTAMPTZ_ARRAY_OID = 1185;
 
 type TextParser = (text: string) => unknown;
-/** node-postgres' own text parser of a type (its typings list only some OIDs). */
-const builtinParser = (oid: number): TextParser => (pg.types.getTypeParser as (oid: number) => TextParser)(oid);
-const parseTimestamptz = builtinParser(TIMESTAMPTZ_OID);
-/** `{a,NULL,"b c"}` → `['a', null, 'b c']` (nested for more dimensions). */
-const parseTextArray = builtinParser(TEXT_ARRAY_OID);
-
-/** `timestamptz` as an ISO string in UTC; `infinity` and the like stay as PostgreSQL writes them. */
-function isoTimestamptz(text: string): string {
-  const parsed = parseTimestamptz(text);
-  return parsed instanceof Date && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : text;
-}
 
 /** `timestamp` (no zone) as an ISO local time: `2024-05-01 10:00:00` → `2024-05-01T10:00:00`. */
 function isoTimestamp(text: string): string {
@@ -502,32 +511,48 @@ function isoTimestamp(text: string): string {
 }
 
 const keepText: TextParser = (text) => text;
-const arrayOf =
-  (parse: TextParser): TextParser =>
-  (text) => {
-    const each = (item: unknown): unknown => (Array.isArray(item) ? item.map(each) : typeof item === 'string' ? parse(item) : item);
-    return each(parseTextArray(text));
-  };
+
+/** {@link jsonSafeTypes}' answer, made once: there is one `pg` package. */
+let jsonSafe: pg.CustomTypesConfig | undefined;
 
 /**
  * node-postgres' parsers, except for dates and times: its `date` and `timestamp` parsers read the
  * value in the Node process's time zone, which would shift it; these keep PostgreSQL's value.
  */
-const OWN_PARSERS = new Map<number, TextParser>([
-  [DATE_OID, keepText],
-  [DATE_ARRAY_OID, arrayOf(keepText)],
-  [TIMESTAMP_OID, isoTimestamp],
-  [TIMESTAMP_ARRAY_OID, arrayOf(isoTimestamp)],
-  [TIMESTAMPTZ_OID, isoTimestamptz],
-  [TIMESTAMPTZ_ARRAY_OID, arrayOf(isoTimestamptz)],
-]);
+function jsonSafeTypes(driver: typeof pg): pg.CustomTypesConfig {
+  if (jsonSafe) return jsonSafe;
+  /** node-postgres' own text parser of a type (its typings list only some OIDs). */
+  const builtinParser = (oid: number): TextParser => (driver.types.getTypeParser as (oid: number) => TextParser)(oid);
+  const parseTimestamptz = builtinParser(TIMESTAMPTZ_OID);
+  /** `{a,NULL,"b c"}` → `['a', null, 'b c']` (nested for more dimensions). */
+  const parseTextArray = builtinParser(TEXT_ARRAY_OID);
+  /** `timestamptz` as an ISO string in UTC; `infinity` and the like stay as PostgreSQL writes them. */
+  const isoTimestamptz = (text: string): string => {
+    const parsed = parseTimestamptz(text);
+    return parsed instanceof Date && !Number.isNaN(parsed.getTime()) ? parsed.toISOString() : text;
+  };
+  const arrayOf =
+    (parse: TextParser): TextParser =>
+    (text) => {
+      const each = (item: unknown): unknown => (Array.isArray(item) ? item.map(each) : typeof item === 'string' ? parse(item) : item);
+      return each(parseTextArray(text));
+    };
+  const own = new Map<number, TextParser>([
+    [DATE_OID, keepText],
+    [DATE_ARRAY_OID, arrayOf(keepText)],
+    [TIMESTAMP_OID, isoTimestamp],
+    [TIMESTAMP_ARRAY_OID, arrayOf(isoTimestamp)],
+    [TIMESTAMPTZ_OID, isoTimestamptz],
+    [TIMESTAMPTZ_ARRAY_OID, arrayOf(isoTimestamptz)],
+  ]);
+  return (jsonSafe = {
+    getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+      const parser = format === 'binary' ? undefined : own.get(oid);
+      return parser ?? driver.types.getTypeParser(oid, format);
+    }) as pg.CustomTypesConfig['getTypeParser'],
+  });
+}
 
-const JSON_SAFE_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-    const own = format === 'binary' ? undefined : OWN_PARSERS.get(oid);
-    return own ?? pg.types.getTypeParser(oid, format);
-  }) as pg.CustomTypesConfig['getTypeParser'],
-};
 
 /** The connection string and the password in it (raw and decoded), to cut from messages. */
 function secretsOf(config: pg.ClientConfig): string[] {

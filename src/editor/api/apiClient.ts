@@ -8,7 +8,9 @@ import type { ErrorInfo } from '../../errors.js';
 import type { AgentEvent } from '../../events/eventTypes.js';
 import {
   ApiRoute,
+  type AnswerRequest,
   type ApiErrorBody,
+  type ApprovalRequest,
   type FlowDocument,
   type FlowListResponse,
   type FlowSavedResponse,
@@ -17,6 +19,7 @@ import {
   type RunResponse,
   type RunStartedResponse,
   type StartRunRequest,
+  type ToolResultRequest,
   type ValidationResponse,
 } from '../../server/apiTypes.js';
 
@@ -54,6 +57,12 @@ export interface ApiClient {
   runEvents(traceId: string): Promise<readonly AgentEvent[]>;
   startRun(request: StartRunRequest): Promise<RunStartedResponse>;
   abortRun(traceId: string, reason?: string): Promise<RunResponse>;
+  /** Approves or denies the call a waiting run waits on (`POST /api/runs/:traceId/approval`). */
+  answerApproval(traceId: string, request: ApprovalRequest): Promise<RunResponse>;
+  /** Answers the question a waiting run asks a person (`POST /api/runs/:traceId/answer`). */
+  answerQuestion(traceId: string, request: AnswerRequest): Promise<RunResponse>;
+  /** Gives the result of the client tool a waiting run waits for (`POST /api/runs/:traceId/tool-results`). */
+  sendToolResult(traceId: string, request: ToolResultRequest): Promise<RunResponse>;
   /** The URL of the run's event stream (with `?token=`, since EventSource cannot send headers). */
   streamUrl(traceId: string): string;
 }
@@ -97,6 +106,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     runEvents: async (traceId) => (await send<RunEventsResponse>('GET', ApiRoute.runEvents(traceId))).events,
     startRun: (request) => send('POST', ApiRoute.runs, request),
     abortRun: (traceId, reason) => send('POST', ApiRoute.abortRun(traceId), reason === undefined ? {} : { reason }),
+    answerApproval: (traceId, request) => send('POST', ApiRoute.runApproval(traceId), request),
+    answerQuestion: (traceId, request) => send('POST', ApiRoute.runAnswer(traceId), request),
+    sendToolResult: (traceId, request) => send('POST', ApiRoute.runToolResults(traceId), request),
     streamUrl: (traceId) => {
       const token = options.getToken();
       return `${base}${ApiRoute.runStream(traceId)}${token ? `?token=${encodeURIComponent(token)}` : ''}`;

@@ -28,6 +28,7 @@ import { edgeClassName, newEdgeId } from '../flow/flowDocument.js';
 import { PALETTE_DRAG_TYPE, defaultConfig, newNodeId } from '../flow/palette.js';
 import { nodeTypes } from '../nodes/nodeTypes.js';
 import { ConnectionToast, type RefusedConnection } from './ConnectionToast.js';
+import { FIT_VIEW_OPTIONS } from './fitView.js';
 
 /**
  * The canvas's props: the graph is controlled (the app's `useNodesState` / `useEdgesState`), and
@@ -191,6 +192,7 @@ export function FlowCanvas({ nodes, edges, onNodesChange, onEdgesChange, setNode
         deleteKeyCode={['Backspace', 'Delete']}
         defaultEdgeOptions={{ type: 'smoothstep' }}
         minZoom={0.3}
+        fitViewOptions={FIT_VIEW_OPTIONS}
       >
         <Background variant={BackgroundVariant.Dots} gap={18} size={1} />
         <Controls showInteractive={false} />

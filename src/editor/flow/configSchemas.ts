@@ -1,10 +1,12 @@
 /**
  * Node config validation in the browser, against the same JSON Schemas the runtime uses
  * (`schemas/flow.schema.json`'s config definitions and `schemas/agent-core.react.schema.json`),
- * with ajv. `src/contracts/schemas.ts` reads the schemas with Node's `require`, so the editor
- * imports the JSON files itself; the rules (and `normalizeAgentConfig`'s defaults) are the same.
+ * with ajv's validators compiled at build time (configValidatorsPlugin.ts), so that no
+ * `new Function` runs in the browser and a strict Content Security Policy holds. The forms read
+ * the JSON files themselves; the rules (and `normalizeAgentConfig`'s defaults) are the same.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import compiledValidators from 'virtual:redflow/config-validators';
 import agentCoreSchema from '../../../schemas/agent-core.react.schema.json';
 import flowSchema from '../../../schemas/flow.schema.json';
 import { NodeType, type NodeType as NodeTypeName } from '../../flows/nodeTypes.js';
@@ -35,6 +37,9 @@ const CONFIG_DEFINITION: { readonly [T in Exclude<NodeTypeName, typeof NodeType.
   [NodeType.ToolHttp]: 'ToolHttpConfig',
   [NodeType.ToolModule]: 'ToolModuleConfig',
   [NodeType.ToolPostgres]: 'ToolPostgresConfig',
+  [NodeType.ToolClient]: 'ToolClientConfig',
+  [NodeType.ToolFlow]: 'ToolFlowConfig',
+  [NodeType.AgentRef]: 'AgentRefConfig',
   [NodeType.ResponseChat]: 'ResponseChatConfig',
   [NodeType.ResponseEnd]: 'ResponseEndConfig',
 };
@@ -62,21 +67,10 @@ export function configSchemaOf(type: NodeTypeName): JsonSchema {
   return { ...schema, properties };
 }
 
-let ajv: Ajv | undefined;
-const validators = new Map<NodeTypeName, ValidateFunction>();
-
 function validatorOf(type: NodeTypeName): ValidateFunction {
-  const known = validators.get(type);
-  if (known) return known;
-  ajv ??= new Ajv({ strict: false, allErrors: true });
-  if (!ajv.getSchema(flowSchema.$id)) {
-    ajv.addSchema(flowSchema);
-    ajv.addSchema(agentCoreSchema);
-  }
-  const ref = type === NodeType.AgentCore ? agentCoreSchema.$id : `${flowSchema.$id}#/definitions/${CONFIG_DEFINITION[type]}`;
-  const validate = ajv.getSchema(ref);
-  if (!validate) throw new Error(`schema ${ref} is not registered`);
-  validators.set(type, validate);
+  const name = type === NodeType.AgentCore ? 'AgentCoreConfig' : CONFIG_DEFINITION[type];
+  const validate = compiledValidators[name];
+  if (!validate) throw new Error(`no compiled validator ${name}: is it a definition of schemas/flow.schema.json?`);
   return validate;
 }
 

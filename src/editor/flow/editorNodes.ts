@@ -12,6 +12,9 @@ import type {
   ToolHttpConfig,
   ToolModuleConfig,
   ToolPostgresConfig,
+  ToolClientConfig,
+  ToolFlowConfig,
+  AgentRefConfig,
   TriggerInputConfig,
 } from '../../contracts/schema-types.js';
 import { EdgeKind, NodeRole, type NodeType } from '../../flows/nodeTypes.js';
@@ -36,6 +39,11 @@ export type ToolHttpNode = Node<FlowNodeData<ToolHttpConfig>, typeof NodeType.To
 export type ToolModuleNode = Node<FlowNodeData<ToolModuleConfig>, typeof NodeType.ToolModule>;
 /** A `tool.postgres` node: a tool that runs one SQL query. */
 export type ToolPostgresNode = Node<FlowNodeData<ToolPostgresConfig>, typeof NodeType.ToolPostgres>;
+export type ToolClientNode = Node<FlowNodeData<ToolClientConfig>, typeof NodeType.ToolClient>;
+/** A `tool.flow` node: a tool whose body is a Node-RED flow (it runs in Node-RED only). */
+export type ToolFlowNode = Node<FlowNodeData<ToolFlowConfig>, typeof NodeType.ToolFlow>;
+/** An `agent.ref` node: a subagent, another flow file called like a tool. */
+export type AgentRefNode = Node<FlowNodeData<AgentRefConfig>, typeof NodeType.AgentRef>;
 /** A `response.chat` node: sends the answer (as text, markdown or JSON). */
 export type ResponseChatNode = Node<FlowNodeData<ResponseChatConfig>, typeof NodeType.ResponseChat>;
 /** A `response.end` node: ends the flow. */
@@ -48,7 +56,7 @@ export type UnknownTypeNode = Node<FlowNodeData<Record<string, unknown>> & { flo
 export const UNKNOWN_NODE_TYPE = 'unknown';
 
 /** Any tool node; they share one node component and one palette group. */
-export type ToolNode = ToolHttpNode | ToolModuleNode | ToolPostgresNode;
+export type ToolNode = ToolHttpNode | ToolModuleNode | ToolPostgresNode | ToolClientNode | ToolFlowNode | AgentRefNode;
 /** Any output node; they share one node component. */
 export type ResponseNode = ResponseChatNode | ResponseEndNode;
 

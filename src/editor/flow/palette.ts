@@ -40,6 +40,9 @@ export const NODE_TYPE_SUMMARY: { readonly [T in NodeTypeName]: string } = {
   [NodeType.ToolHttp]: 'calls an HTTP API',
   [NodeType.ToolModule]: 'a JS/TS module tool',
   [NodeType.ToolPostgres]: 'one SQL query',
+  [NodeType.ToolClient]: 'run by the client',
+  [NodeType.ToolFlow]: 'a Node-RED flow (in Node-RED only)',
+  [NodeType.AgentRef]: 'a subagent: another flow',
   [NodeType.MemoryKv]: 'conversation memory',
   [NodeType.ResponseChat]: 'sends the answer',
   [NodeType.ResponseEnd]: 'ends the flow',
@@ -71,6 +74,18 @@ export function defaultConfig(type: NodeTypeName): Record<string, unknown> {
         inputSchema: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
         readOnly: true,
       };
+    case NodeType.ToolClient:
+      return {
+        description: 'Asks the person using the app',
+        inputSchema: { type: 'object', required: ['question'], properties: { question: { type: 'string' } } },
+      };
+    case NodeType.ToolFlow:
+      return {
+        description: 'Runs the Node-RED flow wired after this node',
+        inputSchema: { type: 'object', required: ['query'], properties: { query: { type: 'string' } } },
+      };
+    case NodeType.AgentRef:
+      return { flow: 'subagent/flow.json', description: 'Does a task and answers' };
     case NodeType.MemoryKv:
       return { store: 'memory', maxTurns: 20 };
     case NodeType.ResponseChat:
@@ -88,6 +103,9 @@ export const ID_PREFIX: { readonly [T in NodeTypeName]: string } = {
   [NodeType.ToolHttp]: 'http_tool',
   [NodeType.ToolModule]: 'module_tool',
   [NodeType.ToolPostgres]: 'sql_tool',
+  [NodeType.ToolClient]: 'client_tool',
+  [NodeType.ToolFlow]: 'flow_tool',
+  [NodeType.AgentRef]: 'subagent',
   [NodeType.MemoryKv]: 'memory',
   [NodeType.ResponseChat]: 'reply',
   [NodeType.ResponseEnd]: 'end',

@@ -1,10 +1,11 @@
-/** The tools (`tool.http`, `tool.module`, `tool.postgres`): one target handle on top, from the core above. */
+/** The tools (`tool.http`, `tool.module`, `tool.postgres`, `tool.client`, `tool.flow`) and subagents (`agent.ref`): one target handle on top, from the core above. */
 import { Handle, Position, type NodeProps } from '@xyflow/react';
 import { memo } from 'react';
 import { NodeType } from '../../flows/nodeTypes.js';
 import { TARGET_HANDLE, type ToolNode as ToolNodeType } from '../flow/editorNodes.js';
 import { NodeRole } from '../../flows/nodeTypes.js';
 import { NodeCard } from './NodeCard.js';
+import { WaitPrompt } from '../run/WaitPrompt.js';
 
 function summaryOf(node: ToolNodeType): string {
   switch (node.type) {
@@ -14,6 +15,12 @@ function summaryOf(node: ToolNodeType): string {
       return node.data.config.module ?? 'no module';
     case NodeType.ToolPostgres:
       return node.data.config.query ?? 'no query';
+    case NodeType.ToolClient:
+      return 'run by the client';
+    case NodeType.ToolFlow:
+      return 'a Node-RED flow';
+    case NodeType.AgentRef:
+      return `subagent: ${node.data.config.flow ?? 'no flow'}`;
   }
 }
 
@@ -31,6 +38,7 @@ function ToolNode(props: NodeProps<ToolNodeType>) {
       summary={<span className="rf-node__mono">{summaryOf({ id, type, data, position: { x: 0, y: 0 } } as ToolNodeType)}</span>}
     >
       <Handle type="target" position={Position.Top} id={TARGET_HANDLE} title="agent.core → tool" />
+      <WaitPrompt nodeId={id} />
     </NodeCard>
   );
 }

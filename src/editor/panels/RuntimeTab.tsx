@@ -1,17 +1,21 @@
 /**
  * Runtime / Debug: the iteration timeline (action, tool, confidence, duration per iteration, from
  * `envelope.observability.events`), the last action and the confidence of each iteration — live
- * while a run streams, or at the scrubber's position. A clicked row opens that step's details.
+ * while a run streams, or at the scrubber's position. A run that waits says for what, since when
+ * and until when. A clicked row opens that step's details.
  */
 import { useState } from 'react';
 import type { RunView } from '../run/runView.js';
 import { StepDetails } from './StepDetails.js';
+import { LiveAnswerPanel } from '../run/LiveAnswerView.js';
+import { WaitFacts } from './WaitFacts.js';
+import { RunViewState } from '../run/runViewMachine.js';
 
 /** The Runtime / Debug tab's props. */
 export interface RuntimeTabProps {
   /** The run as of the scrubber's position (the latest event while it streams). */
   readonly view: RunView;
-  /** The run panel's state (`RunViewState`), shown as a chip. */
+  /** The run panel's state (`RunViewState`), shown as a chip (`waiting` for a run followed live that waits). */
   readonly runState: string;
   /** The viewed run; `undefined` before any run. */
   readonly traceId: string | undefined;
@@ -34,14 +38,23 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
   const { envelope, timeline } = view;
   const outcome = envelope.observability.outcome;
   const { lastAction, lastTool, iteration } = envelope.state;
-  const [selected, setSelected] = useState<number | undefined>(undefined);
+  // The open step belongs to its run: another run (a new one, or one opened from the list) starts with none.
+  const [selection, setSelection] = useState<{ readonly traceId: string | undefined; readonly iteration: number }>();
+  const selected = selection !== undefined && selection.traceId === traceId ? selection.iteration : undefined;
+  const setSelected = (iteration: number | undefined) => setSelection(iteration === undefined ? undefined : { traceId, iteration });
+  // The step details know why an iteration failed or the run ended in it (the iteration limit
+  // after a good tool call leaves no code on the timeline's line): the row shows it too.
+  const failureOf = new Map(view.details.iterations.map((it) => [it.iteration, it.failure]));
+  // A run followed live that waits is parked, not streaming: say so, and what it waits for below.
+  const shownState = runState === RunViewState.Streaming && view.wait !== undefined ? 'waiting' : runState;
   return (
     <div className="tab-body" data-testid="tab-runtime">
       <dl className="facts">
         <dt>run</dt>
         <dd data-testid="run-state">
-          <span className={`chip chip--${runState}`}>{runState}</span> {traceId && <code className="trace-id">{traceId}</code>}
+          <span className={`chip chip--${shownState}`}>{shownState}</span> {traceId && <code className="trace-id">{traceId}</code>}
         </dd>
+        {view.wait && <WaitFacts wait={view.wait} />}
         <dt>iteration</dt>
         <dd data-testid="run-iteration">{iteration}</dd>
         <dt>last action</dt>
@@ -74,6 +87,7 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
           {outcome.answer}
         </blockquote>
       )}
+      <LiveAnswerPanel />
       <h4 className="section-title">Iteration timeline</h4>
       {timeline.length === 0 ? (
         <p className="empty">{traceId ? 'Waiting for the first answer…' : 'Run the flow (toolbar) or open a run to see its iterations here.'}</p>
@@ -91,7 +105,9 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
           <tbody>
             {timeline.map((step, index) => {
               // A tool line with a code is a failed call: mark it like an error, not like a success.
-              const failed = step.action === 'tool' && step.code !== undefined;
+              const failure = failureOf.get(step.iteration);
+              const code = step.code ?? failure?.error?.code;
+              const failed = (step.action === 'tool' && step.code !== undefined) || (failure !== undefined && failure !== null);
               return (
                 <tr
                   key={`${step.iteration}-${index}`}
@@ -106,7 +122,7 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
                   <td>{step.iteration}</td>
                   <td>
                     <span className={`action action--${step.action}`}>{step.action}</span>
-                    {step.code && <code className="timeline__code">{failed ? `✖ ${step.code}` : step.code}</code>}
+                    {code && <code className="timeline__code">{failed ? `✖ ${code}` : code}</code>}
                   </td>
                   <td>{step.tool ?? <span className="muted">—</span>}</td>
                   <td>

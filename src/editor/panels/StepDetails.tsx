@@ -1,22 +1,52 @@
 /**
  * One iteration of a run in detail, shown under the Runtime tab's timeline when its row is
  * clicked: the run's input, the messages the model was sent (system prompt folded), its raw answer
- * and what the core made of it, the tool's input and output or error, durations and tokens.
+ * and what the core made of it, the tool's input, a person's approval or denial, and its output or
+ * error, durations and tokens; a subagent's call links to the run it started.
  * Built from the run's events (`runDetails`, the same reading as `redflow replay --steps`).
  */
-import { useState } from 'react';
-import type { ErrorInfoData } from '../../contracts/schema-types.js';
+import { createContext, useContext, useEffect, useRef, useState } from 'react';
+import type { ErrorInfoData, Exchange } from '../../contracts/schema-types.js';
 import type { AnswerVerdict, IterationDetails, ModelCallDetails, RunDetails, ToolCallDetails } from '../../events/stepDetails.js';
 
 /** Longer texts are cut to this many characters until "show all" is clicked. */
 const CUT_AT = 600;
+
+/** Which part of a step to show: all of it (a timeline row), or what one node did in it (a node clicked on the canvas). */
+export type StepPart = 'all' | 'model' | 'tool';
 
 /** The step details' props. */
 export interface StepDetailsProps {
   readonly details: RunDetails;
   /** The iteration shown; its details come from `details.iterations` (the last with that number, after a resume). */
   readonly iteration: number;
-  readonly onClose: () => void;
+  /** Without it, no close button. */
+  readonly onClose?: () => void;
+  /** Default `all`: the run's input and the whole iteration. */
+  readonly part?: StepPart;
+}
+
+/**
+ * Opens a run by its trace id (the editor's runs list does the same): a subagent's call links to
+ * its run with it. Without it, the trace id is shown without a link.
+ */
+export const OpenRunContext = createContext<((traceId: string) => void) | undefined>(undefined);
+
+/** The run a subagent's call started, linked when the editor can open it. */
+function SubagentRun({ traceId }: { traceId: string }) {
+  const openRun = useContext(OpenRunContext);
+  return (
+    <p className="step__facts" data-testid="step-tool-subagent" data-trace-id={traceId}>
+      subagent run{' '}
+      {openRun ? (
+        <button type="button" className="link-button" title="Open this subagent run" onClick={() => openRun(traceId)}>
+          <code>{traceId}</code>
+        </button>
+      ) : (
+        <code>{traceId}</code>
+      )}
+    </p>
+  );
 }
 
 function json(value: unknown): string {
@@ -57,6 +87,12 @@ function verdictText(verdict: AnswerVerdict): string {
       return `tool call · ${verdict.tool}`;
     case 'final':
       return 'final answer';
+    case 'ask':
+      return `question for a person · ${verdict.action}`;
+    case 'repair':
+      return 'output sent back for repair';
+    case 'delegate':
+      return `delegated · ${verdict.agentId}`;
     case 'rejected':
       return `✖ rejected${verdict.error ? ` · ${verdict.error.code}` : ''}`;
     case 'ended':
@@ -89,7 +125,8 @@ function ModelCall({ model }: { model: ModelCallDetails }) {
   );
 }
 
-function ToolCall({ tool }: { tool: ToolCallDetails }) {
+/** A tool call: its input, and its output or error; `ended` is the failure marked on it when the run ended during the call. */
+function ToolCall({ tool, ended }: { tool: ToolCallDetails; ended: IterationDetails['failure'] }) {
   const { result } = tool;
   return (
     <>
@@ -99,8 +136,23 @@ function ToolCall({ tool }: { tool: ToolCallDetails }) {
       </p>
       <div className="muted">input</div>
       <LongText text={json(tool.input)} testId="step-tool-input" />
+      {tool.childTraceId !== null && <SubagentRun traceId={tool.childTraceId} />}
+      {tool.approval && (
+        <p className={`step__approval step__approval--${tool.approval.decision}`} data-testid="step-tool-approval" data-decision={tool.approval.decision}>
+          {tool.approval.decision}
+          {tool.approval.reason !== null && `: ${tool.approval.reason}`}
+        </p>
+      )}
       {result === null ? (
-        <p className="muted">running…</p>
+        ended ? (
+          <ErrorLine error={ended.error} testId="step-tool-error" />
+        ) : tool.waiting ? (
+          <p className="muted" data-testid="step-tool-waiting">
+            waiting for {tool.waiting === 'approval' ? 'an approval' : 'its client to run it'}…
+          </p>
+        ) : (
+          <p className="muted">running…</p>
+        )
       ) : result.ok ? (
         <>
           <div className="muted">output</div>
@@ -113,9 +165,51 @@ function ToolCall({ tool }: { tool: ToolCallDetails }) {
   );
 }
 
-function Iteration({ it, details }: { it: IterationDetails; details: RunDetails }) {
+/** The model's question to a person and the answer, or its final output sent back with the schema's errors. */
+function ExchangeView({ exchange }: { exchange: Exchange }) {
+  if (exchange.kind === 'output_repair') {
+    return (
+      <>
+        <h5 className="step__title">Output sent back for repair</h5>
+        <div className="step__exchange" data-testid="step-exchange" data-kind={exchange.kind}>
+          {(exchange.errors ?? []).map((error, index) => (
+            <p key={index}>✖ {error}</p>
+          ))}
+        </div>
+        {exchange.output !== undefined && <LongText text={json(exchange.output)} />}
+      </>
+    );
+  }
+  return (
+    <>
+      <h5 className="step__title">Question for a person · {exchange.kind}</h5>
+      <div className="step__exchange" data-testid="step-exchange" data-kind={exchange.kind} data-status={exchange.status}>
+        <p data-testid="step-human-question">
+          <strong>asked:</strong> {exchange.question}
+        </p>
+        {exchange.reason !== undefined && <p className="muted">why: {exchange.reason}</p>}
+        {exchange.context !== undefined && <LongText text={json(exchange.context)} />}
+        {exchange.status === 'answered' ? (
+          <p data-testid="step-human-answer">
+            <strong>answered:</strong> {exchange.answer}
+          </p>
+        ) : (
+          <p className="muted" data-testid="step-human-waiting">
+            waiting for a person’s answer…
+          </p>
+        )}
+      </div>
+    </>
+  );
+}
+
+function Iteration({ it, details, part }: { it: IterationDetails; details: RunDetails; part: StepPart }) {
   const last = details.iterations.at(-1) === it;
   const answer = last ? details.ending?.outcome.answer : undefined;
+  const toolFailure = it.failure?.step === 'tool' ? it.failure : null;
+  if (part === 'tool') {
+    return it.tool ? <ToolCall tool={it.tool} ended={toolFailure} /> : <p className="muted">No tool call in this iteration.</p>;
+  }
   return (
     <>
       <h5 className="step__title">Messages sent to the model</h5>
@@ -135,12 +229,13 @@ function Iteration({ it, details }: { it: IterationDetails; details: RunDetails 
       </ol>
       <h5 className="step__title">Model answer (as logged)</h5>
       {it.model ? <ModelCall model={it.model} /> : <p className="muted">No answer logged.</p>}
-      {it.tool && (
+      {it.tool && part === 'all' && (
         <>
           <h5 className="step__title">Tool call</h5>
-          <ToolCall tool={it.tool} />
+          <ToolCall tool={it.tool} ended={toolFailure} />
         </>
       )}
+      {it.exchange && <ExchangeView exchange={it.exchange} />}
       {it.failure && it.failure.step !== 'tool' && <ErrorLine error={it.failure.error} testId="step-failure" />}
       {answer !== undefined && (
         <>
@@ -154,23 +249,34 @@ function Iteration({ it, details }: { it: IterationDetails; details: RunDetails 
   );
 }
 
-/** The details of `iteration`, with the run's input on top. */
-export function StepDetails({ details, iteration, onClose }: StepDetailsProps) {
+/** The details of `iteration`, with the run's input on top (the whole step), or the part of one node. */
+export function StepDetails({ details, iteration, onClose, part = 'all' }: StepDetailsProps) {
   const it = details.iterations.findLast((candidate) => candidate.iteration === iteration);
+  // Opened from a timeline row, the details start below the timeline: bring their top into view.
+  const section = useRef<HTMLElement>(null);
+  useEffect(() => {
+    if (part === 'all') section.current?.scrollIntoView({ block: 'nearest' });
+  }, [iteration, part]);
   return (
-    <section className="step" data-testid="step-details" data-iteration={iteration} data-failed={it?.failure ? 'true' : undefined}>
+    <section ref={section} className="step" data-testid="step-details" data-iteration={iteration} data-part={part} data-failed={it?.failure ? 'true' : undefined}>
       <header className="step__head">
         <strong>
           Iteration {iteration}
           {it?.failure && <span className="step__failed"> ✖ {it.failure.error?.code ?? 'failed'}</span>}
         </strong>
-        <button type="button" className="link-button" data-testid="step-details-close" onClick={onClose}>
-          close
-        </button>
+        {onClose && (
+          <button type="button" className="link-button" data-testid="step-details-close" onClick={onClose}>
+            close
+          </button>
+        )}
       </header>
-      <h5 className="step__title">Run input</h5>
-      <LongText text={json(details.input)} testId="step-run-input" />
-      {it ? <Iteration it={it} details={details} /> : <p className="muted">Nothing logged for this iteration at this position.</p>}
+      {part === 'all' && (
+        <>
+          <h5 className="step__title">Run input</h5>
+          <LongText text={json(details.input)} testId="step-run-input" />
+        </>
+      )}
+      {it ? <Iteration it={it} details={details} part={part} /> : <p className="muted">Nothing logged for this iteration at this position.</p>}
     </section>
   );
 }

@@ -1,10 +1,12 @@
 /**
  * Follows a run's event stream (Server-Sent Events, `ApiRoute.runStream`) as the run view
- * machine's `followRun` actor: each `agent-event` becomes `EVENT`, the final `end` becomes `END`.
+ * machine's `followRun` actor: each `agent-event` becomes `EVENT`, each `chunk` (a piece of the
+ * answer being written) `CHUNK`, the final `end` becomes `END`.
  * The browser reconnects by itself after a network error and resumes after `Last-Event-ID`, so
  * only a stream that closes for good is reported as failed.
  */
 import { fromCallback, type EventObject } from 'xstate';
+import type { RunChunk } from '../../actors/serveActors.js';
 import type { AgentEvent } from '../../events/eventTypes.js';
 import { StreamEvent, type RunResponse } from '../../server/apiTypes.js';
 import type { FollowInput, RunViewEvent } from './runViewMachine.js';
@@ -17,6 +19,9 @@ export function followRunStream(urlOf: (traceId: string) => string) {
     let ended = false;
     source.addEventListener(StreamEvent.AgentEvent, (message) => {
       send({ type: 'EVENT', event: JSON.parse((message as MessageEvent<string>).data) as AgentEvent });
+    });
+    source.addEventListener(StreamEvent.Chunk, (message) => {
+      send({ type: 'CHUNK', chunk: JSON.parse((message as MessageEvent<string>).data) as RunChunk });
     });
     source.addEventListener(StreamEvent.End, (message) => {
       ended = true;

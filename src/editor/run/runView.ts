@@ -7,6 +7,7 @@ import type { AgentEnvelope, ErrorInfoData, IterationStep } from '../../contract
 import { ErrorCode } from '../../errors.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { emptyEnvelope } from '../../events/evolve.js';
+import { pendingWait, type RunWait } from '../../events/pendingWait.js';
 import type { RunStep } from '../../events/runSteps.js';
 import { runDetailsOfSteps, type RunDetails } from '../../events/stepDetails.js';
 import { isCoreType, isModelType, isOutputType, isToolType } from '../../flows/nodeTypes.js';
@@ -36,6 +37,8 @@ export interface RunView {
   readonly errors: readonly RunError[];
   /** Each iteration in detail (messages sent, raw answer, verdict, tool call), as far as the log goes here. */
   readonly details: RunDetails;
+  /** What the run waits for at this position (an approval, a client tool's result, a person's answer), if anything. */
+  readonly wait: RunWait | undefined;
 }
 
 /**
@@ -51,6 +54,7 @@ export function runViewAt(steps: readonly RunStep[], position?: number): RunView
   const index = steps.length === 0 ? -1 : Math.max(0, Math.min(position ?? steps.length - 1, steps.length - 1));
   const step = index >= 0 ? steps[index] : undefined;
   const envelope = step?.envelope ?? emptyEnvelope('');
+  const events = steps.slice(0, index + 1).map((s) => s.event);
   return {
     index,
     step,
@@ -58,8 +62,9 @@ export function runViewAt(steps: readonly RunStep[], position?: number): RunView
     state: step?.state,
     envelope,
     timeline: envelope.observability.events,
-    errors: runErrors(steps.slice(0, index + 1).map((s) => s.event)),
+    errors: runErrors(events),
     details: runDetailsOfSteps(steps.slice(0, index + 1)),
+    wait: pendingWait(events),
   };
 }
 
@@ -81,6 +86,9 @@ export function runErrors(events: readonly AgentEvent[]): RunError[] {
   const errors: RunError[] = [];
   for (const event of events) {
     if (event.type === AgentEventType.ToolCompleted && !event.data.ok && event.data.error) {
+      errors.push(errorOf(event.data.error, event, 'tool', event.data.tool));
+    } else if (event.type === AgentEventType.ToolDenied) {
+      // A denied call is the model's observation, as a failed one: listed the same way.
       errors.push(errorOf(event.data.error, event, 'tool', event.data.tool));
     } else if ((event.type === AgentEventType.RunCompleted || event.type === AgentEventType.RunFailed) && event.data.outcome.error) {
       errors.push(errorOf(event.data.outcome.error, event, 'outcome'));
@@ -141,6 +149,7 @@ export function failedToolsAfter(events: readonly AgentEvent[], nodes: readonly 
   const lastError = new Map<string, string | undefined>();
   for (const event of events) {
     if (event.type === AgentEventType.ToolCompleted) lastError.set(event.data.tool, event.data.ok ? undefined : (event.data.error?.code ?? ErrorCode.TOOL_FAILED));
+    else if (event.type === AgentEventType.ToolDenied) lastError.set(event.data.tool, event.data.error.code);
   }
   const failed: Record<string, string> = {};
   for (const node of nodes) {

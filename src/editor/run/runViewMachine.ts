@@ -1,12 +1,15 @@
 /**
  * The run panel's state (used with @xstate/react): idle → starting → streaming → finished | failed,
- * and replay (a finished run opened from its log, stepped through with the scrubber). The effects
+ * and loading → replay (a finished run opened from its log, stepped through with the scrubber) or
+ * loading → streaming (a run opened while still under way, followed live). The effects
  * (start a run, follow its stream, load a log, abort) are actors the app provides with
  * `runViewMachine.provide({ actors })`; the machine only keeps the events and the scrubber.
  */
 import { assign, fromCallback, fromPromise, setup, spawnChild, type EventObject } from 'xstate';
 import type { AgentEvent } from '../../events/eventTypes.js';
 import type { RunResponse } from '../../server/apiTypes.js';
+import type { RunChunk } from '../../actors/serveActors.js';
+import { afterEvent, withChunk, type LiveAnswer } from './liveAnswer.js';
 
 /** The states of the run panel. */
 export const RunViewState = {
@@ -36,16 +39,20 @@ export interface RunViewContext {
   readonly run: RunResponse | undefined;
   /** Why the panel failed (the run could not be started, followed or loaded). */
   readonly problem: string | undefined;
+  /** The model's answer as it streams (`CHUNK`s), until the log records it. */
+  readonly live: LiveAnswer | undefined;
 }
 
 /**
  * What the run panel's machine receives: `START`, `OPEN`, `ABORT`, `SCRUB` and `CLOSE` from the UI;
- * `EVENT`, `END` and `STREAM_FAILED` from the `followRun` actor.
+ * `EVENT`, `CHUNK` (a piece of the answer being written), `END` and `STREAM_FAILED` from the
+ * `followRun` actor.
  */
 export type RunViewEvent =
   | { type: 'START'; flowId: string; input: unknown }
   | { type: 'OPEN'; traceId: string }
   | { type: 'EVENT'; event: AgentEvent }
+  | { type: 'CHUNK'; chunk: RunChunk }
   | { type: 'END'; run: RunResponse | undefined }
   | { type: 'STREAM_FAILED'; message: string }
   | { type: 'ABORT' }
@@ -68,6 +75,7 @@ const initialContext: RunViewContext = {
   position: undefined,
   run: undefined,
   problem: undefined,
+  live: undefined,
 };
 
 function messageOf(error: unknown): string {
@@ -123,9 +131,15 @@ export const runViewMachine = setup({
         input: ({ context }) => ({ traceId: context.traceId ?? '' }),
       },
       on: {
-        EVENT: { actions: assign({ events: ({ context, event }) => withEvent(context.events, event.event) }) },
-        END: { target: RunViewState.Finished, actions: assign({ run: ({ event }) => event.run }) },
-        STREAM_FAILED: { target: RunViewState.Failed, actions: assign({ problem: ({ event }) => event.message }) },
+        EVENT: {
+          actions: assign({
+            events: ({ context, event }) => withEvent(context.events, event.event),
+            live: ({ context, event }) => afterEvent(context.live, event.event),
+          }),
+        },
+        CHUNK: { actions: assign({ live: ({ context, event }) => withChunk(context.live, event.chunk, context.events) }) },
+        END: { target: RunViewState.Finished, actions: assign({ run: ({ event }) => event.run, live: undefined }) },
+        STREAM_FAILED: { target: RunViewState.Failed, actions: assign({ problem: ({ event }) => event.message, live: undefined }) },
         ABORT: { actions: spawnChild('abortRun', { input: ({ context }) => ({ traceId: context.traceId ?? '' }) }) },
       },
     },
@@ -142,10 +156,20 @@ export const runViewMachine = setup({
       invoke: {
         src: 'loadRun',
         input: ({ context }) => ({ traceId: context.traceId ?? '' }),
-        onDone: {
-          target: RunViewState.Replay,
-          actions: assign(({ event }) => ({ events: event.output.events, run: event.output.run, position: Math.max(0, event.output.events.length - 1) })),
-        },
+        onDone: [
+          {
+            // A run still under way (started elsewhere, or left and opened again), or parked until
+            // its wait is answered, is followed live from what is logged so far; the stream's
+            // repeats of those events are dropped.
+            guard: ({ event }) => event.output.run?.status === 'running' || event.output.run?.status === 'waiting',
+            target: RunViewState.Streaming,
+            actions: assign(({ event }) => ({ events: event.output.events, run: event.output.run, position: undefined })),
+          },
+          {
+            target: RunViewState.Replay,
+            actions: assign(({ event }) => ({ events: event.output.events, run: event.output.run, position: Math.max(0, event.output.events.length - 1) })),
+          },
+        ],
         onError: { target: RunViewState.Failed, actions: assign({ problem: ({ event }) => messageOf(event.error) }) },
       },
     },

@@ -21,6 +21,8 @@ export interface ToolbarProps {
   readonly onFlowNameChange: (name: string) => void;
   /** Called with a flow chosen in the menu. */
   readonly onOpen: (id: string) => void;
+  /** The menu is about to open: the app lists the flows again, so flows added on disk since show up. */
+  readonly onPickerOpen: () => void;
   readonly onNew: () => void;
   readonly onSave: () => void;
   readonly onValidate: () => void;
@@ -48,6 +50,8 @@ export function Toolbar(props: ToolbarProps) {
           className="toolbar__select"
           value={known ? props.flowId : ''}
           onChange={(event) => event.target.value !== '' && props.onOpen(event.target.value)}
+          onFocus={props.onPickerOpen}
+          onMouseDown={props.onPickerOpen}
           data-testid="flow-select"
           aria-label="open a flow"
         >
@@ -107,7 +111,8 @@ export function Toolbar(props: ToolbarProps) {
       </form>
       <div className="toolbar__group">
         <button type="button" className="btn btn--ghost" onClick={props.onInspect} disabled={!props.canInspect} data-testid="open-inspector" title="replay the current run in the Stately inspector (opens a popup)">
-          Open in Stately inspector
+          <span className="toolbar__long">Open in Stately inspector</span>
+          <span className="toolbar__short">Inspector</span>
         </button>
       </div>
     </header>

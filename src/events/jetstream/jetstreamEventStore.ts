@@ -3,6 +3,7 @@ import { createRequestMux, type RequestMux } from '../../actors/nats/requestMux.
 import {
   jetstream,
   jetstreamManager,
+  JetStreamApiCodes,
   JetStreamApiError,
   StorageType,
   type JetStreamClient,
@@ -41,6 +42,8 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const DEFAULT_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
+/** JetStream's code for a stream created with a name another has (nats.js names no constant for it). */
+const STREAM_NAME_IN_USE = 10058;
 
 /**
  * The event log in a JetStream stream over the trace subjects: one append is both durable and
@@ -115,7 +118,7 @@ async function ensureStream(jsm: JetStreamManager, stream: string, prefix: strin
     return;
   } catch (error) {
     if (error instanceof RedflowError) throw error;
-    if (!(error instanceof JetStreamApiError) || error.code !== 10059) throw storeError('cannot read the trace stream', error);
+    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamNotFound) throw storeError('cannot read the trace stream', error);
   }
   try {
     await jsm.streams.add({
@@ -127,7 +130,7 @@ async function ensureStream(jsm: JetStreamManager, stream: string, prefix: strin
     });
   } catch (error) {
     // Another worker created it at the same moment.
-    if (error instanceof JetStreamApiError && error.code === 10058) return;
+    if (error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE) return;
     throw storeError(`cannot create the trace stream ${stream}`, error);
   }
 }

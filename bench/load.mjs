@@ -1,0 +1,212 @@
+#!/usr/bin/env node
+// Part of `npm run bench`: the distributed mode under load. 1,000 concurrent runs (4 iterations
+// each: 3 tool calls and a final answer) through one nats-server, 2 core worker processes and 2
+// model+tool worker processes, on this machine. Prints the aggregate iterations per second, the
+// JetStream writes per iteration (trace events, tool-result KV, run records), and checks every log
+// replays with no event lost or duplicated; 200 runs warm the workers up first. The floor, measured in the same run, is a hand-written
+// loop in one process making the same NATS requests and awaiting the same four appends per
+// iteration, 1,000 at a time: the machine's and the server's capacity at that moment.
+// Needs nats-server -js at $NATS_URL (default 127.0.0.1:4222); skipped with a note when absent.
+import { spawn } from 'node:child_process';
+import { readFile, readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connectNats } from '../dist/actors/nats/connect.js';
+import { Storage } from '../dist/actors/subjects.js';
+import { openJetStreamEventStore } from '../dist/events/jetstream/jetstreamEventStore.js';
+import { startRemoteRun } from '../dist/distributed/remoteRun.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 1000);
+const TARGET = 1500;
+const url = process.env.NATS_URL ?? '127.0.0.1:4222';
+const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
+const EVENTS_PER_RUN = 16;
+const ITERATIONS_PER_RUN = 4;
+// Node options for the worker processes, e.g. BENCH_LOAD_NODE_ARGS=--cpu-prof to profile them.
+const nodeArgs = (process.env.BENCH_LOAD_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+let nc;
+try {
+  nc = await connectNats({ servers: url, name: 'bench-load', timeoutMs: 2000 });
+} catch (error) {
+  console.log(`Distributed load: skipped (no nats-server with JetStream at ${url}: ${error.message})`);
+  process.exit(0);
+}
+const prefix = `load${Date.now().toString(36)}`;
+const jsm = await jetstreamManager(nc);
+
+/** Starts `redflow worker` and resolves once it is ready. */
+function worker(roles) {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/redflow.js'), 'worker', flowPath, '--role', roles, '--nats', url, '--prefix', prefix], {
+    env: { ...process.env, NO_COLOR: '1', SLOW_BUMP_MS: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let stderr = '';
+    const listen = (chunk) => {
+      stderr += chunk;
+      if (!stderr.includes('worker ready')) return;
+      // Its log lines are read and dropped from now on (a pipe nobody reads would stop the worker).
+      child.stderr.off('data', listen);
+      child.stderr.resume();
+      resolve(child);
+    };
+    child.stderr.on('data', listen);
+    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${stderr}`)));
+  });
+}
+
+/** Messages written so far to a stream (a KV bucket is one): its last sequence. */
+async function writes(stream) {
+  try {
+    return (await jsm.streams.info(stream)).state.last_seq;
+  } catch {
+    return 0;
+  }
+}
+const counted = {
+  events: Storage.traceStream(prefix),
+  'tool results': `KV_${Storage.toolResultsBucket(prefix)}`,
+  'run records': `KV_${Storage.runsBucket(prefix)}`,
+  heartbeats: `KV_${Storage.leasesBucket(prefix)}`,
+};
+const processes = ['core workers', 'model/tool workers', 'nats-server', 'this client'];
+
+/** CPU seconds used so far by a process (Linux /proc; undefined elsewhere). */
+async function cpuSeconds(pid) {
+  try {
+    const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+/** The nats-server's process on this machine, if there is one to see. */
+async function natsServerPid() {
+  for (const pid of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(pid)) continue;
+    if ((await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() === 'nats-server') return Number(pid);
+  }
+  return undefined;
+}
+
+/** The floor: RUNS loops at once, each iteration two requests and four awaited appends. */
+async function floor() {
+  const js = jetstream(nc);
+  const stream = `${prefix.toUpperCase()}_FLOOR`;
+  await jsm.streams.add({ name: stream, subjects: [`${prefix}.floor.>`], duplicate_window: 3_600_000_000_000 });
+  const responder = await connectNats({ servers: url, name: 'bench-load-floor' });
+  const encoder = new TextEncoder();
+  const answer = encoder.encode(JSON.stringify({ ok: true, data: { text: '{"action":"tool","tool":"bump","input":{"by":1},"confidence":0.5}' } }));
+  responder.subscribe(`${prefix}.floor-actor`, { callback: (_error, message) => message.respond(answer) });
+  await responder.flush();
+  const event = (traceId, seq) => encoder.encode(JSON.stringify({ id: `${traceId}:${seq}`, traceId, seq, type: 'tool.completed', time: new Date().toISOString(), iteration: 1, data: { tool: 'bump', ok: true } }));
+  const loop = async (r) => {
+    const traceId = `f${r}`;
+    let seq = 0;
+    const append = () => js.publish(`${prefix}.floor.${traceId}`, event(traceId, ++seq), { msgID: `${traceId}:${seq}` });
+    await append();
+    for (let i = 0; i < ITERATIONS_PER_RUN; i++) {
+      await append();
+      await nc.request(`${prefix}.floor-actor`, encoder.encode('{}'), { timeout: 60_000 });
+      await append();
+      if (i < ITERATIONS_PER_RUN - 1) {
+        await append();
+        await nc.request(`${prefix}.floor-actor`, encoder.encode('{}'), { timeout: 60_000 });
+        await append();
+      }
+    }
+    await append();
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: RUNS }, (_, r) => loop(r)));
+  const seconds = (performance.now() - started) / 1000;
+  await responder.drain();
+  await jsm.streams.delete(stream).catch(() => undefined);
+  return (RUNS * ITERATIONS_PER_RUN) / seconds;
+}
+
+async function redflow(runCount = RUNS, name = 'load') {
+  const pids = { 'core workers': workers.slice(0, 2).map((c) => c.pid), 'model/tool workers': workers.slice(2).map((c) => c.pid), 'nats-server': [await natsServerPid()], 'this client': [process.pid] };
+  const cpu = async () => Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([who, list]) => [who, (await Promise.all(list.map(cpuSeconds))).reduce((a, b) => (a === undefined || b === undefined ? undefined : a + b), 0)])));
+  const cpuBefore = await cpu();
+  const before = Object.fromEntries(await Promise.all(Object.entries(counted).map(async ([kind, stream]) => [kind, await writes(stream)])));
+  const started = performance.now();
+  const runs = await Promise.all(
+    Array.from({ length: runCount }, (_, i) => startRemoteRun({ nc, prefix, input: `run ${i}`, traceId: `${name}-${i}`, startTimeoutMs: 120_000 })),
+  );
+  const ends = [];
+  const results = await Promise.all(runs.map((run) => run.result.then((result) => (ends.push(performance.now() - started), result))));
+  const seconds = (performance.now() - started) / 1000;
+  ends.sort((a, b) => a - b);
+  const at = (q) => (ends[Math.min(ends.length - 1, Math.floor(q * ends.length))] / 1000).toFixed(1);
+  const cpuAfter = await cpu();
+  const after = Object.fromEntries(await Promise.all(Object.entries(counted).map(async ([kind, stream]) => [kind, await writes(stream)])));
+  if (!results.every((result) => result.outcome.reason === 'final_answer')) throw new Error('a run did not end with its final answer');
+  // Every log read back from the stream: whole, in order, nothing twice.
+  const store = await openJetStreamEventStore(nc, { prefix });
+  for (const run of runs) {
+    const log = await store.read(run.traceId);
+    const ids = new Set(log.events.map((e) => e.id));
+    if (log.problems.length > 0 || log.events.length !== EVENTS_PER_RUN || ids.size !== EVENTS_PER_RUN) {
+      throw new Error(`run ${run.traceId}: ${log.events.length} events, ${ids.size} distinct, problems ${JSON.stringify(log.problems)}`);
+    }
+  }
+  await store.close();
+  const iterations = runCount * ITERATIONS_PER_RUN;
+  const perIteration = Object.fromEntries(Object.keys(counted).map((kind) => [kind, (after[kind] - before[kind]) / iterations]));
+  const cpuUsed = Object.fromEntries(Object.keys(pids).filter((who) => cpuAfter[who] !== undefined).map((who) => [who, cpuAfter[who] - cpuBefore[who]]));
+  return { rate: iterations / seconds, seconds, perIteration, cpuUsed, ends: `half the runs done after ${at(0.5)} s, 90% after ${at(0.9)} s, 99% after ${at(0.99)} s` };
+}
+
+let workers = [];
+workers = await Promise.all([worker('core'), worker('core'), worker('model,tool'), worker('model,tool')]);
+try {
+  const load = os.loadavg()[0];
+  // The workers warm up first (their code compiled, their connections busy), as in a running cluster.
+  await redflow(Math.min(200, RUNS), 'warmup');
+  const floorRate = await floor();
+  const ours = await redflow();
+  const floorAfter = await floor();
+  const base = (floorRate + floorAfter) / 2;
+  const writesPerIteration = Object.values(ours.perIteration).reduce((a, b) => a + b, 0);
+  console.log(`Distributed load: ${RUNS} concurrent runs of ${ITERATIONS_PER_RUN} iterations, 2 core + 2 model/tool worker processes, one nats-server (load average ${load.toFixed(1)} on ${os.cpus().length} cores)`);
+  console.log(`  hand-written floor, same requests, 4 awaited appends per iteration : ${base.toFixed(0)} iterations/s (before ${floorRate.toFixed(0)}, after ${floorAfter.toFixed(0)})`);
+  console.log(
+    `  redflow                                      : ${ours.rate.toFixed(0)} iterations/s in ${ours.seconds.toFixed(1)} s ` +
+      `(${(ours.rate / base).toFixed(2)}× the floor; target ≥ ${TARGET}: ${(ours.rate / TARGET).toFixed(2)}× the target), every log replayed whole`,
+  );
+  console.log(`  ${ours.ends}`);
+  console.log(
+    `  JetStream writes per iteration: ${writesPerIteration.toFixed(2)} (` +
+      Object.entries(ours.perIteration).map(([kind, n]) => `${kind} ${n.toFixed(2)}`).join(', ') +
+      ')',
+  );
+  let projected = '';
+  if (Object.keys(ours.cpuUsed).length === processes.length) {
+    const cpu = Object.values(ours.cpuUsed).reduce((a, b) => a + b, 0);
+    console.log(
+      `  CPU seconds during the ${ours.seconds.toFixed(1)} s: ${Object.entries(ours.cpuUsed).map(([who, s]) => `${who} ${s.toFixed(1)}`).join(', ')}: ` +
+        `${((cpu * 1e6) / (RUNS * ITERATIONS_PER_RUN)).toFixed(0)} µs of CPU per iteration`,
+    );
+    // What this machine would do with nothing else running: its cores divided by the CPU an iteration took.
+    projected = `; the CPU it took would allow ${((os.cpus().length * RUNS * ITERATIONS_PER_RUN) / cpu).toFixed(0)} on ${os.cpus().length} idle cores`;
+  }
+  console.log(
+    `target: ${RUNS.toLocaleString('en')} concurrent runs on one 2-core machine ≥ ${TARGET.toLocaleString('en')} iterations/s: ${ours.rate.toFixed(0)} iterations/s ` +
+      `(${(ours.rate / TARGET).toFixed(2)}× the target; ${(ours.rate / base).toFixed(2)}× the hand-written floor of the same run; load average ${load.toFixed(1)}${projected})`,
+  );
+} finally {
+  for (const child of workers) child.kill('SIGTERM');
+  await Promise.all(workers.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))));
+  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
+  const kvm = new Kvm(nc);
+  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.toolResultsBucket(prefix)]) {
+    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
+  }
+  await nc.drain();
+}

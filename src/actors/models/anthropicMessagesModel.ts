@@ -1,0 +1,212 @@
+import type { Anthropic } from '@anthropic-ai/sdk';
+import type * as AnthropicLibrary from '@anthropic-ai/sdk';
+import type { ModelLlmConfig, TokenUsage } from '../../contracts/schema-types.js';
+import type { ModelActor, ModelRequest } from '../model.js';
+import { guardedFetch } from './guardedFetch.js';
+import { clientsByKey, libraryClientOptions } from './libraryClients.js';
+import {
+  checkSettings,
+  configError,
+  copyTuning,
+  firstSet,
+  hostIs,
+  missingKeyError,
+  requireModelName,
+  type ModelSettings,
+  type ResolveOptions,
+} from './modelSettings.js';
+import { AnswerText, asRecord, isCount, protocolError, requireEventStream, streamEndedEarly } from './streamChecks.js';
+import { createStreamingModel, type StreamedAnswer } from './streamingModel.js';
+
+/** Settings of {@link createAnthropicMessagesModel}. `maxTokens` defaults to {@link ANTHROPIC_DEFAULTS.maxTokens} (the API requires one). */
+export type AnthropicMessagesModelConfig = ModelSettings;
+
+/** Defaults of {@link AnthropicMessagesModelConfig}, defined once. */
+export const ANTHROPIC_DEFAULTS = {
+  /** The API root: the library adds `/v1/messages`. */
+  baseUrl: 'https://api.anthropic.com',
+  apiKeyEnv: 'ANTHROPIC_API_KEY',
+  /** The Messages API requires `max_tokens`; a ReAct step's JSON answer fits well within this. */
+  maxTokens: 4096,
+} as const;
+
+/** The host of Anthropic's own API, which refuses a request without a key. */
+const ANTHROPIC_API_HOST = 'api.anthropic.com';
+
+/**
+ * Turns a model node's `llm` config (`provider: "anthropic"`) plus the environment into
+ * {@link AnthropicMessagesModelConfig}: `baseUrl` from the node, `$REDFLOW_MODEL_BASE_URL`,
+ * `$ANTHROPIC_BASE_URL`, or Anthropic's API; the key from `$<apiKeyEnv>` (default
+ * `$ANTHROPIC_API_KEY`); `model` from the node or `$REDFLOW_MODEL`. Blank values count as unset.
+ *
+ * @throws RedflowError `MODEL_CONFIG_INVALID` when no model name is given anywhere;
+ *   `MODEL_KEY_MISSING` when the server is Anthropic's, the key's variable is not set and the key
+ *   does not come with each request.
+ *
+ * @example
+ * ```ts
+ * const model = createAnthropicMessagesModel(resolveAnthropicConfig({ provider: 'anthropic', model: 'claude-sonnet-4-5' }, process.env));
+ * ```
+ */
+export function resolveAnthropicConfig(nodeConfig: ModelLlmConfig, env: NodeJS.ProcessEnv, options: ResolveOptions = {}): AnthropicMessagesModelConfig {
+  const baseUrl = firstSet(nodeConfig.baseUrl, env.REDFLOW_MODEL_BASE_URL, env.ANTHROPIC_BASE_URL) ?? ANTHROPIC_DEFAULTS.baseUrl;
+  const model = requireModelName(nodeConfig, env, '"claude-sonnet-4-5"');
+  const apiKeyEnv = nodeConfig.apiKeyEnv ?? ANTHROPIC_DEFAULTS.apiKeyEnv;
+  const apiKey = firstSet(env[apiKeyEnv]);
+  if (apiKey === undefined && options.keyGiven !== true && hostIs(baseUrl, ANTHROPIC_API_HOST)) {
+    throw missingKeyError(apiKeyEnv, baseUrl, 'or point the model node\'s "baseUrl" at an Anthropic-compatible server that needs none');
+  }
+  const config: { -readonly [K in keyof ModelSettings]: ModelSettings[K] } = { baseUrl, model };
+  if (apiKey !== undefined) config.apiKey = apiKey;
+  copyTuning(nodeConfig, config);
+  return config;
+}
+
+/** Loaded on the first call, so `import 'redflow'` and scripted runs never load the library. */
+let library: Promise<typeof AnthropicLibrary> | undefined;
+
+/**
+ * The request's messages in the Messages API's shape: system messages joined into `system`, the
+ * others in order (the API merges consecutive turns of one role).
+ */
+function messagesOf(request: ModelRequest): { system: string | undefined; messages: { role: 'user' | 'assistant'; content: string }[] } {
+  const system: string[] = [];
+  const messages: { role: 'user' | 'assistant'; content: string }[] = [];
+  for (const { role, content } of request.messages) {
+    if (role === 'system') system.push(content);
+    else messages.push({ role, content });
+  }
+  return { system: system.length > 0 ? system.join('\n\n') : undefined, messages };
+}
+
+/** The tokens a usage object counts: input (cache writes and reads included) and output. */
+function countTokens(usage: Record<string, unknown> | undefined, counted: { input?: number; output?: number }): void {
+  if (usage === undefined) return;
+  const { input_tokens: input, cache_creation_input_tokens: written, cache_read_input_tokens: read, output_tokens: output } = usage;
+  if (isCount(input)) counted.input = input + (isCount(written) ? written : 0) + (isCount(read) ? read : 0);
+  if (isCount(output)) counted.output = output;
+}
+
+/**
+ * Reads a Messages stream (`message_start`, `content_block_start`/`_delta`/`_stop`,
+ * `message_delta`, `message_stop`; `ping` and `error` are handled by the library): the text of the
+ * `text_delta`s and the usage of `message_start` updated by `message_delta` (whose counts are
+ * cumulative).
+ */
+async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: string, maxBytes: number, onText?: (piece: string) => void): Promise<StreamedAnswer> {
+  const text = new AnswerText(shownUrl, maxBytes, onText);
+  const counted: { input?: number; output?: number } = {};
+  let stopped = false;
+  let stopReason: string | undefined;
+  let toolUse = false;
+  for await (const item of stream) {
+    const event = asRecord(item);
+    switch (event?.type) {
+      case 'message_start':
+        countTokens(asRecord(asRecord(event.message)?.usage), counted);
+        break;
+      case 'content_block_start': {
+        const block = asRecord(event.content_block);
+        if (block?.type === 'text' && typeof block.text === 'string') text.append(block.text);
+        if (block?.type === 'tool_use') toolUse = true;
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = asRecord(event.delta);
+        if (delta?.type === 'text_delta' && typeof delta.text === 'string') text.append(delta.text);
+        break;
+      }
+      case 'message_delta': {
+        countTokens(asRecord(event.usage), counted);
+        const reason = asRecord(event.delta)?.stop_reason;
+        if (typeof reason === 'string') stopReason = reason;
+        break;
+      }
+      case 'message_stop':
+        stopped = true;
+        break;
+      case undefined:
+        throw protocolError(`${shownUrl} sent a stream event that is not a JSON object with a type`, 'The server is not speaking the Messages protocol as expected; check baseUrl and the server version.');
+      default:
+        // content_block_stop and event types added later carry nothing Redflow needs.
+        break;
+    }
+  }
+  if (!stopped) throw streamEndedEarly(shownUrl);
+  if (toolUse && text.text === '') {
+    throw protocolError(
+      `${shownUrl}: the model answered with tool_use blocks and no text`,
+      'Redflow expects the JSON answer as text; do not configure native tools for this model.',
+    );
+  }
+  const usage: TokenUsage | undefined =
+    counted.input !== undefined && counted.output !== undefined
+      ? { promptTokens: counted.input, completionTokens: counted.output, totalTokens: counted.input + counted.output }
+      : undefined;
+  return { text: text.text, usage, finishReason: stopReason };
+}
+
+/**
+ * A model actor for Anthropic's Messages API (and servers speaking it), through the official
+ * `@anthropic-ai/sdk` library (loaded at the first call).
+ *
+ * Each call streams `{model, system, messages, max_tokens, stream: true, …}` from
+ * `<baseUrl>/v1/messages` and returns the text of the `text_delta`s with the usage of
+ * `message_start` and `message_delta`. Retries, deadlines, the guards on the response (size cap,
+ * UTF-8, no redirects) and the codes of failures are those of {@link createOpenAiChatModel}; an
+ * `overloaded_error` (HTTP 529, or an `error` event mid-stream) is retried like a 5xx.
+ * `jsonMode` does not apply: the system prompt asks for JSON.
+ *
+ * @throws RedflowError `MODEL_CONFIG_INVALID` for an unusable config (checked here, not per call).
+ *
+ * @example
+ * ```ts
+ * const model = createAnthropicMessagesModel({ baseUrl: 'https://api.anthropic.com', model: 'claude-sonnet-4-5', apiKey });
+ * const { text, usage } = await model.complete({ traceId: 't-1', iteration: 1, messages }, AbortSignal.timeout(120_000));
+ * ```
+ */
+export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfig): ModelActor {
+  const settings = checkSettings(config, ANTHROPIC_DEFAULTS.baseUrl);
+  if (config.temperature !== undefined && !(config.temperature >= 0 && config.temperature <= 1)) {
+    throw configError(`temperature must be between 0 and 1 for Anthropic, got ${String(config.temperature)}`, 'Lower "temperature" in the model node\'s config.', '/temperature');
+  }
+  const { shownUrl } = settings;
+  const fetch = guardedFetch({ maxResponseBytes: settings.maxResponseBytes, shownUrl, fetch: settings.fetch });
+
+  const clientFor = clientsByKey(settings.apiKey, async (apiKey): Promise<Anthropic> => {
+    const { Anthropic } = await (library ??= import('@anthropic-ai/sdk'));
+    return new Anthropic({
+      ...libraryClientOptions(settings, fetch, apiKey),
+      ...(apiKey === undefined && { defaultHeaders: { Authorization: null, 'X-Api-Key': null } }),
+      openTelemetry: false,
+    });
+  });
+
+  const body = (request: ModelRequest) => {
+    const { system, messages } = messagesOf(request);
+    return {
+      model: settings.model,
+      max_tokens: config.maxTokens ?? ANTHROPIC_DEFAULTS.maxTokens,
+      messages,
+      stream: true as const,
+      ...(system !== undefined && { system }),
+      ...(config.temperature !== undefined && { temperature: config.temperature }),
+    };
+  };
+
+  return createStreamingModel(
+    settings,
+    {
+      kind: 'anthropic',
+      keyHint: `it is read from $${ANTHROPIC_DEFAULTS.apiKeyEnv} or the variable named by the node's apiKeyEnv`,
+      notFoundHint: `the API root without /v1 (e.g. ${ANTHROPIC_DEFAULTS.baseUrl})`,
+      async streamOnce(request, apiKey, signal, onText) {
+        const client = await clientFor(apiKey);
+        const { data, response } = await client.messages.create(body(request), { signal }).withResponse();
+        requireEventStream(response, shownUrl, () => data.controller.abort());
+        return readMessageStream(data, shownUrl, settings.maxResponseBytes, onText);
+      },
+    },
+    config.retry,
+  );
+}

@@ -1,0 +1,337 @@
+import type { HistoryMessage, ModelLlmConfig } from '../contracts/schema-types.js';
+import { compileUserSchema, describeSchemaErrors, validators, type InputValidator } from '../contracts/schemas.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { ToolDefinition } from '../actors/tool.js';
+import { templateVariables } from './template.js';
+
+/**
+ * What the agent is told. `${name}` in any of these texts is replaced by the run's input `name`
+ * (see `renderTemplate`).
+ */
+export interface PromptConfig {
+  /**
+   * What the agent is for and how it works: added to Redflow's ReAct prompt (which lists the tools
+   * and asks for one JSON action per turn) as the agent's instructions.
+   */
+  readonly systemPrompt: string;
+  /** The task, sent as the run's input. Default: the inputs, as one JSON object. */
+  readonly query?: string;
+  /** Earlier turns shown to the model before the task. */
+  readonly initialMessages?: readonly HistoryMessage[];
+}
+
+/**
+ * Which model answers, with the settings of a flow's `model.llm` node: `provider` (`openai`, the
+ * default, `ollama`, `anthropic`, `scripted`, …), `model`, `baseUrl`, `apiKeyEnv`, `temperature`,
+ * `maxTokens`, `timeoutMs`, `maxRetries`, `contextTokens`; `answers` for a scripted model.
+ */
+export type ModelConfig = ModelLlmConfig;
+
+/** When a run stops trying. */
+export interface RunConfig {
+  /** Turns (one model call and at most one tool call each) before the run ends `max_turns`: 1–20, default 5. */
+  readonly maxTurns?: number;
+  /** The run ends `timeout` after this long (ms). Default: no limit. */
+  readonly timeoutMs?: number;
+}
+
+/** The tools the agent may call. */
+export interface ToolConfig {
+  /** At least one: a ReAct agent acts through tools. */
+  // ToolDefinition's input type is each tool's own; any tool fits here.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly tools: readonly ToolDefinition<any, any>[];
+}
+
+/** One input a run takes. */
+export interface InputSpec {
+  readonly type: 'string' | 'number' | 'integer' | 'boolean' | 'array' | 'object';
+  readonly description?: string;
+  /** Default true. */
+  readonly required?: boolean;
+}
+
+/** The inputs a run takes, by name: each name can be used as `${name}` in the prompts. */
+export interface InputConfig {
+  readonly inputs: Readonly<Record<string, InputSpec>>;
+}
+
+/**
+ * A structured result: the agent's `outputSchema`. The model is shown the schema and gives its
+ * final answer's `output` (or a message that is JSON), which the run checks against it; a matching
+ * output becomes the result's `output` (through `parse`, when given). One that does not match
+ * leaves `output` out and says why (`AGENT_OUTPUT_INVALID`), with the answer as given kept: it
+ * never fails the run itself.
+ */
+export interface OutputConfig<TOutput = unknown> {
+  /** What the output is called in the prompt (`review`, `summary`). */
+  readonly outputName: string;
+  readonly description?: string;
+  /** A JSON Schema the output must match (the model is shown it). */
+  readonly schema: Readonly<Record<string, unknown>>;
+  /**
+   * Turns the checked value into the result's `output` (e.g. a Zod schema's `parse`, for a typed
+   * object); a throw makes the answer invalid like a schema mismatch. Default: the value as it is.
+   */
+  readonly parse?: (value: unknown) => TOutput;
+  /** Send an output that does not match back to the model once, with what is wrong (the agent's `outputRepair`). */
+  readonly repair?: boolean;
+}
+
+/**
+ * An agent as one typed object: what it is told, which model answers, its limits, its tools, the
+ * inputs a run takes and the output it gives. `AgentExecutor` runs it through the same statechart
+ * and event log as a flow, so its runs are logged, replayed and resumed like any other; a module
+ * exporting one as its default export runs with `redflow run <file.ts>`.
+ *
+ * @example
+ * ```ts
+ * const greeter: AgentDefinition = {
+ *   name: 'greeter',
+ *   description: 'Greets a person by name',
+ *   promptConfig: { systemPrompt: 'Greet ${person} warmly.', query: 'Say hello to ${person}.' },
+ *   modelConfig: { provider: 'openai', model: 'gpt-4o-mini' },
+ *   toolConfig: { tools: [clock] },
+ *   inputConfig: { inputs: { person: { type: 'string' } } },
+ * };
+ * ```
+ */
+export interface AgentDefinition<TOutput = unknown> {
+  /** Unique in a registry; 1–64 letters, digits, `_` or `-`. */
+  readonly name: string;
+  readonly description: string;
+  readonly promptConfig: PromptConfig;
+  readonly modelConfig: ModelConfig;
+  readonly runConfig?: RunConfig;
+  readonly toolConfig?: ToolConfig;
+  readonly inputConfig?: InputConfig;
+  readonly outputConfig?: OutputConfig<TOutput>;
+}
+
+/** The turns of a definition without `runConfig.maxTurns`: an agent core's default. */
+export const DEFAULT_MAX_TURNS = 5;
+/** The agent core's ceiling on iterations. */
+export const MAX_TURNS = 20;
+
+const NAME = /^[A-Za-z0-9_-]{1,64}$/;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const INPUT_TYPES: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
+
+/** One thing wrong with a definition: where, and what. */
+interface Problem {
+  readonly path: string;
+  readonly message: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
+}
+
+function schemaProblem(schema: unknown): string | undefined {
+  if (!isObject(schema)) return `must be a JSON Schema object, got ${describe(schema)}`;
+  try {
+    compileUserSchema(schema);
+    return undefined;
+  } catch (error) {
+    return `is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+function checkPrompt(prompt: unknown, problems: Problem[]): string[] {
+  if (!isObject(prompt)) {
+    problems.push({ path: 'promptConfig', message: `must be an object with a systemPrompt, got ${describe(prompt)}` });
+    return [];
+  }
+  const texts: [string, string][] = [];
+  if (typeof prompt.systemPrompt !== 'string' || prompt.systemPrompt.trim() === '') {
+    problems.push({ path: 'promptConfig.systemPrompt', message: `must be a non-empty string, got ${describe(prompt.systemPrompt)}` });
+  } else texts.push(['promptConfig.systemPrompt', prompt.systemPrompt]);
+  if (prompt.query !== undefined) {
+    if (typeof prompt.query !== 'string') problems.push({ path: 'promptConfig.query', message: `must be a string, got ${describe(prompt.query)}` });
+    else texts.push(['promptConfig.query', prompt.query]);
+  }
+  if (prompt.initialMessages !== undefined) {
+    if (!Array.isArray(prompt.initialMessages)) {
+      problems.push({ path: 'promptConfig.initialMessages', message: `must be an array of { role, content }, got ${describe(prompt.initialMessages)}` });
+    } else {
+      prompt.initialMessages.forEach((message: unknown, i) => {
+        const path = `promptConfig.initialMessages[${i}]`;
+        if (!isObject(message) || (message.role !== 'user' && message.role !== 'assistant') || typeof message.content !== 'string') {
+          problems.push({ path, message: 'must be { role: "user" | "assistant", content: string }' });
+        } else texts.push([path, message.content]);
+      });
+    }
+  }
+  return texts.flatMap(([, text]) => templateVariables(text));
+}
+
+function checkTools(config: unknown, problems: Problem[]): void {
+  const hint = 'give toolConfig: { tools: [...] }, at least one ToolDefinition ({ name, description, inputSchema, execute })';
+  if (!isObject(config) || !Array.isArray(config.tools) || config.tools.length === 0) {
+    problems.push({ path: 'toolConfig.tools', message: `a ReAct agent acts through tools: ${hint}` });
+    return;
+  }
+  const seen = new Set<string>();
+  config.tools.forEach((tool: unknown, i) => {
+    const path = `toolConfig.tools[${i}]`;
+    if (!isObject(tool)) {
+      problems.push({ path, message: `must be a ToolDefinition object, got ${describe(tool)}` });
+      return;
+    }
+    if (typeof tool.name !== 'string' || !NAME.test(tool.name)) {
+      problems.push({ path: `${path}.name`, message: `must be 1-64 letters, digits, '_' or '-', got ${describe(tool.name)}` });
+    } else if (seen.has(tool.name)) {
+      problems.push({ path: `${path}.name`, message: `"${tool.name}" is the name of an earlier tool too: tool names must differ` });
+    } else seen.add(tool.name);
+    if (typeof tool.description !== 'string') problems.push({ path: `${path}.description`, message: `must be a string, got ${describe(tool.description)}` });
+    const schema = schemaProblem(tool.inputSchema);
+    if (schema !== undefined) problems.push({ path: `${path}.inputSchema`, message: schema });
+    if (typeof tool.execute !== 'function') problems.push({ path: `${path}.execute`, message: `must be a function, got ${describe(tool.execute)}` });
+  });
+}
+
+function checkRun(config: unknown, problems: Problem[]): void {
+  if (config === undefined) return;
+  if (!isObject(config)) {
+    problems.push({ path: 'runConfig', message: `must be an object, got ${describe(config)}` });
+    return;
+  }
+  const { maxTurns, timeoutMs } = config;
+  if (maxTurns !== undefined && !(Number.isInteger(maxTurns) && (maxTurns as number) >= 1 && (maxTurns as number) <= MAX_TURNS)) {
+    problems.push({ path: 'runConfig.maxTurns', message: `must be an integer from 1 to ${MAX_TURNS}, got ${describe(maxTurns)}${typeof maxTurns === 'number' ? ` ${maxTurns}` : ''}` });
+  }
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && (timeoutMs as number) > 0)) {
+    problems.push({ path: 'runConfig.timeoutMs', message: `must be a positive integer (milliseconds), got ${describe(timeoutMs)}` });
+  }
+}
+
+function checkInputs(config: unknown, problems: Problem[]): Set<string> | undefined {
+  if (config === undefined) return undefined;
+  if (!isObject(config) || !isObject(config.inputs)) {
+    problems.push({ path: 'inputConfig.inputs', message: 'must be an object of { type, description?, required? } by input name' });
+    return undefined;
+  }
+  const names = new Set<string>();
+  for (const [name, spec] of Object.entries(config.inputs)) {
+    const path = `inputConfig.inputs.${name}`;
+    if (!IDENTIFIER.test(name)) problems.push({ path, message: 'an input name must be an identifier (letters, digits, _; not starting with a digit), so ${name} can name it' });
+    if (!isObject(spec) || typeof spec.type !== 'string' || !INPUT_TYPES.has(spec.type)) {
+      problems.push({ path: `${path}.type`, message: `must be one of ${[...INPUT_TYPES].join(', ')}` });
+    } else if (spec.required !== undefined && typeof spec.required !== 'boolean') {
+      problems.push({ path: `${path}.required`, message: `must be true or false, got ${describe(spec.required)}` });
+    }
+    names.add(name);
+  }
+  return names;
+}
+
+function checkOutput(config: unknown, problems: Problem[]): void {
+  if (config === undefined) return;
+  if (!isObject(config)) {
+    problems.push({ path: 'outputConfig', message: `must be { outputName, schema }, got ${describe(config)}` });
+    return;
+  }
+  if (typeof config.outputName !== 'string' || !IDENTIFIER.test(config.outputName)) {
+    problems.push({ path: 'outputConfig.outputName', message: `must be an identifier (letters, digits, _), got ${describe(config.outputName)}` });
+  }
+  const schema = schemaProblem(config.schema);
+  if (schema !== undefined) problems.push({ path: 'outputConfig.schema', message: schema });
+  if (config.repair !== undefined && typeof config.repair !== 'boolean') {
+    problems.push({ path: 'outputConfig.repair', message: `must be true or false, got ${describe(config.repair)}` });
+  }
+  if (config.parse !== undefined && typeof config.parse !== 'function') {
+    problems.push({ path: 'outputConfig.parse', message: `must be a function, got ${describe(config.parse)}` });
+  }
+}
+
+/**
+ * Checks that `value` is an {@link AgentDefinition}, all of it at once: names, prompts, the model's
+ * settings (as a `model.llm` node's), limits, each tool's shape and input schema, the inputs, the
+ * output schema, and that every `${variable}` of the prompts is a declared input (when the
+ * definition declares its inputs). Nothing is run or imported.
+ *
+ * @throws RedflowError `AGENT_DEFINITION_INVALID`, listing every problem with where it is; `path`
+ *   is the first one's.
+ *
+ * @example
+ * ```ts
+ * checkAgentDefinition(imported.default); // throws, or `imported.default` is an AgentDefinition
+ * ```
+ */
+export function checkAgentDefinition(value: unknown): asserts value is AgentDefinition {
+  const problems: Problem[] = [];
+  if (!isObject(value)) {
+    problems.push({ path: '(root)', message: `an agent definition is an object, got ${describe(value)}` });
+  } else {
+    if (typeof value.name !== 'string' || !NAME.test(value.name)) {
+      problems.push({ path: 'name', message: `must be 1-64 letters, digits, '_' or '-', got ${describe(value.name)}` });
+    }
+    if (typeof value.description !== 'string' || value.description.trim() === '') {
+      problems.push({ path: 'description', message: `must be a non-empty string, got ${describe(value.description)}` });
+    }
+    const variables = checkPrompt(value.promptConfig, problems);
+    if (!isObject(value.modelConfig)) {
+      problems.push({ path: 'modelConfig', message: `must be an object ({ provider, model, … }, as a model.llm node's config), got ${describe(value.modelConfig)}` });
+    } else if (!validators.modelLlmConfig(value.modelConfig)) {
+      problems.push({ path: 'modelConfig', message: describeSchemaErrors(validators.modelLlmConfig.errors) });
+    }
+    checkRun(value.runConfig, problems);
+    checkTools(value.toolConfig, problems);
+    const declared = checkInputs(value.inputConfig, problems);
+    checkOutput(value.outputConfig, problems);
+    if (declared !== undefined) {
+      for (const name of new Set(variables)) {
+        if (!declared.has(name)) problems.push({ path: 'promptConfig', message: `uses \${${name}}, which is not in inputConfig.inputs` });
+      }
+    }
+  }
+  if (problems.length === 0) return;
+  const name = isObject(value) && typeof value.name === 'string' ? ` "${value.name}"` : '';
+  throw new RedflowError(
+    errorInfo(ErrorCode.AGENT_DEFINITION_INVALID, `agent definition${name} is invalid: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, {
+      hint: 'an AgentDefinition has name, description, promptConfig { systemPrompt, query?, initialMessages? }, modelConfig (a model.llm config), and optionally runConfig { maxTurns, timeoutMs }, toolConfig { tools }, inputConfig { inputs }, outputConfig { outputName, schema }',
+      path: (problems[0] as Problem).path,
+    }),
+  );
+}
+
+// Compiled once per input config (definitions are long-lived objects, usually module constants).
+const inputCheckers = new WeakMap<InputConfig, InputValidator>();
+
+/**
+ * Checks a run's inputs against the definition's `inputConfig`: every required input given, each
+ * of its type, no unknown name (a typo would otherwise leave a `${variable}` unfilled). Without an
+ * `inputConfig`, any object of inputs is taken.
+ *
+ * @throws RedflowError `AGENT_INPUT_INVALID`
+ */
+export function checkAgentInputs(definition: AgentDefinition, inputs: unknown): asserts inputs is Record<string, unknown> {
+  const fail = (why: string) =>
+    new RedflowError(
+      errorInfo(ErrorCode.AGENT_INPUT_INVALID, `the inputs of agent "${definition.name}" ${why}`, {
+        hint: `give execute(definition, { inputs: { … } }) the inputs declared in inputConfig${definition.inputConfig ? ` (${Object.keys(definition.inputConfig.inputs).join(', ')})` : ''}`,
+      }),
+    );
+  if (!isObject(inputs)) throw fail(`must be an object of values by name, got ${describe(inputs)}`);
+  const config = definition.inputConfig;
+  if (config === undefined) return;
+  let check = inputCheckers.get(config);
+  if (check === undefined) {
+    const entries = Object.entries(config.inputs);
+    check = compileUserSchema({
+      type: 'object',
+      additionalProperties: false,
+      required: entries.filter(([, spec]) => spec.required !== false).map(([name]) => name),
+      properties: Object.fromEntries(entries.map(([name, spec]) => [name, { type: spec.type }])),
+    });
+    inputCheckers.set(config, check);
+  }
+  const verdict = check(inputs);
+  if (verdict !== true) throw fail(`do not match inputConfig: ${verdict}`);
+}

@@ -1,0 +1,478 @@
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, HumanQuestion, RunOutcome } from '../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
+import type { EventStore, LogProblem } from '../events/eventStore.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import { openJsonlEventStore, type JsonlFsyncMode } from '../events/jsonlEventStore.js';
+import { logStatus } from '../events/resumePoint.js';
+import type { ChatMessage, ModelActor } from '../actors/model.js';
+import type { RunChunk } from '../actors/serveActors.js';
+import { Subject } from '../actors/subjects.js';
+import { buildMessages } from '../machines/prompt.js';
+import { buildModel } from '../runtime/buildModel.js';
+import type { Clock } from '../runtime/clock.js';
+import { contextBudgetFor } from '../runtime/contextBudgetFor.js';
+import { checkRunInput } from '../runtime/dataLimits.js';
+import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
+import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
+import { randomIds, type IdSource } from '../runtime/ids.js';
+import { readResumableLog } from '../runtime/resumableLog.js';
+import { resumeRun, startRun, type RunEnvironment, type RunHandle, type RunResult } from '../runtime/runAgent.js';
+import { isRunWaiting } from '../runtime/runWaitingError.js';
+import type { WaitAnswer } from '../events/pendingWait.js';
+import type { ContextBudget } from '../machines/contextBudget.js';
+import { createActivityDeriver, type ActivityDeriver, type AgentActivityEvent } from './activity.js';
+import { ActivityFeed } from './activityFeed.js';
+import { DEFAULT_MAX_TURNS, checkAgentDefinition, checkAgentInputs, type AgentDefinition } from './agentDefinition.js';
+import { outputOf } from './agentOutput.js';
+import { renderTemplate } from './template.js';
+import { terminateReasonOf, type TerminateReason } from './terminateReason.js';
+
+/** How an {@link AgentExecutor} runs every definition it is given. */
+export interface AgentExecutorOptions {
+  /** The model to use instead of the one each definition's `modelConfig` describes (a shared client, a scripted model in tests). */
+  readonly model?: ModelActor;
+  /** Where runs keep their JSONL logs, `<runsDir>/<traceId>.jsonl`. Default `.redflow/runs`, as `redflow run`. */
+  readonly runsDir?: string;
+  /** Environment for the model's settings and key. Default `process.env`. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Where a scripted model's `answersFile` is found. Default the working directory. */
+  readonly baseDir?: string;
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+  /** How JSONL logs are synced (default `always`: each event is on disk before the run goes on). */
+  readonly fsync?: JsonlFsyncMode;
+}
+
+/** Options of one run. */
+export interface ExecuteOptions {
+  /** The values of the definition's inputs, by name: checked against `inputConfig`, put in for `${name}`. */
+  readonly inputs?: Readonly<Record<string, unknown>>;
+  /** Aborts the run: it ends `aborted`, and the call under way is cancelled. */
+  readonly signal?: AbortSignal;
+  /**
+   * Sees the run's activity as it happens (see {@link AgentActivityEvent}). A callback that throws
+   * loses that event, never the run.
+   */
+  readonly onActivity?: (event: AgentActivityEvent) => void;
+  /** Sees each event once it is in the log. */
+  readonly onEvent?: (event: AgentEvent) => void;
+  /**
+   * Answers the model's questions to a person (its `escalate` and `request_info` actions): the
+   * answer is the model's next observation, and the run goes on. `undefined` (or no `onQuestion`)
+   * leaves the question unanswered: the run ends `escalate` with it (`HUMAN_ANSWER_MISSING`), its
+   * terminate reason `escalated` or `info_requested`.
+   */
+  readonly onQuestion?: (question: HumanQuestion) => string | undefined | Promise<string | undefined>;
+  readonly traceId?: string;
+  /** The JSONL log to write (must not hold a run yet). Default `<runsDir>/<traceId>.jsonl`. */
+  readonly logPath?: string;
+  /** Keep the log in this store instead of a JSONL file (e.g. `createMemoryEventStore()`); the caller closes it. */
+  readonly store?: EventStore;
+  /** The API key for this run's model calls instead of the environment's (never logged). */
+  readonly modelApiKey?: string;
+  /**
+   * The file the definition was loaded from, recorded in the log (`run.started`'s `flow.path`) so
+   * `redflow resume <log>` can load it again. `redflow run <file.ts>` sets it.
+   */
+  readonly modulePath?: string;
+}
+
+/** Options of {@link AgentExecutor.resume}: the log to continue, by file or by store. */
+export type ResumeAgentOptions = Pick<ExecuteOptions, 'signal' | 'onActivity' | 'onEvent' | 'onQuestion' | 'modelApiKey'> &
+  ({ readonly logPath: string } | { readonly store: EventStore; readonly traceId: string }) & {
+    /** A timeout for this stretch of the run instead of the one it started with. */
+    readonly timeoutMs?: number;
+  };
+
+/** How a definition's run ended. */
+export interface AgentResult<TOutput = unknown> {
+  /** True when the run reached its goal: a final answer (matching `outputConfig`, when there is one). */
+  readonly success: boolean;
+  /** The final answer: parsed and checked against `outputConfig.schema`, or the answer's text without an `outputConfig`. */
+  readonly output?: TOutput;
+  /** The answer as the model gave it (a stop condition's: what the run had); `''` without one. */
+  readonly rawContent: string;
+  readonly terminateReason: TerminateReason;
+  /** What went wrong, in words, when something did. */
+  readonly error?: string;
+  /** The same, as coded data: the run's error, or `AGENT_OUTPUT_INVALID` for an answer that does not match `outputConfig`. */
+  readonly errorInfo?: ErrorInfo;
+  /** Turns taken: model calls, each with at most one tool call. */
+  readonly turnCount: number;
+  /** The conversation: the messages the model was last sent, then its last answer. */
+  readonly messages: readonly ChatMessage[];
+  readonly traceId: string;
+  /** The JSONL log (`redflow replay` shows it), when the run kept one. */
+  readonly logPath?: string;
+  /** The run's outcome and its final envelope (the fold of its log), as for a flow's run. */
+  readonly outcome: RunOutcome;
+  readonly envelope: AgentEnvelope;
+  /** The seq of the run's last event. */
+  readonly lastSeq: number;
+}
+
+/**
+ * A definition's run under way. Iterate it (`for await (const activity of run)`) for its activity
+ * from the start; `result` settles when it has ended and its log is closed.
+ */
+export interface AgentRun<TOutput = unknown> extends AsyncIterable<AgentActivityEvent> {
+  readonly traceId: string;
+  readonly logPath: string | undefined;
+  readonly result: Promise<AgentResult<TOutput>>;
+  /** The statechart's run (what `startRun` returns), for hosts that need it. */
+  readonly handle: RunHandle;
+  /** A torn last record of the log that a resume cut off. */
+  readonly repaired?: LogProblem;
+  /** Ends the run as `aborted`. */
+  abort(reason?: string): void;
+}
+
+/** The agent config a definition runs with, its prompts filled in. */
+function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>): AgentCoreReactConfig {
+  const tools = definition.toolConfig?.tools ?? [];
+  const output = definition.outputConfig;
+  const instructions = [renderTemplate(definition.promptConfig.systemPrompt, inputs, 'promptConfig.systemPrompt')];
+  // The schema itself is in the prompt already (the agent's outputSchema): say what the output is.
+  if (output !== undefined) instructions.push(`Your final answer's output is the ${output.outputName}${output.description ? `: ${output.description}` : ''}.`);
+  return {
+    strategy: 'react',
+    maxIterations: definition.runConfig?.maxTurns ?? DEFAULT_MAX_TURNS,
+    allowedTools: tools.map((tool) => tool.name),
+    instructions: instructions.join('\n\n'),
+    ...(output !== undefined && { outputSchema: { ...output.schema } }),
+    ...(output?.repair === true && { outputRepair: true }),
+  };
+}
+
+/** The run's input: the task with its variables filled in, or else the inputs themselves. */
+function inputOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>): unknown {
+  const { query } = definition.promptConfig;
+  return query === undefined ? inputs : renderTemplate(query, inputs, 'promptConfig.query');
+}
+
+function historyOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>): HistoryMessage[] | undefined {
+  return definition.promptConfig.initialMessages?.map((message, i) => ({
+    role: message.role,
+    content: renderTemplate(message.content, inputs, `promptConfig.initialMessages[${i}]`),
+  }));
+}
+
+/** The conversation as the model last saw it, then its last answer when that is not in it already (a final answer). */
+function messagesOf(envelope: AgentEnvelope): ChatMessage[] {
+  const prompt = envelope.model?.lastPrompt;
+  if (prompt === undefined) return [];
+  const messages = buildMessages(prompt, envelope);
+  const last = envelope.model?.lastResponse;
+  if (last !== undefined && envelope.state.lastAction !== 'tool') {
+    messages.push({ role: 'assistant', content: typeof last === 'string' ? last : JSON.stringify(last) });
+  }
+  return messages;
+}
+
+/** Turns a run's result into the definition's {@link AgentResult}. */
+function agentResult<TOutput>(definition: AgentDefinition<TOutput>, run: RunResult, logPath: string | undefined): AgentResult<TOutput> {
+  const { outcome, envelope } = run;
+  const output = outputOf(definition, outcome);
+  const failure = (outcome.error as ErrorInfo | undefined) ?? output.error;
+  return {
+    success: outcome.status === 'done' && output.error === undefined,
+    ...(output.value !== undefined && { output: output.value as TOutput }),
+    rawContent: outcome.answer ?? (outcome.output === undefined ? '' : (JSON.stringify(outcome.output) ?? '')),
+    terminateReason: terminateReasonOf(outcome),
+    ...(failure !== undefined && { error: failure.message, errorInfo: failure }),
+    turnCount: envelope.state.iteration,
+    messages: messagesOf(envelope),
+    traceId: run.traceId,
+    ...(logPath !== undefined && { logPath }),
+    outcome,
+    envelope,
+    lastSeq: run.lastSeq,
+  };
+}
+
+/** Calls `callback` so that its failure stays its own: a viewer's bug never stops the run. */
+function safely<T>(callback: ((value: T) => void) | undefined, value: T): void {
+  try {
+    callback?.(value);
+  } catch {
+    // Dropped: the run and its log are what count; the activity is a view of them.
+  }
+}
+
+/** The part of a run's environment that is the same for each stretch of it (start, resumes). */
+type Environment = Pick<RunEnvironment, 'transport' | 'subjects' | 'store' | 'signal' | 'clock' | 'contextBudget' | 'onEvent'>;
+
+/** What follows a run once it is started: where it runs, its activity, and how to go on after a question. */
+interface RunParts {
+  readonly hosted: Hosted;
+  readonly feed: ActivityFeed;
+  readonly chunks: { unsubscribe(): void };
+  readonly environment: Environment;
+  readonly onQuestion: ExecuteOptions['onQuestion'];
+  readonly repaired?: LogProblem;
+}
+
+/** What a run of a definition needs from this process: its actors, served, and a log. */
+interface Hosted {
+  readonly served: ServedActors;
+  readonly store: EventStore;
+  readonly logPath: string | undefined;
+  /** Closes the log (when opened here) and stops the actors. */
+  close(): Promise<void>;
+}
+
+/**
+ * Runs {@link AgentDefinition}s. A façade over the flow runtime: a definition becomes an agent
+ * config (its prompt filled in from the inputs), a model (built from `modelConfig`) and tools,
+ * served in this process, and runs through the same statechart and event log as a flow, so each
+ * run is logged (a JSONL file by default), replayed with `redflow replay`, and resumed with
+ * {@link AgentExecutor.resume} or `redflow resume` after a crash.
+ *
+ * @example
+ * ```ts
+ * const executor = new AgentExecutor();
+ * const result = await executor.execute(reviewer, { inputs: { file: 'src/index.ts' }, onActivity: (a) => console.log(a.type) });
+ * if (result.success) console.log(result.output);
+ * ```
+ */
+export class AgentExecutor {
+  constructor(private readonly options: AgentExecutorOptions = {}) {}
+
+  /**
+   * Runs `definition` to its end and returns how it went. A run that ends without its goal (an
+   * error, a timeout, an abort, too many turns) resolves too, with `success: false` and why.
+   *
+   * @throws RedflowError before anything is recorded: `AGENT_DEFINITION_INVALID`,
+   *   `AGENT_INPUT_INVALID`, `TEMPLATE_VARIABLE_MISSING`, the model's configuration errors
+   *   (`MODEL_CONFIG_INVALID`, `MODEL_KEY_MISSING`, …), `RUN_INPUT_TOO_LARGE`; a log that holds a
+   *   run already (`CLI_USAGE`). A log that fails mid-run rejects with its code.
+   */
+  async execute<TOutput>(definition: AgentDefinition<TOutput>, options: ExecuteOptions = {}): Promise<AgentResult<TOutput>> {
+    return (await this.start(definition, options)).result;
+  }
+
+  /**
+   * Starts `definition` and returns its run once its log is open: iterate it for its activity,
+   * await `result` for how it ended. Throws what {@link AgentExecutor.execute} throws before a run.
+   */
+  async start<TOutput>(definition: AgentDefinition<TOutput>, options: ExecuteOptions = {}): Promise<AgentRun<TOutput>> {
+    checkAgentDefinition(definition);
+    const inputs = options.inputs ?? {};
+    checkAgentInputs(definition, inputs);
+    const agent = agentConfigOf(definition, inputs);
+    const input = inputOf(definition, inputs);
+    const history = historyOf(definition, inputs);
+    checkRunInput(input);
+    const traceId = options.traceId ?? (this.options.ids ?? randomIds).traceId();
+    const model = await this.#model(definition, options.modelApiKey);
+    const contextBudget = await contextBudgetFor(definition.modelConfig);
+    const hosted = await this.#host(definition, model, options.store ?? (options.logPath ?? path.join(this.options.runsDir ?? DEFAULT_RUNS_DIR, `${traceId}.jsonl`)));
+    const deriver = createActivityDeriver();
+    const feed = new ActivityFeed();
+    const show = this.#shower(feed, options.onActivity);
+    const chunks = this.#followChunks(hosted.served, traceId, deriver, show);
+    const environment = this.#environment(hosted, options, deriver, show, contextBudget);
+    let handle: RunHandle;
+    try {
+      handle = startRun({
+        ...environment,
+        agent,
+        tools: hosted.served.tools,
+        input,
+        traceId,
+        flow: { id: definition.name, ...(options.modulePath !== undefined && { path: path.resolve(options.modulePath) }) },
+        ...(history !== undefined && { history }),
+        ...(definition.runConfig?.timeoutMs !== undefined && { timeoutMs: definition.runConfig.timeoutMs }),
+      });
+    } catch (error) {
+      chunks.unsubscribe();
+      await hosted.close();
+      throw error;
+    }
+    return this.#run(definition, handle, { hosted, feed, chunks, environment, onQuestion: options.onQuestion });
+  }
+
+  /**
+   * Continues a run of `definition` that was interrupted (a crash, a stopped process) from its log:
+   * its agent config and tools' descriptions come from the log, its model and tools from
+   * `definition`. A finished run resolves at once with its result. The activity starts where the
+   * log ends.
+   *
+   * @throws RedflowError `AGENT_DEFINITION_INVALID`; a damaged log (`LOG_RECORD_CORRUPT`,
+   *   `LOG_PATH_INVALID`, …); `LOG_CONCURRENT_WRITER` when another process holds it.
+   */
+  async resume<TOutput>(definition: AgentDefinition<TOutput>, options: ResumeAgentOptions): Promise<AgentRun<TOutput>> {
+    checkAgentDefinition(definition);
+    let events: readonly AgentEvent[];
+    let repaired: LogProblem | undefined;
+    if ('logPath' in options) {
+      const read = await readResumableLog(path.resolve(options.logPath));
+      events = read.events;
+      repaired = read.repaired;
+    } else {
+      const read = await options.store.read(options.traceId);
+      const [damage] = read.problems;
+      if (damage) throw new RedflowError(errorInfo(damage.code, `the log of ${options.traceId}, event ${damage.position}: ${damage.message}`));
+      events = read.events;
+    }
+    const { started } = logStatus(events);
+    const model = await this.#model(definition, options.modelApiKey);
+    const contextBudget = await contextBudgetFor(definition.modelConfig);
+    const hosted = await this.#host(definition, model, 'logPath' in options ? options.logPath : options.store, true);
+    const deriver = createActivityDeriver();
+    // The activity so far is the log's: the deriver learns it (which turn is open) without showing it again.
+    for (const event of events) deriver.event(event);
+    const feed = new ActivityFeed();
+    const show = this.#shower(feed, options.onActivity);
+    const traceId = (events[0] as AgentEvent).traceId;
+    const chunks = this.#followChunks(hosted.served, traceId, deriver, show);
+    const environment = this.#environment(hosted, options, deriver, show, contextBudget);
+    let handle: RunHandle;
+    try {
+      handle = resumeRun({
+        ...environment,
+        agent: started.agent,
+        tools: started.tools,
+        events,
+        ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+      });
+    } catch (error) {
+      chunks.unsubscribe();
+      await hosted.close();
+      throw error;
+    }
+    return this.#run(definition, handle, { hosted, feed, chunks, environment, onQuestion: options.onQuestion, ...(repaired !== undefined && { repaired }) });
+  }
+
+  /** What every stretch of one run shares: its actors, log, clock, signal, context budget, and where its events go. */
+  #environment(
+    hosted: Hosted,
+    options: Pick<ExecuteOptions, 'signal' | 'onEvent'>,
+    deriver: ActivityDeriver,
+    show: (activity: AgentActivityEvent) => void,
+    contextBudget: ContextBudget | undefined,
+  ): Environment {
+    return {
+      transport: hosted.served.transport,
+      subjects: hosted.served.subjects,
+      store: hosted.store,
+      ...(options.signal !== undefined && { signal: options.signal }),
+      ...(this.options.clock !== undefined && { clock: this.options.clock }),
+      ...(contextBudget !== undefined && { contextBudget }),
+      onEvent: (event) => {
+        safely(options.onEvent, event);
+        for (const activity of deriver.event(event)) show(activity);
+      },
+    };
+  }
+
+  async #model(definition: AgentDefinition, modelApiKey: string | undefined): Promise<ModelActor> {
+    if (this.options.model !== undefined) return this.options.model;
+    return buildModel(
+      { model: { nodeId: 'model', config: definition.modelConfig }, baseDir: this.options.baseDir ?? process.cwd() },
+      { ...(this.options.env !== undefined && { env: this.options.env }), ...(modelApiKey !== undefined && { modelApiKey }) },
+    );
+  }
+
+  /** Serves the definition's actors and opens its log: a JSONL file at `log`, or the store given. */
+  async #host(definition: AgentDefinition, model: ModelActor, log: string | EventStore, resuming = false): Promise<Hosted> {
+    const served = serveActors({ model, tools: definition.toolConfig?.tools ?? [] });
+    if (typeof log !== 'string') return { served, store: log, logPath: undefined, close: () => served.close() };
+    const logPath = path.resolve(log);
+    let store;
+    try {
+      await mkdir(path.dirname(logPath), { recursive: true });
+      store = await openJsonlEventStore(logPath, this.options.fsync === undefined ? {} : { fsync: this.options.fsync });
+    } catch (error) {
+      await served.close();
+      throw error;
+    }
+    if (!resuming && store.lastSeq() > 0) {
+      await store.close();
+      await served.close();
+      throw new RedflowError(
+        errorInfo(ErrorCode.CLI_USAGE, `${logPath} already holds a run`, { hint: 'resume it (AgentExecutor.resume, redflow resume), or give another logPath' }),
+      );
+    }
+    const opened = store;
+    return {
+      served,
+      store: opened,
+      logPath,
+      async close() {
+        await opened.close();
+        // A run that failed before its first event leaves no empty log behind.
+        if (!resuming && opened.lastSeq() === 0) await rm(logPath, { force: true });
+        await served.close();
+      },
+    };
+  }
+
+  /** Where each activity goes: the run's feed, and the caller's callback. */
+  #shower(feed: ActivityFeed, onActivity: ((event: AgentActivityEvent) => void) | undefined): (activity: AgentActivityEvent) => void {
+    return (activity) => {
+      feed.push(activity);
+      safely(onActivity, activity);
+    };
+  }
+
+  /** The answers' pieces, live, from the run's chunk subject. */
+  #followChunks(served: ServedActors, traceId: string, deriver: ActivityDeriver, show: (activity: AgentActivityEvent) => void) {
+    return served.transport.subscribe(Subject.runChunk(served.prefix, traceId), (message) => {
+      for (const activity of deriver.chunk(message.data as RunChunk)) show(activity);
+    });
+  }
+
+  #run<TOutput>(definition: AgentDefinition<TOutput>, first: RunHandle, run: RunParts): AgentRun<TOutput> {
+    const { hosted, feed, chunks } = run;
+    let current = first;
+    const settle = async (): Promise<RunResult> => {
+      for (;;) {
+        try {
+          return await current.result;
+        } catch (error) {
+          // The model asked a person: answered here, or left unanswered (the run ends escalated).
+          if (!isRunWaiting(error) || error.wait.kind !== 'human') throw error;
+          const { wait } = error;
+          const text = wait.question === undefined || run.onQuestion === undefined ? undefined : await run.onQuestion(wait.question);
+          const answer: WaitAnswer = text === undefined ? { kind: 'expire' } : { kind: 'human', text, idempotencyKey: wait.idempotencyKey };
+          const read = await hosted.store.read(error.traceId);
+          const { started } = logStatus(read.events);
+          current = resumeRun({ ...run.environment, agent: started.agent, tools: started.tools, events: read.events, answer });
+        }
+      }
+    };
+    const finished = (async () => {
+      try {
+        return await settle();
+      } finally {
+        chunks.unsubscribe();
+        feed.end();
+        await hosted.close();
+      }
+    })();
+    const result = finished.then((ended) => agentResult(definition, ended, hosted.logPath));
+    // Whoever only iterates the activity must not see an unhandled rejection; `result` still rejects.
+    result.catch(() => undefined);
+    finished.catch(() => undefined);
+    // One handle for the whole run, whichever stretch of it is under way.
+    const handle: RunHandle = {
+      traceId: first.traceId,
+      result: finished,
+      abort: (reason) => current.abort(reason),
+      stop: () => current.stop(),
+      actor: () => current.actor(),
+    };
+    return {
+      traceId: first.traceId,
+      logPath: hosted.logPath,
+      result,
+      handle,
+      ...(run.repaired !== undefined && { repaired: run.repaired }),
+      abort: (reason) => current.abort(reason),
+      [Symbol.asyncIterator]: () => feed[Symbol.asyncIterator](),
+    };
+  }
+}

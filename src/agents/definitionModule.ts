@@ -1,0 +1,67 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { importOptional } from '../optionalDependency.js';
+import { checkAgentDefinition, type AgentDefinition } from './agentDefinition.js';
+
+/** Extensions of modules loaded through tsx. */
+const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
+/** Extensions of every module a definition may be in (the rest are flow files). */
+const MODULES = new Set([...TYPESCRIPT, '.js', '.mjs', '.cjs']);
+
+/** True when `file` names a JavaScript or TypeScript module (by its extension), not a flow file. */
+export function isDefinitionModulePath(file: string): boolean {
+  return MODULES.has(path.extname(file).toLowerCase());
+}
+
+function invalid(shown: string, why: string, cause?: unknown): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.AGENT_DEFINITION_INVALID, `${shown} ${why}`, {
+      hint: 'the module must export an AgentDefinition as its default export: export default { name, description, promptConfig, modelConfig, toolConfig, … } satisfies AgentDefinition',
+    }),
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/**
+ * Imports the module at `file` and returns the {@link AgentDefinition} it exports by default,
+ * checked. TypeScript modules are imported with tsx, an optional peer dependency loaded only here.
+ *
+ * @throws RedflowError `FLOW_NOT_FOUND` when there is no such file; `DEPENDENCY_MISSING` for a
+ *   TypeScript module without tsx installed; `AGENT_DEFINITION_INVALID` when the module fails to
+ *   load, has no default export, or exports something that is not a valid definition.
+ *
+ * @example
+ * ```ts
+ * const definition = await loadAgentDefinitionModule('agents/reviewer.ts');
+ * ```
+ */
+export async function loadAgentDefinitionModule(file: string): Promise<AgentDefinition> {
+  const absolute = path.resolve(file);
+  const shown = JSON.stringify(file);
+  try {
+    if (!(await stat(absolute)).isFile()) throw new Error('not a file');
+  } catch {
+    throw new RedflowError(errorInfo(ErrorCode.FLOW_NOT_FOUND, `there is no agent definition module ${shown}`, { hint: 'give the path of a .ts or .js file exporting an AgentDefinition' }));
+  }
+  const url = pathToFileURL(absolute).href;
+  const typescript = TYPESCRIPT.has(path.extname(absolute).toLowerCase());
+  const importer = typescript
+    ? (await importOptional('tsx', 'an agent definition written in TypeScript', () => import('tsx/esm/api'))).tsImport
+    : undefined;
+  let namespace: Record<string, unknown>;
+  try {
+    namespace = (importer ? await importer(url, import.meta.url) : await import(/* @vite-ignore */ url)) as Record<string, unknown>;
+  } catch (error) {
+    throw invalid(shown, `failed to load: ${error instanceof Error ? error.message : String(error)}`, error);
+  }
+  let definition = namespace.default;
+  // A module compiled to CommonJS shows up as `{ default: { __esModule, default: definition } }`.
+  if (typeof definition === 'object' && definition !== null && (definition as Record<string, unknown>).__esModule === true) {
+    definition = (definition as Record<string, unknown>).default;
+  }
+  if (definition === undefined) throw invalid(shown, `has no default export (it exports: ${Object.keys(namespace).join(', ') || 'nothing'})`);
+  checkAgentDefinition(definition);
+  return definition;
+}

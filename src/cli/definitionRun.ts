@@ -1,0 +1,90 @@
+import type { AgentActivityEvent } from '../agents/activity.js';
+import { AgentExecutor, type AgentRun } from '../agents/agentExecutor.js';
+import { loadAgentDefinitionModule } from '../agents/definitionModule.js';
+import { createScriptedModel } from '../actors/models/scriptedModel.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import type { EmbeddedRun } from '../runtime/embeddedFlowRun.js';
+import type { ExitCode } from './exitCodes.js';
+import { usageError } from './args.js';
+import { line, styles, type Output } from './output.js';
+import type { createProgressPrinter } from './progress.js';
+import { report } from './runReport.js';
+
+/** What `redflow run <definition.ts>` and `redflow resume` of its log are given. */
+interface DefinitionCommand {
+  readonly file: string;
+  readonly json: boolean;
+  readonly output: Output;
+  readonly progress: ReturnType<typeof createProgressPrinter>;
+  /** Scripted answers replacing the definition's model (`--script`). */
+  readonly script?: readonly unknown[];
+  /** Called with each event once it is in the log (the crash hook of the tests). */
+  readonly onEvent?: (event: AgentEvent) => void;
+}
+
+/** The run as `report` shows a flow's: its answer or how it ended, and where its log is. */
+function asEmbeddedRun(run: AgentRun, logPath: string): EmbeddedRun {
+  return {
+    handle: run.handle,
+    logPath,
+    warnings: [],
+    ...(run.repaired !== undefined && { repaired: run.repaired }),
+    finished: async () => {
+      const { traceId, outcome, envelope, lastSeq } = await run.result;
+      return { traceId, outcome, envelope, lastSeq };
+    },
+  };
+}
+
+function executorFor(command: DefinitionCommand): AgentExecutor {
+  return new AgentExecutor(command.script === undefined ? {} : { model: createScriptedModel(command.script) });
+}
+
+/** The run's events to the progress lines, and its answers' pieces to the status line. */
+function viewers(command: DefinitionCommand) {
+  return {
+    onEvent: (event: AgentEvent) => {
+      if (!command.json) command.progress.onEvent(event);
+      command.onEvent?.(event);
+    },
+    onActivity: (activity: AgentActivityEvent) => {
+      if (!command.json && activity.type === 'content_chunk') {
+        command.progress.onChunk({ iteration: activity.turnNumber, attempt: activity.attempt, text: activity.content });
+      }
+    },
+  };
+}
+
+/**
+ * `redflow run <module>`: runs the AgentDefinition a `.ts`/`.js` module exports by default, as a
+ * flow runs: in this process, logged in `.redflow/runs/<traceId>.jsonl` (or `--log`), shown live,
+ * resumed by `redflow resume <log>`. `input` must be a JSON object: the run's inputs by name.
+ */
+export async function runDefinitionFile(
+  command: DefinitionCommand & { readonly input: unknown; readonly usage: string; readonly logPath?: string; readonly traceId?: string },
+): Promise<ExitCode> {
+  const inputs = command.input === '' ? {} : command.input;
+  if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) {
+    throw usageError('an agent definition takes its inputs as a JSON object: --input \'{"name": "value"}\'', command.usage);
+  }
+  const definition = await loadAgentDefinitionModule(command.file);
+  const run = await executorFor(command).start(definition, {
+    inputs: inputs as Record<string, unknown>,
+    modulePath: command.file,
+    ...(command.logPath !== undefined && { logPath: command.logPath }),
+    ...(command.traceId !== undefined && { traceId: command.traceId }),
+    ...viewers(command),
+  });
+  return report(asEmbeddedRun(run, run.logPath as string), command.json, command.output, command.progress);
+}
+
+/** `redflow resume <log>` of a definition's run: its module loaded again, the run continued from its log. */
+export async function resumeDefinitionLog(command: DefinitionCommand & { readonly logPath: string; readonly events: readonly AgentEvent[] }): Promise<ExitCode> {
+  const definition = await loadAgentDefinitionModule(command.file);
+  if (!command.json) command.progress.resumeFrom(command.events);
+  const run = await executorFor(command).resume(definition, { logPath: command.logPath, ...viewers(command) });
+  if (run.repaired && !command.json) {
+    line(command.output.err, styles(command.output.color).yellow(`the log's last record was torn (line ${run.repaired.position}); it was cut off`));
+  }
+  return report(asEmbeddedRun(run, run.logPath as string), command.json, command.output, command.progress);
+}

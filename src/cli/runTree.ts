@@ -1,0 +1,88 @@
+import type { ParentCall, RunOutcome } from '../contracts/schema-types.js';
+import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
+import { logStatus } from '../events/resumePoint.js';
+import { MAX_SUBAGENT_DEPTH } from '../machines/subagents.js';
+import { styles } from './output.js';
+
+/** A run and the subagent runs its calls started, each with theirs: what `redflow replay --tree` shows. */
+export interface RunTreeNode {
+  readonly traceId: string;
+  /** How many events its log holds. */
+  readonly events: number;
+  /** Its outcome; null while it is unfinished (or its log is damaged before its end). */
+  readonly outcome: RunOutcome | null;
+  /** The call that started it, for a subagent run. */
+  readonly parent: ParentCall | null;
+  /** Its calls of subagents, in order. */
+  readonly calls: readonly SubagentCallNode[];
+}
+
+/** One call of a subagent, and the run it started (null when that run's log is not found). */
+export interface SubagentCallNode {
+  readonly iteration: number;
+  readonly tool: string;
+  readonly childTraceId: string;
+  readonly run: RunTreeNode | null;
+}
+
+/**
+ * Reads a run's log: `tools` are the subagents' names from the root run down to it (empty for the
+ * root), which is how a cluster finds a subagent's prefix. Undefined when there is no such log.
+ */
+export type RunLogReader = (traceId: string, tools: readonly string[]) => Promise<readonly AgentEvent[] | undefined>;
+
+/**
+ * The tree of a run and its subagent runs, read with `read` from the root's events down: each
+ * `tool.requested` with a `childTraceId` is a call of a subagent, whose run is read in turn. Never
+ * deeper than subagents may nest.
+ *
+ * @example
+ * ```ts
+ * const tree = await runTree(events, (traceId) => readJsonlLog(`${dir}/${traceId}.jsonl`).then((r) => r.events, () => undefined));
+ * ```
+ */
+export async function runTree(events: readonly AgentEvent[], read: RunLogReader, tools: readonly string[] = []): Promise<RunTreeNode> {
+  const first = events[0];
+  const calls: SubagentCallNode[] = [];
+  for (const event of events) {
+    if (event.type !== AgentEventType.ToolRequested || event.data.childTraceId === undefined) continue;
+    const { childTraceId, tool } = event.data;
+    const below = [...tools, tool];
+    const logged = below.length > MAX_SUBAGENT_DEPTH ? undefined : await read(childTraceId, below);
+    calls.push({ iteration: event.iteration, tool, childTraceId, run: logged === undefined || logged.length === 0 ? null : await runTree(logged, read, below) });
+  }
+  const status = events.length > 0 ? logStatus(events) : undefined;
+  return {
+    traceId: first?.traceId ?? '',
+    events: events.length,
+    outcome: status?.kind === 'finished' ? status.outcome : null,
+    parent: first?.type === AgentEventType.RunStarted ? (first.data.parent ?? null) : null,
+    calls,
+  };
+}
+
+/**
+ * The tree as lines: the run, then under it each call of a subagent (`#<iteration> <tool>`) with
+ * the run it started, indented by depth.
+ *
+ * @example
+ * ```ts
+ * formatRunTree(tree, false) // ['run p  done (final_answer)  12 events', '└─ #1 counter → run p-1  done (final_answer)  12 events', …]
+ * ```
+ */
+export function formatRunTree(tree: RunTreeNode, color: boolean): string[] {
+  const s = styles(color);
+  const describe = (run: RunTreeNode) =>
+    `run ${s.bold(run.traceId)}  ${run.outcome === null ? s.yellow('unfinished') : `${run.outcome.status} (${run.outcome.reason})`}  ${run.events} events`;
+  const lines = [describe(tree)];
+  const walk = (run: RunTreeNode, indent: string) => {
+    run.calls.forEach((call, index) => {
+      const last = index === run.calls.length - 1;
+      const head = `${indent}${last ? '└─' : '├─'} #${call.iteration} ${s.cyan(call.tool)} → `;
+      lines.push(call.run === null ? `${head}run ${call.childTraceId}  ${s.yellow('no log found')}` : `${head}${describe(call.run)}`);
+      if (call.run !== null) walk(call.run, `${indent}${last ? '   ' : '│  '}`);
+    });
+  };
+  walk(tree, '');
+  return lines;
+}

@@ -1,0 +1,546 @@
+import path from 'node:path';
+import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
+import { logStatus } from '../events/resumePoint.js';
+import { isPastDeadline, judgeAnswer, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.js';
+import { isValidConversationId } from '../actors/memory.js';
+import { checkRunInput } from '../runtime/dataLimits.js';
+import { randomIds } from '../runtime/ids.js';
+import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from '../runtime/runAgent.js';
+import type { AgentActors } from './agentActors.js';
+import { currentWiring, releaseGeneration, startGeneration, withHint, type DescribedDiagnostic, type Generation } from './agentGeneration.js';
+import { showInDebugSidebar } from './debugSidebar.js';
+import type { DoneFunction, NodeRedApi, NodeRedMessage, NodeRedNode, SendFunction } from './nodeRedApi.js';
+import { endedStatus, problemStatus, runningStatus } from './runStatus.js';
+import type { NatsLogSettings } from './jetStreamRunLogs.js';
+import { jsonlRunLogs } from './jsonlRunLogs.js';
+import type { RecentRun } from './recentRuns.js';
+import type { RunLog, RunLogs, UnfinishedRun } from './runLogs.js';
+
+/**
+ * How long a redeploy or a stop waits for a tool call under way to finish before the run is
+ * stopped: a call cut short is sent again (same idempotency key) when the agent starts again.
+ * Node-RED itself gives a closing node 15 s.
+ */
+export const CLOSE_GRACE_MS = 5_000;
+
+/** The Redflow settings Node-RED's `settings.js` may hold, as `redflow: { … }`. */
+export interface RedflowNodeRedSettings {
+  /** Where the agents keep their runs' logs; default `<userDir>/redflow/runs`. */
+  readonly runsDir?: string;
+  /** Folders besides the user directory where flows may name files (tool modules, answers, memory). */
+  readonly allowFiles?: readonly string[];
+  /** When the logs are synced to disk (default `always`, as `redflow run`). */
+  readonly fsync?: JsonlFsyncMode;
+  /** How long a stop waits for a tool call under way (default {@link CLOSE_GRACE_MS}). */
+  readonly closeGraceMs?: number;
+  /** Keep the logs in JetStream on this NATS server instead of files (`runsDir` is then unused). */
+  readonly nats?: NatsLogSettings;
+}
+
+/** What the editor shows of a deployed agent. */
+export interface AgentDescription {
+  readonly id: string;
+  /** The tab (flow) it is on. */
+  readonly tab?: string;
+  /** Where its runs' logs are: a folder of `<traceId>.jsonl` files, or a JetStream stream. */
+  readonly logs: string;
+  readonly errors: readonly DescribedDiagnostic[];
+  readonly warnings: readonly DescribedDiagnostic[];
+  /** Trace ids of the runs under way. */
+  readonly running: readonly string[];
+}
+
+export type { DescribedDiagnostic } from './agentGeneration.js';
+
+/** What starts a run from outside a flow (Redflow's editor, through the admin API). */
+export interface AgentRunRequest {
+  readonly input: unknown;
+  readonly conversationId?: string;
+  readonly timeoutMs?: number;
+}
+
+/** A run's events as the agent has them, and whether it is under way here. */
+export interface AgentRunEvents {
+  readonly events: readonly AgentEvent[];
+  readonly running: boolean;
+}
+
+/** An agent node's runtime: its wiring check, its actors, its runs. */
+export interface AgentHost {
+  /** Starts a run with `msg.payload` as its input; the answer leaves on the first output. */
+  input(msg: NodeRedMessage, send: SendFunction, done: DoneFunction): void;
+  /**
+   * Starts a run without a message (Redflow's editor's Run): resolves with its trace id once its
+   * first event is in the log; its answer leaves on the first output as a new message.
+   */
+  start(request: AgentRunRequest): Promise<{ readonly traceId: string }>;
+  /** The run's events after `afterSeq`, or `undefined` when the agent has no such run. */
+  events(traceId: string, afterSeq: number): Promise<AgentRunEvents | undefined>;
+  /** Resolves once the run has an event after `afterSeq`, is no longer under way, or `waitMs` passed. */
+  waitForEvents(traceId: string, afterSeq: number, waitMs: number): Promise<void>;
+  /** Aborts a run under way or parked in a wait. */
+  abort(traceId: string, reason: string): Promise<'aborting' | 'finished' | 'unknown'>;
+  /**
+   * Answers the wait of a run parked in its log (an approval, a client tool's result, a person's
+   * answer): the run goes on here. Throws `RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`,
+   * `WAIT_ANSWER_MISMATCH`, `RUN_ALREADY_FINISHED` for an answer the wait does not take, and
+   * `WAIT_EXPIRED` past its deadline (the run then ends blocked).
+   */
+  answer(traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'>;
+  /**
+   * Stops the agent. On a redeploy or a stop (`removed` false) runs are stopped without an ending
+   * and go on when the agent starts again; when the node is deleted they are aborted.
+   */
+  close(removed: boolean): Promise<void>;
+  describe(): AgentDescription;
+  /** Its newest runs, from their logs. */
+  recentRuns(limit: number): Promise<RecentRun[]>;
+}
+
+/** A run under way and what its end waits for. */
+interface TrackedRun {
+  readonly handle: RunHandle;
+  /** Its events so far (from its log when it was resumed), in seq order. */
+  readonly events: AgentEvent[];
+  /** The configuration whose actors it uses. */
+  readonly generation: Generation;
+  lastType: string | undefined;
+  readonly onEvent: Set<() => void>;
+  /** Resolves once the run has ended (or stopped) and its log is closed. */
+  ended?: Promise<void>;
+}
+
+/**
+ * Starts the runtime of an agent node: checks its wiring as a Redflow flow (a red status with the
+ * code and reason when it is wrong), builds and serves its actors, and continues the runs its
+ * previous life left unfinished (a restart, a redeploy, `kill -9`), each from its log, once.
+ *
+ * @example
+ * ```ts
+ * RED.nodes.registerType('redflow-agent', function (config) {
+ *   RED.nodes.createNode(this, config);
+ *   const host = startAgentHost(RED, this);
+ *   this.on('input', (msg, send, done) => host.input(msg, send, done));
+ *   this.on('close', (removed, done) => void host.close(removed).then(done, done));
+ * });
+ * ```
+ */
+export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
+  const settings = (RED.settings.redflow ?? {}) as RedflowNodeRedSettings;
+  const baseDir = RED.settings.userDir ?? process.cwd();
+  const runsDir = path.join(settings.runsDir ?? path.join(baseDir, 'redflow', 'runs'), node.id);
+  const fsync = settings.fsync ?? 'always';
+  const closeGraceMs = settings.closeGraceMs ?? CLOSE_GRACE_MS;
+  const nats = settings.nats;
+  const logs: Promise<RunLogs> =
+    nats === undefined ? Promise.resolve(jsonlRunLogs(runsDir, fsync)) : import('./jetStreamRunLogs.js').then((module) => module.openJetStreamRunLogs(nats, node.id));
+  let where = nats === undefined ? runsDir : 'JetStream';
+  logs.then(
+    (opened) => (where = opened.where),
+    () => undefined,
+  );
+  logs.catch((error: unknown) => {
+    const info = toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE);
+    node.status(problemStatus(`${info.code}: ${info.message}`));
+    node.error(withHint({ code: info.code, message: `the runs' log cannot be opened: ${info.message}`, ...(info.hint !== undefined && { hint: info.hint }) }));
+  });
+  const runs = new Map<string, TrackedRun>();
+  /** Runs parked in a wait, with the timer that ends the wait at its deadline. */
+  const parked = new Map<string, ReturnType<typeof setTimeout>>();
+  /** Runs whose answer is being taken, before they are under way again. */
+  const answering = new Set<string>();
+  /**
+   * Runs whose ending is being settled (the answer sent, the log not yet closed): a stop waits for
+   * them too, or the agent that replaces this one would find their logs still locked.
+   */
+  const settling = new Map<string, Promise<void>>();
+  let closing = false;
+
+  const place = { baseDir, ...(settings.allowFiles !== undefined && { allowFiles: settings.allowFiles }) };
+  let generation = startGeneration(RED, node, place, currentWiring(RED, node.id));
+  const retired = new Set<Generation>();
+  const first = generation;
+  first.actors.then((ready) => void resumeUnfinished(ready, first), () => undefined);
+
+  /**
+   * After a deploy that restarted only some nodes (Node-RED's "modified nodes"), the agent may be
+   * left running with a capability changed: its new runs then get a new generation.
+   */
+  const onFlowsStarted = (): void => {
+    if (closing) return;
+    const now = currentWiring(RED, node.id);
+    if (now.fingerprint === generation.fingerprint) return;
+    const previous = generation;
+    previous.retired = true;
+    retired.add(previous);
+    void releaseGeneration(previous);
+    generation = startGeneration(RED, node, place, now);
+  };
+  RED.events?.on('flows:started', onFlowsStarted);
+
+  function track(handle: RunHandle, used: Generation, events: AgentEvent[]): TrackedRun {
+    const run: TrackedRun = { handle, events, generation: used, lastType: events.at(-1)?.type, onEvent: new Set() };
+    used.users += 1;
+    runs.set(handle.traceId, run);
+    return run;
+  }
+
+  /** Keeps each event of the run in `events` (given to {@link track}) and tells who waits for one. */
+  function eventHandler(traceId: string, debug: boolean, events: AgentEvent[]): (event: AgentEvent) => void {
+    return (event) => {
+      const last = events.at(-1);
+      if (last === undefined || event.seq > last.seq) events.push(event);
+      const run = runs.get(traceId);
+      if (run !== undefined) {
+        run.lastType = event.type;
+        for (const notify of [...run.onEvent]) notify();
+      }
+      if (event.type !== 'run.completed' && event.type !== 'run.failed' && !closing) node.status(runningStatus(event, runs.size));
+      if (debug) showInDebugSidebar(RED, node, event);
+    };
+  }
+
+  /** Sends the run's answer once it has ended, and closes its log. */
+  function settle(run: TrackedRun, log: RunLog, msg: NodeRedMessage, send: SendFunction, done: DoneFunction, resumed: boolean): void {
+    let waiting: RunWaitingError | undefined;
+    run.ended = run.handle.result
+      .then(
+        (result: RunResult) => {
+          if (closing) return done();
+          const { outcome, envelope, traceId } = result;
+          node.status(endedStatus(outcome, envelope.state.iteration));
+          msg.payload = outcome.answer ?? '';
+          msg.redflow = {
+            traceId,
+            outcome,
+            envelope,
+            ...(log.logPath !== undefined && { logPath: log.logPath }),
+            ...(log.stream !== undefined && { stream: log.stream }),
+            ...(resumed && { resumed: true }),
+          };
+          send(msg);
+          if (outcome.status === 'blocked') done(new Error(`${outcome.error?.code ?? outcome.reason}: ${outcome.error?.message ?? 'the run ended blocked'}`));
+          else done();
+        },
+        (error: unknown) => {
+          // A run stopped for a redeploy or a restart goes on when the agent starts again.
+          if (error instanceof RedflowError && error.code === ErrorCode.RUN_STOPPED) return done();
+          // Parked in its log until its answer comes (POST /redflow/runs/:traceId/answer), or its deadline.
+          if (isRunWaiting(error)) {
+            waiting = error;
+            return done();
+          }
+          const info = toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE);
+          if (!closing) node.status(problemStatus(`${info.code}: ${info.message}`));
+          done(new Error(`${info.code}: ${info.message}`));
+        },
+      )
+      .finally(async () => {
+        runs.delete(run.handle.traceId);
+        for (const notify of [...run.onEvent]) notify();
+        await log.close().catch(() => undefined);
+        // Parked, its log closed: an answer may take it from now on.
+        if (waiting !== undefined && !closing) {
+          node.status({ fill: 'yellow', shape: 'ring', text: `waiting: ${waiting.wait.kind} · #${waiting.wait.iteration}` });
+          expireAtDeadline(waiting.traceId, Date.parse(waiting.wait.deadline));
+        }
+        run.generation.users -= 1;
+        if (!closing) await releaseGeneration(run.generation);
+      });
+    const ended = run.ended;
+    const traceId = run.handle.traceId;
+    settling.set(traceId, ended);
+    void ended.finally(() => {
+      if (settling.get(traceId) === ended) settling.delete(traceId);
+    });
+  }
+
+  async function startOne(msg: NodeRedMessage, send: SendFunction, done: DoneFunction, request: AgentRunRequest): Promise<TrackedRun> {
+    const used = generation;
+    const ready = await used.actors;
+    if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the agent is stopping'));
+    const { input } = request;
+    if (input === undefined) {
+      throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, 'msg.payload is missing: it is the run\'s input', { hint: 'send the question (text or JSON) in msg.payload' }));
+    }
+    checkRunInput(input);
+    if (ready.checkInput) {
+      const verdict = ready.checkInput(input);
+      if (verdict !== true) {
+        throw new RedflowError(
+          errorInfo(ErrorCode.RUN_INPUT_INVALID, `msg.payload does not match the input node's inputSchema: ${verdict}`, {
+            hint: 'see the redflow input node wired to the agent for what the input must look like',
+          }),
+        );
+      }
+    }
+    const memory = runMemory(ready, request.conversationId);
+    const traceId = randomIds.traceId();
+    const log = await (await logs).create(traceId);
+    const store = log.store;
+    const events: AgentEvent[] = [];
+    let handle: RunHandle;
+    try {
+      handle = startRun({
+        agent: ready.agent,
+        tools: ready.tools,
+        transport: ready.transport,
+        subjects: ready.subjects,
+        store,
+        input,
+        traceId,
+        flow: { id: node.id },
+        ...(memory !== undefined && { memory }),
+        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+        onEvent: eventHandler(traceId, ready.agent.debug === true, events),
+      });
+    } catch (error) {
+      await log.close();
+      throw error;
+    }
+    const run = track(handle, used, events);
+    settle(run, log, msg, send, done, false);
+    return run;
+  }
+
+  async function resumeUnfinished(ready: AgentActors, used: Generation): Promise<void> {
+    const report = (where: string, error: unknown): void => {
+      const info = toErrorInfo(error, ErrorCode.LOG_RECORD_CORRUPT);
+      node.error(withHint({ code: info.code, message: `cannot resume ${where}: ${info.message}`, ...(info.hint !== undefined && { hint: info.hint }) }));
+    };
+    try {
+      for await (const run of (await logs).unfinished(report)) {
+        if (closing) {
+          await run.log.close();
+          return;
+        }
+        try {
+          resumeOne(ready, used, run);
+        } catch (error) {
+          await run.log.close();
+          report(run.log.logPath ?? run.traceId, error);
+        }
+      }
+    } catch (error) {
+      report('the unfinished runs', error);
+    }
+  }
+
+  function resumeOne(ready: AgentActors, used: Generation, run: UnfinishedRun, answer?: WaitAnswer): void {
+    const status = logStatus(run.events);
+    if (status.kind === 'finished') return;
+    const memory = runMemory(ready, status.started.conversationId);
+    const events = [...run.events];
+    const handle = resumeRun({
+      // The log decides what the agent is: its config and tools as recorded when the run started.
+      agent: status.started.agent,
+      tools: status.started.tools,
+      transport: ready.transport,
+      subjects: ready.subjects,
+      store: run.log.store,
+      events: run.events,
+      ...(answer !== undefined && { answer }),
+      ...(memory !== undefined && { memory }),
+      onEvent: eventHandler(run.traceId, status.started.agent.debug === true, events),
+    });
+    settle(track(handle, used, events), run.log, newMessage(), sendOut, reportError, true);
+  }
+
+  /** A message for a run that no message started: its answer leaves as a new one. */
+  const newMessage = (): NodeRedMessage => ({ _msgid: RED.util.generateId() });
+  const sendOut: SendFunction = (out) => node.send(out);
+  const reportError: DoneFunction = (error) => (error === undefined ? undefined : node.error(error));
+
+  /** Ends a parked run's wait at its deadline (`WAIT_EXPIRED`), if no answer came before. */
+  function expireAtDeadline(traceId: string, deadline: number): void {
+    clearTimeout(parked.get(traceId));
+    if (!Number.isFinite(deadline)) return;
+    // setTimeout takes at most about 24.8 days: a later deadline is looked at again then.
+    const timer = setTimeout(() => {
+      parked.delete(traceId);
+      if (Date.now() < deadline) return expireAtDeadline(traceId, deadline);
+      answerWait(traceId, { kind: 'expire' }).catch((error: unknown) => {
+        const info = toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE);
+        // Answered, aborted or ended meanwhile: nothing to expire.
+        if (info.code !== ErrorCode.RUN_NOT_WAITING && info.code !== ErrorCode.WAIT_ALREADY_ANSWERED && info.code !== ErrorCode.RUN_ALREADY_FINISHED) node.error(withHint(info));
+      });
+    }, Math.min(Math.max(0, deadline - Date.now()), 2_000_000_000));
+    timer.unref?.();
+    parked.set(traceId, timer);
+  }
+
+  async function answerWait(traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> {
+    if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the agent is stopping'));
+    // A run that has just logged its wait is still letting go of its log (its wait is visible
+    // before it is parked): the answer waits for it to be parked, rather than finding the log locked.
+    const ending = settling.get(traceId);
+    const parking = runs.get(traceId);
+    if (ending !== undefined && (parking === undefined || pendingWait(parking.events) !== undefined)) await ending.catch(() => undefined);
+    const running = runs.get(traceId);
+    if (running !== undefined || answering.has(traceId)) {
+      const verdict = running === undefined ? { ok: true as const } : judgeAnswer(running.events, answer);
+      if (!verdict.ok) throw new RedflowError(verdict.error);
+      throw new RedflowError(
+        errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is taking an answer to its wait already; a wait takes one answer`, {
+          hint: 'its events show what it waits for once it is parked again',
+        }),
+      );
+    }
+    answering.add(traceId);
+    try {
+      const events = await (await logs).read(traceId);
+      if (events === undefined) return 'unknown';
+      const verdict = judgeAnswer(events, answer);
+      if (!verdict.ok) throw new RedflowError(verdict.error);
+      // Past its deadline a wait takes no answer: it expires, and the answer is refused.
+      const late = answer.kind !== 'expire' && isPastDeadline(verdict.wait, Date.now());
+      const used = generation;
+      const ready = await used.actors;
+      const log = await (await logs).reopen(traceId);
+      try {
+        resumeOne(ready, used, { traceId, events, log }, late ? { kind: 'expire' } : answer);
+      } catch (error) {
+        await log.close();
+        throw error;
+      }
+      clearTimeout(parked.get(traceId));
+      parked.delete(traceId);
+      if (late) {
+        throw new RedflowError(
+          errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${verdict.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, {
+            hint: "answer before the wait's deadline, or raise the agent's waitTimeoutMs",
+          }),
+        );
+      }
+      return 'answered';
+    } finally {
+      answering.delete(traceId);
+    }
+  }
+
+  /** Waits, within the grace period, for a tool call under way to end, so a redeploy does not make it twice. */
+  function callSettled(run: TrackedRun): Promise<void> {
+    if (run.lastType !== 'tool.requested') return Promise.resolve();
+    return new Promise((resolve) => {
+      const finish = (): void => {
+        clearTimeout(timer);
+        run.onEvent.delete(finish);
+        resolve();
+      };
+      const timer = setTimeout(finish, closeGraceMs);
+      run.onEvent.add(finish);
+    });
+  }
+
+  return {
+    input(msg, send, done) {
+      const request = { input: msg.payload, ...(msg.conversationId !== undefined && { conversationId: msg.conversationId as string }) };
+      startOne(msg, send, done, request).catch((error: unknown) => {
+        const info = toErrorInfo(error, ErrorCode.RUN_INPUT_INVALID);
+        done(new Error(`${info.code}: ${info.message}`));
+      });
+    },
+
+    async start(request) {
+      const run = await startOne(newMessage(), sendOut, reportError, request);
+      if (run.events.length === 0) {
+        // Resolved once the first event is in the log, or the run has ended without one.
+        await new Promise<void>((resolve) => {
+          const first = (): void => {
+            run.onEvent.delete(first);
+            resolve();
+          };
+          run.onEvent.add(first);
+          void run.handle.result.then(first, first);
+        });
+      }
+      if (run.events.length === 0) {
+        const error = await run.handle.result.then(() => undefined, (thrown: unknown) => thrown);
+        const info = toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE);
+        throw new RedflowError(errorInfo(info.code, `the run ended before recording its start: ${info.message}`, info.hint === undefined ? {} : { hint: info.hint }));
+      }
+      return { traceId: run.handle.traceId };
+    },
+
+    async events(traceId, afterSeq) {
+      const run = runs.get(traceId);
+      const events = run !== undefined ? run.events : await (await logs).read(traceId);
+      if (events === undefined) return undefined;
+      return { events: events.filter((event) => event.seq > afterSeq), running: run !== undefined };
+    },
+
+    waitForEvents(traceId, afterSeq, waitMs) {
+      const run = runs.get(traceId);
+      if (run === undefined || (run.events.at(-1)?.seq ?? 0) > afterSeq) return Promise.resolve();
+      return new Promise((resolve) => {
+        const finish = (): void => {
+          clearTimeout(timer);
+          run.onEvent.delete(finish);
+          resolve();
+        };
+        const timer = setTimeout(finish, waitMs);
+        run.onEvent.add(finish);
+      });
+    },
+
+    async abort(traceId, reason) {
+      const run = runs.get(traceId);
+      if (run !== undefined) {
+        run.handle.abort(reason);
+        return 'aborting';
+      }
+      const events = await (await logs).read(traceId);
+      if (events === undefined) return 'unknown';
+      // A parked run takes the abort as the answer to its wait.
+      if (pendingWait(events) === undefined) return 'finished';
+      await answerWait(traceId, { kind: 'abort', reason });
+      return 'aborting';
+    },
+
+    answer: answerWait,
+
+    async close(removed) {
+      closing = true;
+      RED.events?.removeListener('flows:started', onFlowsStarted);
+      for (const timer of parked.values()) clearTimeout(timer);
+      parked.clear();
+      const under = [...runs.values()];
+      if (removed) for (const run of under) run.handle.abort('the agent node was removed');
+      else {
+        await Promise.all(under.map((run) => callSettled(run)));
+        for (const run of under) run.handle.stop();
+      }
+      await Promise.allSettled([...under.map((run) => run.ended), ...settling.values()]);
+      for (const used of [generation, ...retired]) {
+        used.retired = true;
+        used.users = 0;
+        await releaseGeneration(used);
+      }
+      await (await logs.catch(() => undefined))?.close();
+    },
+
+    describe() {
+      return { id: node.id, ...(node.z !== undefined && { tab: node.z }), logs: where, errors: generation.errors, warnings: generation.warnings, running: [...runs.keys()] };
+    },
+
+    async recentRuns(limit) {
+      return (await logs).recent(new Set(runs.keys()), limit);
+    },
+  };
+}
+
+/** The run's memory: the conversation named by `msg.conversationId`, when the agent has a memory node. */
+function runMemory(ready: AgentActors, conversationId: unknown): RunMemory | undefined {
+  if (ready.memory === undefined || conversationId === undefined) return undefined;
+  if (typeof conversationId !== 'string' || !isValidConversationId(conversationId)) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.MEMORY_KEY_INVALID, `msg.conversationId ${JSON.stringify(conversationId)} is not a valid conversation id`, {
+        hint: 'use 1–128 letters, digits, _, - or . (not starting with .)',
+      }),
+    );
+  }
+  return { ...ready.memory, conversationId };
+}

@@ -1,0 +1,77 @@
+import { startAgentHost, type AgentHost } from './agentHost.js';
+import { checkAgentWiring, describeDiagnostic } from './agentWiring.js';
+import type { AdminHandler, NodeRedApi, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
+import { NodeRedType } from './nodeRedTypes.js';
+import { registerRunRoutes } from './runRoutes.js';
+
+/** The agents running in this Node-RED, by node id: what the editor's admin routes read. */
+const hosts = new Map<string, AgentHost>();
+
+/** Runs the Runtime / Debug tab lists. */
+const RECENT_RUNS = 10;
+
+/**
+ * Registers the agent core (`redflow-agent`) and the editor's admin routes:
+ * `GET /redflow/agents/:id` (the deployed agent's wiring problems and its recent runs, for the
+ * Runtime / Debug and Errors tabs) and `POST /redflow/validate` (`{ agent, nodes }`: the wiring
+ * as the editor has it now, checked before it is deployed), and the routes Redflow's editor runs
+ * agents through (see `runRoutes.ts`).
+ *
+ * @example
+ * ```ts
+ * module.exports = async (RED) => (await import('redflow/node-red')).registerAgentNode(RED);
+ * ```
+ */
+export function registerAgentNode(RED: NodeRedApi): void {
+  RED.nodes.registerType(NodeRedType.Agent, function (this: NodeRedNode, config: NodeRedNodeConfig) {
+    RED.nodes.createNode(this, config);
+    const host = startAgentHost(RED, this);
+    hosts.set(this.id, host);
+    this.on('input', (msg, send, done) => host.input(msg, send, done));
+    this.on('close', (removed, done) => {
+      void host.close(removed).then(
+        () => {
+          if (hosts.get(this.id) === host) hosts.delete(this.id);
+          done();
+        },
+        () => done(),
+      );
+    });
+  });
+
+  registerRunRoutes(RED, hosts);
+  const admin = RED.httpAdmin;
+  if (admin === undefined) return;
+  const canRead: AdminHandler = RED.auth?.needsPermission('flows.read') ?? ((_req, _res, next) => next?.());
+  admin.get('/redflow/agents/:id', canRead, (req, res) => {
+    const host = hosts.get(req.params.id ?? '');
+    if (host === undefined) {
+      res.status(404).json({ error: { code: 'HTTP_NOT_FOUND', message: 'no agent with this id is deployed' } });
+      return;
+    }
+    const description = host.describe();
+    host.recentRuns(RECENT_RUNS).then(
+      (runs) => res.json({ ...description, runs }),
+      (error: unknown) => res.status(500).json({ error: { code: 'HTTP_INTERNAL_ERROR', message: String(error) } }),
+    );
+  });
+  admin.post('/redflow/validate', canRead, (req, res) => {
+    const body = req.body as { agent?: unknown; nodes?: unknown } | undefined;
+    if (typeof body?.agent !== 'string' || !Array.isArray(body.nodes)) {
+      res.status(400).json({ error: { code: 'HTTP_BODY_INVALID', message: 'send { "agent": "<node id>", "nodes": [<node configurations>] }' } });
+      return;
+    }
+    const configs = new Map<string, NodeRedNodeConfig>();
+    for (const config of body.nodes as NodeRedNodeConfig[]) {
+      if (typeof config === 'object' && config !== null && typeof config.id === 'string') configs.set(config.id, config);
+    }
+    if (!configs.has(body.agent)) {
+      res.status(400).json({ error: { code: 'HTTP_BODY_INVALID', message: 'the agent is not among the nodes' } });
+      return;
+    }
+    const { graph, validation } = checkAgentWiring(body.agent, configs);
+    const describe = (list: readonly { code: string; message: string; hint?: string; nodeId?: string }[]) =>
+      list.map((diagnostic) => ({ ...diagnostic, message: describeDiagnostic(diagnostic as Parameters<typeof describeDiagnostic>[0], graph.labels) }));
+    res.json({ ok: validation.ok, errors: validation.ok ? [] : describe(validation.errors), warnings: describe(validation.warnings), flow: graph.flow });
+  });
+}

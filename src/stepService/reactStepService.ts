@@ -1,0 +1,362 @@
+import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import { emptyEnvelope, evolve } from '../events/evolve.js';
+import type { StepLogs } from './stepLogs.js';
+import type { ModelActor } from '../actors/model.js';
+import type { ToolResult } from '../actors/tool.js';
+import { answerWaitingRun, settleRun, type RunSettlement } from '../runtime/answerWaitingRun.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
+import { serveActors } from '../runtime/embeddedActors.js';
+import { startRun, type RunHandle } from '../runtime/runAgent.js';
+import { DEFAULT_ANSWER_RESERVE, budgetOf } from '../runtime/contextBudgetFor.js';
+import { ApiError } from '../server/apiErrors.js';
+import { parseTextAction, parseToolSignatures, type ToolSignature } from '../validation/actionSyntax.js';
+import { looksLikeJson } from '../validation/validateTextAnswer.js';
+import { buildSystemPrompt } from '../machines/prompt.js';
+import { waitTimeoutOf } from '../machines/waits.js';
+import { fitStepContext } from './fitStepContext.js';
+import type { ConversationTurn, ReactStepRequest, ReactStepResponse } from './reactStepTypes.js';
+import { matchHistory, sessionPosition, sessionTraceId, type ClientObservation, type SessionPosition } from './sessionTurns.js';
+import { gatherStepContext, renderContext } from './workspaceContext.js';
+
+/** Model calls a session's query may make when the step does not say (`max_iterations_left`). */
+export const DEFAULT_STEP_ITERATIONS = 5;
+
+/** What the step service needs: where sessions are logged, the models it offers, the workspace. */
+export interface StepServiceOptions {
+  /** Where each query's run is logged: the runs directory ({@link jsonlStepLogs}) or JetStream. */
+  readonly logs: StepLogs;
+  /**
+   * The models a step may name in `llm_config.modelName`, by that name: each builds the model for
+   * one step, with the key the step brought (`user_api_keys.llmKey`) when it brought one.
+   */
+  readonly models: ReadonlyMap<string, StepModelFactory>;
+  /** Files are read for context only inside this folder (`serve --workspace`); none without it. */
+  readonly workspace?: string;
+  readonly clock?: Clock;
+}
+
+/** Builds a model for one step, with the step's own API key when it brought one. */
+export type StepModelFactory = (apiKey: string | undefined) => Promise<ModelActor>;
+
+/** The step service: one decision per call, on the same statechart and log as every run. */
+export interface StepService {
+  step(request: ReactStepRequest): Promise<ReactStepResponse>;
+}
+
+/**
+ * The ReAct step service: each session's query is a Redflow run whose tools its client executes.
+ * A step starts the query's run (or hands the run the observation it waits for) and lets it go on
+ * until it proposes a tool call — the run then waits in its log, holding no process — or answers.
+ * The client's history is checked against the log (a coded 409 when they disagree); a run whose
+ * log is missing (another server, a lost log) is rebuilt from the history first.
+ *
+ * @example
+ * ```ts
+ * const service = createStepService({ runsDir: '.redflow/runs', models: new Map([['gpt-4o', model]]) });
+ * const answer = await service.step(parseReactStepRequest(body));
+ * ```
+ */
+export function createStepService(options: StepServiceOptions): StepService {
+  const clock = options.clock ?? systemClock;
+  return {
+    async step(request) {
+      const position = sessionPosition(request);
+      if (!('queryNumber' in position)) throw new ApiError(position);
+      const build = options.models.get(request.llm_config.modelName);
+      if (build === undefined) {
+        throw new ApiError(
+          errorInfo(ErrorCode.REACT_STEP_MODEL_UNKNOWN, `the server has no model ${JSON.stringify(request.llm_config.modelName.slice(0, 80))}`, {
+            hint: `use one of: ${[...options.models.keys()].join(', ') || '(none: start the server with --models <file>)'}`,
+            path: '/llm_config/modelName',
+          }),
+        );
+      }
+      const traceId = sessionTraceId(request.session_id, position.queryNumber);
+      const exists = await options.logs.exists(traceId);
+      const key = request.user_api_keys?.llmKey;
+      const model = await build(key === undefined || key.trim() === '' ? undefined : key);
+      try {
+        return await runStep({ request, position, traceId, exists, model, options, clock });
+      } catch (error) {
+        throw conflictOnConcurrentStep(error, traceId);
+      }
+    },
+  };
+}
+
+interface StepRun {
+  readonly request: ReactStepRequest;
+  readonly position: SessionPosition;
+  readonly traceId: string;
+  readonly exists: boolean;
+  readonly model: ModelActor;
+  readonly options: StepServiceOptions;
+  readonly clock: Clock;
+}
+
+async function runStep(step: StepRun): Promise<ReactStepResponse> {
+  const { request, position, traceId } = step;
+  const signatures = parseToolSignatures(request.available_tools_prompt_segment ?? '');
+  const tools = clientTools(signatures, request.available_tools_prompt_segment ?? '');
+  const agent = agentFor(request, tools);
+  // The model was built with this request's key, if it brought one: the key goes with each call
+  // beside the request, never in it, so no event or log line holds it.
+  let lastAnswer: string | undefined;
+  const model: ModelActor = {
+    kind: step.model.kind,
+    complete: async (modelRequest, signal, callOptions) => {
+      const answer = await step.model.complete(modelRequest, signal, callOptions);
+      lastAnswer = answer.text;
+      return answer;
+    },
+  };
+  const actors = serveActors({ model, tools: [] });
+  const store = await step.options.logs.open(traceId);
+  try {
+    const budget = await budgetFor(request);
+    const environment = {
+      ...actors,
+      agent,
+      tools,
+      store,
+      clock: step.clock,
+      textActions: { signatures },
+      ...(budget !== undefined && { contextBudget: budget }),
+    };
+    let known = position.calls.length;
+    let settlement: RunSettlement | undefined;
+    // A step's client runs tools and shows answers, and cannot hold a run for a person's answer: a
+    // question the model asks (escalate, request_info) ends the query's run at once (escalate),
+    // and the step answers with the question; the user's reply is the session's next query.
+    const settle = async (handle: RunHandle): Promise<RunSettlement> => {
+      const settled = await settleRun(handle);
+      if (settled.kind !== 'waiting' || settled.wait.kind !== 'human') return settled;
+      return settleRun(await answerWaitingRun({ ...environment, traceId, answer: { kind: 'expire' } }));
+    };
+    if (!step.exists) {
+      const context = await gatherStepContext(request, step.options.workspace === undefined ? {} : { root: step.options.workspace });
+      const fitted = budget === undefined ? context : fitStepContext(context, Math.floor(budget.maxTokens / 2), budget.countTokens);
+      const contextText = renderContext(fitted);
+      if (!position.newQuery && position.calls.length > 0) {
+        await rebuildFromHistory(store, traceId, position, agent, tools, contextText, step.clock);
+      } else {
+        settlement = await settle(
+          startRun({
+            ...environment,
+            traceId,
+            input: position.query,
+            history: historyMessages(position.earlierTurns),
+            ...(contextText !== undefined && { context: contextText }),
+          }),
+        );
+        known = 0;
+      }
+    }
+    if (settlement === undefined) {
+      const { events } = await store.read(traceId);
+      const envelope = events.reduce<AgentEnvelope>((acc, event) => evolve(acc, event), emptyEnvelope(traceId));
+      const match = matchHistory(position.calls, envelope.tools.history);
+      if (match.kind === 'conflict') throw new ApiError(match.error);
+      if (match.kind === 'answers') {
+        settlement = await settle(
+          await answerWaitingRun({
+            ...environment,
+            traceId,
+            answer: { kind: 'client', idempotencyKey: match.idempotencyKey, result: toolResult(match.observation) },
+          }),
+        );
+        return respond(step, settlement.envelope, (await store.read(traceId)).events, known, lastAnswer);
+      }
+      return respond(step, envelope, events, known, undefined);
+    }
+    return respond(step, settlement.envelope, (await store.read(traceId)).events, known, lastAnswer);
+  } finally {
+    await store.close().catch(() => undefined);
+    await actors.close();
+  }
+}
+
+/** The answer of a step: where the run stands after it, told in the session's terms. */
+function respond(
+  step: StepRun,
+  envelope: AgentEnvelope,
+  events: readonly AgentEvent[],
+  known: number,
+  liveAnswer: string | undefined,
+): ReactStepResponse {
+  const { request, position, traceId } = step;
+  const history: ConversationTurn[] = [...request.conversation_history];
+  if (position.newQuery) history.push({ role: 'user', content: position.query, timestamp: new Date(step.clock.now()).toISOString() });
+  const calls = envelope.tools.history;
+  const answers = events.filter((event) => event.type === 'model.answered');
+  const requested = events.filter((event) => event.type === 'tool.requested');
+  for (let i = known; i < calls.length; i += 1) {
+    const call = calls[i];
+    if (call === undefined) continue;
+    const at = requested[i];
+    history.push({ role: 'assistant', content: '', toolCall: { name: call.tool, parameters: call.input as Record<string, unknown> }, ...(at !== undefined && { timestamp: at.time }) });
+  }
+  const limit = (events[0]?.type === 'run.started' ? events[0].data.agent.maxIterations : undefined) ?? DEFAULT_STEP_ITERATIONS;
+  const remaining = Math.max(0, limit - envelope.state.iteration);
+  const outcome: RunOutcome | undefined = envelope.observability.outcome;
+  const lastText = liveAnswer ?? lastLoggedText(answers);
+  const thought = liveAnswer === undefined ? null : thoughtOf(liveAnswer);
+  const base = { session_id: request.session_id, trace_id: traceId, thought, updated_conversation_history: history, iterations_remaining: remaining };
+  if (outcome === undefined) {
+    const call = calls[calls.length - 1];
+    if (call === undefined || call.status !== 'requested') {
+      return { ...base, action_details: null, direct_response: null, status: 'error', error: errorInfo(ErrorCode.RUN_NOT_WAITING, `run ${traceId} is neither waiting for a tool nor ended`) };
+    }
+    const last = history[history.length - 1];
+    if (last?.role === 'assistant' && thought !== null) history[history.length - 1] = { ...last, content: thought };
+    return {
+      ...base,
+      action_details: { tool_name: call.tool, tool_args: call.input as Record<string, unknown>, raw_action_string: rawAction(lastText, call.tool, call.input) },
+      direct_response: null,
+      status: 'action_proposed',
+    };
+  }
+  // A question for the user is what the step says: the user answers it with the next query.
+  const said = outcome.question?.question ?? (outcome.status === 'done' || outcome.status === 'done_partial' ? outcome.answer : undefined);
+  if (said !== undefined && said !== '') {
+    const at = events[events.length - 1]?.time;
+    history.push({ role: 'assistant', content: said, ...(at !== undefined && { timestamp: at }) });
+    return { ...base, action_details: null, direct_response: said, status: 'direct_response_provided' };
+  }
+  if (outcome.handoff !== undefined) {
+    const { agentId, task } = outcome.handoff;
+    const error = errorInfo(ErrorCode.RUN_DELEGATED, `the model handed the task to agent ${agentId}: ${task}`, { hint: 'this service runs one agent: give that task to the agent named, or ask again' });
+    return { ...base, action_details: null, direct_response: null, status: 'error', error: { code: error.code, message: error.message, ...(error.hint !== undefined && { hint: error.hint }) } };
+  }
+  const error = (outcome.error as ErrorInfo | undefined) ?? errorInfo(ErrorCode.ITERATION_OVERFLOW, `the run ended ${outcome.status} without an answer`);
+  return { ...base, action_details: null, direct_response: null, status: 'error', error: { code: error.code, message: error.message, ...(error.hint !== undefined && { hint: error.hint }) } };
+}
+
+function lastLoggedText(answers: readonly AgentEvent[]): string | undefined {
+  const last = answers[answers.length - 1];
+  return last?.type === 'model.answered' ? last.data.text : undefined;
+}
+
+/** The model's thought in its answer, JSON or text form. */
+function thoughtOf(text: string): string | null {
+  if (looksLikeJson(text)) {
+    try {
+      const parsed = JSON.parse(text) as { thought?: unknown };
+      return typeof parsed.thought === 'string' ? parsed.thought : null;
+    } catch {
+      return null;
+    }
+  }
+  return parseTextAction(text).thought ?? null;
+}
+
+/** The action as the model wrote it: its `Action:` text, or its JSON answer. */
+function rawAction(text: string | undefined, tool: string, input: unknown): string {
+  if (text === undefined || text === '') return JSON.stringify({ action: 'tool', tool, input });
+  if (looksLikeJson(text)) return text.trim();
+  const read = parseTextAction(text);
+  return read.kind === 'tool' ? read.raw : text.trim();
+}
+
+/** The client's tools as specs: executed by the client, their parameters as the prose list names them. */
+function clientTools(signatures: readonly ToolSignature[], segment: string): ToolSpec[] {
+  return signatures.map((signature) => {
+    const line = segment.split('\n').find((text) => text.includes(`${signature.name}(`))?.trim() ?? signature.name;
+    return {
+      name: signature.name,
+      description: line.slice(0, 500),
+      inputSchema: { type: 'object', properties: Object.fromEntries(signature.params.map((param) => [param, {}])) },
+      executor: 'client',
+    };
+  });
+}
+
+function agentFor(request: ReactStepRequest, tools: readonly ToolSpec[]): AgentCoreReactConfig {
+  const segment = request.available_tools_prompt_segment;
+  return {
+    strategy: 'react',
+    maxIterations: Math.max(1, request.max_iterations_left ?? DEFAULT_STEP_ITERATIONS),
+    allowedTools: tools.map((tool) => tool.name),
+    stopConditions: [],
+    debug: false,
+    instructions:
+      'You may also answer in this form: "Thought: <your reasoning>" then "Action: tool_name(param=\\"value\\")", or "Final Answer: <answer>".' +
+      (segment !== undefined && segment.trim() !== '' ? `\n\n${segment}` : ''),
+  };
+}
+
+async function budgetFor(request: ReactStepRequest) {
+  const { tokenLimit, reservedOutputTokens, modelName } = request.llm_config;
+  if (tokenLimit === undefined) return undefined;
+  return budgetOf(modelName, tokenLimit, reservedOutputTokens ?? Math.min(DEFAULT_ANSWER_RESERVE, Math.floor(tokenLimit / 4)));
+}
+
+/** Earlier turns as the model is shown them: observations as the user's messages. */
+function historyMessages(turns: readonly ConversationTurn[]): HistoryMessage[] {
+  return turns.map((turn) => {
+    if (turn.role === 'tool_observation') return { role: 'user', content: `Observation${turn.toolCall ? ` from ${turn.toolCall.name}` : ''}:\n${turn.content}` };
+    if (turn.role === 'assistant' && turn.toolCall !== undefined) {
+      return { role: 'assistant', content: JSON.stringify({ action: 'tool', tool: turn.toolCall.name, input: turn.toolCall.parameters }) };
+    }
+    return { role: turn.role === 'assistant' ? 'assistant' : 'user', content: turn.content };
+  });
+}
+
+function toolResult(observation: ClientObservation): ToolResult {
+  if (observation.ok) return { ok: true, output: observation.output };
+  return { ok: false, error: errorInfo(ErrorCode.TOOL_FAILED, observation.error ?? observation.content, { hint: 'the client ran the tool and it failed' }) };
+}
+
+/** Two steps of one session's run at once: the second is refused, as a conflict the client can retry. */
+function conflictOnConcurrentStep(error: unknown, traceId: string): unknown {
+  if (error instanceof RedflowError && error.code === ErrorCode.LOG_CONCURRENT_WRITER) {
+    return new ApiError(errorInfo(ErrorCode.REACT_STEP_HISTORY_CONFLICT, `another step of session run ${traceId} is under way`, { hint: 'send the next step once the last one has answered' }));
+  }
+  return error;
+}
+
+/**
+ * Writes the log a query's run would have, from the client's history: the start, then each call
+ * the history shows (the model's decision, the call, its observation). Used when the server has
+ * no log for the session (another server answered its earlier steps, or the log was lost): the
+ * client's history is the truth, and the run goes on from it.
+ */
+async function rebuildFromHistory(
+  store: { append(event: AgentEvent): Promise<void> },
+  traceId: string,
+  position: SessionPosition,
+  agent: AgentCoreReactConfig,
+  tools: readonly ToolSpec[],
+  context: string | undefined,
+  clock: Clock,
+): Promise<void> {
+  let seq = 0;
+  const time = new Date(clock.now()).toISOString();
+  const append = (type: AgentEvent['type'], iteration: number, data: unknown) => {
+    seq += 1;
+    return store.append({ id: `${traceId}:${seq}`, traceId, seq, time, type, iteration, data } as AgentEvent);
+  };
+  const history = historyMessages(position.earlierTurns);
+  await append('run.started', 0, {
+    input: position.query,
+    startedAt: time,
+    agent,
+    tools: [...tools],
+    ...(history.length > 0 && { history }),
+    ...(context !== undefined && { context }),
+  });
+  const prompt = buildSystemPrompt(tools, agent.instructions);
+  for (const [index, call] of position.calls.entries()) {
+    const iteration = index + 1;
+    const idempotencyKey = `${traceId}:${iteration}`;
+    await append('model.requested', iteration, { prompt });
+    await append('model.answered', iteration, { text: JSON.stringify({ action: 'tool', tool: call.tool, input: call.input, confidence: 1 }), durationMs: 0, attempts: 1 });
+    await append('tool.requested', iteration, { tool: call.tool, input: call.input, confidence: 1, idempotencyKey, wait: { for: 'client', timeoutMs: waitTimeoutOf(agent) } });
+    if (call.observation !== undefined && index < position.calls.length - 1) {
+      const result = toolResult(call.observation);
+      await append('tool.completed', iteration, { tool: call.tool, idempotencyKey, ok: result.ok, durationMs: 0, ...(result.ok ? { output: result.output } : { error: result.error }) });
+    }
+  }
+}

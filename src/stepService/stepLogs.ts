@@ -1,0 +1,71 @@
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { ErrorCode, RedflowError } from '../errors.js';
+import type { EventStore } from '../events/eventStore.js';
+import { openJsonlEventStore } from '../events/jsonlEventStore.js';
+
+/**
+ * Where the step service keeps its sessions' run logs: the runs directory of an embedded server
+ * (JSONL), or the cluster's JetStream trace stream (`redflow serve --nats`), where any server of
+ * the cluster can answer a session's next step.
+ */
+export interface StepLogs {
+  /** True when the run has a log here. */
+  exists(traceId: string): Promise<boolean>;
+  /**
+   * The run's log for one step; close it when the step is done. A second writer of the same run at
+   * the same time is refused (`LOG_CONCURRENT_WRITER`): at open for a JSONL log, at its first
+   * append for JetStream.
+   */
+  open(traceId: string): Promise<EventStore>;
+}
+
+/**
+ * Session logs as `<runsDir>/<traceId>.jsonl`, like every embedded run's: `redflow replay` and the
+ * editor's Runs list show them.
+ *
+ * @example
+ * ```ts
+ * const logs = jsonlStepLogs('.redflow/runs');
+ * ```
+ */
+export function jsonlStepLogs(runsDir: string): StepLogs {
+  const fileOf = (traceId: string) => path.join(runsDir, `${traceId}.jsonl`);
+  return {
+    exists: (traceId) => stat(fileOf(traceId)).then(() => true, () => false),
+    async open(traceId) {
+      await mkdir(runsDir, { recursive: true });
+      return openJsonlEventStore(fileOf(traceId));
+    },
+  };
+}
+
+/**
+ * Session logs in the cluster's trace stream (`<prefix>.trace.<traceId>.*`): `redflow replay --nats`
+ * reads them, and `nats sub '<prefix>.trace.>'` shows each step's events live.
+ *
+ * @example
+ * ```ts
+ * const logs = jetStreamStepLogs(nc, 'redflow');
+ * ```
+ */
+export function jetStreamStepLogs(nc: NatsConnection, prefix: string): StepLogs {
+  // Loaded here, not at the top: an embedded server never needs the NATS client.
+  const open = async () => (await import('../events/jetstream/jetstreamEventStore.js')).openJetStreamEventStore(nc, { prefix });
+  return {
+    async exists(traceId) {
+      const store = await open();
+      try {
+        return (await store.read(traceId)).events.length > 0;
+      } catch (error) {
+        // A run with no events in the stream is reported as an error by the store: here it is an answer.
+        if (error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND) return false;
+        throw error;
+      } finally {
+        await store.close();
+      }
+    },
+    open: () => open(),
+  };
+}

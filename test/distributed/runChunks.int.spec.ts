@@ -1,0 +1,75 @@
+import path from 'node:path';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunChunk } from '../../src/actors/serveActors.js';
+import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
+import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { followRunChunks } from '../../src/distributed/runChunks.js';
+import { randomIds } from '../../src/runtime/ids.js';
+import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
+import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+import { ROOT, removePrefix } from './clusterSupport.js';
+
+// On a cluster, the model worker publishes the pieces of each answer on
+// <prefix>.runs.chunk.<traceId> as it writes them: a client follows them live, and the trace
+// stream (the log) never holds them.
+
+const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
+const prefix = uniquePrefix();
+let clientNc: NatsConnection;
+let workerNc: NatsConnection;
+let actors: ActorWorker;
+let core: CoreWorker;
+
+beforeAll(async () => {
+  clientNc = await connectTestServer('client');
+  workerNc = await connectTestServer('workers');
+  actors = await startActorWorker({ nc: workerNc, flowPath, prefix, roles: ['model', 'tool', 'memory'] });
+  core = await startCoreWorker({ nc: workerNc, flowPath, prefix, owner: 'core-chunks' });
+});
+
+afterAll(async () => {
+  await core.close();
+  await actors.close();
+  await removePrefix(clientNc, prefix);
+  await workerNc.drain();
+  await clientNc.drain();
+});
+
+describe("a cluster run's answers, live", () => {
+  it('should reach a client piece by piece on the chunk subject, adding up to the answers the log holds, which holds no piece', async () => {
+    const traceId = randomIds.traceId();
+    const chunks: RunChunk[] = [];
+    const stop = followRunChunks(clientNc, prefix, traceId, (chunk) => chunks.push(chunk));
+    // Garbage on the subject is dropped, not handed on.
+    clientNc.publish(`${prefix}.runs.chunk.${traceId}`, new TextEncoder().encode('not json'));
+    await clientNc.flush();
+    const run = await startRemoteRun({ nc: clientNc, prefix, input: 'go', traceId });
+    await run.result;
+    await clientNc.flush();
+    stop();
+    const { events } = await (await openJetStreamEventStore(clientNc, { prefix })).read(traceId);
+    const answers = events.flatMap((e) => (e.type === 'model.answered' ? [[e.iteration, e.data.text] as const] : []));
+    expect(answers.length).toBeGreaterThan(1);
+    for (const [iteration, text] of answers) expect(chunks.filter((c) => c.iteration === iteration).map((c) => c.text).join('')).toBe(text);
+    expect(chunks.every((c) => c.traceId === traceId && c.attempt === 1)).toBe(true);
+    // The log is the trace stream's messages of the run: events only.
+    expect(events.every((e) => !('text' in e && 'attempt' in e))).toBe(true);
+  });
+
+  it("should reach the run stream of redflow serve --nats (the backend's followChunks)", async () => {
+    const backend = await createNatsRunBackend({ nc: clientNc, prefix, flowsDir: path.dirname(flowPath) });
+    const traceId = randomIds.traceId();
+    const chunks: RunChunk[] = [];
+    const stop = backend.followChunks?.(traceId, (chunk) => chunks.push(chunk));
+    const run = await startRemoteRun({ nc: clientNc, prefix, input: 'go', traceId });
+    const { envelope } = await run.result;
+    await clientNc.flush();
+    stop?.();
+    expect(chunks.length).toBeGreaterThanOrEqual(envelope.state.iteration);
+    expect(new Set(chunks.map((c) => c.iteration))).toEqual(new Set(Array.from({ length: envelope.state.iteration }, (_, i) => i + 1)));
+    await backend.close();
+  });
+});

@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT, runCli } from '../support/cli.js';
+
+// The README's agent definition section runs as written: its module and its script (the output
+// it shows is the output they print), and its `redflow run` and `redflow resume` commands.
+
+async function section(): Promise<string> {
+  const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf('## Agent definitions');
+  expect(start).toBeGreaterThan(0);
+  return readme.slice(start, readme.indexOf('\n## ', start + 1));
+}
+
+/** The fenced blocks of `text` in the language `lang` ('' for a bare fence). */
+function blocks(text: string, lang: string): string[] {
+  return [...text.matchAll(/```(\w*)\n([\s\S]*?)```/g)].filter((m) => m[1] === lang).map((m) => m[2] as string);
+}
+
+describe("the README's agent definition", () => {
+  it('should run as written: the module with redflow run and resume, the script printing what the README shows', async () => {
+    const text = await section();
+    const [moduleCode, scriptCode] = blocks(text, 'ts');
+    const [shown] = blocks(text, '');
+    const [commands] = blocks(text, 'sh');
+    expect(moduleCode).toContain('// order-desk.ts');
+    expect(scriptCode).toContain('// run-order-desk.ts');
+    const dir = await mkdtemp(path.join(REPO_ROOT, 'test-artifacts-readme-agents-'));
+    try {
+      await writeFile(path.join(dir, 'order-desk.ts'), moduleCode as string);
+      const script = (scriptCode as string).replace("from 'redflow'", `from ${JSON.stringify(path.join(REPO_ROOT, 'src/index.ts'))}`);
+      await writeFile(path.join(dir, 'run-order-desk.ts'), script);
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'run-order-desk.ts'], { cwd: dir });
+      expect(stdout).toBe(shown);
+
+      // The commands, as the README gives them (npx redflow is bin/redflow.js here).
+      const [runLine, resumeLine] = (commands as string).split('\n');
+      expect(runLine).toMatch(/^npx redflow run order-desk\.ts --input '\{"customer": "Ada", "order": "A-1001"\}'/);
+      expect(resumeLine).toMatch(/^npx redflow resume \.redflow\/runs\/<traceId>\.jsonl/);
+      const run = await runCli(['run', 'order-desk.ts', '--input', '{"customer": "Ada", "order": "A-1001"}'], { cwd: dir });
+      expect(run.stderr).not.toContain('error');
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({ order: 'A-1001', status: 'shipped' });
+      const log = /log: (\S+)/.exec(run.stderr)?.[1] as string;
+      expect(log).toMatch(/^\.redflow\/runs\/.+\.jsonl$/);
+      const resumed = await runCli(['resume', log], { cwd: dir });
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout).toBe(run.stdout);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

@@ -1,0 +1,181 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * The environment for npm: PATH without `node_modules/.bin`, where vitest's PATH has the npm 10
+ * that Node-RED depends on, not the user's npm (and that one runs `prepare` on `npm pack`).
+ */
+const npmEnv = { ...process.env, PATH: (process.env.PATH ?? '').split(path.delimiter).filter((dir) => !dir.includes(`node_modules${path.sep}.bin`)).join(path.delimiter) };
+
+/** Runs a command; a failure says what it printed. */
+async function run(command: string, args: readonly string[], options: { cwd: string; timeout?: number }): Promise<{ stdout: string }> {
+  try {
+    return await execFileAsync(command, args, { ...options, env: npmEnv });
+  } catch (error) {
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${options.cwd}:\n${stderr ?? ''}${stdout ?? ''}`, { cause: error });
+  }
+}
+
+// What the tests running a real Node-RED process share: the packages packed and installed into a
+// fresh user directory as a user would, and Node-RED started (and killed) as a process.
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A Node-RED to run: its `red.js` and the Node.js that runs it. */
+export interface NodeRedInstall {
+  readonly label: string;
+  readonly redJs: string;
+  readonly node: string;
+}
+
+/**
+ * The Node-RED versions the tests run: the 4.1 this repository depends on, with this Node.js; and,
+ * when `REDFLOW_NODE_RED_5` (a Node-RED 5 package folder) and `REDFLOW_NODE_22` (a Node.js ≥ 22.9
+ * binary) are set, Node-RED 5 on that Node.js.
+ */
+export function nodeRedInstalls(): NodeRedInstall[] {
+  const installs: NodeRedInstall[] = [{ label: 'Node-RED 4.1', redJs: path.join(ROOT, 'node_modules/node-red/red.js'), node: process.execPath }];
+  const five = process.env.REDFLOW_NODE_RED_5;
+  const node22 = process.env.REDFLOW_NODE_22;
+  if (five !== undefined && node22 !== undefined) installs.push({ label: 'Node-RED 5', redJs: path.join(five, 'red.js'), node: node22 });
+  return installs;
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A fresh Node-RED user directory with `redflow` and `node-red-contrib-redflow` installed in it
+ * from their packed tarballs (`npm pack` of this repository and of `node-red/`), as
+ * `npm install` would from the registry. The built `dist/` is what gets packed.
+ */
+export async function userDirWithRedflow(): Promise<string> {
+  if (!existsSync(path.join(ROOT, 'dist/nodeRed/index.js'))) {
+    throw new Error('dist/nodeRed is not built: run `npx tsc -p tsconfig.build.json` (npm test builds first)');
+  }
+  const work = await mkdtemp(path.join(os.tmpdir(), 'redflow-node-red-e2e-'));
+  const packs = path.join(work, 'packs');
+  const userDir = path.join(work, 'userDir');
+  await mkdir(packs);
+  await mkdir(userDir);
+  const pack = async (dir: string): Promise<string> => {
+    const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', packs], { cwd: dir });
+    return path.join(packs, stdout.trim().split('\n').pop() ?? '');
+  };
+  const tarballs = [await pack(ROOT), await pack(path.join(ROOT, 'node-red'))];
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel', 'error', ...tarballs], { cwd: userDir, timeout: 120_000 });
+  return userDir;
+}
+
+/** A running Node-RED process. */
+export interface NodeRedProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Everything it printed. */
+  output(): string;
+  /** `kill -9`: no close handler runs. */
+  kill(): Promise<void>;
+  /** A clean stop (SIGINT, as Ctrl-C). */
+  stop(): Promise<void>;
+}
+
+/** More for {@link startNodeRed}: settings (such as `adminAuth`), and variables of its environment. */
+export interface NodeRedExtras {
+  readonly settings?: Record<string, unknown>;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Starts Node-RED on `userDir` and `port` with a settings file written for it (listening on
+ * 127.0.0.1, a fixed credential secret, logs that say when a node fails, nothing in the editor's way), and
+ * resolves once its admin API answers.
+ */
+export async function startNodeRed(install: NodeRedInstall, userDir: string, port: number, redflow: Record<string, unknown> = {}, extras: NodeRedExtras = {}): Promise<NodeRedProcess> {
+  const settings = path.join(userDir, 'settings.js');
+  await writeFile(
+    settings,
+    `module.exports = ${JSON.stringify(
+      {
+        uiHost: '127.0.0.1',
+        uiPort: port,
+        flowFile: 'flows.json',
+        credentialSecret: 'redflow-e2e-secret',
+        logging: { console: { level: 'warn' } },
+        // Nothing over the editor in the browser tests (no welcome tour, no telemetry question), and no catalogue fetched.
+        editorTheme: { tours: false, palette: { catalogues: [] } },
+        telemetry: { enabled: false },
+        redflow,
+        ...extras.settings,
+      },
+      null,
+      2,
+    )};\n`,
+  );
+  const child = spawn(install.node, [install.redJs, '--userDir', userDir, '--settings', settings], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', ...extras.env } });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Node-RED exited (${child.exitCode}):\n${output}`);
+    // With adminAuth on, /settings asks for a login: an answer all the same.
+    const ready = await fetch(`${url}/settings`).then((response) => response.ok || response.status === 401, () => false);
+    if (ready) break;
+    if (Date.now() > deadline) throw new Error(`Node-RED did not answer within 30 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    child,
+    output: () => output,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+      await exited;
+    },
+  };
+}
+
+/** Deploys `flows` (a full deploy) through Node-RED's Admin API. */
+export async function deployFlows(url: string, flows: readonly unknown[]): Promise<void> {
+  const response = await fetch(`${url}/flows`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'node-red-deployment-type': 'full' },
+    body: JSON.stringify(flows),
+  });
+  if (!response.ok) throw new Error(`deploy failed: ${response.status} ${await response.text()}`);
+}
+
+/** Presses an inject node's button, through the Admin API (once the node has started after a deploy). */
+export async function inject(url: string, nodeId: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const response = await fetch(`${url}/inject/${nodeId}`, { method: 'POST' });
+    if (response.ok) return;
+    if (response.status !== 404 || Date.now() > deadline) throw new Error(`inject failed: ${response.status} ${await response.text()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -1,0 +1,74 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+// `import 'redflow'` loads what an embedded run needs and nothing more: no HTTP server, no
+// inspector, no WebSocket, no PostgreSQL driver, no NATS client, no provider SDK, no OpenTelemetry
+// (loaded only when telemetry is turned on). Checked on the built package (dist/, as `npm test`
+// builds it) in a fresh Node process, by scripts/loaded-modules.mjs, which lists every file the
+// import loaded and Node's own modules.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const run = promisify(execFile);
+
+/**
+ * Files `import 'redflow'` may load at most: 242 before the subpaths, 148 after them, 164 a few
+ * features later (63 of them ajv's, 8 xstate's). Raise it only for code every embedded run needs;
+ * what only some runs need is imported where it is used (see buildTools, the model providers).
+ */
+const MAX_ROOT_MODULES = 200;
+
+interface Loaded {
+  readonly count: number;
+  readonly files: readonly string[];
+  readonly builtins: readonly string[];
+}
+
+async function loadedBy(target: string): Promise<Loaded> {
+  const { stdout } = await run(process.execPath, [path.join(root, 'scripts/loaded-modules.mjs'), target], { cwd: root });
+  return JSON.parse(stdout) as Loaded;
+}
+
+/** The package name of a file under node_modules (`@scope/name` or `name`), else undefined. */
+function packageOf(file: string): string | undefined {
+  return /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
+}
+
+describe("import 'redflow'", () => {
+  it('should load no server, inspector, WebSocket, PostgreSQL, NATS or provider SDK code', async () => {
+    const loaded = await loadedBy('./dist/index.js');
+    const packages = new Set(loaded.files.map(packageOf).filter((name) => name !== undefined));
+    for (const heavy of ['pg', 'ws', '@statelyai/inspect', 'partysocket', 'superjson', '@nats-io/transport-node', '@nats-io/jetstream', 'tsx', 'openai', '@anthropic-ai/sdk', '@opentelemetry/api']) {
+      expect(packages, `root import loaded ${heavy}`).not.toContain(heavy);
+    }
+    const own = loaded.files.filter((file) => file.startsWith(path.join(root, 'dist') + path.sep)).map((file) => path.relative(path.join(root, 'dist'), file));
+    for (const folder of ['server', 'inspect', 'cli', 'distributed', 'postgres', 'editor', path.join('actors', 'nats')]) {
+      expect(own.filter((file) => file.startsWith(folder + path.sep)), `root import loaded dist/${folder}`).toEqual([]);
+    }
+    expect(own).not.toContain(path.join('actors', 'tools', 'postgresTool.js'));
+    // Node's HTTP server and client, TLS and HTTP/2 (what the server, ws and pg pull in).
+    for (const builtin of ['http', '_http_server', 'https', 'http2', 'tls', 'net']) {
+      expect(loaded.builtins, `root import loaded node:${builtin}`).not.toContain(builtin);
+    }
+    expect(loaded.count).toBeLessThanOrEqual(MAX_ROOT_MODULES);
+    // The embedded runtime itself is there: the check would pass vacuously on an empty file otherwise.
+    expect(own).toEqual(expect.arrayContaining(['index.js', path.join('runtime', 'embeddedFlowRun.js'), path.join('machines', 'reactMachine.js')]));
+    expect(packages).toContain('xstate');
+  });
+
+  it('should resolve every subpath to its entry point, each loading its own part', async () => {
+    // The package refers to itself by name through its `exports`, as a consumer would.
+    const server = await loadedBy('redflow/server');
+    expect(server.builtins).toContain('_http_server');
+    const inspect = await loadedBy('redflow/inspect');
+    expect(inspect.files.map(packageOf)).toContain('@statelyai/inspect');
+    const nats = await loadedBy('redflow/nats');
+    expect(nats.files.map(packageOf)).toContain('@nats-io/transport-node');
+    // pg itself waits for a tool's first call.
+    const postgres = await loadedBy('redflow/postgres');
+    expect(postgres.files.map(packageOf)).not.toContain('pg');
+    expect(postgres.files.some((file) => file.endsWith(path.join('dist', 'actors', 'tools', 'postgresTool.js')))).toBe(true);
+  });
+});

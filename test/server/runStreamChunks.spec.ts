@@ -1,0 +1,65 @@
+// The run stream (GET /api/runs/:traceId/stream) shows the model's answer as it streams: `event:
+// chunk` frames without an id, live only, before the logged event that holds the whole answer.
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunChunk } from '../../src/actors/serveActors.js';
+import type { AgentActivityData } from '../../src/agents/activity.js';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
+import type { RunStartedResponse } from '../../src/server/apiTypes.js';
+import { answer, call, openGate, openSse, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
+
+const dirs = tempDirs();
+let t: TestServer;
+beforeEach(async () => {
+  resetGates();
+  t = await startTestServer(dirs, { keepAliveMs: 40 });
+});
+afterEach(() => t.close());
+afterAll(() => dirs.cleanup());
+
+describe('the run stream, while the model writes', () => {
+  it('should send each piece of an answer as a chunk, before the event that logs the answer, and never on a reconnect', async () => {
+    const final = answer.final('streamed to the browser');
+    await call(t.server, 'PUT', '/api/flows/chunks', { body: scriptedFlow([answer.gate(), final]) });
+    const started = await call(t.server, 'POST', '/api/runs', { body: { flow: 'chunks', input: 'go' } });
+    const { traceId } = started.json as RunStartedResponse;
+    const reader = await openSse(t.server, `/api/runs/${traceId}/stream`);
+    await reader.waitFor((f) => f.id === '4');
+    await openGate();
+    await reader.waitFor((f) => f.event === 'end');
+
+    const frames = reader.frames;
+    // The first answer may have been written before the stream opened: the second one is live for sure.
+    const chunkAt = frames.findIndex((f) => f.event === 'chunk' && (JSON.parse(f.data ?? '') as RunChunk).iteration === 2);
+    expect(chunkAt).toBeGreaterThan(0);
+    const chunk = frames[chunkAt];
+    expect(chunk?.id).toBeUndefined();
+    expect(JSON.parse(chunk?.data ?? '') as RunChunk).toEqual({ traceId, iteration: 2, attempt: 1, text: JSON.stringify(final) });
+    const answeredAt = frames.findIndex((f) => f.event === 'agent-event' && (JSON.parse(f.data ?? '') as AgentEvent).type === 'model.answered' && (JSON.parse(f.data ?? '') as AgentEvent).iteration === 2);
+    expect(chunkAt).toBeLessThan(answeredAt);
+
+    // A stream opened once the run is over has the log's events only.
+    const again = await openSse(t.server, `/api/runs/${traceId}/stream?after=0`);
+    await again.waitFor((f) => f.event === 'end');
+    expect(again.frames.filter((f) => f.event === 'chunk')).toEqual([]);
+  });
+
+  it('should add the run\'s activity with ?activity=1, in order, going on from where a reconnecting client is', async () => {
+    await call(t.server, 'PUT', '/api/flows/activity', { body: scriptedFlow([answer.gate(), answer.final('done')]) });
+    const started = await call(t.server, 'POST', '/api/runs', { body: { flow: 'activity', input: 'go' } });
+    const { traceId } = started.json as RunStartedResponse;
+    // Connected after the tool call began (seq 4): turn 1 is open, with its call under way.
+    await waitForRun(t.server, traceId, (run) => run.lastSeq >= 4);
+    const reader = await openSse(t.server, `/api/runs/${traceId}/stream?activity=1`, { 'last-event-id': '4' });
+    await openGate();
+    await reader.waitFor((f) => f.event === 'end');
+    const activity = reader.frames.filter((f) => f.event === 'activity').map((f) => JSON.parse(f.data ?? '') as AgentActivityData);
+    expect(reader.frames.filter((f) => f.event === 'activity').every((f) => f.id === undefined)).toBe(true);
+    expect(activity.map((a) => a.type)).toEqual(['tool_call_end', 'turn_end', 'turn_start', 'content_chunk', 'turn_end']);
+    expect(activity[0]).toMatchObject({ type: 'tool_call_end', turnNumber: 1, ok: true });
+    expect(activity[3]).toMatchObject({ type: 'content_chunk', turnNumber: 2, content: JSON.stringify(answer.final('done')) });
+
+    const refused = await call(t.server, 'GET', `/api/runs/${traceId}/stream?activity=yes`);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('HTTP_QUERY_INVALID');
+  });
+});
