@@ -13,6 +13,7 @@ import { systemClock, type Clock } from './clock.js';
 import { createRecorder, type Recorder } from './recorder.js';
 import { limitToolResult } from './dataLimits.js';
 import { redactReply } from './redactReply.js';
+import { redactSecrets } from '../secrets.js';
 import { RunWaitingError } from './runWaitingError.js';
 import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
 import type { RunEnvironment, RunHandle, RunResult } from './runAgent.js';
@@ -78,8 +79,10 @@ class RunSession implements RunHandle {
   }
 
   abort(reason?: string): void {
-    if (this.running) this.running.send({ type: 'abort', ...(reason !== undefined && { reason }) });
-    else this.abortReason = reason !== undefined ? { reason } : {};
+    // Written by whoever aborts: cut of secrets before it is recorded, like an answer.
+    const given = reason !== undefined ? { reason: redactSecrets(reason) } : {};
+    if (this.running) this.running.send({ type: 'abort', ...given });
+    else this.abortReason = given;
   }
 
   stop(): void {
@@ -129,7 +132,7 @@ class RunSession implements RunHandle {
       running.subscribe(new RunObserver(this));
       if (options.signal !== undefined) {
         const { signal } = options;
-        const onSignal = () => running.send({ type: 'abort', reason: String(signal.reason ?? 'signal aborted') });
+        const onSignal = () => running.send({ type: 'abort', reason: redactSecrets(String(signal.reason ?? 'signal aborted')) });
         this.onSignal = onSignal;
         signal.addEventListener('abort', onSignal, { once: true });
       }
@@ -281,17 +284,23 @@ class RunEffects implements TransportEffects {
   }
 }
 
-/** The machine event that carries an answer into the wait it answers. */
+/**
+ * The machine event that carries an answer into the wait it answers. Whatever a person or a client
+ * wrote is cut of secrets here, like an actor's reply: the log and the live run then hold the same
+ * text, and a key pasted into an answer by mistake is never recorded.
+ */
 function answerEvent(answer: WaitAnswer, wait: RunWait, clock: Clock): ReactEvent {
+  const reason = answer.kind === 'approval' || answer.kind === 'abort' ? answer.reason : undefined;
+  const redactedReason = reason !== undefined && { reason: redactSecrets(reason) };
   switch (answer.kind) {
     case 'approval':
-      return { type: answer.approved ? 'tool.approve' : 'tool.deny', ...(answer.reason !== undefined && { reason: answer.reason }) };
+      return { type: answer.approved ? 'tool.approve' : 'tool.deny', ...redactedReason };
     case 'expire':
       return { type: 'wait.expire' };
     case 'human':
-      return { type: 'human.answer', text: answer.text };
+      return { type: 'human.answer', text: redactSecrets(answer.text) };
     case 'abort':
-      return { type: 'abort', ...(answer.reason !== undefined && { reason: answer.reason }) };
+      return { type: 'abort', ...redactedReason };
     case 'client': {
       // A client's result is a tool's reply like any other: limited and cut of secrets before the
       // statechart sees it, so the log and the live run hold the same data.
