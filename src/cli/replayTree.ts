@@ -51,12 +51,15 @@ async function clusterTree(traceId: string, values: Record<string, string | bool
   }
 }
 
-/** The events a read finds, or undefined when there is no such log. */
+/**
+ * The events a read finds, or undefined when there is no such log. Any other failure (a stream this
+ * user may not read, a store that is down) is thrown, so the tree says why instead of "no log".
+ */
 async function readIfThere(read: () => Promise<{ readonly events: readonly AgentEvent[] }>): Promise<readonly AgentEvent[] | undefined> {
   try {
     return (await read()).events;
   } catch (error) {
-    if (error instanceof RedflowError && (error.code === ErrorCode.LOG_NOT_FOUND || error.code === ErrorCode.LOG_STORE_UNAVAILABLE)) return undefined;
+    if (error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND) return undefined;
     throw error;
   }
 }

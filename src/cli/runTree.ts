@@ -17,17 +17,20 @@ export interface RunTreeNode {
   readonly calls: readonly SubagentCallNode[];
 }
 
-/** One call of a subagent, and the run it started (null when that run's log is not found). */
+/** One call of a subagent, and the run it started (null when that run's log is not found or cannot be read). */
 export interface SubagentCallNode {
   readonly iteration: number;
   readonly tool: string;
   readonly childTraceId: string;
   readonly run: RunTreeNode | null;
+  /** Why the run's log could not be read (a refused permission, a store that is down), when it could not. */
+  readonly unreadable?: string;
 }
 
 /**
  * Reads a run's log: `tools` are the subagents' names from the root run down to it (empty for the
- * root), which is how a cluster finds a subagent's prefix. Undefined when there is no such log.
+ * root), which is how a cluster finds a subagent's prefix. Undefined when there is no such log;
+ * throws when the log may exist but cannot be read (the tree then says why, not "no log").
  */
 export type RunLogReader = (traceId: string, tools: readonly string[]) => Promise<readonly AgentEvent[] | undefined>;
 
@@ -48,7 +51,13 @@ export async function runTree(events: readonly AgentEvent[], read: RunLogReader,
     if (event.type !== AgentEventType.ToolRequested || event.data.childTraceId === undefined) continue;
     const { childTraceId, tool } = event.data;
     const below = [...tools, tool];
-    const logged = below.length > MAX_SUBAGENT_DEPTH ? undefined : await read(childTraceId, below);
+    let logged: readonly AgentEvent[] | undefined;
+    try {
+      logged = below.length > MAX_SUBAGENT_DEPTH ? undefined : await read(childTraceId, below);
+    } catch (error) {
+      calls.push({ iteration: event.iteration, tool, childTraceId, run: null, unreadable: error instanceof Error ? error.message : String(error) });
+      continue;
+    }
     calls.push({ iteration: event.iteration, tool, childTraceId, run: logged === undefined || logged.length === 0 ? null : await runTree(logged, read, below) });
   }
   const status = events.length > 0 ? logStatus(events) : undefined;
@@ -79,7 +88,8 @@ export function formatRunTree(tree: RunTreeNode, color: boolean): string[] {
     run.calls.forEach((call, index) => {
       const last = index === run.calls.length - 1;
       const head = `${indent}${last ? '└─' : '├─'} #${call.iteration} ${s.cyan(call.tool)} → `;
-      lines.push(call.run === null ? `${head}run ${call.childTraceId}  ${s.yellow('no log found')}` : `${head}${describe(call.run)}`);
+      const missing = call.unreadable === undefined ? 'no log found' : `cannot read its log: ${call.unreadable}`;
+      lines.push(call.run === null ? `${head}run ${call.childTraceId}  ${s.yellow(missing)}` : `${head}${describe(call.run)}`);
       if (call.run !== null) walk(call.run, `${indent}${last ? '   ' : '│  '}`);
     });
   };

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,22 @@ describe('redflow and subagents', () => {
     });
     const refused = await runCli(['replay', path.join(dir, 'tree.jsonl'), '--tree', '--steps'], { cwd: dir });
     expect(refused.code).toBe(64);
+  });
+
+  it('replay --tree tells a subagent run whose log is missing from one whose log cannot be read, and says why', async () => {
+    const elsewhere = await mkdtemp(path.join(tmpdir(), 'redflow-cli-subagents-tree-'));
+    try {
+      await copyFile(path.join(dir, 'tree.jsonl'), path.join(elsewhere, 'tree.jsonl'));
+      // tree-1's log is not there; tree-2's path is a directory, which no log can be read from.
+      await mkdir(path.join(elsewhere, 'tree-2.jsonl'));
+      const tree = await runCli(['replay', path.join(elsewhere, 'tree.jsonl'), '--tree'], { cwd: elsewhere });
+      expect(tree.code, tree.stderr).toBe(0);
+      const lines = tree.stdout.trim().split('\n');
+      expect(lines[1]).toBe('├─ #1 counter → run tree-1  no log found');
+      expect(lines[2]).toMatch(/^└─ #2 counter → run tree-2  cannot read its log: .*EISDIR/);
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
   });
 
   it('replay --steps names the subagent run on its call, and the call that started a subagent run on top of it', async () => {

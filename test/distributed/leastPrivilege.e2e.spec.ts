@@ -163,4 +163,35 @@ describe('redflow worker under deploy/nats/redflow.conf', () => {
     for (const result of [run, shown, replay, again]) expect(result.stderr).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
     expect(violationsSince(from)).toEqual([]);
   }, 90_000);
+
+  it('should run a flow with a subagent (examples/subagents, its researcher on the prefix redflow.agent-researcher) with each role as its user, and replay the tree as the client', async () => {
+    const from = serverLog.length;
+    const subagentFlow = path.join(REPO_ROOT, 'examples', 'subagents', 'flow.json');
+    const hosted = (roles: string, user: User) => {
+      const started = startRedflow(['worker', subagentFlow, '--role', roles, ...as(user)]);
+      processes.push(started);
+      return started;
+    };
+    const workers = [hosted('core,memory', 'core'), hosted('model', 'model'), hosted('tool', 'tool')];
+    await Promise.all(workers.map((started) => started.ready()));
+    const cli = (args: string[]) => runCli(args, { cwd: dir, timeoutMs: 60_000 });
+    const run = await cli(['run', subagentFlow, ...as('client'), '--input', 'Where is order A-1001?', '--trace-id', 'least-privilege-subagent-1', '--json']);
+    expect(run.stderr).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { outcome: { status: string }; envelope: { tools: { history: { status: string; childTraceId?: string }[] } } };
+    expect(report.outcome.status).toBe('done');
+    expect(report.envelope.tools.history).toEqual([expect.objectContaining({ status: 'succeeded', childTraceId: 'least-privilege-subagent-1-1' })]);
+
+    const tree = await cli(['replay', 'least-privilege-subagent-1', '--tree', ...as('client')]);
+    expect(tree.code, tree.stderr).toBe(0);
+    // The subagent's run is read from its own stream, which the client user may read.
+    expect(tree.stdout).toMatch(/researcher → run least-privilege-subagent-1-1 +done \(final_answer\)/);
+
+    for (const started of workers) started.child.kill('SIGTERM');
+    for (const started of workers) {
+      expect(await endingWithin(started, 15_000)).toEqual({ code: 0, signal: null });
+      expect(started.stderr()).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    }
+    expect(violationsSince(from)).toEqual([]);
+  }, 120_000);
 });
