@@ -145,6 +145,23 @@ describe('createNatsKvMemoryStore', () => {
     await store.save('big', { text: 'small' });
   });
 
+  it("should say the bucket is smaller than the store's limit when the server refuses a value as too large", async () => {
+    // A bucket made elsewhere with a smaller maxValueSize: the store's own limit lets the value
+    // through, and the server refuses it (JetStream's code 10054).
+    const small = `${BUCKET}-small`;
+    await new Kvm(nc).create(small, { maxValueSize: 256 });
+    try {
+      const store = await createNatsKvMemoryStore(nc, { bucket: small, maxValueBytes: 4096 });
+      const error = await failure(store.save('big', { text: 'x'.repeat(1000) }));
+      expect(error.code).toBe(ErrorCode.MEMORY_FAILED);
+      expect(error.message).toContain('larger than the bucket allows');
+      expect(error.retryable).toBe(false);
+      expect(error.hint).toContain('smaller maxValueSize');
+    } finally {
+      await (await new Kvm(nc).open(small)).destroy();
+    }
+  });
+
   it('should refuse a maxValueBytes over the server max_payload or bad options', async () => {
     for (const options of [{ maxValueBytes: (nc.info?.max_payload ?? 1_048_576) + 1 }, { maxValueBytes: 0 }, { history: 65 }, { bucket: 'bad.bucket' }]) {
       expect((await failure(makeStore(options))).code).toBe(ErrorCode.MEMORY_FAILED);

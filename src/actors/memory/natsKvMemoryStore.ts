@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JetStreamApiError } from '@nats-io/jetstream';
-import { KV_SERVER_HINT, isWrongLastSequence, kvBucketHint, kvFailure } from '../nats/kvErrors.js';
+import { KV_SERVER_HINT, isValueTooLarge, isWrongLastSequence, kvBucketHint, kvFailure } from '../nats/kvErrors.js';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError } from '../../errors.js';
@@ -42,8 +41,6 @@ const MAX_TRACKED_CONVERSATIONS = 10_000;
 const DEFAULT_BUCKET = 'redflow-memory';
 const DEFAULT_MAX_VALUE_BYTES = 1024 * 1024;
 const DEFAULT_UPDATE_ATTEMPTS = 5;
-/** JetStream's error code for a message over the stream's `max_msg_size`. */
-const MESSAGE_TOO_LARGE = 10054;
 
 /**
  * Creates (or opens) the KV bucket and returns a {@link MemoryStore} keeping each conversation's
@@ -146,7 +143,7 @@ export async function createNatsKvMemoryStore(
       return revision > 0 ? await kv.update(key, text, revision) : await kv.create(key, text);
     } catch (error) {
       if (isWrongLastSequence(error)) return undefined;
-      if (error instanceof JetStreamApiError && error.code === MESSAGE_TOO_LARGE) {
+      if (isValueTooLarge(error)) {
         throw fail(
           `memory of ${where(conversationId)} is larger than the bucket allows`,
           error,

@@ -1,8 +1,13 @@
+import type { JetStreamApiCodes } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 
-/** JetStream API error code of an account without JetStream (`JetStreamNotEnabledForAccount`). */
-const NOT_ENABLED_FOR_ACCOUNT = 10039;
+/**
+ * JetStream API error code of an account without JetStream: nats.js's
+ * `JetStreamApiCodes.JetStreamNotEnabledForAccount`, whose type the compiler holds this value to.
+ * Written out rather than imported, so that reading it does not load the JetStream client.
+ */
+const NOT_ENABLED_FOR_ACCOUNT: (typeof JetStreamApiCodes)['JetStreamNotEnabledForAccount'] = 10039;
 
 /**
  * True when `error`, or an error it was caused by, says the server or the account has no

@@ -12,6 +12,18 @@ export function isWrongLastSequence(error: unknown): boolean {
   );
 }
 
+/**
+ * JetStream's error code for a message over the stream's `max_msg_size` (a KV bucket's
+ * `maxValueSize`): the server's `JSStreamMessageExceedsMaximumErr`. nats.js's `JetStreamApiCodes`
+ * names no constant for it, so it is named here, once.
+ */
+export const MESSAGE_EXCEEDS_MAXIMUM = 10054;
+
+/** True when a KV write was refused for a value larger than the bucket's `maxValueSize`. */
+export function isValueTooLarge(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === MESSAGE_EXCEEDS_MAXIMUM;
+}
+
 /** The hint for a failed bucket operation: the bucket is gone, or the server is. */
 export function kvBucketHint(bucket: string, error: unknown): string {
   return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound

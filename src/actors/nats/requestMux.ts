@@ -113,7 +113,8 @@ export function createRequestMux(nc: NatsConnection): RequestMux {
       callback: (error, msg) => {
         if (error) return;
         const token = msg.subject.slice(inbox.length + 1);
-        // The server answers a request nobody listens to with an empty 503 status message.
+        // The server answers a request nobody listens to with an empty 503 status message. nats.js
+        // exports no constant or test for it on a message: it checks `code === 503` itself.
         if (msg.data.length === 0 && msg.headers?.code === 503) finish(token, { kind: 'noResponders' });
         else finish(token, { kind: 'reply', msg });
       },
