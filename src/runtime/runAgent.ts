@@ -59,6 +59,12 @@ export interface RunEnvironment {
   readonly contextBudget?: ContextBudget;
   /** Also take answers in the text ReAct form (`Action: name(…)`), as the step service's sessions do. */
   readonly textActions?: TextActionRules;
+  /**
+   * The session the run belongs to when that is not a memory's conversation (a step-service
+   * session, whose queries are runs of their own): telemetry records it as
+   * `gen_ai.conversation.id`, so a session's traces can be found together. The log does not.
+   */
+  readonly sessionId?: string;
 }
 
 /** Options of {@link startRun}. */

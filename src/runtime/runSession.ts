@@ -98,7 +98,7 @@ class RunSession implements RunHandle {
     const { traceId, clock } = this;
     try {
       // With telemetry on, the stretch's span follows its events and its requests carry the trace.
-      this.watched = watchRun(traceId, run, resume !== undefined);
+      this.watched = watchRun(traceId, run, resume !== undefined, options.sessionId);
       const onEvent = alsoTo(this.watched, options.onEvent);
       this.pendingAnswer = answer;
       const recorder = createRecorder({

@@ -106,6 +106,8 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
   let lastAnswer: string | undefined;
   const model: ModelActor = {
     kind: step.model.kind,
+    // Its name too: the `chat <model>` span and the token metrics are named by it.
+    ...(step.model.model !== undefined && { model: step.model.model }),
     complete: async (modelRequest, signal, callOptions) => {
       const answer = await step.model.complete(modelRequest, signal, callOptions);
       lastAnswer = answer.text;
@@ -124,6 +126,8 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
       clock: step.clock,
       textActions: { signatures },
       ...(budget !== undefined && { contextBudget: budget }),
+      // Each query of a session is a run (a trace) of its own: telemetry ties them by the session.
+      sessionId: request.session_id,
     };
     let known = position.calls.length;
     let settlement: RunSettlement | undefined;

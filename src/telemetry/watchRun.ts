@@ -5,9 +5,10 @@ import type { RunTelemetry } from './telemetry.js';
 
 /**
  * The telemetry of a stretch of run `traceId` that begins now in this process, or `undefined`
- * while telemetry is off (the only cost then).
+ * while telemetry is off (the only cost then). `sessionId` is the run's conversation for
+ * telemetry when its log names none (a step-service session).
  */
-export function watchRun(traceId: string, run: RunStart, resumed: boolean): RunTelemetry | undefined {
+export function watchRun(traceId: string, run: RunStart, resumed: boolean, sessionId?: string): RunTelemetry | undefined {
   const telemetry = activeTelemetry();
   if (telemetry === undefined) return undefined;
   try {
@@ -16,7 +17,7 @@ export function watchRun(traceId: string, run: RunStart, resumed: boolean): RunT
       resumed,
       startedAt: run.startedAt,
       ...(run.flow?.id !== undefined && { flowId: run.flow.id }),
-      ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
+      ...((run.conversationId ?? sessionId) !== undefined && { conversationId: run.conversationId ?? sessionId }),
     });
     return {
       onEvent: (event) => watched.onEvent(event),
