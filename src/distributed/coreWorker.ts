@@ -213,8 +213,10 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       async (error: unknown) => {
         owned.delete(traceId);
         if (isRunWaiting(error)) {
-          // Parked in its log: no worker holds it until an answer (or its deadline) comes.
-          await leases.park(traceId, parkedAs(error.wait));
+          // Parked in its log: no worker holds it until an answer (or its deadline) comes. A
+          // subagent's run is parked already expired, so that if this worker dies before ending
+          // the wait below, any core worker's sweep ends it, not the wait's own deadline.
+          await leases.park(traceId, subagent ? { ...parkedAs(error.wait), deadline: new Date().toISOString() } : parkedAs(error.wait));
           if (subagent) {
             // Its caller waits for its outcome, not for a person: the wait ends now (a question, escalate).
             log(`run ${traceId} is a subagent's: its wait ends now`);

@@ -199,4 +199,41 @@ describe('subagents on a cluster', () => {
     expect(outcome).toMatchObject({ status: 'done', answer: 'I need the order number' });
     expect(envelope.tools.history[0]?.output).toMatchObject({ status: 'escalate', reason: 'info_requested', question: { question: 'which order?' } });
   });
+
+  it("should end a subagent run's wait on another core worker when the one that parked it dies before ending it", async () => {
+    const prefix = uniquePrefix();
+    const file = await parentWith(
+      'ask-dies',
+      [{ action: 'tool', tool: 'child', input: { task: 'find the order' }, confidence: 0.5 }, { action: 'final', message: 'asked', confidence: 0.9 }],
+      // The child's wait would last a day: only ending it at once lets the caller go on.
+      [{ action: 'request_info', input: { question: 'which order?' } }],
+      HANG,
+    );
+    const [parent, child] = await flowsToHost(file, prefix, []);
+    prefixes.push(parent!.prefix, child!.prefix);
+    const parentActors = await startActorWorker({ nc, flowPath: file, prefix, roles: ['model', 'tool', 'memory'], serveTool: await idempotentToolServer(nc, prefix) });
+    const parentCore = await startCoreWorker({ nc, flowPath: file, prefix, leaseMs: 1000 });
+    closers.push(() => parentCore.close(), () => parentActors.close());
+    // The child's first core worker parks the run, then its connection dies before it can end the wait.
+    const doomed = await connectTestServer('subagents-doomed');
+    const childActors = await startActorWorker({ nc, flowPath: child!.flowPath, prefix: child!.prefix, roles: ['model', 'tool', 'memory'], serveTool: await idempotentToolServer(nc, child!.prefix) });
+    const first = await startCoreWorker({
+      nc: doomed,
+      flowPath: child!.flowPath,
+      prefix: child!.prefix,
+      leaseMs: 1000,
+      log: (line) => {
+        if (line.includes('its wait ends now')) void doomed.close();
+      },
+    });
+    closers.push(() => first.close().catch(() => undefined), () => childActors.close());
+    const run = await startRemoteRun({ nc, prefix, input: 'go', traceId: 'qd' });
+    await eventually(() => doomed.isClosed(), 10_000);
+    // Another core worker of the subagent's prefix finds the parked run and ends its wait.
+    const second = await startCoreWorker({ nc, flowPath: child!.flowPath, prefix: child!.prefix, leaseMs: 1000 });
+    closers.push(() => second.close());
+    const { outcome, envelope } = await run.result;
+    expect(outcome).toMatchObject({ status: 'done', answer: 'asked' });
+    expect(envelope.tools.history[0]?.output).toMatchObject({ status: 'escalate', reason: 'info_requested' });
+  }, 60_000);
 });
