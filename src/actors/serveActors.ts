@@ -153,17 +153,18 @@ function checkModelRequest(request: unknown, subject: string): asserts request i
  * ```
  */
 export function runTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal, headers: Headers = {}): Promise<ToolResult> {
-  return traceToolCall(tool, request, headers, () => executeTool(tool, request, signal));
+  return traceToolCall(tool, request, headers, (traceparent) => executeTool(tool, request, signal, traceparent));
 }
 
-/** {@link runTool}'s call itself. */
-async function executeTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal): Promise<ToolResult> {
+/** {@link runTool}'s call itself; `traceparent` is the call's trace context, handed to the tool. */
+async function executeTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal, traceparent: string | undefined): Promise<ToolResult> {
   try {
     const output = await tool.execute(request.input, {
       signal,
       idempotencyKey: request.idempotencyKey,
       traceId: request.traceId,
       iteration: request.iteration,
+      ...(traceparent !== undefined && { traceparent }),
     });
     return { ok: true, output: redactSecretsInData(asJson(output, tool.name)) };
   } catch (error) {

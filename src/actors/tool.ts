@@ -11,6 +11,12 @@ export interface ToolContext {
   readonly idempotencyKey: string;
   readonly traceId: string;
   readonly iteration: number;
+  /**
+   * The W3C trace context (`traceparent` header value) of this call: its `execute_tool` span when
+   * telemetry is on in this process, else the span of the run that sent it, if any. Hand it on
+   * (an HTTP request's `traceparent` header, a run the tool starts) to join the run's trace.
+   */
+  readonly traceparent?: string;
 }
 
 /**

@@ -338,6 +338,10 @@ export interface ParentCall {
   iteration: number;
   idempotencyKey: string;
   tool: string;
+  /**
+   * The W3C trace context (`traceparent`) of the call's span, when the process that made the call had telemetry on: every stretch of this run is a child of it, in the parent's trace.
+   */
+  traceparent?: string;
 }
 
 export interface RunResumedData {

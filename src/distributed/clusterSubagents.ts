@@ -14,6 +14,7 @@ import type { RunStartReply, RunStartRequest } from './coreWorker.js';
 import { openTraceToRead } from './openTraceToRead.js';
 import { requestRunAbort } from './runAborts.js';
 import { runLogExists } from './runLogExists.js';
+import { TRACEPARENT_HEADER } from '../telemetry/traceContext.js';
 import { parseTraceEvent } from './traceEvent.js';
 
 /**
@@ -77,7 +78,13 @@ export function clusterSubagents(options: ClusterSubagentOptions): SubagentHost 
         }
         flowId ??= loadFlowFile(subagent.flowPath).then((loaded) => (loaded.validation.ok ? loaded.validation.flow.definition.id : undefined));
         const parent: ParentCall = { traceId: context.traceId, iteration: context.iteration, idempotencyKey: context.idempotencyKey, tool: subagent.name };
-        const outcome = await runOnCluster(options, subagent, prefix, { traceId, parent, task: String(input.task), flowId: await flowId }, context.signal);
+        const outcome = await runOnCluster(
+          options,
+          subagent,
+          prefix,
+          { traceId, parent, task: String(input.task), flowId: await flowId, traceparent: context.traceparent },
+          context.signal,
+        );
         return subagentOutput(subagent.name, traceId, outcome);
       },
     } satisfies ToolDefinition;
@@ -90,6 +97,8 @@ interface ChildStart {
   readonly parent: ParentCall;
   readonly task: string;
   readonly flowId: string | undefined;
+  /** The call's trace context, sent as the start's `traceparent` header: the core logs it in `parent`. */
+  readonly traceparent: string | undefined;
 }
 
 /** Starts the call's run on the subagent's prefix (or finds it there) and waits for its ending. */
@@ -198,7 +207,12 @@ async function startChild(options: ClusterSubagentOptions, subagent: SubagentDef
       timeoutMs: subagent.timeoutMs,
       ...(child.flowId !== undefined && { flowId: child.flowId }),
     };
-    const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, { timeoutMs: options.startTimeoutMs ?? 10_000 });
+    // The call's trace context goes as a header, not in `parent`: a core worker that does not know
+    // it still takes the start.
+    const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
+      timeoutMs: options.startTimeoutMs ?? 10_000,
+      ...(child.traceparent !== undefined && { headers: { [TRACEPARENT_HEADER]: child.traceparent } }),
+    });
     if (reply.ok || reply.error.code === ErrorCode.RUN_TRACE_ID_TAKEN) return;
     if (reply.error.code === ErrorCode.TRANSPORT_NO_RESPONDER || reply.error.code === ErrorCode.TRANSPORT_TIMEOUT) {
       throw new RedflowError(

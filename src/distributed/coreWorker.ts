@@ -5,7 +5,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { Subject, DEFAULT_SUBJECT_PREFIX, Storage, checkSubjectPrefix } from '../actors/subjects.js';
 import { isValidConversationId } from '../actors/memory.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
-import type { Subscription, Transport } from '../actors/transport.js';
+import type { Headers, Subscription, Transport } from '../actors/transport.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import type { EventStore } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
@@ -26,6 +26,7 @@ import { openRunLeases, type RunLeases, type RunRecord } from './runLeases.js';
 import { serveRunAborts } from './runAborts.js';
 import { serveRunAnswers, type RunAnswerReply } from './runAnswers.js';
 import { runLogExists } from './runLogExists.js';
+import { TRACEPARENT_HEADER, formatTraceparent, parseTraceparent } from '../telemetry/traceContext.js';
 
 /** What a client sends on `<prefix>.runs.start`. */
 export interface RunStartRequest {
@@ -66,15 +67,28 @@ function checkStartRequest(request: unknown): asserts request is RunStartRequest
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)) {
     throw bad(`"timeoutMs" is not an integer from 1 to ${MAX_RUN_TIMEOUT_MS}`);
   }
-  if (parent !== undefined && !isParentCall(parent)) throw bad('"parent" is not {"traceId", "iteration", "idempotencyKey", "tool"}');
+  if (parent !== undefined && !isParentCall(parent)) throw bad('"parent" is not {"traceId", "iteration", "idempotencyKey", "tool", "traceparent"?}');
+}
+
+/**
+ * A subagent's `parent` with the trace context of the call, which the start carries as its
+ * `traceparent` header (see `clusterSubagents`): logged in `run.started`, it places every
+ * stretch of the run in the caller's trace. A header that is not a valid one is ignored.
+ */
+function withCallContext(parent: ParentCall, headers: Headers): ParentCall {
+  const call = parseTraceparent(headers[TRACEPARENT_HEADER]);
+  return call === undefined ? parent : { ...parent, traceparent: formatTraceparent(call) };
 }
 
 /** True for a `parent` as `run.started` records it (the agent-event schema's ParentCall). */
 function isParentCall(value: unknown): value is ParentCall {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { traceId, iteration, idempotencyKey, tool, ...rest } = value as Record<string, unknown>;
+  const { traceId, iteration, idempotencyKey, tool, traceparent, ...rest } = value as Record<string, unknown>;
+  const context = typeof traceparent === 'string' ? parseTraceparent(traceparent) : undefined;
   return (
     Object.keys(rest).length === 0 &&
+    // As the log holds it: a version-00 value, written as formatTraceparent writes it.
+    (traceparent === undefined || (context !== undefined && formatTraceparent(context) === traceparent)) &&
     isValidTraceId(traceId) &&
     typeof iteration === 'number' &&
     Number.isInteger(iteration) &&
@@ -311,7 +325,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
 
   const service: Subscription = transport.serve<RunStartRequest, RunStartReply>(
     Subject.runStart(prefix),
-    async (request) => {
+    async (request, context) => {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
       checkStartRequest(request);
       // Refused before the run has a record: an input past the limits could never run.
@@ -358,7 +372,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
         ...(memory && { memory }),
         ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
-        ...(request.parent !== undefined && { parent: request.parent }),
+        ...(request.parent !== undefined && { parent: withCallContext(request.parent, context.headers) }),
       });
       track(traceId, handle, request.parent !== undefined);
       log(`run ${traceId} started`);

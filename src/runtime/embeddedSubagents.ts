@@ -101,7 +101,14 @@ async function runOnce(
   traceId: string,
   logPath: string,
 ): Promise<RunResult> {
-  const parent: ParentCall = { traceId: context.traceId, iteration: context.iteration, idempotencyKey: context.idempotencyKey, tool: subagent.name };
+  const parent: ParentCall = {
+    traceId: context.traceId,
+    iteration: context.iteration,
+    idempotencyKey: context.idempotencyKey,
+    tool: subagent.name,
+    // Logged with the link: every stretch of the subagent's run joins the caller's trace below this call.
+    ...(context.traceparent !== undefined && { traceparent: context.traceparent }),
+  };
   const common = { flowPath: subagent.flowPath, timeoutMs: subagent.timeoutMs, signal: context.signal, allowFiles: subagent.roots };
   const events = await loggedEvents(logPath);
   if (events.length === 0) {

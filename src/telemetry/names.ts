@@ -28,6 +28,8 @@ export const TelemetryAttribute = {
   ErrorType: 'error.type',
   /** The run's own trace id (its log's name), which the OpenTelemetry trace id is derived from. */
   RedflowTraceId: 'redflow.trace_id',
+  /** On a subagent's run span: the trace id of the run whose call started it. */
+  RedflowParentTraceId: 'redflow.parent.trace_id',
   RedflowIteration: 'redflow.iteration',
   RedflowSeq: 'redflow.seq',
   /** True on the span of a run's stretch that continues it from its log (a resume, a takeover, an answer). */

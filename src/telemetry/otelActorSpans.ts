@@ -4,6 +4,7 @@ import type { ToolResult } from '../actors/tool.js';
 import { GenAiOperation, TelemetryAttribute } from './names.js';
 import { contentAttribute, parentContext, recordFailure, type OtelParts } from './otelParts.js';
 import type { ActorCallTelemetry, ModelCall, ToolCall } from './telemetry.js';
+import { formatTraceparent } from './traceContext.js';
 
 /**
  * The `chat <model>` span of a model call this process serves (kind CLIENT: it calls the
@@ -114,10 +115,14 @@ export function startToolCall(parts: OtelParts, call: ToolCall): ActorCallTeleme
   };
 }
 
-/** `within` for a call's span: the work runs with it as the active span. */
-function activeWithin(parts: OtelParts, span: Span): Pick<ActorCallTelemetry<unknown>, 'within'> {
+/** `within` and `traceparent` for a call's span: the work runs with it as the active span. */
+function activeWithin(parts: OtelParts, span: Span): Pick<ActorCallTelemetry<unknown>, 'within' | 'traceparent'> {
   const active = parts.api.trace.setSpan(parts.api.context.active(), span);
-  return { within: (work) => parts.api.context.with(active, work) };
+  const context = span.spanContext();
+  return {
+    within: (work) => parts.api.context.with(active, work),
+    traceparent: parts.api.isSpanContextValid(context) ? formatTraceparent(context) : undefined,
+  };
 }
 
 /** A chat message in the GenAI conventions' message shape. */

@@ -5,7 +5,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { GenAiOperation, TelemetryAttribute } from './names.js';
 import { recordFailure, remoteContext, type OtelParts } from './otelParts.js';
 import type { RunStretch, RunTelemetry } from './telemetry.js';
-import { TRACEPARENT_HEADER, formatTraceparent, runRootOf } from './traceContext.js';
+import { TRACEPARENT_HEADER, formatTraceparent, parseTraceparent, runRootOf, type TraceParent } from './traceContext.js';
 
 /**
  * The `invoke_agent` span of one stretch of a run, drawn from the run's events as they reach the
@@ -13,7 +13,9 @@ import { TRACEPARENT_HEADER, formatTraceparent, runRootOf } from './traceContext
  * call succeeded; never an input or output), the ending sets the outcome and, for `run.failed`,
  * the error. The span is a child of the run's logical root (see `otelTraceIdOf`), so every
  * stretch of a run, in whatever process, is in the run's one trace; a span active where the run
- * was started (a caller's request, a tool that starts a run) is linked.
+ * was started (a caller's request, a tool that starts a run) is linked. A subagent's run is part
+ * of its caller's trace instead: its stretches are children of the call's span, which its log
+ * names ({@link stretchParent}).
  */
 export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetry {
   const { api, tracer, instruments } = parts;
@@ -31,9 +33,10 @@ export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetr
         ...(stretch.conversationId !== undefined && { [TelemetryAttribute.ConversationId]: stretch.conversationId }),
         [TelemetryAttribute.RedflowTraceId]: stretch.traceId,
         [TelemetryAttribute.RedflowResumed]: stretch.resumed,
+        ...(stretch.parent !== undefined && { [TelemetryAttribute.RedflowParentTraceId]: stretch.parent.traceId }),
       },
     },
-    remoteContext(api, runRootOf(stretch.traceId)),
+    remoteContext(api, stretchParent(stretch)),
   );
   const headers: Headers = { [TRACEPARENT_HEADER]: formatTraceparent(span.spanContext()) };
   instruments.runsActive.add(1, agent);
@@ -97,6 +100,17 @@ export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetr
       span.end();
     },
   };
+}
+
+/**
+ * The span a stretch hangs below, the same for every stretch of the run (each reads it from the
+ * run's `run.started`): for a subagent's run, the span of the call that started it (its
+ * `execute_tool` span, or the calling run's when the tool's process had telemetry off), or the
+ * calling run's root when the call recorded no context; for any other run, its own root.
+ */
+export function stretchParent(stretch: Pick<RunStretch, 'traceId' | 'parent'>): TraceParent {
+  if (stretch.parent === undefined) return runRootOf(stretch.traceId);
+  return parseTraceparent(stretch.parent.traceparent) ?? runRootOf(stretch.parent.traceId);
 }
 
 /** What a span event says of a logged event: never its content. */

@@ -12,6 +12,11 @@ export interface RunStretch {
   readonly startedAt: string;
   readonly flowId?: string;
   readonly conversationId?: string;
+  /**
+   * The call of another run that started this one as its subagent (`run.started`'s `parent`):
+   * the stretch is placed in that run's trace, below the call's span (`traceparent`).
+   */
+  readonly parent?: { readonly traceId: string; readonly traceparent?: string };
 }
 
 /** What a run's stretch reports to telemetry while it goes on. */
@@ -28,6 +33,8 @@ export interface RunTelemetry {
 export interface ActorCallTelemetry<T> {
   /** Runs `work` with the call's span as the active span, so instrumentation inside it (HTTP, a nested run) descends from it. */
   within<R>(work: () => R): R;
+  /** The call's span as a W3C `traceparent` value, to hand on; `undefined` when it has no valid context (no SDK). */
+  readonly traceparent: string | undefined;
   /** The call answered. */
   end(result: T): void;
   /** The call failed (a thrown error: the requester gets it as `{ ok: false, error }`). */

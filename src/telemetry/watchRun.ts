@@ -18,6 +18,7 @@ export function watchRun(traceId: string, run: RunStart, resumed: boolean, sessi
       startedAt: run.startedAt,
       ...(run.flow?.id !== undefined && { flowId: run.flow.id }),
       ...((run.conversationId ?? sessionId) !== undefined && { conversationId: run.conversationId ?? sessionId }),
+      ...(run.parent !== undefined && { parent: run.parent }),
     });
     return {
       onEvent: (event) => watched.onEvent(event),

@@ -26,8 +26,15 @@ describe('a broken telemetry', () => {
     const { tool } = countingTool();
     setActiveTelemetry({
       startRun: () => ({ onEvent: fail, carry: fail, end: fail }),
-      modelCall: () => ({ within: (work) => work(), end: fail, fail }),
-      toolCall: () => ({ within: (work) => work(), end: fail, fail }),
+      modelCall: () => ({ within: (work) => work(), traceparent: undefined, end: fail, fail }),
+      toolCall: () => ({
+        within: (work) => work(),
+        get traceparent(): string {
+          return fail();
+        },
+        end: fail,
+        fail,
+      }),
     });
     const { result } = await runScripted({ answers: [answer.tool('echo', { text: 'a' }), answer.final('done')], tools: [tool] });
     expect(result.outcome.status).toBe('done');
