@@ -106,6 +106,8 @@ export const ErrorCode = {
   TOOL_CALL_IN_PROGRESS: 'TOOL_CALL_IN_PROGRESS',
   /** A tool's reply nests deeper than model answers may (64 levels): the model sees this failure instead. */
   TOOL_OUTPUT_TOO_DEEP: 'TOOL_OUTPUT_TOO_DEEP',
+  /** An agent definition's tool returned a result its `outputSchema` refuses: the call's failure, which the model sees. */
+  TOOL_OUTPUT_INVALID: 'TOOL_OUTPUT_INVALID',
   /** A person denied the tool call (`requiresApproval`): it was never made; the model sees this, with the reason, as its observation. */
   TOOL_DENIED: 'TOOL_DENIED',
 

@@ -98,7 +98,13 @@ export { runSteps, stateAfter } from './events/runSteps.js';
 export type { RunStep } from './events/runSteps.js';
 
 export type { AgentDefinition, PromptConfig, ModelConfig, RunConfig, ToolConfig, InputConfig, InputSpec, OutputConfig } from './agents/agentDefinition.js';
-export { checkAgentDefinition, checkAgentInputs } from './agents/agentDefinition.js';
+export { checkAgentDefinition, checkAgentInputs, defineAgent } from './agents/agentDefinition.js';
+export { defineTool } from './agents/agentTool.js';
+export type { AgentTool, ClientTool, DefinitionTool, ToolReturn } from './agents/agentTool.js';
+export { withJsonSchema, jsonSchemaOf } from './agents/schemaToJson.js';
+export type { JsonSchemaOf } from './agents/schemaToJson.js';
+export { checkAgainst, isStandardSchema } from './agents/schemaCheck.js';
+export type { AgentSchema, JsonSchema, SchemaInput, SchemaOutput, SchemaVerdict } from './agents/schemaCheck.js';
 export { renderTemplate, templateVariables } from './agents/template.js';
 export { AgentRegistry, agentRegistry } from './agents/agentRegistry.js';
 export { AgentExecutor } from './agents/agentExecutor.js';

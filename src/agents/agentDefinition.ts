@@ -1,7 +1,10 @@
+import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { HistoryMessage, ModelLlmConfig } from '../contracts/schema-types.js';
 import { compileUserSchema, describeSchemaErrors, validators, type InputValidator } from '../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import type { ToolDefinition } from '../actors/tool.js';
+import type { DefinitionTool } from './agentTool.js';
+import type { JsonSchema } from './schemaCheck.js';
+import { jsonSchemaOf } from './schemaToJson.js';
 import { templateVariables } from './template.js';
 
 /**
@@ -33,14 +36,20 @@ export interface RunConfig {
   readonly maxTurns?: number;
   /** The run ends `timeout` after this long (ms). Default: no limit. */
   readonly timeoutMs?: number;
+  /**
+   * How long a run waits for a person's approval or a client tool's result before it ends blocked
+   * (`WAIT_EXPIRED`), in ms: the agent's `waitTimeoutMs`. Default one day, at most 30 days.
+   */
+  readonly waitTimeoutMs?: number;
 }
 
-/** The tools the agent may call. */
+/**
+ * The tools the agent may call: tools Redflow runs (an `AgentTool`, made with `defineTool`, or a
+ * plain `ToolDefinition`), and tools the client runs (`executor: 'client'`). None at all is an
+ * agent that answers directly.
+ */
 export interface ToolConfig {
-  /** At least one: a ReAct agent acts through tools. */
-  // ToolDefinition's input type is each tool's own; any tool fits here.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  readonly tools: readonly ToolDefinition<any, any>[];
+  readonly tools: readonly DefinitionTool[];
 }
 
 /** One input a run takes. */
@@ -57,21 +66,25 @@ export interface InputConfig {
 }
 
 /**
- * A structured result: the agent's `outputSchema`. The model is shown the schema and gives its
- * final answer's `output` (or a message that is JSON), which the run checks against it; a matching
- * output becomes the result's `output` (through `parse`, when given). One that does not match
- * leaves `output` out and says why (`AGENT_OUTPUT_INVALID`), with the answer as given kept: it
- * never fails the run itself.
+ * A structured result: the agent's `outputSchema`. The model is shown the schema (as JSON Schema)
+ * and gives its final answer's `output` (or a message that is JSON), which the run checks against
+ * it; a Standard Schema then checks it again, and a matching output becomes the result's `output`,
+ * typed by the schema (through `parse`, when given). One that does not match leaves `output` out
+ * and says why (`AGENT_OUTPUT_INVALID`, `validated: false`), with the answer as given kept: it never
+ * fails the run itself.
  */
 export interface OutputConfig<TOutput = unknown> {
   /** What the output is called in the prompt (`review`, `summary`). */
   readonly outputName: string;
   readonly description?: string;
-  /** A JSON Schema the output must match (the model is shown it). */
-  readonly schema: Readonly<Record<string, unknown>>;
   /**
-   * Turns the checked value into the result's `output` (e.g. a Zod schema's `parse`, for a typed
-   * object); a throw makes the answer invalid like a schema mismatch. Default: the value as it is.
+   * What the output must be: a Standard Schema (zod 4, valibot, arktype, …), which also gives the
+   * result's `output` its type and value, or a JSON Schema.
+   */
+  readonly schema: StandardSchemaV1<unknown, TOutput> | JsonSchema;
+  /**
+   * Turns the checked value into the result's `output` (a class instance, say); a throw makes the
+   * answer invalid like a schema mismatch. Default: the value as the schema gives it.
    */
   readonly parse?: (value: unknown) => TOutput;
   /** Send an output that does not match back to the model once, with what is wrong (the agent's `outputRepair`). */
@@ -82,7 +95,8 @@ export interface OutputConfig<TOutput = unknown> {
  * An agent as one typed object: what it is told, which model answers, its limits, its tools, the
  * inputs a run takes and the output it gives. `AgentExecutor` runs it through the same statechart
  * and event log as a flow, so its runs are logged, replayed and resumed like any other; a module
- * exporting one as its default export runs with `redflow run <file.ts>`.
+ * exporting one as its default export runs with `redflow run <file.ts>`. `TOutput` is the type of
+ * its result's `output`: {@link defineAgent} infers it from `outputConfig.schema`.
  *
  * @example
  * ```ts
@@ -91,7 +105,6 @@ export interface OutputConfig<TOutput = unknown> {
  *   description: 'Greets a person by name',
  *   promptConfig: { systemPrompt: 'Greet ${person} warmly.', query: 'Say hello to ${person}.' },
  *   modelConfig: { provider: 'openai', model: 'gpt-4o-mini' },
- *   toolConfig: { tools: [clock] },
  *   inputConfig: { inputs: { person: { type: 'string' } } },
  * };
  * ```
@@ -108,19 +121,37 @@ export interface AgentDefinition<TOutput = unknown> {
   readonly outputConfig?: OutputConfig<TOutput>;
 }
 
+/**
+ * Keeps a definition's types: its result's `output` is typed by `outputConfig.schema` (a Standard
+ * Schema's output type). Returns `definition` itself.
+ *
+ * @example
+ * ```ts
+ * const reviewer = defineAgent({ …, outputConfig: { outputName: 'review', schema: z.object({ verdict: z.enum(['ok', 'fix']) }) } });
+ * const { output } = await new AgentExecutor().execute(reviewer); // output?: { verdict: 'ok' | 'fix' }
+ * ```
+ */
+export function defineAgent<TOutput = unknown>(definition: AgentDefinition<TOutput>): AgentDefinition<TOutput> {
+  return definition;
+}
+
 /** The turns of a definition without `runConfig.maxTurns`: an agent core's default. */
 export const DEFAULT_MAX_TURNS = 5;
 /** The agent core's ceiling on iterations. */
 export const MAX_TURNS = 20;
 
+/** The agent core's ceiling on `waitTimeoutMs`: 30 days. */
+const MAX_WAIT_TIMEOUT_MS = 2_592_000_000;
+
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INPUT_TYPES: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
 
-/** One thing wrong with a definition: where, and what. */
+/** One thing wrong with a definition: where, what, and how to fix it when that is not plain from the rest. */
 interface Problem {
   readonly path: string;
   readonly message: string;
+  readonly hint?: string;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -133,14 +164,10 @@ function describe(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
 }
 
-function schemaProblem(schema: unknown): string | undefined {
-  if (!isObject(schema)) return `must be a JSON Schema object, got ${describe(schema)}`;
-  try {
-    compileUserSchema(schema);
-    return undefined;
-  } catch (error) {
-    return `is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`;
-  }
+/** A problem when `schema` is neither a JSON Schema nor a Standard Schema that can describe itself as one (the model must be shown it). */
+function checkSchema(schema: unknown, path: string, problems: Problem[]): void {
+  const verdict = jsonSchemaOf(schema);
+  if (!verdict.ok) problems.push({ path, message: verdict.message, hint: verdict.hint });
 }
 
 function checkPrompt(prompt: unknown, problems: Problem[]): string[] {
@@ -172,9 +199,10 @@ function checkPrompt(prompt: unknown, problems: Problem[]): string[] {
 }
 
 function checkTools(config: unknown, problems: Problem[]): void {
-  const hint = 'give toolConfig: { tools: [...] }, at least one ToolDefinition ({ name, description, inputSchema, execute })';
-  if (!isObject(config) || !Array.isArray(config.tools) || config.tools.length === 0) {
-    problems.push({ path: 'toolConfig.tools', message: `a ReAct agent acts through tools: ${hint}` });
+  // No tools is an agent that answers directly.
+  if (config === undefined) return;
+  if (!isObject(config) || !Array.isArray(config.tools)) {
+    problems.push({ path: 'toolConfig.tools', message: 'must be an array of tools ({ name, description, inputSchema, execute } or, for a client tool, executor: "client")' });
     return;
   }
   const seen = new Set<string>();
@@ -190,9 +218,19 @@ function checkTools(config: unknown, problems: Problem[]): void {
       problems.push({ path: `${path}.name`, message: `"${tool.name}" is the name of an earlier tool too: tool names must differ` });
     } else seen.add(tool.name);
     if (typeof tool.description !== 'string') problems.push({ path: `${path}.description`, message: `must be a string, got ${describe(tool.description)}` });
-    const schema = schemaProblem(tool.inputSchema);
-    if (schema !== undefined) problems.push({ path: `${path}.inputSchema`, message: schema });
-    if (typeof tool.execute !== 'function') problems.push({ path: `${path}.execute`, message: `must be a function, got ${describe(tool.execute)}` });
+    checkSchema(tool.inputSchema, `${path}.inputSchema`, problems);
+    if (tool.requiresApproval !== undefined && typeof tool.requiresApproval !== 'boolean') {
+      problems.push({ path: `${path}.requiresApproval`, message: `must be true or false, got ${describe(tool.requiresApproval)}` });
+    }
+    if (tool.executor === 'client') {
+      // The client runs it: Redflow has nothing to call, nor a result of its own to check.
+      if (tool.execute !== undefined) problems.push({ path: `${path}.execute`, message: 'a client tool (executor: "client") is run by the client: leave execute out, or executor' });
+      if (tool.outputSchema !== undefined) problems.push({ path: `${path}.outputSchema`, message: 'a client tool (executor: "client") has no outputSchema: its result is what the client posts' });
+      return;
+    }
+    if (tool.executor !== undefined) problems.push({ path: `${path}.executor`, message: `must be "client" (a tool the client runs) or left out, got ${describe(tool.executor)}` });
+    if (typeof tool.execute !== 'function') problems.push({ path: `${path}.execute`, message: `must be a function, got ${describe(tool.execute)} (a tool the client runs says executor: "client")` });
+    if (tool.outputSchema !== undefined) checkSchema(tool.outputSchema, `${path}.outputSchema`, problems);
   });
 }
 
@@ -202,12 +240,15 @@ function checkRun(config: unknown, problems: Problem[]): void {
     problems.push({ path: 'runConfig', message: `must be an object, got ${describe(config)}` });
     return;
   }
-  const { maxTurns, timeoutMs } = config;
+  const { maxTurns, timeoutMs, waitTimeoutMs } = config;
   if (maxTurns !== undefined && !(Number.isInteger(maxTurns) && (maxTurns as number) >= 1 && (maxTurns as number) <= MAX_TURNS)) {
     problems.push({ path: 'runConfig.maxTurns', message: `must be an integer from 1 to ${MAX_TURNS}, got ${describe(maxTurns)}${typeof maxTurns === 'number' ? ` ${maxTurns}` : ''}` });
   }
   if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && (timeoutMs as number) > 0)) {
     problems.push({ path: 'runConfig.timeoutMs', message: `must be a positive integer (milliseconds), got ${describe(timeoutMs)}` });
+  }
+  if (waitTimeoutMs !== undefined && !(Number.isInteger(waitTimeoutMs) && (waitTimeoutMs as number) > 0 && (waitTimeoutMs as number) <= MAX_WAIT_TIMEOUT_MS)) {
+    problems.push({ path: 'runConfig.waitTimeoutMs', message: `must be a positive integer of at most ${MAX_WAIT_TIMEOUT_MS} (30 days, in milliseconds), got ${describe(waitTimeoutMs)}` });
   }
 }
 
@@ -240,8 +281,7 @@ function checkOutput(config: unknown, problems: Problem[]): void {
   if (typeof config.outputName !== 'string' || !IDENTIFIER.test(config.outputName)) {
     problems.push({ path: 'outputConfig.outputName', message: `must be an identifier (letters, digits, _), got ${describe(config.outputName)}` });
   }
-  const schema = schemaProblem(config.schema);
-  if (schema !== undefined) problems.push({ path: 'outputConfig.schema', message: schema });
+  checkSchema(config.schema, 'outputConfig.schema', problems);
   if (config.repair !== undefined && typeof config.repair !== 'boolean') {
     problems.push({ path: 'outputConfig.repair', message: `must be true or false, got ${describe(config.repair)}` });
   }
@@ -252,12 +292,13 @@ function checkOutput(config: unknown, problems: Problem[]): void {
 
 /**
  * Checks that `value` is an {@link AgentDefinition}, all of it at once: names, prompts, the model's
- * settings (as a `model.llm` node's), limits, each tool's shape and input schema, the inputs, the
+ * settings (as a `model.llm` node's), limits, each tool's shape and schemas, the inputs, the
  * output schema, and that every `${variable}` of the prompts is a declared input (when the
- * definition declares its inputs). Nothing is run or imported.
+ * definition declares its inputs). Every schema must be a JSON Schema or a Standard Schema that
+ * describes itself as one (the model is shown it). Nothing is run or imported.
  *
  * @throws RedflowError `AGENT_DEFINITION_INVALID`, listing every problem with where it is; `path`
- *   is the first one's.
+ *   is the first one's, `hint` the first schema problem's fix, or what a definition holds.
  *
  * @example
  * ```ts
@@ -293,9 +334,12 @@ export function checkAgentDefinition(value: unknown): asserts value is AgentDefi
   }
   if (problems.length === 0) return;
   const name = isObject(value) && typeof value.name === 'string' ? ` "${value.name}"` : '';
+  const specific = problems.find((problem) => problem.hint !== undefined)?.hint;
   throw new RedflowError(
     errorInfo(ErrorCode.AGENT_DEFINITION_INVALID, `agent definition${name} is invalid: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, {
-      hint: 'an AgentDefinition has name, description, promptConfig { systemPrompt, query?, initialMessages? }, modelConfig (a model.llm config), and optionally runConfig { maxTurns, timeoutMs }, toolConfig { tools }, inputConfig { inputs }, outputConfig { outputName, schema }',
+      hint:
+        specific ??
+        'an AgentDefinition has name, description, promptConfig { systemPrompt, query?, initialMessages? }, modelConfig (a model.llm config), and optionally runConfig { maxTurns, timeoutMs, waitTimeoutMs }, toolConfig { tools }, inputConfig { inputs }, outputConfig { outputName, schema }',
       path: (problems[0] as Problem).path,
     }),
   );

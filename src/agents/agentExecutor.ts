@@ -1,6 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, HumanQuestion, RunOutcome } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, HumanQuestion, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import type { EventStore, LogProblem } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
@@ -20,12 +20,14 @@ import { randomIds, type IdSource } from '../runtime/ids.js';
 import { readResumableLog } from '../runtime/resumableLog.js';
 import { resumeRun, startRun, type RunEnvironment, type RunHandle, type RunResult } from '../runtime/runAgent.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
-import type { WaitAnswer } from '../events/pendingWait.js';
+import { judgeAnswer, type GivenAnswer, type WaitAnswer } from '../events/pendingWait.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
 import { createActivityDeriver, type ActivityDeriver, type AgentActivityEvent } from './activity.js';
 import { ActivityFeed } from './activityFeed.js';
 import { DEFAULT_MAX_TURNS, checkAgentDefinition, checkAgentInputs, type AgentDefinition } from './agentDefinition.js';
 import { outputOf } from './agentOutput.js';
+import { isClientTool, servedToolOf, toolSpecOf, type AgentTool } from './agentTool.js';
+import { requireJsonSchema } from './schemaToJson.js';
 import { renderTemplate } from './template.js';
 import { terminateReasonOf, type TerminateReason } from './terminateReason.js';
 
@@ -84,14 +86,30 @@ export type ResumeAgentOptions = Pick<ExecuteOptions, 'signal' | 'onActivity' | 
   ({ readonly logPath: string } | { readonly store: EventStore; readonly traceId: string }) & {
     /** A timeout for this stretch of the run instead of the one it started with. */
     readonly timeoutMs?: number;
+    /**
+     * The answer to the wait the run is parked in: a person's decision on a call
+     * (`{ kind: 'approval', approved, reason? }`), or the result of a client tool
+     * (`{ kind: 'client', result: { ok: true, output } }`), optionally naming the call
+     * (`idempotencyKey`, `iteration`). Judged against the log first (`judgeAnswer`): one that does
+     * not fit is refused with its code before anything is recorded.
+     */
+    readonly answer?: GivenAnswer;
   };
 
 /** How a definition's run ended. */
 export interface AgentResult<TOutput = unknown> {
   /** True when the run reached its goal: a final answer (matching `outputConfig`, when there is one). */
   readonly success: boolean;
-  /** The final answer: parsed and checked against `outputConfig.schema`, or the answer's text without an `outputConfig`. */
+  /**
+   * The final answer: checked against `outputConfig.schema` (the value a Standard Schema gives, of
+   * its output type), or the answer's text without an `outputConfig`.
+   */
   readonly output?: TOutput;
+  /**
+   * With an `outputConfig` and a final answer: true when its output is the one asked for, false
+   * when it is not (`errorInfo` says why, `rawContent` holds it as given).
+   */
+  readonly validated?: boolean;
   /** The answer as the model gave it (a stop condition's: what the run had); `''` without one. */
   readonly rawContent: string;
   readonly terminateReason: TerminateReason;
@@ -132,6 +150,7 @@ export interface AgentRun<TOutput = unknown> extends AsyncIterable<AgentActivity
 /** The agent config a definition runs with, its prompts filled in. */
 function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>): AgentCoreReactConfig {
   const tools = definition.toolConfig?.tools ?? [];
+  const approved = tools.filter((tool) => tool.requiresApproval === true).map((tool) => tool.name);
   const output = definition.outputConfig;
   const instructions = [renderTemplate(definition.promptConfig.systemPrompt, inputs, 'promptConfig.systemPrompt')];
   // The schema itself is in the prompt already (the agent's outputSchema): say what the output is.
@@ -141,7 +160,10 @@ function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<stri
     maxIterations: definition.runConfig?.maxTurns ?? DEFAULT_MAX_TURNS,
     allowedTools: tools.map((tool) => tool.name),
     instructions: instructions.join('\n\n'),
-    ...(output !== undefined && { outputSchema: { ...output.schema } }),
+    ...(approved.length > 0 && { requiresApproval: approved }),
+    ...(definition.runConfig?.waitTimeoutMs !== undefined && { waitTimeoutMs: definition.runConfig.waitTimeoutMs }),
+    // The model is shown, and the run checks, the schema's JSON Schema: plain data, as the log keeps it.
+    ...(output !== undefined && { outputSchema: { ...requireJsonSchema(output.schema) } }),
     ...(output?.repair === true && { outputRepair: true }),
   };
 }
@@ -172,13 +194,14 @@ function messagesOf(envelope: AgentEnvelope): ChatMessage[] {
 }
 
 /** Turns a run's result into the definition's {@link AgentResult}. */
-function agentResult<TOutput>(definition: AgentDefinition<TOutput>, run: RunResult, logPath: string | undefined): AgentResult<TOutput> {
+async function agentResult<TOutput>(definition: AgentDefinition<TOutput>, run: RunResult, logPath: string | undefined): Promise<AgentResult<TOutput>> {
   const { outcome, envelope } = run;
-  const output = outputOf(definition, outcome);
+  const output = await outputOf(definition as AgentDefinition, outcome);
   const failure = (outcome.error as ErrorInfo | undefined) ?? output.error;
   return {
     success: outcome.status === 'done' && output.error === undefined,
     ...(output.value !== undefined && { output: output.value as TOutput }),
+    ...(output.validated !== undefined && { validated: output.validated }),
     rawContent: outcome.answer ?? (outcome.output === undefined ? '' : (JSON.stringify(outcome.output) ?? '')),
     terminateReason: terminateReasonOf(outcome),
     ...(failure !== undefined && { error: failure.message, errorInfo: failure }),
@@ -190,6 +213,12 @@ function agentResult<TOutput>(definition: AgentDefinition<TOutput>, run: RunResu
     envelope,
     lastSeq: run.lastSeq,
   };
+}
+
+/** Throws the coded refusal of an answer that does not fit the wait `events` end in. */
+function refuseUnfit(events: readonly AgentEvent[], answer: GivenAnswer): void {
+  const verdict = judgeAnswer(events, answer);
+  if (!verdict.ok) throw new RedflowError(verdict.error);
 }
 
 /** Calls `callback` so that its failure stays its own: a viewer's bug never stops the run. */
@@ -217,6 +246,8 @@ interface RunParts {
 /** What a run of a definition needs from this process: its actors, served, and a log. */
 interface Hosted {
   readonly served: ServedActors;
+  /** The definition's tools as the run records them: every tool, the client's too, with its JSON Schema. */
+  readonly tools: readonly ToolSpec[];
   readonly store: EventStore;
   readonly logPath: string | undefined;
   /** Closes the log (when opened here) and stops the actors. */
@@ -228,7 +259,8 @@ interface Hosted {
  * config (its prompt filled in from the inputs), a model (built from `modelConfig`) and tools,
  * served in this process, and runs through the same statechart and event log as a flow, so each
  * run is logged (a JSONL file by default), replayed with `redflow replay`, and resumed with
- * {@link AgentExecutor.resume} or `redflow resume` after a crash.
+ * {@link AgentExecutor.resume} or `redflow resume` after a crash. A run that comes to a wait (a
+ * tool that `requiresApproval`, a client tool) is parked in its log, and resumed with its answer.
  *
  * @example
  * ```ts
@@ -248,6 +280,10 @@ export class AgentExecutor {
    *   `AGENT_INPUT_INVALID`, `TEMPLATE_VARIABLE_MISSING`, the model's configuration errors
    *   (`MODEL_CONFIG_INVALID`, `MODEL_KEY_MISSING`, …), `RUN_INPUT_TOO_LARGE`; a log that holds a
    *   run already (`CLI_USAGE`). A log that fails mid-run rejects with its code.
+   * @throws RunWaitingError (`RUN_WAITING`) when the run comes to a wait for an approval or a
+   *   client tool's result, as a flow's run does: it is parked in its log (`error.wait` says for
+   *   what, until when); {@link AgentExecutor.resume} with the `answer`, or `redflow approve|deny|tool-result <log>`,
+   *   goes on with it.
    */
   async execute<TOutput>(definition: AgentDefinition<TOutput>, options: ExecuteOptions = {}): Promise<AgentResult<TOutput>> {
     return (await this.start(definition, options)).result;
@@ -279,7 +315,7 @@ export class AgentExecutor {
       handle = startRun({
         ...environment,
         agent,
-        tools: hosted.served.tools,
+        tools: hosted.tools,
         input,
         traceId,
         flow: { id: definition.name, ...(options.modulePath !== undefined && { path: path.resolve(options.modulePath) }) },
@@ -295,13 +331,16 @@ export class AgentExecutor {
   }
 
   /**
-   * Continues a run of `definition` that was interrupted (a crash, a stopped process) from its log:
-   * its agent config and tools' descriptions come from the log, its model and tools from
-   * `definition`. A finished run resolves at once with its result. The activity starts where the
-   * log ends.
+   * Continues a run of `definition` that was interrupted (a crash, a stopped process) or parked in a
+   * wait (with `answer`) from its log: its agent config and tools' descriptions come from the log,
+   * its model and tools from `definition` (so a tool's schemas check a resumed run's calls as they
+   * did the first run's). A finished run resolves at once with its result. The activity starts
+   * where the log ends.
    *
    * @throws RedflowError `AGENT_DEFINITION_INVALID`; a damaged log (`LOG_RECORD_CORRUPT`,
-   *   `LOG_PATH_INVALID`, …); `LOG_CONCURRENT_WRITER` when another process holds it.
+   *   `LOG_PATH_INVALID`, …); `LOG_CONCURRENT_WRITER` when another process holds it; an answer that
+   *   does not fit the wait (`RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`, `WAIT_ANSWER_MISMATCH`,
+   *   `RUN_ALREADY_FINISHED`). Its `result` rejects with `RunWaitingError` when the run waits again.
    */
   async resume<TOutput>(definition: AgentDefinition<TOutput>, options: ResumeAgentOptions): Promise<AgentRun<TOutput>> {
     checkAgentDefinition(definition);
@@ -317,6 +356,8 @@ export class AgentExecutor {
       if (damage) throw new RedflowError(errorInfo(damage.code, `the log of ${options.traceId}, event ${damage.position}: ${damage.message}`));
       events = read.events;
     }
+    // An answer that does not fit is refused before anything is opened (and judged again under the log's lock).
+    if (options.answer !== undefined) refuseUnfit(events, options.answer);
     const { started } = logStatus(events);
     const model = await this.#model(definition, options.modelApiKey);
     const contextBudget = await contextBudgetFor(definition.modelConfig);
@@ -331,12 +372,16 @@ export class AgentExecutor {
     const environment = this.#environment(hosted, options, deriver, show, contextBudget);
     let handle: RunHandle;
     try {
+      // With the log held, it is what it is: another process may have answered the wait first.
+      const current = options.answer === undefined ? events : (await hosted.store.read(traceId)).events;
+      if (options.answer !== undefined) refuseUnfit(current, options.answer);
       handle = resumeRun({
         ...environment,
         agent: started.agent,
         tools: started.tools,
-        events,
+        events: current,
         ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+        ...(options.answer !== undefined && { answer: options.answer }),
       });
     } catch (error) {
       chunks.unsubscribe();
@@ -376,10 +421,16 @@ export class AgentExecutor {
     );
   }
 
-  /** Serves the definition's actors and opens its log: a JSONL file at `log`, or the store given. */
+  /**
+   * Serves the definition's actors (its model, and the tools Redflow runs, each checking its calls
+   * with its schemas) and opens its log: a JSONL file at `log`, or the store given.
+   */
   async #host(definition: AgentDefinition, model: ModelActor, log: string | EventStore, resuming = false): Promise<Hosted> {
-    const served = serveActors({ model, tools: definition.toolConfig?.tools ?? [] });
-    if (typeof log !== 'string') return { served, store: log, logPath: undefined, close: () => served.close() };
+    const definitionTools = definition.toolConfig?.tools ?? [];
+    const tools = definitionTools.map(toolSpecOf);
+    const run = definitionTools.filter((tool): tool is AgentTool => !isClientTool(tool)).map(servedToolOf);
+    const served = serveActors({ model, tools: run });
+    if (typeof log !== 'string') return { served, tools, store: log, logPath: undefined, close: () => served.close() };
     const logPath = path.resolve(log);
     let store;
     try {
@@ -399,6 +450,7 @@ export class AgentExecutor {
     const opened = store;
     return {
       served,
+      tools,
       store: opened,
       logPath,
       async close() {

@@ -98,7 +98,9 @@ export const validators = Object.defineProperties(
  * Ajv for schemas written by users (tool input schemas, trigger input schemas): lenient about
  * unknown keywords, and keeping no schema by `$id`, so one schema can be compiled again and again.
  */
-const userAjv = new Ajv({ strict: false, allErrors: false, addUsedSchema: false });
+// No format is registered, so `format` (zod writes email, uuid, date-time, …) is an annotation here:
+// ignored quietly instead of a warning on stderr at every compile.
+const userAjv = new Ajv({ strict: false, allErrors: false, addUsedSchema: false, validateFormats: false });
 const compiledUserSchemas = new WeakMap<object, InputValidator>();
 
 /** A compiled user-supplied JSON Schema: `true` or a list of readable problems. */
@@ -143,7 +145,7 @@ export type OutputValidator = (value: unknown) => true | readonly string[];
 export function compileOutputSchema(schema: object): OutputValidator {
   const cached = compiledOutputSchemas.get(schema);
   if (cached) return cached;
-  outputAjv ??= new Ajv({ strict: false, allErrors: true, addUsedSchema: false });
+  outputAjv ??= new Ajv({ strict: false, allErrors: true, addUsedSchema: false, validateFormats: false });
   const validate = outputAjv.compile(schema);
   const check: OutputValidator = (value) =>
     validate(value) ? true : (validate.errors ?? []).slice(0, 20).map((error) => describeSchemaErrors([error]));

@@ -50,8 +50,13 @@ describe('checkAgentDefinition', () => {
     ['a model setting of the wrong type', { ...valid, modelConfig: { temperature: 'hot' } }, 'modelConfig'],
     ['too many turns', { ...valid, runConfig: { maxTurns: 21 } }, 'runConfig.maxTurns'],
     ['a negative timeout', { ...valid, runConfig: { timeoutMs: -1 } }, 'runConfig.timeoutMs'],
-    ['no tools', { ...valid, toolConfig: { tools: [] } }, 'toolConfig.tools'],
-    ['no toolConfig', { ...valid, toolConfig: undefined }, 'toolConfig.tools'],
+    ['tools that are not an array', { ...valid, toolConfig: { tools: add } }, 'toolConfig.tools'],
+    ['a client tool with execute', { ...valid, toolConfig: { tools: [{ ...add, executor: 'client' }] } }, 'toolConfig.tools[0].execute'],
+    ['a client tool with an outputSchema', { ...valid, toolConfig: { tools: [{ name: 'ask', description: 'd', inputSchema: {}, executor: 'client', outputSchema: {} }] } }, 'toolConfig.tools[0].outputSchema'],
+    ['an executor other than the client', { ...valid, toolConfig: { tools: [{ ...add, executor: 'server' }] } }, 'toolConfig.tools[0].executor'],
+    ['requiresApproval that is not a boolean', { ...valid, toolConfig: { tools: [{ ...add, requiresApproval: 'yes' }] } }, 'toolConfig.tools[0].requiresApproval'],
+    ['a tool outputSchema that is not a schema', { ...valid, toolConfig: { tools: [{ ...add, outputSchema: 'number' }] } }, 'toolConfig.tools[0].outputSchema'],
+    ['a wait timeout over 30 days', { ...valid, runConfig: { waitTimeoutMs: 2_592_000_001 } }, 'runConfig.waitTimeoutMs'],
     ['a tool without execute', { ...valid, toolConfig: { tools: [{ ...add, execute: 'run' }] } }, 'toolConfig.tools[0].execute'],
     ['two tools of one name', { ...valid, toolConfig: { tools: [add, add] } }, 'toolConfig.tools[1].name'],
     ['a tool schema that is not JSON Schema', { ...valid, toolConfig: { tools: [{ ...add, inputSchema: { type: 'number-ish' } }] } }, 'toolConfig.tools[0].inputSchema'],
@@ -64,6 +69,13 @@ describe('checkAgentDefinition', () => {
     expect(error.code).toBe(ErrorCode.AGENT_DEFINITION_INVALID);
     expect(error.message).toContain(where);
     expect(error.hint).toBeDefined();
+  });
+
+  it('should accept an agent without tools (it answers directly), and tools that wait: one requiring approval, one the client runs', () => {
+    expect(() => checkAgentDefinition({ ...valid, toolConfig: undefined })).not.toThrow();
+    expect(() => checkAgentDefinition({ ...valid, toolConfig: { tools: [] } })).not.toThrow();
+    const ask = { name: 'ask_user', description: 'Asks the user', inputSchema: { type: 'object' }, executor: 'client' };
+    expect(() => checkAgentDefinition({ ...valid, runConfig: { waitTimeoutMs: 60_000 }, toolConfig: { tools: [{ ...add, requiresApproval: true }, ask] } })).not.toThrow();
   });
 
   it('should list every problem at once, not only the first', () => {

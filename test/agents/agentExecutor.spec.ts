@@ -189,7 +189,7 @@ describe('AgentExecutor', () => {
     await expect(executor.execute(definition, { inputs: { customer: 'Ada' } })).rejects.toMatchObject({ code: ErrorCode.AGENT_INPUT_INVALID });
     const undeclared = { ...definition, inputConfig: undefined };
     await expect(executor.execute(undeclared, { inputs: { customer: 'Ada' } })).rejects.toMatchObject({ code: ErrorCode.TEMPLATE_VARIABLE_MISSING });
-    await expect(executor.execute({ ...definition, toolConfig: { tools: [] } }, { inputs })).rejects.toMatchObject({ code: ErrorCode.AGENT_DEFINITION_INVALID });
+    await expect(executor.execute({ ...definition, runConfig: { maxTurns: 0 } }, { inputs })).rejects.toMatchObject({ code: ErrorCode.AGENT_DEFINITION_INVALID });
     expect(await readdir(dir)).toEqual([]);
   });
 

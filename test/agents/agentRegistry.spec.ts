@@ -36,7 +36,7 @@ describe('AgentRegistry', () => {
 
   it('should check a definition when it is registered, not at its first run', () => {
     const registry = new AgentRegistry();
-    expect(() => registry.register({ ...agent('x'), toolConfig: { tools: [] } })).toThrow(expect.objectContaining({ code: ErrorCode.AGENT_DEFINITION_INVALID }));
+    expect(() => registry.register({ ...agent('x'), promptConfig: { systemPrompt: '' } })).toThrow(expect.objectContaining({ code: ErrorCode.AGENT_DEFINITION_INVALID }));
     expect(registry.getAll()).toEqual([]);
   });
 
