@@ -3,6 +3,7 @@ import { checkAgentWiring, describeDiagnostic } from './agentWiring.js';
 import type { AdminHandler, NodeRedApi, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
 import { NodeRedType } from './nodeRedTypes.js';
 import { registerRunRoutes } from './runRoutes.js';
+import { telemetryFromEnvironment } from './nodeRedTelemetry.js';
 
 /** The agents running in this Node-RED, by node id: what the editor's admin routes read. */
 const hosts = new Map<string, AgentHost>();
@@ -15,14 +16,23 @@ const RECENT_RUNS = 10;
  * `GET /redflow/agents/:id` (the deployed agent's wiring problems and its recent runs, for the
  * Runtime / Debug and Errors tabs) and `POST /redflow/validate` (`{ agent, nodes }`: the wiring
  * as the editor has it now, checked before it is deployed), and the routes Redflow's editor runs
- * agents through (see `runRoutes.ts`).
+ * agents through (see `runRoutes.ts`). Turns telemetry on when the environment asks for it
+ * (`REDFLOW_OTEL=1`, see `telemetryFromEnvironment`): the promise returned settles once it is on
+ * (or known to be off), so that Node-RED, awaiting the node module, starts no flow before.
  *
  * @example
  * ```ts
  * module.exports = async (RED) => (await import('redflow/node-red')).registerAgentNode(RED);
  * ```
  */
-export function registerAgentNode(RED: NodeRedApi): void {
+export function registerAgentNode(RED: NodeRedApi): Promise<void> {
+  const telemetry = telemetryFromEnvironment(RED);
+  registerAgentType(RED);
+  return telemetry;
+}
+
+/** Registers the agent's node type and its admin routes. */
+function registerAgentType(RED: NodeRedApi): void {
   RED.nodes.registerType(NodeRedType.Agent, function (this: NodeRedNode, config: NodeRedNodeConfig) {
     RED.nodes.createNode(this, config);
     const host = startAgentHost(RED, this);

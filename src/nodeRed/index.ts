@@ -43,15 +43,17 @@ export { flowToolHandler, finishFlowToolCall, DEFAULT_FLOW_TOOL_TIMEOUT_MS } fro
 export type { NodeRedApi, NodeRedNode, NodeRedNodeConfig, NodeRedMessage } from './nodeRedApi.js';
 
 /**
- * Registers every Redflow node type with Node-RED: the agent, its capabilities and its edges.
+ * Registers every Redflow node type with Node-RED: the agent, its capabilities and its edges. The
+ * promise settles once telemetry is on, when the environment asks for it (see `registerAgentNode`).
  *
  * @example
  * ```ts
- * registerRedflowNodes(RED);
+ * await registerRedflowNodes(RED);
  * ```
  */
-export function registerRedflowNodes(RED: NodeRedApi): void {
-  registerAgentNode(RED);
+export function registerRedflowNodes(RED: NodeRedApi): Promise<void> {
+  const telemetry = registerAgentNode(RED);
   registerCapabilityNodes(RED);
   registerIoNodes(RED);
+  return telemetry;
 }

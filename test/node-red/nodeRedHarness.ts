@@ -43,7 +43,7 @@ interface CaptureNode {
  * wait for a message a run sent before the test looked (an agent resuming its runs as it starts).
  */
 export const redflowNodes = (RED: NodeRedApi): void => {
-  registerRedflowNodes(RED);
+  void registerRedflowNodes(RED);
   const nodes = RED.nodes as unknown as { registerType(type: string, constructor: (this: NodeRedNode & NodeRedEmitter & CaptureNode, config: NodeRedNodeConfig) => void): void; createNode(node: unknown, config: unknown): void };
   nodes.registerType('capture', function capture(config) {
     nodes.createNode(this, config);
