@@ -8,6 +8,7 @@ import { startRemoteRun } from '../distributed/remoteRun.js';
 import { followRunChunks } from '../distributed/runChunks.js';
 import { randomIds } from '../runtime/ids.js';
 import { openTraceToRead } from '../distributed/openTraceToRead.js';
+import { clusterRunLogs, findRunPrefix } from '../distributed/subagentRunPrefix.js';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import { Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
@@ -107,10 +108,14 @@ export async function readClusterLog(values: Record<string, string | boolean | u
     throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `with --nats, give the run's trace id, not a file (${traceId})`));
   }
   const nc = await connectFromOptions(values, 'redflow-replay');
+  const logs = clusterRunLogs(nc);
   try {
-    const store = await openTraceToRead(nc, subjectPrefix(values));
-    return await store.read(traceId);
+    // A subagent's run is in the stream of its own prefix, below its caller's.
+    const prefix = subjectPrefix(values);
+    const found = isValidTraceId(traceId) ? await findRunPrefix(traceId, prefix, logs) : undefined;
+    return await (await logs.storeOf(found ?? prefix)).read(traceId);
   } finally {
+    await logs.close();
     await stopWithin([], nc);
   }
 }

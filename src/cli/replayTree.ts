@@ -32,21 +32,20 @@ async function fileTree(logPath: string) {
 
 async function clusterTree(traceId: string, values: Record<string, string | boolean | undefined>) {
   const { connectFromOptions, subjectPrefix } = await import('./natsOptions.js');
-  const { openTraceToRead } = await import('../distributed/openTraceToRead.js');
+  const { clusterRunLogs } = await import('../distributed/subagentRunPrefix.js');
   const { subagentPrefix } = await import('../distributed/clusterSubagents.js');
   const { stopWithin } = await import('./stopWithin.js');
   const prefix = subjectPrefix(values);
   const nc = await connectFromOptions(values, 'redflow-replay');
-  const stores = new Map<string, ReturnType<typeof openTraceToRead>>();
+  const logs = clusterRunLogs(nc);
   try {
-    const storeOf = (on: string) => stores.get(on) ?? stores.set(on, openTraceToRead(nc, on)).get(on)!;
-    const readOn = (on: string, id: string) => readIfThere(async () => (await storeOf(on)).read(id));
+    const readOn = (on: string, id: string) => readIfThere(async () => (await logs.storeOf(on)).read(id));
     const read: RunLogReader = (id, tools) => readOn(tools.reduce(subagentPrefix, prefix), id);
     const root = await readOn(prefix, traceId);
     if (root === undefined) throw new RedflowError({ code: ErrorCode.LOG_NOT_FOUND, message: `no run ${traceId} on prefix ${prefix}`, hint: 'check the trace id and --prefix' });
     return await runTree(root, read);
   } finally {
-    for (const store of stores.values()) await (await store.catch(() => undefined))?.close();
+    await logs.close();
     await stopWithin([], nc);
   }
 }

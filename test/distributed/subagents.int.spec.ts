@@ -19,6 +19,7 @@ import { requestRunAbort } from '../../src/distributed/runAborts.js';
 import { flowsToHost } from '../../src/distributed/subagentFlows.js';
 import { NATS_URL, connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
 import { printRunTree } from '../../src/cli/replayTree.js';
+import { readClusterLog } from '../../src/cli/clusterRun.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 
 /**
@@ -138,6 +139,10 @@ describe('subagents on a cluster', () => {
       '├─ #1 counter → run cl-1  done (final_answer)  12 events',
       '└─ #2 counter → run cl-2  done (final_answer)  12 events',
     ]);
+    // replay <child trace id> --nats finds the subagent's run on its prefix through its caller's log.
+    const child = await readClusterLog({ nats: NATS_URL, prefix }, 'cl-2');
+    expect(fold(child.events).observability.outcome).toMatchObject({ status: 'done', answer: 'counted to two' });
+    expect(child.events[0]?.traceId).toBe('cl-2');
   });
 
   it('should follow the run a call sent again finds, instead of starting another: one child run per call', async () => {
