@@ -10,6 +10,7 @@ import { readAnswersFile } from '../runtime/flowActors.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { postAnswer } from './answerOverHttp.js';
+import { loggedDefinitionModule, resumeDefinitionLog } from './definitionRun.js';
 import type { Command } from './commands.js';
 import { report } from './runReport.js';
 import { ExitCode } from './exitCodes.js';
@@ -137,6 +138,14 @@ async function answerRun(given: string, answer: GivenAnswer, values: Values, usa
   const progress = createProgressPrinter(output);
   const crash = crashHook();
   const logPath = logPathOf(given);
+  // A run of an agent definition goes on with its module's model and tools, as `redflow resume` does.
+  const logged = existsSync(logPath) ? await loggedDefinitionModule(logPath, values.flow as string | undefined) : undefined;
+  if (logged !== undefined) {
+    for (const flag of ['timeout', 'allow-files'] as const) {
+      if (values[flag] !== undefined) throw usageError(`--${flag} is for flow files; an agent definition sets its own (runConfig)`, usage);
+    }
+    return resumeDefinitionLog({ file: logged.file, logPath, events: logged.events, answer, json, output, progress, ...(script && { script }), ...(crash && { onEvent: crash }) });
+  }
   // What the log holds already, so the iteration the answer completes prints whole.
   if (!json) progress.resumeFrom((await readJsonlLog(logPath).catch(() => ({ events: [] }))).events);
   const embedded = await resumeFromLog({

@@ -31,7 +31,7 @@ import { checkRunInput } from '../runtime/dataLimits.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { isDefinitionModulePath } from '../agents/definitionModule.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { resumeDefinitionLog, runDefinitionFile } from './definitionRun.js';
+import { loggedDefinitionModule, resumeDefinitionLog, runDefinitionFile } from './definitionRun.js';
 
 /** A subcommand of `redflow`. */
 export interface Command {
@@ -344,7 +344,7 @@ const resume: Command = {
     const progress = createProgressPrinter(output);
     const crash = crashHook();
     // A run of an agent definition names its module in its log: it resumes on that module's model and tools.
-    const logged = await loggedModule(logPath, values.flow as string | undefined);
+    const logged = await loggedDefinitionModule(logPath, values.flow as string | undefined);
     if (logged !== undefined) {
       if (timeoutMs !== undefined) throw usageError('--timeout is for flow files; an agent definition sets its own (runConfig)', resumeUsage);
       return resumeDefinitionLog({ file: logged.file, logPath, events: logged.events, json, output, progress, ...(script && { script }), ...(crash && { onEvent: crash }) });
@@ -370,18 +370,6 @@ const resume: Command = {
     return report(embedded, json, output, progress);
   },
 };
-
-/**
- * The agent definition module a log's run came from (`--flow` when given), with the log's events;
- * undefined for a flow's run.
- */
-async function loggedModule(logPath: string, flow: string | undefined): Promise<{ file: string; events: readonly AgentEvent[] } | undefined> {
-  if (flow !== undefined && !isDefinitionModulePath(flow)) return undefined;
-  const { events } = await readJsonlLog(path.resolve(logPath));
-  const first = events[0];
-  const file = flow ?? (first?.type === 'run.started' ? first.data.flow?.path : undefined);
-  return file !== undefined && isDefinitionModulePath(file) ? { file, events } : undefined;
-}
 
 /** Every subcommand, in the order `--help` lists them. */
 export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, convert];

@@ -1,8 +1,11 @@
+import path from 'node:path';
 import type { AgentActivityEvent } from '../agents/activity.js';
 import { AgentExecutor, type AgentRun } from '../agents/agentExecutor.js';
-import { loadAgentDefinitionModule } from '../agents/definitionModule.js';
+import { isDefinitionModulePath, loadAgentDefinitionModule } from '../agents/definitionModule.js';
 import { createScriptedModel } from '../actors/models/scriptedModel.js';
 import type { AgentEvent } from '../events/eventTypes.js';
+import { readJsonlLog } from '../events/jsonlEventStore.js';
+import type { GivenAnswer } from '../events/pendingWait.js';
 import type { EmbeddedRun } from '../runtime/embeddedFlowRun.js';
 import type { ExitCode } from './exitCodes.js';
 import { usageError } from './args.js';
@@ -78,13 +81,35 @@ export async function runDefinitionFile(
   return report(asEmbeddedRun(run, run.logPath as string), command.json, command.output, command.progress);
 }
 
-/** `redflow resume <log>` of a definition's run: its module loaded again, the run continued from its log. */
-export async function resumeDefinitionLog(command: DefinitionCommand & { readonly logPath: string; readonly events: readonly AgentEvent[] }): Promise<ExitCode> {
+/**
+ * `redflow resume <log>` of a definition's run: its module loaded again, the run continued from its
+ * log. With `answer` (`redflow approve|deny|tool-result|answer <log>`), the wait it is parked in
+ * takes it, and the run goes on.
+ */
+export async function resumeDefinitionLog(
+  command: DefinitionCommand & { readonly logPath: string; readonly events: readonly AgentEvent[]; readonly answer?: GivenAnswer },
+): Promise<ExitCode> {
   const definition = await loadAgentDefinitionModule(command.file);
   if (!command.json) command.progress.resumeFrom(command.events);
-  const run = await executorFor(command).resume(definition, { logPath: command.logPath, ...viewers(command) });
+  const run = await executorFor(command).resume(definition, {
+    logPath: command.logPath,
+    ...(command.answer !== undefined && { answer: command.answer }),
+    ...viewers(command),
+  });
   if (run.repaired && !command.json) {
     line(command.output.err, styles(command.output.color).yellow(`the log's last record was torn (line ${run.repaired.position}); it was cut off`));
   }
   return report(asEmbeddedRun(run, run.logPath as string), command.json, command.output, command.progress);
+}
+
+/**
+ * The agent definition module a log's run came from (`--flow` when given), with the log's events;
+ * undefined for a flow's run.
+ */
+export async function loggedDefinitionModule(logPath: string, flow: string | undefined): Promise<{ file: string; events: readonly AgentEvent[] } | undefined> {
+  if (flow !== undefined && !isDefinitionModulePath(flow)) return undefined;
+  const { events } = await readJsonlLog(path.resolve(logPath));
+  const first = events[0];
+  const file = flow ?? (first?.type === 'run.started' ? first.data.flow?.path : undefined);
+  return file !== undefined && isDefinitionModulePath(file) ? { file, events } : undefined;
 }

@@ -11,9 +11,7 @@ export interface AgentCoreReactConfig {
    */
   maxIterations: number;
   /**
-   * Names of the tools the model may call. A tool outside this list is never requested.
-   *
-   * @minItems 1
+   * Names of the tools the model may call. A tool outside this list is never requested. Empty: the agent answers directly (an agent definition without tools; a flow's agent.core needs at least one, NO_TOOLS).
    */
   allowedTools: string[];
   stopConditions?: {

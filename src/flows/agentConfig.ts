@@ -95,10 +95,10 @@ export function resolveAgentConfig(
   const config = normalizeAgentConfig(raw, connectedNames);
   const explicitAllowed = Object.hasOwn(raw, 'allowedTools') ? raw.allowedTools : undefined;
 
-  const noTools =
-    connectedTools.length === 0 &&
-    (explicitAllowed === undefined || (Array.isArray(explicitAllowed) && explicitAllowed.length === 0));
-  if (noTools) {
+  // A flow's agent acts through its tool nodes: one without any is a flow not finished. (The agent
+  // core itself runs with none, as an agent definition without tools does.)
+  const listsNone = Array.isArray(explicitAllowed) && explicitAllowed.length === 0;
+  if (connectedTools.length === 0 && (explicitAllowed === undefined || listsNone)) {
     errors.push(
       flowDiagnostic(Severity.Error, ErrorCode.NO_TOOLS, `agent.core '${agent.nodeId}' has no tools: no tool node is connected to it and it lists no allowedTools`, {
         hint: `add a tool node (tool.http, tool.module or tool.postgres) and an edge ${agent.nodeId} → that tool`,
@@ -106,12 +106,17 @@ export function resolveAgentConfig(
         nodeId: agent.nodeId,
       }),
     );
+  } else if (listsNone) {
+    errors.push(
+      flowDiagnostic(Severity.Error, ErrorCode.NO_TOOLS, `agent.core '${agent.nodeId}' has no tools: its allowedTools is empty, so the model can call none of its connected tools`, {
+        hint: 'list the tools the model may call in allowedTools, or leave allowedTools out (it is then every connected tool)',
+        path: `${configPath}.allowedTools`,
+        nodeId: agent.nodeId,
+      }),
+    );
   }
 
-  // With no tools at all, NO_TOOLS says it better than the schema's "allowedTools must NOT have
-  // fewer than 1 items": check the rest of the config with a stand-in list.
-  const checked = noTools ? { ...config, allowedTools: ['(none)'] } : config;
-  if (!validators.agentCore(checked)) {
+  if (!validators.agentCore(config)) {
     const { message, path } = explainSchemaErrors(configPath, validators.agentCore.errors);
     errors.push(
       flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `agent.core '${agent.nodeId}' config is invalid: ${message}`, {

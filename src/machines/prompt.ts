@@ -40,7 +40,8 @@ export const MAX_OBSERVATION_CHARS = 8_000;
 
 /**
  * The system prompt of a run: {@link REACT_PROMPT_TEMPLATE} with each allowed tool's name,
- * description and input schema, then the agent's instructions. The same for every iteration.
+ * description and input schema (or that there is none), then the agent's instructions. The same
+ * for every iteration.
  *
  * @example
  * ```ts
@@ -52,9 +53,11 @@ export function buildSystemPrompt(
   instructions?: string,
   agent?: Pick<AgentCoreReactConfig, 'reasoning' | 'outputSchema'>,
 ): string {
-  const list = tools
-    .map((tool) => `- ${tool.name}: ${tool.description}\n  input schema: ${JSON.stringify(tool.inputSchema)}`)
-    .join('\n');
+  // An agent without tools (an agent definition may have none) is told so, not shown an empty list.
+  const list =
+    tools.length === 0
+      ? '(none: answer with a final action, or ask a person)'
+      : tools.map((tool) => `- ${tool.name}: ${tool.description}\n  input schema: ${JSON.stringify(tool.inputSchema)}`).join('\n');
   let prompt = REACT_PROMPT_TEMPLATE.replace('{{tools}}', list);
   if (agent?.reasoning === 'explicit') {
     prompt = `${prompt.replace('- Do NOT explain your reasoning', '- Explain your reasoning only in "thought" and "reflection"')}\n\n${EXPLICIT_REASONING}`;

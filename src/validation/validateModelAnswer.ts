@@ -128,7 +128,7 @@ export function validateModelAnswer(text: string, rules: AnswerRules, length = t
   const tool = answer.tool as string;
   if (!rules.allowedTools.has(tool)) {
     return fail(ErrorCode.TOOL_NOT_ALLOWED, `the tool "${tool.slice(0, 80)}" is not in allowedTools`, {
-      hint: `allowed tools: ${[...rules.allowedTools].join(', ')}`,
+      hint: rules.allowedTools.size === 0 ? 'the agent has no tools: answer with a final action' : `allowed tools: ${[...rules.allowedTools].join(', ')}`,
       path: '/tool',
     });
   }

@@ -69,7 +69,7 @@ describe('config validation in the browser', () => {
     expect(validateNodeConfig(NodeType.MemoryKv, { colour: 'red' })).toEqual([{ message: "unknown property 'colour'" }]);
     expect(validateNodeConfig(NodeType.AgentCore, { strategy: 'react', maxIterations: 21 }, ['t'])).toEqual([{ field: 'maxIterations', message: 'must be <= 20' }]);
     expect(validateNodeConfig(NodeType.AgentCore, { strategy: 'react', allowedTools: [] }, ['t'])).toEqual([
-      { field: 'allowedTools', message: 'must NOT have fewer than 1 items' },
+      { field: 'allowedTools', message: "must list at least one tool: a flow's agent acts through its tools" },
     ]);
   });
 

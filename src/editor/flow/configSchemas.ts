@@ -118,6 +118,10 @@ export function validateNodeConfig(
   const issues = validate(checked) ? [] : (validate.errors ?? []).map(toIssue);
   // The schema leaves stop condition values untyped; flow validation checks their ranges.
   if (isAgent) issues.push(...checkStopConditionValues(checked));
+  // The agent core runs without tools (an agent definition may have none); a flow's agent needs one (NO_TOOLS).
+  if (isAgent && Array.isArray(checked.allowedTools) && checked.allowedTools.length === 0) {
+    issues.push({ field: 'allowedTools', message: "must list at least one tool: a flow's agent acts through its tools" });
+  }
   return issues;
 }
 
