@@ -8,7 +8,7 @@
 // iteration, 1,000 at a time: the machine's and the server's capacity at that moment.
 // Needs nats-server -js at $NATS_URL (default 127.0.0.1:4222); skipped with a note when absent.
 import { spawn } from 'node:child_process';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -85,11 +85,25 @@ async function cpuSeconds(pid) {
     return undefined;
   }
 }
-/** The nats-server's process on this machine, if there is one to see. */
+/**
+ * The process of the nats-server at $NATS_URL, if it is on this machine: the one holding the socket
+ * that listens on its port (other people's test servers may run beside it).
+ */
 async function natsServerPid() {
+  const port = Number(/:(\d+)$/.exec(url)?.[1] ?? 4222);
+  const listening = new Set();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of (await readFile(table, 'utf8').catch(() => '')).split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[3] === '0A' && Number.parseInt(fields[1]?.split(':')[1] ?? '', 16) === port) listening.add(`socket:[${fields[9]}]`);
+    }
+  }
   for (const pid of await readdir('/proc').catch(() => [])) {
     if (!/^\d+$/.test(pid)) continue;
-    if ((await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() === 'nats-server') return Number(pid);
+    if ((await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '')).trim() !== 'nats-server') continue;
+    for (const fd of await readdir(`/proc/${pid}/fd`).catch(() => [])) {
+      if (listening.has(await readlink(`/proc/${pid}/fd/${fd}`).catch(() => ''))) return Number(pid);
+    }
   }
   return undefined;
 }

@@ -68,10 +68,13 @@ async function readAllRuns() {
     let got = 0;
     for await (const message of batch) {
       got += 1;
-      const event = JSON.parse(decoder.decode(message.data));
-      const log = logs.get(event.traceId);
-      if (log === undefined) logs.set(event.traceId, [event]);
-      else log.push(event);
+      // A message holds one event, or several recorded together (a JSON array).
+      const value = JSON.parse(decoder.decode(message.data));
+      for (const event of Array.isArray(value) ? value : [value]) {
+        const log = logs.get(event.traceId);
+        if (log === undefined) logs.set(event.traceId, [event]);
+        else log.push(event);
+      }
       if (message.info.pending === 0) more = false;
     }
     if (got === 0) more = false;

@@ -1,7 +1,7 @@
 import type { AgentEvent } from '../events/eventTypes.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { Subject } from '../actors/subjects.js';
-import { parseTraceEvent } from '../distributed/traceEvent.js';
+import { parseTraceEvents } from '../distributed/traceEvent.js';
 import { crashHook, help, parse, usageError } from './args.js';
 import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
@@ -143,12 +143,12 @@ export const tail: Command = {
     const subscription = nc.subscribe(subject, {
       callback: (error, message) => {
         if (error) return;
-        const event = parseTraceEvent(message.data);
-        if (!event) {
+        const events = parseTraceEvents(message.data);
+        if (!events) {
           line(output.err, `(not an event on ${message.subject})`);
           return;
         }
-        line(output.out, values.json ? JSON.stringify(event) : formatEvent(event, output));
+        for (const event of events) line(output.out, values.json ? JSON.stringify(event) : formatEvent(event, output));
       },
     });
     await nc.flush();

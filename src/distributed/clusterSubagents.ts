@@ -15,7 +15,7 @@ import { openTraceToRead } from './openTraceToRead.js';
 import { requestRunAbort } from './runAborts.js';
 import { runLogExists } from './runLogExists.js';
 import { TRACEPARENT_HEADER } from '../telemetry/traceContext.js';
-import { parseTraceEvent } from './traceEvent.js';
+import { parseTraceEvents } from './traceEvent.js';
 
 /**
  * The subject prefix of a subagent's runs on a cluster: the calling flow's prefix and a token
@@ -117,8 +117,9 @@ async function runOnCluster(
   const live = nc.subscribe(Subject.runTrace(prefix, traceId), {
     callback: (error, message) => {
       if (error) return;
-      const event = parseTraceEvent(message.data);
-      if (event && event.traceId === traceId && isTerminal(event)) settle?.(outcomeOf(event));
+      for (const event of parseTraceEvents(message.data) ?? []) {
+        if (event.traceId === traceId && isTerminal(event)) settle?.(outcomeOf(event));
+      }
     },
   });
   let poll: NodeJS.Timeout | undefined;

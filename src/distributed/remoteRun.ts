@@ -9,7 +9,7 @@ import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
 import { randomIds } from '../runtime/ids.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
-import { parseTraceEvent } from './traceEvent.js';
+import { parseTraceEvents } from './traceEvent.js';
 
 /** Options of {@link startRemoteRun}. */
 export interface RemoteRunOptions {
@@ -61,11 +61,11 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   const subscription = options.nc.subscribe(Subject.runTrace(prefix, traceId), {
     callback: (error, message) => {
       if (error) return;
-      const event = parseTraceEvent(message.data);
-      if (!event) return;
-      live.push(event);
-      options.onEvent?.(event);
-      if (isTerminal(event)) void finish();
+      for (const event of parseTraceEvents(message.data) ?? []) {
+        live.push(event);
+        options.onEvent?.(event);
+        if (isTerminal(event)) void finish();
+      }
     },
   });
   await options.nc.flush();

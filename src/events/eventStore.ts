@@ -25,6 +25,13 @@ export interface EventStore {
    * throwing instead of rejecting. The recorder uses it to keep the loop free of a wait per event.
    */
   appendSync?(event: AgentEvent): void;
+  /**
+   * For stores where each append is a round trip (JetStream): appends consecutive events of one
+   * run at once, all or none, `events[0].seq` being the run's next sequence. The recorder hands it
+   * the events recorded together (no effect between them), so an iteration waits for two
+   * acknowledgements rather than four. Rejects like `append`.
+   */
+  appendMany?(events: readonly AgentEvent[]): Promise<void>;
   read(traceId: string): Promise<ReadResult>;
   close(): Promise<void>;
 }

@@ -39,8 +39,13 @@ export interface Recorder {
 }
 
 /**
- * Creates the recorder of one run. Events are appended one at a time in the machine's order.
- * A store that appends synchronously (memory) is used without any wait.
+ * Creates the recorder of one run. Events are appended in the machine's order, one append at a
+ * time. A store that appends synchronously (memory) is used without any wait. A store that can
+ * append several events at once (JetStream's `appendMany`) is given, in each append, every event
+ * recorded since the last one: the events one step of the statechart records (a model's answer and
+ * the tool request it makes) are recorded in one go, so they travel in one write, and the effect
+ * that follows waits for one acknowledgement, not two. Effects still wait for everything recorded
+ * before them to be in the log (`pending`).
  */
 export function createRecorder(options: RecorderOptions): Recorder {
   return new RunRecorder(options);
@@ -134,6 +139,22 @@ class RunRecorder implements Recorder {
 
   private async drain(): Promise<void> {
     const { queue } = this;
+    const { appendMany } = this.options.store;
+    if (appendMany !== undefined) {
+      // The rest of the statechart's step is recorded before this microtask: it goes in the same write.
+      await undefined;
+      while (queue.length > 0 && !this.failed) {
+        const events = queue.splice(0, queue.length);
+        try {
+          await appendMany.call(this.options.store, events);
+        } catch (error) {
+          this.fail(error);
+          throw error;
+        }
+        for (const event of events) this.deliver(event);
+      }
+      return;
+    }
     while (queue.length > 0 && !this.failed) {
       const event = queue[0] as AgentEvent;
       try {

@@ -3,7 +3,7 @@ import { Subject } from '../actors/subjects.js';
 import { validators } from '../contracts/schemas.js';
 import type { ReadResult } from '../events/eventStore.js';
 import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
-import { parseTraceEvent } from '../distributed/traceEvent.js';
+import { parseTraceEvents } from '../distributed/traceEvent.js';
 
 /** Options of {@link followClusterRun}. */
 export interface FollowClusterRunOptions {
@@ -138,12 +138,15 @@ export async function followClusterRun(options: FollowClusterRunOptions): Promis
   const subscription = options.nc.subscribe(Subject.runTrace(options.prefix, traceId), {
     callback: (error, message) => {
       if (error || stopped) return;
-      const event = parseTraceEvent(message.data);
-      if (!event || !validators.agentEvent(event) || event.traceId !== traceId) return;
-      lastActivity = Date.now();
-      if (event.seq <= lastSeq || held.has(event.seq)) return;
-      held.set(event.seq, event);
-      drain();
+      let added = false;
+      for (const event of parseTraceEvents(message.data) ?? []) {
+        if (!validators.agentEvent(event) || event.traceId !== traceId) continue;
+        lastActivity = Date.now();
+        if (event.seq <= lastSeq || held.has(event.seq)) continue;
+        held.set(event.seq, event);
+        added = true;
+      }
+      if (added) drain();
     },
   });
   const idle = setInterval(() => {

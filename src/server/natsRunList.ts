@@ -12,7 +12,7 @@ import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import { Storage, Subject } from '../actors/subjects.js';
 import { validators } from '../contracts/schemas.js';
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
-import { parseTraceEvent } from '../distributed/traceEvent.js';
+import { parseTraceEvents } from '../distributed/traceEvent.js';
 
 /** A run's first event, as found in the trace stream. */
 export type RunStartedEvent = Extract<AgentEvent, { type: typeof AgentEventType.RunStarted }>;
@@ -146,7 +146,8 @@ async function readWindow(
 function asRunStarted(subject: string, data: Uint8Array, filter: string): RunStartedEvent | undefined {
   const traceToken = filter.split('.').indexOf('*');
   const traceId = subject.split('.')[traceToken];
-  const event = parseTraceEvent(data);
+  // A run's first message holds its run.started first (alone, or with the events recorded with it).
+  const event = parseTraceEvents(data)?.[0];
   if (!event || !validators.agentEvent(event)) return undefined;
   if (event.type !== AgentEventType.RunStarted || event.traceId !== traceId || event.seq !== 1) return undefined;
   return event;

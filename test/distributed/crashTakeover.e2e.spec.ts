@@ -70,7 +70,10 @@ describe('distributed mode: a core worker killed at any event boundary', () => {
       const completed = events.filter((e) => e.type === 'tool.completed').map((e) => (e.data as { idempotencyKey: string }).idempotencyKey);
       const effects = (await counterLines(path.join(dir, 'effects.log'))).filter((key) => key.startsWith(`${traceId}:`));
       expect(effects, `killed after event ${k}`).toEqual(completed);
-      expect(events.filter((e) => e.type === 'run.resumed'), `killed after event ${k}`).toHaveLength(1);
+      // Events recorded in one step are stored in one message: a kill after the final answer finds
+      // the run's ending stored with it, nothing left to resume; any earlier kill, one resume.
+      const endedWithAnswer = events.at(-1)?.seq === total && events.at(-2)?.type === 'model.answered' && k >= total - 1;
+      expect(events.filter((e) => e.type === 'run.resumed'), `killed after event ${k}`).toHaveLength(endedWithAnswer ? 0 : 1);
     }
   }, 120_000);
 

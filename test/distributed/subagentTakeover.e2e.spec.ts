@@ -14,6 +14,7 @@ import { subagentPrefix } from '../../src/distributed/clusterSubagents.js';
 import { startCoreWorker } from '../../src/distributed/coreWorker.js';
 import { idempotentToolServer } from '../../src/distributed/idempotentTools.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { parseTraceEvents } from '../../src/distributed/traceEvent.js';
 import { flowsToHost } from '../../src/distributed/subagentFlows.js';
 import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
@@ -61,7 +62,7 @@ describe('a subagent call whose tool worker is SIGKILLed while the subagent runs
     const childEvents: AgentEvent[] = [];
     const follow = nc.subscribe(Subject.runTrace(childPrefix, 'tk-1'), {
       callback: (_, message) => {
-        childEvents.push(JSON.parse(new TextDecoder().decode(message.data)) as AgentEvent);
+        childEvents.push(...(parseTraceEvents(message.data) ?? []));
       },
     });
     const run = await startRemoteRun({ nc, prefix, input: 'go', traceId: 'tk' });

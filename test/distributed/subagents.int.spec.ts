@@ -15,6 +15,7 @@ import { subagentPrefix } from '../../src/distributed/clusterSubagents.js';
 import { startCoreWorker } from '../../src/distributed/coreWorker.js';
 import { idempotentToolServer } from '../../src/distributed/idempotentTools.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { parseTraceEvents } from '../../src/distributed/traceEvent.js';
 import { requestRunAbort } from '../../src/distributed/runAborts.js';
 import { flowsToHost } from '../../src/distributed/subagentFlows.js';
 import { NATS_URL, connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
@@ -178,7 +179,7 @@ describe('subagents on a cluster', () => {
     const childEvents: AgentEvent[] = [];
     const follow = nc.subscribe(`${childPrefix}.trace.ab-1.>`, {
       callback: (_, message) => {
-        childEvents.push(JSON.parse(new TextDecoder().decode(message.data)) as AgentEvent);
+        childEvents.push(...(parseTraceEvents(message.data) ?? []));
       },
     });
     const run = await startRemoteRun({ nc, prefix, input: 'go', traceId: 'ab' });

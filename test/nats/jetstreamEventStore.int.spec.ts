@@ -10,6 +10,7 @@ import { fold } from '../../src/events/evolve.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
+import { parseTraceEvents } from '../../src/distributed/traceEvent.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 import { connectTestServer, eventually, uniquePrefix } from './natsSupport.js';
 
@@ -64,19 +65,73 @@ async function runWith(answers: unknown[], traceId: string) {
 }
 
 describe('the JetStream event store', () => {
-  it('should store a run on its trace subjects, the event type as the last tokens, and read it back in order', async () => {
-    const seen: string[] = [];
-    const sub = other.subscribe(Subject.allTraces(prefix), { callback: (_error, message) => void seen.push(message.subject) });
+  it("should store each step's events in one message, on the subject of its last event, and read them back in order", async () => {
+    const seen: { subject: string; events: readonly AgentEvent[] }[] = [];
+    const sub = other.subscribe(Subject.allTraces(prefix), {
+      callback: (_error, message) => void seen.push({ subject: message.subject, events: parseTraceEvents(message.data) ?? [] }),
+    });
     await other.flush();
     const { result } = await runWith([answer.tool('echo', { text: 'a' }), answer.final('done')], 'live-1');
     const { events, problems } = await store.read('live-1');
     expect(problems).toEqual([]);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(fold(events)).toEqual(result.envelope);
-    await eventually(() => seen.length === events.length);
-    expect(seen).toEqual(events.map((e) => `${prefix}.trace.live-1.${e.type}`));
+    await eventually(() => seen.flatMap((message) => message.events).length === events.length);
+    expect(seen.flatMap((message) => message.events)).toEqual(events);
+    // run.started alone (runs are found by it); then what each step recorded between two effects.
+    expect(seen.map((message) => message.events.map((e) => e.type))).toEqual([
+      ['run.started'],
+      ['model.requested'],
+      ['model.answered', 'tool.requested'],
+      ['tool.completed', 'model.requested'],
+      ['model.answered', 'run.completed'],
+    ]);
+    expect(seen.map((message) => message.subject)).toEqual(seen.map((message) => `${prefix}.trace.live-1.${message.events.at(-1)?.type}`));
     sub.unsubscribe();
   });
+
+  it('should send a tool request only once the message holding it is stored', async () => {
+    const reader = await openJetStreamEventStore(other, { prefix });
+    const loggedFirst: boolean[] = [];
+    const probe = countingTool('echo', () => undefined);
+    const tool = {
+      ...probe.tool,
+      async execute(input: Record<string, unknown>, context: { idempotencyKey: string; traceId: string }) {
+        // What the stream holds as the call starts, read by another connection.
+        const { events } = await reader.read(context.traceId);
+        const last = events.at(-1);
+        loggedFirst.push(last?.type === 'tool.requested' && (last.data as { idempotencyKey?: string }).idempotencyKey === context.idempotencyKey);
+        return probe.tool.execute(input, context as never);
+      },
+    };
+    const actors = serveActors({ model: createScriptedModel([answer.tool('echo', { text: 'a' }), answer.tool('echo', { text: 'b' }), answer.final('done')]), tools: [tool] });
+    const { outcome } = await startRun({ ...actors, agent: agentConfig(), store, input: 'go', traceId: 'logged-first' }).result;
+    await actors.close();
+    expect(outcome.status).toBe('done');
+    expect(loggedFirst).toEqual([true, true]);
+  });
+
+  it('should store nothing of a batch whose writer lost the run to another, 50 times', async () => {
+    const rival = await openJetStreamEventStore(other, { prefix });
+    for (let i = 0; i < 50; i++) {
+      const traceId = `batch-race-${i}`;
+      await store.append(started(traceId));
+      await rival.read(traceId);
+      const batch = (time: string) => [resumed(traceId, 2, time), { ...resumed(traceId, 3, time), data: { afterSeq: 2 } } as AgentEvent];
+      const outcomes = await Promise.allSettled([
+        store.appendMany?.(batch('2026-01-01T00:00:01.000Z')),
+        rival.appendMany?.(batch('2026-01-01T00:00:02.000Z')),
+      ]);
+      const won = outcomes.findIndex((o) => o.status === 'fulfilled');
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      expect(outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')?.reason).toMatchObject({ code: ErrorCode.LOG_CONCURRENT_WRITER });
+      // The loser's next message (seq 4, as if it went on) is refused too: it must stop.
+      const loser = won === 0 ? rival : store;
+      await expect(loser.append(resumed(traceId, 4, '2026-01-01T00:00:03.000Z'))).rejects.toMatchObject({ code: ErrorCode.LOG_CONCURRENT_WRITER });
+      const stored = (await store.read(traceId)).events;
+      expect(stored.map((e) => e.time)).toEqual(['2026-01-01T00:00:00.000Z', ...Array(2).fill(`2026-01-01T00:00:0${won === 0 ? 1 : 2}.000Z`)]);
+    }
+  }, 60_000);
 
   it('should let exactly one of two writers append each seq, 100 times', async () => {
     const rival = await openJetStreamEventStore(other, { prefix });
@@ -137,6 +192,17 @@ describe('the JetStream event store', () => {
     await eventually(() => true);
     await new Promise((resolve) => setTimeout(resolve, 50));
     const { events, problems } = await store.read('junk');
+    expect(events).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });
+  });
+
+  it('should refuse a message of several events whole when one of them is not an event', async () => {
+    await store.append(started('junk-batch'));
+    const valid = resumed('junk-batch', 2, '2026-01-01T00:00:01.000Z');
+    nc.publish(Subject.trace(prefix, 'junk-batch', 'run.resumed'), new TextEncoder().encode(JSON.stringify([valid, { not: 'an event' }])));
+    await nc.flush();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const { events, problems } = await store.read('junk-batch');
     expect(events).toHaveLength(1);
     expect(problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });
   });

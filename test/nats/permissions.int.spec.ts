@@ -26,6 +26,7 @@ import { startActorWorker } from '../../src/distributed/actorWorker.js';
 import { idempotentToolServer } from '../../src/distributed/idempotentTools.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
 import { openTraceToRead } from '../../src/distributed/openTraceToRead.js';
+import { parseTraceEvents } from '../../src/distributed/traceEvent.js';
 import { isTerminal } from '../../src/events/eventTypes.js';
 import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
 import { eventually, startNatsServer, type PrivateNatsServer } from './natsSupport.js';
@@ -313,8 +314,10 @@ describe('deploy/nats/redflow.conf', () => {
     await Promise.all([model.nc.flush(), toolLookup.nc.flush(), tool.nc.flush()]);
 
     const store = await openJetStreamEventStore(core.nc, { prefix: PREFIX });
-    const live: string[] = [];
-    const tail = runClient.nc.subscribe(Subject.allTraces(PREFIX), { callback: (_error, msg) => void live.push(msg.subject) });
+    const live: { subject: string; types: string[] }[] = [];
+    const tail = runClient.nc.subscribe(Subject.allTraces(PREFIX), {
+      callback: (_error, msg) => void live.push({ subject: msg.subject, types: (parseTraceEvents(msg.data) ?? []).map((event) => event.type) }),
+    });
     await runClient.nc.flush();
     const run = startRun({
       agent: agentConfig({ allowedTools: ['lookup_order', 'echo'] }),
@@ -332,8 +335,10 @@ describe('deploy/nats/redflow.conf', () => {
     expect(problems).toEqual([]);
     expect(fold(events)).toEqual(result.envelope);
     expect(events.filter((event) => event.type === 'tool.completed')).toHaveLength(2);
-    await eventually(() => live.length === events.length);
-    expect(live).toEqual(events.map((event) => Subject.trace(PREFIX, 'perm-run-1', event.type)));
+    await eventually(() => live.flatMap((message) => message.types).length === events.length);
+    expect(live.flatMap((message) => message.types)).toEqual(events.map((event) => event.type));
+    // A message holds what one step recorded, on the subject of its last event.
+    expect(live.map((message) => message.subject)).toEqual(live.map((message) => Subject.trace(PREFIX, 'perm-run-1', message.types.at(-1) ?? '')));
     expect(lookup.executions()).toBe(1);
     expect(echo.calls).toEqual([{ text: 'hi' }]);
 

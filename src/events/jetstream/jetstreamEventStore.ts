@@ -13,7 +13,7 @@ import { validators } from '../../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
 import type { EventStore, LogProblem, ReadResult } from '../eventStore.js';
-import type { AgentEvent } from '../eventTypes.js';
+import { AgentEventType, type AgentEvent } from '../eventTypes.js';
 import { createRunPathCheck } from '../runPath.js';
 
 /** Options of {@link openJetStreamEventStore}. */
@@ -49,9 +49,23 @@ const STREAM_NAME_IN_USE = 10058;
  * The event log in a JetStream stream over the trace subjects: one append is both durable and
  * live (`nats sub '<prefix>.trace.>'` shows every event as it is stored).
  *
- * Two writers cannot both append to one run: each event is published with `Nats-Msg-Id` =
- * its id `<traceId>:<seq>`, so the stream takes one event per seq and answers the other writer's
- * publish as a duplicate; the loser gets `LOG_CONCURRENT_WRITER` and must stop touching the run.
+ * **Messages.** A message holds one event, as JSON, or several consecutive events of one run
+ * recorded together, as a JSON array (`appendMany`: the recorder appends what it recorded between
+ * two effects in one message, so an iteration costs two writes and two acknowledgements instead of
+ * four). Its subject is that of its last event, `<prefix>.trace.<traceId>.<type>`: what the run
+ * did last, the request it is about to make or its ending, so `<prefix>.trace.*.tool.requested` or
+ * `….run.completed` still find those events; a run's `run.started` always has a message of its own
+ * (runs are listed and found by it). Its `Nats-Msg-Id` is its first event's id. One message rather
+ * than several published without waiting for each other: a message is stored whole or not at all,
+ * so the log never holds an event without the ones before it, and a writer that lost the run to
+ * another is stopped by the fence below before anything after its refused write is stored.
+ *
+ * Two writers cannot both append to one run: each message is published with `Nats-Msg-Id` =
+ * its first event's id `<traceId>:<seq>`, so the stream takes one write per seq and answers the
+ * other writer's publish as a duplicate; the loser gets `LOG_CONCURRENT_WRITER` and must stop
+ * touching the run. (Each writer's next message starts right after the last event it knows is
+ * stored, which is the end of a stored message: two writers that go on from the same point name
+ * their messages alike.)
  * (nats-server 2.11 can also check the last sequence of a wildcard subject, which would fence
  * writers past the duplicate window; 2.9, the version these tests run on, cannot.) A publish that
  * fails because the connection dropped is sent again with the same id until `appendTimeoutMs`,
@@ -72,22 +86,50 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
   const js = jetstream(nc);
   const mux = createRequestMux(nc);
   const lastSeqs = new Map<string, number>();
+  // Room left for the subject and headers under the server's largest message.
+  const maxMessageBytes = (nc.info?.max_payload ?? 1024 * 1024) - 4096;
+
+  /** One message holding `events` (one, or several consecutive events of one run). */
+  const write = async (events: readonly AgentEvent[], data: Uint8Array): Promise<void> => {
+    const first = events[0] as AgentEvent;
+    const last = lastSeqs.get(first.traceId);
+    if (last !== undefined && first.seq !== last + 1) {
+      throw concurrent(first, `expected seq ${last + 1}, got ${first.seq}`);
+    }
+    const lastEvent = events[events.length - 1] as AgentEvent;
+    const ack = await publishPatiently(mux, Subject.trace(prefix, first.traceId, lastEvent.type), data, first.id, appendTimeoutMs);
+    if (ack.duplicate) {
+      // Either an earlier attempt of ours whose ack was lost, or another writer's events.
+      const stored = await jsm.streams.getMessage(stream, { seq: ack.seq });
+      if (!stored || !sameBytes(stored.data, data)) throw concurrent(first, `seq ${first.seq} was written by another writer`);
+    }
+    lastSeqs.set(first.traceId, lastEvent.seq);
+  };
 
   return {
     stream,
-    async append(event) {
-      const last = lastSeqs.get(event.traceId);
-      if (last !== undefined && event.seq !== last + 1) {
-        throw concurrent(event, `expected seq ${last + 1}, got ${event.seq}`);
+    append(event) {
+      return write([event], encoder.encode(JSON.stringify(event)));
+    },
+
+    async appendMany(given) {
+      let events = given;
+      const first = events[0];
+      if (first === undefined) return;
+      events.forEach((event, i) => {
+        if (event.traceId !== first.traceId || event.seq !== first.seq + i) throw concurrent(event, `appended together with ${first.id}, but not the event after the one before it`);
+      });
+      if (first.type === AgentEventType.RunStarted || events.length === 1) {
+        // A run's start is found by its subject (runLogExists, the runs list): a message of its own.
+        await write([first], encoder.encode(JSON.stringify(first)));
+        events = events.slice(1);
+        if (events.length === 0) return;
+        if (events.length === 1) return write(events, encoder.encode(JSON.stringify(events[0])));
       }
-      const data = encoder.encode(JSON.stringify(event));
-      const ack = await publishPatiently(mux, Subject.trace(prefix, event.traceId, event.type), data, event.id, appendTimeoutMs);
-      if (ack.duplicate) {
-        // Either an earlier attempt of ours whose ack was lost, or another writer's event.
-        const stored = await jsm.streams.getMessage(stream, { seq: ack.seq });
-        if (!stored || !sameBytes(stored.data, data)) throw concurrent(event, `seq ${event.seq} was written by another writer`);
-      }
-      lastSeqs.set(event.traceId, event.seq);
+      const data = encoder.encode(JSON.stringify(events));
+      if (data.byteLength <= maxMessageBytes) return write(events, data);
+      // Too large for one message together: one message each, in order.
+      for (const event of events) await write([event], encoder.encode(JSON.stringify(event)));
     },
 
     async read(traceId) {
@@ -175,6 +217,7 @@ async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Arr
 async function readRun(js: JetStreamClient, stream: string, prefix: string, traceId: string): Promise<ReadResult> {
   // An ordered consumer over the run's subjects; each message says how many are still pending,
   // so the read ends without asking the server to count (a per-subject count scans the stream).
+  // A message holds one event or several (see appendMany).
   const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runTrace(prefix, traceId) });
   const events: AgentEvent[] = [];
   const problems: LogProblem[] = [];
@@ -190,10 +233,14 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
         position++;
         if (problems.length === 0) {
           const verdict = decode(message.data, traceId, events.length + 1, position);
-          const impossible = 'problem' in verdict ? undefined : runPath.next(verdict.event);
           if ('problem' in verdict) problems.push(verdict.problem);
-          else if (impossible !== undefined) problems.push(problem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
-          else events.push(verdict.event);
+          else {
+            // A message is written whole: one of its events the run could not take discards it all.
+            let impossible: string | undefined;
+            for (const event of verdict.events) if (impossible === undefined) impossible = runPath.next(event);
+            if (impossible !== undefined) problems.push(problem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
+            else events.push(...verdict.events);
+          }
         }
         if (message.info.pending === 0) {
           more = false;
@@ -217,24 +264,29 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
   return { events, problems };
 }
 
-function decode(data: Uint8Array, traceId: string, expectedSeq: number, position: number): { event: AgentEvent } | { problem: LogProblem } {
+/** The events of one message (a record: one event, or an array of consecutive ones), checked whole. */
+function decode(data: Uint8Array, traceId: string, expectedSeq: number, position: number): { events: readonly AgentEvent[] } | { problem: LogProblem } {
   let value: unknown;
   try {
     value = JSON.parse(decoder.decode(data));
   } catch (error) {
     return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is not JSON: ${(error as Error).message}`) };
   }
-  if (!validators.agentEvent(value)) {
-    return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is not an event of agent-event.schema.json`) };
+  const items: unknown[] = Array.isArray(value) ? value : [value];
+  if (items.length === 0) return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is an empty list`) };
+  for (const [i, item] of items.entries()) {
+    if (!validators.agentEvent(item)) {
+      return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is not an event of agent-event.schema.json${items.length > 1 ? ` (its event ${i + 1})` : ''}`) };
+    }
+    const event = item as unknown as AgentEvent;
+    if (event.traceId !== traceId) {
+      return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} belongs to run ${event.traceId}`) };
+    }
+    if (event.seq !== expectedSeq + i) {
+      return { problem: problem(ErrorCode.LOG_SEQUENCE_GAP, position, `record ${position} has seq ${event.seq}; expected ${expectedSeq + i}`) };
+    }
   }
-  const event = value as unknown as AgentEvent;
-  if (event.traceId !== traceId) {
-    return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} belongs to run ${event.traceId}`) };
-  }
-  if (event.seq !== expectedSeq) {
-    return { problem: problem(ErrorCode.LOG_SEQUENCE_GAP, position, `record ${position} has seq ${event.seq}; expected ${expectedSeq}`) };
-  }
-  return { event };
+  return { events: items as AgentEvent[] };
 }
 
 function problem(code: ErrorCode, position: number, message: string): LogProblem {
