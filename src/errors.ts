@@ -146,6 +146,8 @@ export const ErrorCode = {
   /** Every record is well formed, but the log is not a path the statechart can take (an event after the ending, a tool not allowed, …). */
   LOG_PATH_INVALID: 'LOG_PATH_INVALID',
   LOG_CLOSED: 'LOG_CLOSED',
+  /** A follow of a run asked to start after a seq that is not a whole number ≥ 0. */
+  LOG_CURSOR_INVALID: 'LOG_CURSOR_INVALID',
 
   // Flow graphs: one agent core and every capability connected to it first, then the rest.
   NO_AGENT_CORE: 'NO_AGENT_CORE',

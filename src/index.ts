@@ -42,9 +42,11 @@ export { evolve, fold, emptyEnvelope } from './events/evolve.js';
 export { logStatus } from './events/resumePoint.js';
 export { pendingWait, judgeAnswer, waitOfEvent } from './events/pendingWait.js';
 export type { RunWait, WaitAnswer, AnswerTarget, AnswerJudgement } from './events/pendingWait.js';
-export type { EventStore, ReadResult, LogProblem } from './events/eventStore.js';
+export type { EventStore, ReadResult, LogProblem, FollowOptions } from './events/eventStore.js';
 export { createMemoryEventStore } from './events/memoryEventStore.js';
 export { openJsonlEventStore, readJsonlLog, repairTornTail } from './events/jsonlEventStore.js';
+export { followJsonlLog } from './events/jsonlFollow.js';
+export type { JsonlFollowOptions } from './events/jsonlFollow.js';
 
 export type { Transport, Reply, Subscription, TransportMessage, RequestHandler } from './actors/transport.js';
 export { Header } from './actors/transport.js';

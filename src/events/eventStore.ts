@@ -13,6 +13,12 @@ export interface ReadResult {
   readonly problems: readonly LogProblem[];
 }
 
+/** Options of {@link EventStore.follow}. */
+export interface FollowOptions {
+  /** Ends the iteration (it returns, without an error) once aborted: the way to stop waiting for a run that does not go on. */
+  readonly signal?: AbortSignal;
+}
+
 /**
  * Where a run's events are appended. One store may hold many runs (memory, JetStream) or one
  * (a JSONL file). `append` resolves once the event is as durable as the store promises; it
@@ -33,5 +39,19 @@ export interface EventStore {
    */
   appendMany?(events: readonly AgentEvent[]): Promise<void>;
   read(traceId: string): Promise<ReadResult>;
+  /**
+   * The run's events with a seq above `afterSeq`, in seq order and each once: those stored, then
+   * each new one as it is appended (by this process or another), until the run's ending
+   * (`run.completed` / `run.failed`, the last event yielded). A run that has ended at or before
+   * `afterSeq` yields nothing and ends at once. The iteration also ends when the consumer leaves
+   * it (`break`) or `options.signal` aborts; nothing else ends it, so abort it for a run that may
+   * never go on (interrupted, or parked in a wait). `close` does not end it.
+   *
+   * A trace id with no events yet is waited for (a follower may start before the run does): ask
+   * `read` first where an unknown run is an error. A record `read` would report as a problem
+   * ends the iteration with that problem's code (`LOG_RECORD_CORRUPT`, `LOG_SEQUENCE_GAP`, …);
+   * an `afterSeq` that is not a whole number ≥ 0 with `LOG_CURSOR_INVALID`.
+   */
+  follow(traceId: string, afterSeq: number, options?: FollowOptions): AsyncIterable<AgentEvent>;
   close(): Promise<void>;
 }

@@ -1,11 +1,15 @@
 import { open, stat, truncate, type FileHandle } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import { validators, describeSchemaErrors } from '../contracts/schemas.js';
-import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { ErrorCode, RedflowError } from '../errors.js';
 import type { EventStore, LogProblem, ReadResult } from './eventStore.js';
 import type { AgentEvent } from './eventTypes.js';
 import { acquireLock, isErrno, notFound } from './fileLock.js';
+import { followJsonlLog, jsonlAppended } from './jsonlFollow.js';
+import { MAX_RECORD_BYTES, forEachLine, hex, judgeLine, logCursor, matchesSchema } from './jsonlRecords.js';
 import { createRunPathCheck, type RunPathCheck } from './runPath.js';
+
+export { MAX_RECORD_BYTES } from './jsonlRecords.js';
 
 /** When a JSONL store forces its records to disk with `fdatasync`. */
 export type JsonlFsyncMode = 'always' | 'never' | { readonly intervalMs: number };
@@ -27,14 +31,6 @@ export interface JsonlEventStore extends EventStore {
   /** The seq of the last event appended (or found when the file was opened); 0 when there is none. */
   lastSeq(): number;
 }
-
-/** Lines longer than this (in bytes, without the newline) are reported, never buffered. */
-export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
-
-const CHUNK_BYTES = 64 * 1024;
-const NEWLINE = 0x0a;
-const SPACE = 0x20;
-const HEX8 = /^[0-9a-f]{8}$/;
 
 // ---------------------------------------------------------------------------------------------
 // Record format
@@ -81,25 +77,9 @@ function checksumHex(data: string | Uint8Array, previous: number): string {
   return hex(crc32(data, previous));
 }
 
-function hex(checksum: number): string {
-  return checksum.toString(16).padStart(8, '0');
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reading
 // ---------------------------------------------------------------------------------------------
-
-/** One line of the file: its bytes (undefined when over the cap) and where it is. */
-interface RawLine {
-  readonly number: number;
-  readonly bytes: Buffer | undefined;
-  readonly start: number;
-  /** Offset just after the line's newline (or the end of the file when it has none). */
-  readonly end: number;
-  readonly terminated: boolean;
-  /** True when nothing follows this line in the file. */
-  readonly final: boolean;
-}
 
 /** A full scan of a log file: what {@link readJsonlLog} reports, plus where the good records end. */
 interface Scan extends ReadResult {
@@ -115,119 +95,6 @@ interface Scan extends ReadResult {
   readonly path: RunPathCheck;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
-
-
-/**
- * Calls `onLine` for each line of the first `size` bytes of the file, in chunks, so a file of any
- * size (and lines of any length) is read in bounded memory. Stops when `onLine` returns false.
- */
-async function forEachLine(handle: FileHandle, size: number, onLine: (line: RawLine) => boolean): Promise<void> {
-  let position = 0;
-  let number = 1;
-  let lineStart = 0;
-  let parts: Buffer[] = [];
-  let partsLength = 0;
-  let oversized = false;
-
-  const emit = (endOfLine: number, terminated: boolean): boolean => {
-    const bytes = oversized ? undefined : Buffer.concat(parts, partsLength);
-    const end = terminated ? endOfLine + 1 : endOfLine;
-    const go = onLine({ number, bytes, start: lineStart, end, terminated, final: end >= size });
-    number += 1;
-    lineStart = end;
-    parts = [];
-    partsLength = 0;
-    oversized = false;
-    return go;
-  };
-  const add = (piece: Buffer): void => {
-    if (oversized) return;
-    if (partsLength + piece.length > MAX_RECORD_BYTES) {
-      oversized = true;
-      parts = [];
-      partsLength = 0;
-      return;
-    }
-    if (piece.length > 0) {
-      parts.push(piece);
-      partsLength += piece.length;
-    }
-  };
-
-  while (position < size) {
-    const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - position));
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
-    if (bytesRead === 0) break; // the file shrank while we read it
-    let from = 0;
-    while (from < bytesRead) {
-      const newline = chunk.indexOf(NEWLINE, from);
-      if (newline === -1 || newline >= bytesRead) {
-        add(chunk.subarray(from, bytesRead));
-        break;
-      }
-      add(chunk.subarray(from, newline));
-      if (!emit(position + newline, true)) return;
-      from = newline + 1;
-    }
-    position += bytesRead;
-  }
-  if (position > lineStart) emit(position, false);
-}
-
-type Verdict =
-  | { readonly ok: true; readonly event: AgentEvent; readonly checksum: number }
-  /** `integrity`: checksum, framing or JSON failed (a torn write looks like this); else schema. */
-  | { readonly ok: false; readonly integrity: boolean; readonly reason: string };
-
-/** The schema check, without narrowing to the generated type (the event type is richer). */
-function matchesSchema(value: unknown): boolean {
-  return validators.agentEvent(value);
-}
-
-function verify(bytes: Buffer | undefined, previous: number): Verdict {
-  if (bytes === undefined) {
-    return { ok: false, integrity: false, reason: `the record is longer than ${MAX_RECORD_BYTES} bytes` };
-  }
-  if (bytes.length < 10 || bytes[8] !== SPACE) {
-    return { ok: false, integrity: true, reason: 'the line is not "<crc32> <json>"' };
-  }
-  const stored = bytes.toString('latin1', 0, 8);
-  if (!HEX8.test(stored)) return { ok: false, integrity: true, reason: 'the checksum is not 8 lowercase hex digits' };
-  const json = bytes.subarray(9);
-  const checksum = crc32(json, previous);
-  const actual = hex(checksum);
-  if (actual !== stored) {
-    return {
-      ok: false,
-      integrity: true,
-      reason: `checksum mismatch (stored ${stored}, computed ${actual}): this record, or the chain before it, was changed`,
-    };
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(json));
-  } catch (error) {
-    return { ok: false, integrity: true, reason: `the JSON does not parse (${(error as Error).message})` };
-  }
-  if (!matchesSchema(value)) {
-    return {
-      ok: false,
-      integrity: false,
-      reason: `the event does not match agent-event.schema.json: ${describeSchemaErrors(validators.agentEvent.errors)}`,
-    };
-  }
-  return { ok: true, event: value as AgentEvent, checksum };
-}
-
-function problem(code: ErrorCode, position: number, message: string, hint: string | undefined, path: string): LogProblem {
-  return { ...errorInfo(code, message, { hint, path }), position };
-}
-
-const TORN_HINT = 'a write was cut short by a crash; repairTornTail (redflow resume) removes it';
-const CORRUPT_HINT =
-  'the log was modified or damaged; the events before this line are intact, the ones after it are not read';
-
 async function scanLog(path: string, expectedTraceId?: string): Promise<Scan> {
   let handle: FileHandle;
   try {
@@ -240,80 +107,23 @@ async function scanLog(path: string, expectedTraceId?: string): Promise<Scan> {
   const problems: LogProblem[] = [];
   let goodEnd = 0;
   let size = 0;
-  let traceId = expectedTraceId;
-  let checksum = 0;
-  const runPath = createRunPathCheck();
+  const cursor = logCursor(expectedTraceId);
   try {
     size = (await handle.stat()).size;
     await forEachLine(handle, size, (line) => {
-      const where = `${path}:${line.number}`;
-      if (line.final && !line.terminated) {
-        problems.push(
-          problem(ErrorCode.LOG_RECORD_TORN, line.number, `${where}: the last record has no trailing newline`, TORN_HINT, path),
-        );
+      const judged = judgeLine(line, cursor, path);
+      if ('problem' in judged) {
+        problems.push(judged.problem);
         return false;
       }
-      const verdict = verify(line.bytes, checksum);
-      if (!verdict.ok) {
-        const torn = line.final && verdict.integrity;
-        problems.push(
-          torn
-            ? problem(ErrorCode.LOG_RECORD_TORN, line.number, `${where}: the last record is incomplete: ${verdict.reason}`, TORN_HINT, path)
-            : problem(ErrorCode.LOG_RECORD_CORRUPT, line.number, `${where}: corrupt record: ${verdict.reason}`, CORRUPT_HINT, path),
-        );
-        return false;
-      }
-      const { event } = verdict;
-      if (traceId === undefined) traceId = event.traceId;
-      if (event.traceId !== traceId) {
-        problems.push(
-          problem(
-            ErrorCode.LOG_TRACE_MISMATCH,
-            line.number,
-            `${where}: the record belongs to run ${event.traceId}, not ${traceId}`,
-            expectedTraceId === undefined
-              ? 'a JSONL log holds one run; records of another run were written into it'
-              : 'this file holds another run; check the trace id or the path',
-            path,
-          ),
-        );
-        return false;
-      }
-      const expectedSeq = events.length + 1;
-      if (event.seq !== expectedSeq) {
-        problems.push(
-          problem(
-            ErrorCode.LOG_SEQUENCE_GAP,
-            line.number,
-            `${where}: expected seq ${expectedSeq}, found seq ${event.seq}`,
-            'records are missing or repeated; the events before this line are intact',
-            path,
-          ),
-        );
-        return false;
-      }
-      const impossible = runPath.next(event);
-      if (impossible !== undefined) {
-        problems.push(
-          problem(
-            ErrorCode.LOG_PATH_INVALID,
-            line.number,
-            `${where}: not a step the run could take: ${impossible}`,
-            'the records before this line are a run as it happened; this one and the ones after it were added or changed by something else',
-            path,
-          ),
-        );
-        return false;
-      }
-      events.push(event);
-      checksum = verdict.checksum;
+      events.push(judged.event);
       goodEnd = line.end;
       return true;
     });
   } finally {
     await handle.close();
   }
-  return { events, problems, goodEnd, size, traceId, checksum, path: runPath };
+  return { events, problems, goodEnd, size, traceId: cursor.traceId, checksum: cursor.checksum, path: cursor.path };
 }
 
 /**
@@ -412,6 +222,8 @@ async function writeAll(handle: FileHandle, bytes: Buffer): Promise<void> {
  * have recorded next, and `LOG_CLOSED` after `close`. If a write fails,
  * every later append rejects with the same error. `read(traceId)` reads the file as
  * {@link readJsonlLog} does, and reports records of another run as `LOG_TRACE_MISMATCH`.
+ * `follow(traceId, afterSeq)` follows the file with `followJsonlLog` (this store's appends wake it
+ * at once; a file that holds another run ends it with `LOG_TRACE_MISMATCH`).
  *
  * @example
  * ```ts
@@ -552,12 +364,18 @@ export async function openJsonlEventStore(path: string, options: JsonlEventStore
       checksum = next;
       return enqueue(async () => {
         await writeAll(handle, bytes);
+        jsonlAppended(path);
         dirty = true;
         if (policy === 'always') await sync();
         else if (policy === 'never') return;
         else if (Date.now() - lastSync >= policy) await sync();
         else scheduleSync(policy);
       });
+    },
+
+    follow(wanted, afterSeq, followOptions) {
+      // The file, not this store: the follow goes on past close, and sees a later writer's appends.
+      return followJsonlLog(path, afterSeq, { ...followOptions, traceId: wanted });
     },
 
     async read(wanted: string): Promise<ReadResult> {

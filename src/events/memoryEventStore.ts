@@ -1,6 +1,7 @@
 import { ErrorCode, RedflowError } from '../errors.js';
-import type { EventStore, ReadResult } from './eventStore.js';
-import type { AgentEvent } from './eventTypes.js';
+import type { EventStore, FollowOptions, ReadResult } from './eventStore.js';
+import { isTerminal, type AgentEvent } from './eventTypes.js';
+import { AppendBells, checkFollowCursor } from './follow.js';
 
 /** An {@link EventStore} kept in process memory, holding any number of runs. */
 export interface MemoryEventStore extends EventStore {
@@ -17,8 +18,9 @@ const resolved: Promise<void> = Promise.resolve();
  * rejects with `LOG_CONCURRENT_WRITER` when it is not. Do not mutate an event after appending it.
  *
  * `read` returns a copy of the run's array (the events themselves are shared), with no problems,
- * and rejects with `LOG_NOT_FOUND` for a trace that has no events. `close` does nothing: the events
- * stay readable.
+ * and rejects with `LOG_NOT_FOUND` for a trace that has no events. `follow` hands its followers the
+ * appended event objects themselves, woken by the append (no copy, no polling). `close` does
+ * nothing: the events stay readable and followable.
  *
  * @example
  * ```ts
@@ -31,6 +33,8 @@ const resolved: Promise<void> = Promise.resolve();
  */
 export function createMemoryEventStore(): MemoryEventStore {
   const runs = new Map<string, AgentEvent[]>();
+  /** The followers waiting for a run's next event, by trace id. */
+  const appended = new AppendBells();
 
   function appendSync(event: AgentEvent): void {
     const log = runs.get(event.traceId);
@@ -45,6 +49,26 @@ export function createMemoryEventStore(): MemoryEventStore {
     }
     if (log === undefined) runs.set(event.traceId, [event]);
     else log.push(event);
+    if (!appended.idle) appended.ring(event.traceId);
+  }
+
+  async function* follow(traceId: string, afterSeq: number, options: FollowOptions = {}): AsyncGenerator<AgentEvent> {
+    checkFollowCursor(traceId, afterSeq);
+    const { signal } = options;
+  const stopped = () => signal?.aborted === true;
+    // seq is the position in the run's array plus one: the first event to hand over is at afterSeq.
+    let next = afterSeq;
+    while (!stopped()) {
+      const log = runs.get(traceId);
+      if (log !== undefined) {
+        while (next < log.length) {
+          yield log[next++] as AgentEvent;
+          if (stopped()) return;
+        }
+        if (isTerminal(log[log.length - 1] as AgentEvent)) return;
+      }
+      await appended.wait(traceId, signal);
+    }
   }
 
   return {
@@ -58,6 +82,8 @@ export function createMemoryEventStore(): MemoryEventStore {
     },
 
     appendSync,
+
+    follow,
 
     read(traceId: string): Promise<ReadResult> {
       const log = runs.get(traceId);

@@ -9,12 +9,13 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from '@nats-io/jetstream';
-import { validators } from '../../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
 import type { EventStore, LogProblem, ReadResult } from '../eventStore.js';
 import { AgentEventType, type AgentEvent } from '../eventTypes.js';
 import { createRunPathCheck } from '../runPath.js';
+import { followJetStreamRun } from './followRun.js';
+import { decodeRunMessage, runProblem } from './runMessage.js';
 
 /** Options of {@link openJetStreamEventStore}. */
 export interface JetStreamEventStoreOptions {
@@ -39,7 +40,6 @@ export interface JetStreamEventStore extends EventStore {
 }
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder('utf-8', { fatal: true });
 const DEFAULT_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
 /** JetStream's code for a stream created with a name another has (nats.js names no constant for it). */
@@ -70,6 +70,9 @@ const STREAM_NAME_IN_USE = 10058;
  * writers past the duplicate window; 2.9, the version these tests run on, cannot.) A publish that
  * fails because the connection dropped is sent again with the same id until `appendTimeoutMs`,
  * so a restarting server loses nothing and stores nothing twice.
+ *
+ * `follow` reads a run through nats.js's ordered consumer over its subjects (see `followRun.ts`):
+ * the stored messages, then each one as it is stored, ending with the run.
  *
  * @example
  * ```ts
@@ -130,6 +133,10 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
       if (data.byteLength <= maxMessageBytes) return write(events, data);
       // Too large for one message together: one message each, in order.
       for (const event of events) await write([event], encoder.encode(JSON.stringify(event)));
+    },
+
+    follow(traceId, afterSeq, followOptions) {
+      return followJetStreamRun(js, stream, prefix, traceId, afterSeq, followOptions);
     },
 
     async read(traceId) {
@@ -232,13 +239,13 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
         got++;
         position++;
         if (problems.length === 0) {
-          const verdict = decode(message.data, traceId, events.length + 1, position);
+          const verdict = decodeRunMessage(message.data, traceId, events.length + 1, position);
           if ('problem' in verdict) problems.push(verdict.problem);
           else {
             // A message is written whole: one of its events the run could not take discards it all.
             let impossible: string | undefined;
             for (const event of verdict.events) if (impossible === undefined) impossible = runPath.next(event);
-            if (impossible !== undefined) problems.push(problem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
+            if (impossible !== undefined) problems.push(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
             else events.push(...verdict.events);
           }
         }
@@ -262,35 +269,6 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
     );
   }
   return { events, problems };
-}
-
-/** The events of one message (a record: one event, or an array of consecutive ones), checked whole. */
-function decode(data: Uint8Array, traceId: string, expectedSeq: number, position: number): { events: readonly AgentEvent[] } | { problem: LogProblem } {
-  let value: unknown;
-  try {
-    value = JSON.parse(decoder.decode(data));
-  } catch (error) {
-    return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is not JSON: ${(error as Error).message}`) };
-  }
-  const items: unknown[] = Array.isArray(value) ? value : [value];
-  if (items.length === 0) return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is an empty list`) };
-  for (const [i, item] of items.entries()) {
-    if (!validators.agentEvent(item)) {
-      return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} is not an event of agent-event.schema.json${items.length > 1 ? ` (its event ${i + 1})` : ''}`) };
-    }
-    const event = item as unknown as AgentEvent;
-    if (event.traceId !== traceId) {
-      return { problem: problem(ErrorCode.LOG_RECORD_CORRUPT, position, `record ${position} belongs to run ${event.traceId}`) };
-    }
-    if (event.seq !== expectedSeq + i) {
-      return { problem: problem(ErrorCode.LOG_SEQUENCE_GAP, position, `record ${position} has seq ${event.seq}; expected ${expectedSeq + i}`) };
-    }
-  }
-  return { events: items as AgentEvent[] };
-}
-
-function problem(code: ErrorCode, position: number, message: string): LogProblem {
-  return { ...errorInfo(code, message, { hint: 'nothing from this record on is folded' }), position };
 }
 
 function concurrent(event: AgentEvent, why: string): RedflowError {

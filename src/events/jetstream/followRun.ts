@@ -1,0 +1,81 @@
+import type { JetStreamClient } from '@nats-io/jetstream';
+import { Subject } from '../../actors/subjects.js';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import type { FollowOptions } from '../eventStore.js';
+import { isTerminal, type AgentEvent } from '../eventTypes.js';
+import { checkFollowCursor } from '../follow.js';
+import { createRunPathCheck } from '../runPath.js';
+import { decodeRunMessage, runProblem } from './runMessage.js';
+
+/** Messages asked for at once: a run's log comes in a few pulls, and a live run's next message as soon as it is stored. */
+const PULL_MESSAGES = 256;
+
+/**
+ * Follows run `traceId` in the trace stream (see `EventStore.follow`) through nats.js's ordered
+ * consumer over the run's subjects: the library recreates the consumer past the last message it
+ * delivered whenever one goes missing (a sequence gap, missed heartbeats, a reconnection), so the
+ * messages come each once and in the stream's order, which is the run's, with no gap filling of
+ * our own. Every message of the run is read from the first (an event's seq is not its stream
+ * sequence): those up to `afterSeq` are checked and passed over.
+ *
+ * Each message is checked as `read` checks it (schema, run, seq, a step the run could take); one
+ * that fails ends the follow with the problem's code. A connection closed under it ends it with
+ * `LOG_STORE_UNAVAILABLE`. The ephemeral consumer is deleted when the follow ends.
+ */
+export async function* followJetStreamRun(js: JetStreamClient, stream: string, prefix: string, traceId: string, afterSeq: number, options: FollowOptions = {}): AsyncGenerator<AgentEvent> {
+  checkFollowCursor(traceId, afterSeq);
+  const { signal } = options;
+  const stopped = () => signal?.aborted === true;
+  if (stopped()) return;
+  let consumer;
+  let messages;
+  try {
+    consumer = await js.consumers.get(stream, { filter_subjects: Subject.runTrace(prefix, traceId) });
+    messages = await consumer.consume({ max_messages: PULL_MESSAGES });
+  } catch (error) {
+    await consumer?.delete().catch(() => undefined);
+    throw unavailable(`cannot follow run ${traceId}`, error);
+  }
+  const stop = () => messages.stop();
+  signal?.addEventListener('abort', stop, { once: true });
+  const runPath = createRunPathCheck();
+  let position = 0;
+  let lastSeq = 0;
+  try {
+    for await (const message of messages) {
+      position++;
+      const verdict = decodeRunMessage(message.data, traceId, lastSeq + 1, position);
+      if ('problem' in verdict) throw new RedflowError(verdict.problem);
+      // A message is written whole: one of its events the run could not take refuses it all.
+      for (const event of verdict.events) {
+        const impossible = runPath.next(event);
+        if (impossible !== undefined) throw new RedflowError(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
+      }
+      for (const event of verdict.events) {
+        lastSeq = event.seq;
+        if (event.seq > afterSeq) yield event;
+        if (stopped() || isTerminal(event)) return;
+      }
+    }
+  } catch (error) {
+    throw unavailable(`stopped following run ${traceId}`, error);
+  } finally {
+    signal?.removeEventListener('abort', stop);
+    messages.stop();
+    await consumer.delete().catch(() => undefined);
+  }
+  // The messages stopped coming without the run's ending: the connection closed.
+  if (!stopped()) throw unavailable(`stopped following run ${traceId}`, new Error('the connection closed'));
+}
+
+function unavailable(message: string, cause: unknown): RedflowError {
+  if (cause instanceof RedflowError) return cause;
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new RedflowError(
+    errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `${message}: ${detail}`, {
+      hint: 'is nats-server running with JetStream (-js) and reachable?',
+      retryable: true,
+    }),
+    { cause },
+  );
+}
