@@ -41,7 +41,7 @@ export type { AgentEvent as AgentEventRecord } from './contracts/schema-types.js
 export { evolve, fold, emptyEnvelope } from './events/evolve.js';
 export { logStatus } from './events/resumePoint.js';
 export { pendingWait, judgeAnswer, waitOfEvent } from './events/pendingWait.js';
-export type { RunWait, WaitAnswer, AnswerTarget, AnswerJudgement } from './events/pendingWait.js';
+export type { RunWait, WaitAnswer, GivenAnswer, CallAnswer, AnswerTarget, AnswerJudgement } from './events/pendingWait.js';
 export type { EventStore, ReadResult, LogProblem, FollowOptions } from './events/eventStore.js';
 export { createMemoryEventStore } from './events/memoryEventStore.js';
 export { openJsonlEventStore, readJsonlLog, repairTornTail } from './events/jsonlEventStore.js';
@@ -102,7 +102,7 @@ export type { RunStep } from './events/runSteps.js';
 export type { AgentDefinition, PromptConfig, ModelConfig, RunConfig, ToolConfig, InputConfig, InputSpec, OutputConfig } from './agents/agentDefinition.js';
 export { checkAgentDefinition, checkAgentInputs, defineAgent } from './agents/agentDefinition.js';
 export { defineTool } from './agents/agentTool.js';
-export type { AgentTool, ClientTool, DefinitionTool, ToolReturn } from './agents/agentTool.js';
+export type { AgentTool, ClientTool, DefinitionTool } from './agents/agentTool.js';
 export { withJsonSchema, jsonSchemaOf } from './agents/schemaToJson.js';
 export type { JsonSchemaOf } from './agents/schemaToJson.js';
 export { checkAgainst, isStandardSchema } from './agents/schemaCheck.js';

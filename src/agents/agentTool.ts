@@ -2,11 +2,8 @@ import type { StandardSchemaV1 } from '@standard-schema/spec';
 import type { ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ToolContext, ToolDefinition } from '../actors/tool.js';
-import { checkAgainst, isStandardSchema, type AgentSchema, type SchemaOutput } from './schemaCheck.js';
+import { checkAgainst, isStandardSchema, type AgentSchema, type JsonSchema, type SchemaOutput } from './schemaCheck.js';
 import { requireJsonSchema } from './schemaToJson.js';
-
-/** What a tool's `execute` returns for its `outputSchema`: what a Standard Schema takes, anything without one. */
-export type ToolReturn<O> = O extends StandardSchemaV1 ? StandardSchemaV1.InferInput<O> : unknown;
 
 /**
  * A tool of an agent definition, run by Redflow in the definition's process. Its `inputSchema` is a
@@ -18,7 +15,7 @@ export type ToolReturn<O> = O extends StandardSchemaV1 ? StandardSchemaV1.InferI
  *
  * A plain {@link ToolDefinition} (a JSON Schema and `execute`) is one too.
  */
-export interface AgentTool<Input extends AgentSchema = AgentSchema, Output extends AgentSchema | undefined = AgentSchema | undefined> {
+export interface AgentTool<Input extends AgentSchema = AgentSchema, Return = unknown> {
   /** 1–64 letters, digits, `_` or `-`; unique among the definition's tools. */
   readonly name: string;
   readonly description: string;
@@ -26,13 +23,13 @@ export interface AgentTool<Input extends AgentSchema = AgentSchema, Output exten
   /**
    * What `execute` must return, checked on each result: one that does not match is the call's
    * failure (`TOOL_OUTPUT_INVALID`), which the model sees, never the run's. With a Standard Schema,
-   * the model is given the value it gives.
+   * the model is given the value it gives. `execute` must return what it takes.
    */
-  readonly outputSchema?: Output;
+  readonly outputSchema?: StandardSchemaV1<Return, unknown> | JsonSchema;
   /** Every call waits for a person to approve or deny it before it is made (the agent's `requiresApproval`). */
   readonly requiresApproval?: boolean;
   readonly executor?: undefined;
-  execute(input: SchemaOutput<Input, Record<string, unknown>>, context: ToolContext): Promise<ToolReturn<Output>> | ToolReturn<Output>;
+  execute(input: SchemaOutput<Input, Record<string, unknown>>, context: ToolContext): Promise<Return> | Return;
 }
 
 /**
@@ -54,8 +51,8 @@ export interface ClientTool<Input extends AgentSchema = AgentSchema> {
 export type DefinitionTool = AgentTool<any, any> | ClientTool<any>;
 
 /**
- * Keeps a tool's types: `execute` receives the input its `inputSchema` gives, and must return
- * what its `outputSchema` takes. Returns `tool` itself.
+ * Keeps a tool's types: `execute` receives the input its `inputSchema` gives (a Standard Schema's
+ * output type), and must return what its `outputSchema` takes. Returns `tool` itself.
  *
  * @example
  * ```ts
@@ -67,7 +64,8 @@ export type DefinitionTool = AgentTool<any, any> | ClientTool<any>;
  * });
  * ```
  */
-export function defineTool<Input extends AgentSchema, Output extends AgentSchema | undefined = undefined>(tool: AgentTool<Input, Output>): AgentTool<Input, Output>;
+// `const`: a literal the tool returns ('shipped') keeps its type, so it can match an outputSchema's enum.
+export function defineTool<Input extends AgentSchema, const Return = unknown>(tool: AgentTool<Input, Return>): AgentTool<Input, Return>;
 export function defineTool<Input extends AgentSchema>(tool: ClientTool<Input>): ClientTool<Input>;
 export function defineTool(tool: DefinitionTool): DefinitionTool {
   return tool;

@@ -17,7 +17,7 @@ const lookup = defineTool({
   outputSchema: z.object({ status: z.enum(['shipped', 'pending']) }),
   execute: (input) => {
     expectTypeOf(input).toEqualTypeOf<{ order: string; quantity: number }>();
-    return { status: 'shipped' as const };
+    return { status: 'shipped' }; // a literal keeps its type: it matches the outputSchema's enum
   },
 });
 

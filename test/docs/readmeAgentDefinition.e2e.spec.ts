@@ -5,8 +5,10 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 
-// The README's agent definition section runs as written: its module and its script (the output
-// it shows is the output they print), and its `redflow run` and `redflow resume` commands.
+// The README's agent definition section runs as written: its module (zod schemas, `defineTool`
+// and `defineAgent` from 'redflow', which a module in this repository resolves to the built
+// package), its scripts (the output each shows is the output it prints), and its `redflow run` and
+// `redflow resume` commands.
 
 async function section(): Promise<string> {
   const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
@@ -23,11 +25,12 @@ function blocks(text: string, lang: string): string[] {
 describe("the README's agent definition", () => {
   it('should run as written: the module with redflow run and resume, the script printing what the README shows', async () => {
     const text = await section();
-    const [moduleCode, scriptCode] = blocks(text, 'ts');
-    const [shown] = blocks(text, '');
+    const [moduleCode, scriptCode, waitsCode] = blocks(text, 'ts');
+    const [shown, waitsShown] = blocks(text, '');
     const [commands] = blocks(text, 'sh');
     expect(moduleCode).toContain('// order-desk.ts');
     expect(scriptCode).toContain('// run-order-desk.ts');
+    expect(waitsCode).toContain('// refund-desk.ts');
     const dir = await mkdtemp(path.join(REPO_ROOT, 'test-artifacts-readme-agents-'));
     try {
       await writeFile(path.join(dir, 'order-desk.ts'), moduleCode as string);
@@ -35,6 +38,10 @@ describe("the README's agent definition", () => {
       await writeFile(path.join(dir, 'run-order-desk.ts'), script);
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'run-order-desk.ts'], { cwd: dir });
       expect(stdout).toBe(shown);
+      // The tools that wait: parked twice (the client's result, then the approval), then done.
+      await writeFile(path.join(dir, 'refund-desk.ts'), (waitsCode as string).replace("from 'redflow'", `from ${JSON.stringify(path.join(REPO_ROOT, 'src/index.ts'))}`));
+      const waits = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'refund-desk.ts'], { cwd: dir });
+      expect(waits.stdout).toBe(waitsShown);
 
       // The commands, as the README gives them (npx redflow is bin/redflow.js here).
       const [runLine, resumeLine] = (commands as string).split('\n');
