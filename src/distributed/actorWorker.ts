@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { ErrorCode, RedflowError } from '../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject, checkSubjectPrefix } from '../actors/subjects.js';
+import { startMicroService, type MicroService } from '../actors/nats/microService.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
 import type { Subscription, Transport } from '../actors/transport.js';
@@ -12,6 +16,8 @@ import { buildTools } from '../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import type { SubagentHost } from '../runtime/subagentTool.js';
 import { clusterSubagents } from './clusterSubagents.js';
+
+const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /** The kinds of actor a worker can host, defined once. */
 export const WorkerRole = {
@@ -43,18 +49,28 @@ export interface ActorWorkerOptions {
    * the core workers of its own prefix (`clusterSubagents`, `subagentPrefix`).
    */
   readonly subagents?: SubagentHost;
+  /**
+   * Serve each role as a NATS micro service, `redflow-model`, `redflow-tool` or `redflow-memory`,
+   * one endpoint per subject, so that `$SRV.PING/INFO/STATS` (`nats micro ls`, `nats micro stats`)
+   * find the worker and count its calls. Default true. The subjects and queue groups are the same
+   * either way. A connection that may not subscribe to `$SRV.>` serves plainly, and `log` says so.
+   */
+  readonly microServices?: boolean;
 }
 
 /** A running actor worker. */
 export interface ActorWorker {
   /** The subjects this worker answers on. */
   readonly subjects: readonly string[];
+  /** The NATS micro services it runs, one per role it serves (none when served plainly). */
+  readonly services: readonly Pick<MicroService, 'name' | 'id' | 'calls'>[];
   close(): Promise<void>;
 }
 
 /**
  * Hosts a flow's model, tools and/or memory as NATS services in queue groups: start more workers
- * for more capacity. In distributed mode `memory.kv` keeps conversations in the NATS KV bucket
+ * for more capacity. Each role is a NATS micro service ({@link ActorWorkerOptions.microServices}),
+ * which operators discover and monitor with the `nats` CLI. In distributed mode `memory.kv` keeps conversations in the NATS KV bucket
  * `<prefix>-memory`, whatever store the flow names, since every worker must see the same memory.
  *
  * @example
@@ -75,41 +91,71 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   const model = options.roles.includes(WorkerRole.Model) ? await buildModel(plan, { allowFiles }) : undefined;
   const subagents = options.subagents ?? clusterSubagents({ nc: options.nc, prefix });
   const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan, { allowFiles, subagents }) : undefined;
-  const transport = createNatsTransport(options.nc);
   const served: Subscription[] = [];
   const subjects: string[] = [];
+  const services: MicroService[] = [];
+  const transports: Transport[] = [];
+  /** The transport a role's actors are served on: through the role's micro service, when it can run. */
+  const transportFor = async (role: Exclude<WorkerRole, 'core'>): Promise<Transport> => {
+    let listener: MicroService | undefined;
+    if (options.microServices !== false) {
+      try {
+        listener = await startMicroService(options.nc, {
+          name: `redflow-${role}`,
+          version,
+          description: `Redflow ${role} actors of flow ${flow.definition.id ?? flowPath} on ${prefix}`,
+          prefix,
+          metadata: { 'redflow.prefix': prefix, 'redflow.flow': flow.definition.id ?? '', host: hostname(), pid: String(process.pid) },
+          log,
+        });
+        services.push(listener);
+      } catch (error) {
+        if (!(error instanceof RedflowError && error.code === ErrorCode.TRANSPORT_PERMISSION_DENIED)) throw error;
+        log(`${error.message}: serving the ${role} actors without it (${error.hint ?? ''})`);
+      }
+    }
+    const transport = createNatsTransport(options.nc, listener === undefined ? {} : { listener });
+    transports.push(transport);
+    return transport;
+  };
 
   try {
     if (model) {
       const subject = Subject.model(prefix, plan.model.nodeId);
       // The answers' pieces go out live on <prefix>.runs.chunk.<traceId>, for whoever follows the run.
-      served.push(serveModel(transport, subject, model, { chunkPrefix: prefix }));
+      served.push(serveModel(await transportFor(WorkerRole.Model), subject, model, { chunkPrefix: prefix }));
       subjects.push(subject);
     }
-    for (const tool of tools?.tools ?? []) {
-      const subject = Subject.tool(prefix, tool.name);
-      served.push((options.serveTool ?? serveTool)(transport, subject, tool));
-      subjects.push(subject);
+    if (tools !== undefined && tools.tools.length > 0) {
+      const transport = await transportFor(WorkerRole.Tool);
+      for (const tool of tools.tools) {
+        const subject = Subject.tool(prefix, tool.name);
+        served.push((options.serveTool ?? serveTool)(transport, subject, tool));
+        subjects.push(subject);
+      }
     }
     if (options.roles.includes(WorkerRole.Memory) && plan.memory) {
       const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix) });
-      served.push(serveMemory(transport, prefix, plan.memory.nodeId, store));
+      served.push(serveMemory(await transportFor(WorkerRole.Memory), prefix, plan.memory.nodeId, store));
       subjects.push(Subject.memoryLoad(prefix, plan.memory.nodeId), Subject.memoryAppend(prefix, plan.memory.nodeId));
     }
   } catch (error) {
     for (const subscription of served) subscription.unsubscribe();
-    await transport.close();
+    await Promise.all([...services.map((service) => service.stop()), ...transports.map((transport) => transport.close())]);
     await tools?.close();
     throw error;
   }
   await options.nc.flush();
   log(`actor worker serving ${subjects.join(', ') || 'nothing'} for ${flowPath}`);
+  for (const service of services) log(`NATS micro service ${service.name} ${service.id} (nats micro info ${service.name} ${service.id})`);
 
   return {
     subjects,
+    services,
     async close() {
       for (const subscription of served) subscription.unsubscribe();
-      await transport.close();
+      await Promise.all(services.map((service) => service.stop()));
+      await Promise.all(transports.map((transport) => transport.close()));
       await tools?.close();
     },
   };

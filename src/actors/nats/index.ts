@@ -21,9 +21,12 @@ export {
   createNatsTransport,
   DEFAULT_MAX_PAYLOAD_BYTES,
   NatsHeader,
+  type NatsListening,
+  type NatsServeListener,
   type NatsTransportLog,
   type NatsTransportOptions,
 } from './natsTransport.js';
+export { startMicroService, type EndpointCalls, type MicroService, type MicroServiceOptions } from './microService.js';
 export { createRequestMux, type MuxOutcome, type RequestMux } from './requestMux.js';
 export { requireJetStream } from './jetStreamNotEnabled.js';
 export {

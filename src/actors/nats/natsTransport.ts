@@ -43,6 +43,21 @@ const DEFAULT_CLOSE_GRACE_MS = 1000;
 /** Where the transport reports messages it had to drop or refuse: one line each. */
 export type NatsTransportLog = (line: string) => void;
 
+/** What `serve` listens through: a stoppable source of requests. */
+export interface NatsListening {
+  /** Stops taking requests; resolves once those taken have been handed on. */
+  drain(): Promise<void>;
+}
+
+/**
+ * Where `serve` listens for requests instead of a plain queue subscription: the endpoints of a
+ * NATS micro service (`startMicroService`), for discovery and stats.
+ */
+export interface NatsServeListener {
+  /** Listens on `subject` in queue group `queue`, handing each request to `callback` as a subscription's callback would. */
+  listen(subject: string, queue: string, callback: (error: Error | null, msg: Msg) => void): NatsListening;
+}
+
 /** Options of {@link createNatsTransport}. */
 export interface NatsTransportOptions {
   /** Payload encoding. Default {@link jsonCodec} (JSON, UTF-8). */
@@ -62,6 +77,12 @@ export interface NatsTransportOptions {
   readonly ownsConnection?: boolean;
   /** On `close()`, how long to wait for aborted handlers to send their replies. Default 1000 ms. */
   readonly closeGraceMs?: number;
+  /**
+   * Where `serve` listens: by default a plain subscription in the queue group; a NATS micro
+   * service (`startMicroService`) makes each `serve` one of its endpoints, on the same subject and
+   * queue group, discoverable with `$SRV.PING/INFO/STATS`. Cancels are heard plainly either way.
+   */
+  readonly listener?: NatsServeListener;
 }
 
 const noHeaders: Headers = Object.freeze({});
@@ -82,7 +103,8 @@ const defaultLog: NatsTransportLog = (line) => void process.stderr.write(`${reda
  * and a payload that is not JSON, or too large, either way is `TRANSPORT_BAD_MESSAGE`.
  *
  * **Services.** `serve` subscribes in a queue group (default: the subject), so the members share
- * the requests. A request that cannot be decoded gets a `TRANSPORT_BAD_MESSAGE` reply and a log
+ * the requests; with `listener`, each `serve` is an endpoint of a NATS micro service instead, on
+ * the same subject and queue group. A request that cannot be decoded gets a `TRANSPORT_BAD_MESSAGE` reply and a log
  * line; one without a reply subject is dropped with a log line; a handler that throws or rejects
  * answers its error as data. The handler's signal aborts when the transport closes, and, for a
  * service served `cancellable`, when the requester gives up.
@@ -128,8 +150,8 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
 
   /** Requests waiting for a reply, so close() can end them. */
   const pending = new Set<(reply: Reply<unknown>) => void>();
-  /** Subscriptions made here and still open. */
-  const subscriptions = new Set<NatsSubscription>();
+  /** Subscriptions (and listeners) made here and still open. */
+  const subscriptions = new Set<NatsListening>();
   /** Subscriptions being drained (unsubscribed services), so close() can wait for them. */
   const draining = new Set<Promise<void>>();
   /** Handlers still running: their signal, and their completion (reply sent or dropped). */
@@ -343,13 +365,12 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
       }
       const member = handler as RequestHandler<unknown, unknown>;
       const calls = serveOptions?.cancellable === true ? new Map<string, RunningCall>() : undefined;
-      const sub = subscribeOrThrow(nc, subject, {
-        queue: serveOptions?.queue ?? subject,
-        callback: (error, msg) => {
-          if (error) report(subject, `the service stopped: ${messageOf(error)}`);
-          else handle(msg, member, calls);
-        },
-      });
+      const queue = serveOptions?.queue ?? subject;
+      const callback = (error: Error | null, msg: Msg) => {
+        if (error) report(subject, `the service stopped: ${messageOf(error)}`);
+        else handle(msg, member, calls);
+      };
+      const sub = options.listener === undefined ? subscribeOrThrow(nc, subject, { queue, callback }) : options.listener.listen(subject, queue, callback);
       subscriptions.add(sub);
       // Every member hears every cancel: only the one running the call has anything to abort.
       const cancels =
