@@ -56,7 +56,7 @@ async function main() {
 
   // The server's own backend, as createRedflowServer makes it by default, with one thin wrapper on
   // follow() (the only way the SSE route receives events) that stamps each event as it is handed
-  // over; see measureDelivery for why that instant is the run's own onEvent.
+  // over: once its record is written to the run's log file (see measureDelivery).
   const errors = [];
   const embedded = createEmbeddedRunBackend({
     flowsDir,
@@ -75,20 +75,14 @@ async function main() {
       lastGet = hrMs();
       return run;
     },
-    follow(traceId, afterSeq, onEvent) {
-      let inCall = true;
-      let caughtUp = 0;
-      const following = embedded.follow(traceId, afterSeq, (event) => {
-        if (inCall) caughtUp += 1;
-        // Live: handed over by the run's recorder after the stream subscribed. A run under way
-        // always hands over its stored events synchronously inside follow() (caughtUp > 0, as
-        // every run has its run.started when POST answers); a finished run's come from its log
-        // file, later, and are not live.
-        if (stamping) handedOver.set(event.id, { at: hrMs(), live: !inCall && caughtUp > 0 });
-        onEvent(event);
-      });
-      inCall = false;
-      return following;
+    async *follow(traceId, afterSeq, options) {
+      // Live: recorded after the stream began following (its `time`, 1 ms resolution, is past the
+      // start's millisecond); the events a new stream catches up on were in the log before.
+      const since = Date.now();
+      for await (const event of embedded.follow(traceId, afterSeq, options)) {
+        if (stamping) handedOver.set(event.id, { at: hrMs(), live: Date.parse(event.time) > since });
+        yield event;
+      }
     },
   };
   const server = await createRedflowServer({ flowsDir, backend, port: 0, logError: (line) => errors.push(line) });
@@ -203,13 +197,12 @@ async function main() {
 }
 
 /**
- * Part 2. An event is available to observers once the runtime has appended it to the log and
- * calls the run's onEvent hook (after fsync); that is the in-process callback's delivery, and the
- * embedded backend hands the event to every follower (the SSE route) synchronously inside that
- * same call. So:
- *   - "onEvent → SSE client" is exact: the follow() wrapper's stamp (= the run's onEvent) against
- *     the worker's receive stamp (when the chunk holding the event arrives, before parsing), both
- *     on the system-wide monotonic clock. The in-process callback's figure here is 0 by definition.
+ * Part 2. An event is available to an in-process callback once the runtime has appended it to
+ * the log and calls the run's onEvent hook (after fsync). The embedded backend's follow reads the
+ * run's log file, woken by the store as each record is written (before its fsync). So:
+ *   - "follow → SSE client" is exact: the follow() wrapper's stamp (the backend handing the event
+ *     over) against the worker's receive stamp (when the chunk holding the event arrives, before
+ *     parsing), both on the system-wide monotonic clock: what the SSE route and HTTP add.
  *   - For a baseline that is not 0 by definition, both observers are also measured from the
  *     event's creation: its `time` field, stamped by the recorder before the append. That adds the
  *     append (fdatasync) and queueing behind earlier events, and `time` has 1 ms resolution
@@ -253,10 +246,10 @@ function measureDelivery(directStamps, receipts, handedOver) {
     return `p${p} ${ours >= theirs ? '+' : ''}${(ours - theirs).toFixed(3)} ms, ${(ours / theirs).toFixed(2)}×`;
   };
   console.log(`Serve: live delivery of the API runs' events to their SSE client (${fromAppend.length} of ${total} events were live; the client is in a worker thread)`);
-  console.log(`  from the run's onEvent (the event is in the log; an in-process callback has it then: 0) : ${show(fromAppend)}`);
+  console.log(`  from the backend's follow handing it over (read from the log file)  : ${show(fromAppend)}`);
   console.log(`  from the event's \`time\` (set when recorded, before the append + fsync; 1 ms resolution, floored):`);
   console.log(`    in-process onEvent, runFlowFile (baseline)     : ${show(directFromTime)}`);
-  console.log(`    in-process onEvent, the same runs under serve  : ${show(apiOnEventFromTime)}`);
+  console.log(`    the backend's follow, the same runs under serve: ${show(apiOnEventFromTime)}`);
   console.log(`    SSE client                                     : ${show(apiFromTime)} (${over(50)}; ${over(99)} the baseline)`);
 }
 

@@ -229,7 +229,11 @@ function followedIntoInspector(backend: RunBackend, session: InspectSession): Ru
     mode: backend.mode,
     async start(request) {
       const started = await backend.start(request);
-      await backend.follow(started.traceId, 0, session.follow());
+      const replay = session.follow();
+      // Until the run ends or the backend closes; the inspector is a view: its failure is not the run's.
+      void (async () => {
+        for await (const event of backend.follow(started.traceId, 0)) replay(event);
+      })().catch(() => undefined);
       return started;
     },
   };

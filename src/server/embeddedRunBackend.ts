@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
+import { followJsonlLog } from '../events/jsonlFollow.js';
 import type { RunChunk } from '../actors/serveActors.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { isPastDeadline, judgeAnswer, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
@@ -32,7 +33,7 @@ export interface EmbeddedRunBackendOptions {
   readonly allowFiles?: readonly string[];
   /** Told when a run fails after it started (its log or actors failing to close): for the server's log. */
   readonly onRunError?: (traceId: string, error: unknown) => void;
-  /** How often waiting runs are checked for a passed deadline, and followed logs for new events (default 1 s). */
+  /** How often waiting runs are checked for a passed deadline, and followed logs looked at when no change was reported (default 1 s). */
   readonly sweepMs?: number;
   /** How often the runs folder is read again for runs parked by other processes (default 60 s; also at the start). */
   readonly rescanMs?: number;
@@ -42,9 +43,8 @@ export interface EmbeddedRunBackendOptions {
 interface ActiveRun {
   readonly traceId: string;
   readonly flowId: string | undefined;
-  /** Every event so far, in seq order: followers catch up from here, never from the file. */
+  /** Every event so far, in seq order: what `get` answers while the run is under way. */
   readonly events: AgentEvent[];
-  readonly followers: Set<(event: AgentEvent) => void>;
   /** Who sees the pieces of its answers as they stream (never stored). */
   readonly chunkFollowers: Set<(chunk: RunChunk) => void>;
   /** Aborts a run whose handle does not exist yet (an abort while it starts). */
@@ -64,12 +64,6 @@ interface CachedSummary {
   readonly summary: RunSummary;
 }
 
-/** A follower of a parked run: the stream of a run that waits, told of the events that come once it is answered. */
-interface ParkedFollower {
-  readonly onEvent: (event: AgentEvent) => void;
-  lastSeq: number;
-}
-
 const SUMMARY_CACHE_SIZE = 1000;
 const LOG_EXTENSION = '.jsonl';
 
@@ -85,16 +79,16 @@ const LOG_EXTENSION = '.jsonl';
  * sweeper ends the waits whose deadline has passed (`WAIT_EXPIRED`), including those of runs
  * parked by other processes in the same runs folder (read again every `rescanMs`).
  *
- * Following a run has no gap and no repeat: the events are recorded and handed to followers
- * synchronously, in the run's own `onEvent` callback, and a new follower catches up from the
- * in-memory list and subscribes in the same synchronous step, so no event can slip between the two.
- * The followers of a parked run are kept and handed the events of its resumption.
+ * Following a run is following its log file (`followJsonlLog`, the JSONL store's follow): the
+ * runs of this process wake their followers as each record is written, and the file is watched
+ * for the runs of other processes (the CLI's, another server's resuming a parked run), so a parked
+ * run's followers see its resumption wherever it happens, with nothing kept for them here.
  *
  * @example
  * ```ts
  * const backend = createEmbeddedRunBackend({ flowsDir: 'flows' });
  * const { traceId } = await backend.start({ flowId: 'demo', flowPath: '/abs/flows/demo.json', flow, input: 'hi' });
- * await backend.follow(traceId, 0, (event) => console.log(event.seq, event.type));
+ * for await (const event of backend.follow(traceId, 0)) console.log(event.seq, event.type);
  * ```
  */
 export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): RunBackend {
@@ -104,8 +98,8 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   const allowFiles = options.allowFiles ?? [flowsDir];
   const active = new Map<string, ActiveRun>();
   const summaries = new Map<string, CachedSummary>();
-  /** The followers of runs parked in their logs, by trace id. */
-  const parked = new Map<string, Set<ParkedFollower>>();
+  /** Ends every follow when the backend closes. */
+  const closed = new AbortController();
   /** The deadline (ms) of each run known to wait, by trace id. */
   const waits = new Map<string, number>();
   /** Runs whose answer is being checked, before they are under way again. */
@@ -182,10 +176,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   const begin = (traceId: string, flowId: string | undefined, events: AgentEvent[]): ActiveRun => {
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
-    const run: ActiveRun = { traceId, flowId, events, followers: new Set(), chunkFollowers: new Set(), controller: new AbortController(), handle: undefined, ended: false, settled, settle };
-    // The streams that followed the run while it was parked follow it on.
-    for (const follower of parked.get(traceId) ?? []) run.followers.add(parkedListener(follower));
-    parked.delete(traceId);
+    const run: ActiveRun = { traceId, flowId, events, chunkFollowers: new Set(), controller: new AbortController(), handle: undefined, ended: false, settled, settle };
     active.set(traceId, run);
     return run;
   };
@@ -197,11 +188,8 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     finished
       .catch((error: unknown) => {
         if (isRunWaiting(error)) {
-          // Parked: the log holds the wait; keep only its deadline, and its followers for the answer.
+          // Parked: the log holds the wait; keep only its deadline.
           waits.set(run.traceId, Date.parse(error.wait.deadline));
-          const followers = new Set<ParkedFollower>();
-          for (const follower of run.followers) followers.add({ onEvent: follower, lastSeq: run.events.at(-1)?.seq ?? 0 });
-          if (followers.size > 0) parked.set(run.traceId, followers);
           return;
         }
         try {
@@ -212,7 +200,6 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       })
       .finally(() => {
         active.delete(run.traceId);
-        run.followers.clear();
         run.chunkFollowers.clear();
         run.settle();
       });
@@ -247,9 +234,6 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     } catch (thrown) {
       // Not resumed (the flow is gone, another process answered first): the run stays as its log says.
       active.delete(traceId);
-      const followers = new Set<ParkedFollower>();
-      for (const follower of run.followers) followers.add({ onEvent: follower, lastSeq: events.at(-1)?.seq ?? 0 });
-      if (followers.size > 0) parked.set(traceId, followers);
       const still = pendingWait(events);
       if (still) waits.set(traceId, Date.parse(still.deadline));
       run.settle();
@@ -266,7 +250,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     return 'answered';
   };
 
-  /** Ends the waits whose deadline has passed, and hands followers of parked runs what other processes appended. */
+  /** Ends the waits whose deadline has passed. */
   const sweep = async (): Promise<void> => {
     const now = Date.now();
     for (const [traceId, deadline] of [...waits]) {
@@ -277,12 +261,6 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
         if (error instanceof RedflowError && isRefusal(error.code)) return;
         options.onRunError?.(traceId, error);
       });
-    }
-    for (const [traceId, followers] of [...parked]) {
-      if (active.has(traceId) || followers.size === 0) continue;
-      const events = await readLogged(traceId).catch(() => undefined);
-      for (const follower of followers) for (const event of events ?? []) deliverParked(follower, event);
-      if (events?.at(-1) && isTerminal(events.at(-1) as AgentEvent)) parked.delete(traceId);
     }
   };
 
@@ -388,37 +366,11 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       return events?.filter((event) => event.seq > afterSeq);
     },
 
-    async follow(traceId, afterSeq, onEvent) {
-      const followActive = (run: ActiveRun) => {
-        // Catch up and subscribe in one synchronous step: the run's onEvent cannot run in between.
-        for (const event of run.events) if (event.seq > afterSeq) onEvent(event);
-        if (run.ended) return () => undefined;
-        const follower = (event: AgentEvent) => {
-          if (event.seq > afterSeq) onEvent(event);
-        };
-        run.followers.add(follower);
-        return () => void run.followers.delete(follower);
-      };
-      const run = active.get(traceId);
-      if (run) return followActive(run);
-      // Not under way here: its log is complete, waits for an answer, or is another process's,
-      // which this server does not follow live.
-      const events = await readLogged(traceId);
-      if (!events) return undefined;
-      const now = active.get(traceId);
-      if (now) return followActive(now);
-      for (const event of events) if (event.seq > afterSeq) onEvent(event);
-      const last = events.at(-1);
-      if (!last || isTerminal(last) || !pendingWait(events)) return () => undefined;
-      // A parked run: its stream goes on once the answer resumes it (here, or in another process).
-      const follower: ParkedFollower = { onEvent, lastSeq: Math.max(afterSeq, last.seq) };
-      const followers = parked.get(traceId) ?? new Set<ParkedFollower>();
-      followers.add(follower);
-      parked.set(traceId, followers);
-      return () => {
-        followers.delete(follower);
-        if (followers.size === 0 && parked.get(traceId) === followers) parked.delete(traceId);
-      };
+    follow(traceId, afterSeq, followOptions = {}) {
+      if (!isValidTraceId(traceId)) return unknownRun(traceId);
+      // The log file, whoever writes it; the backend's close ends every follow.
+      const signal = followOptions.signal === undefined ? closed.signal : AbortSignal.any([followOptions.signal, closed.signal]);
+      return followJsonlLog(logPathOf(traceId), afterSeq, { traceId, signal, pollMs: options.sweepMs ?? 1000 });
     },
 
     followChunks(traceId, onChunk) {
@@ -474,9 +426,9 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
 
     async close() {
       closing = true;
+      closed.abort();
       clearInterval(sweeper);
       clearInterval(rescan);
-      parked.clear();
       const runs = [...active.values()];
       for (const run of runs) if (!run.ended) abortRun(run, 'the server is shutting down');
       await Promise.all(runs.map((run) => run.settled));
@@ -489,33 +441,15 @@ function isRefusal(code: ErrorCode): boolean {
   return code === ErrorCode.RUN_NOT_WAITING || code === ErrorCode.WAIT_ALREADY_ANSWERED || code === ErrorCode.RUN_ALREADY_FINISHED;
 }
 
-/** A parked run's follower, as a follower of the run once it is under way again. */
-function parkedListener(follower: ParkedFollower): (event: AgentEvent) => void {
-  return (event) => deliverParked(follower, event);
+/** The follow of a trace id that cannot name a log file: no run, ever. */
+async function* unknownRun(traceId: string): AsyncGenerator<AgentEvent> {
+  throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${JSON.stringify(traceId.slice(0, 130))}`, { hint: 'GET /api/runs lists the runs' }));
 }
 
-/** Hands a parked run's follower an event it has not had (each once, in seq order). */
-function deliverParked(follower: ParkedFollower, event: AgentEvent): void {
-  if (event.seq <= follower.lastSeq) return;
-  follower.lastSeq = event.seq;
-  try {
-    follower.onEvent(event);
-  } catch {
-    // A follower's failure (a closed socket) must never reach the run.
-  }
-}
-
-/** Keeps a run's event and hands it to its followers, in the run's own onEvent call. */
+/** Keeps a run's event, in the run's own onEvent call: `get` answers from these while it is under way. */
 function record(run: ActiveRun, event: AgentEvent): void {
   const last = run.events[run.events.length - 1];
   if (last !== undefined && event.seq <= last.seq) return;
   run.events.push(event);
   if (isTerminal(event)) run.ended = true;
-  for (const follower of [...run.followers]) {
-    try {
-      follower(event);
-    } catch {
-      // A follower's failure (a closed socket) must never reach the run's recorder.
-    }
-  }
 }

@@ -14,7 +14,6 @@ import { runLogExists } from '../distributed/runLogExists.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { cachedFlowIdIndex } from './natsFlowIds.js';
-import { followClusterRun } from './natsRunFollow.js';
 import { followRunChunks } from '../distributed/runChunks.js';
 import { listRunStarts, type RunStartedEvent } from './natsRunList.js';
 import { clusterRunResponse } from './natsRunSummary.js';
@@ -55,8 +54,8 @@ const LIST_READ_CONCURRENCY = 8;
  *   flows-directory id when the file has none); workers hosting another flow refuse it with
  *   `FLOW_MISMATCH`, which is thrown as is. It resolves once the run's `run.started` is stored.
  * - **get / events** read the run's log from the stream `<PREFIX>_TRACE` and fold it.
- * - **follow** subscribes to the run's trace subjects before reading its log, then delivers the
- *   stored events and the live ones, each once and in order (see `natsRunFollow.ts`).
+ * - **follow** is the trace stream's `follow`: an ordered consumer over the run's subjects gives
+ *   its stored events, then each one as it is stored, each once and in order.
  * - **list** reads the newest `run.started` events of the stream, backwards in windows, then each
  *   run's log (see `natsRunList.ts`); a run is `running` while the runs bucket holds its record.
  * - **abort** asks on `<prefix>.runs.abort.<traceId>`: only the core worker that owns the run
@@ -82,7 +81,8 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
   const store = await openTraceToRead(nc, prefix);
   const flowIds = cachedFlowIdIndex(options.flowsDir);
   const startedHere = new Map<string, string>();
-  const followers = new Set<() => void>();
+  /** Ends every follow when the backend closes. */
+  const closed = new AbortController();
   // Bound without a request; `get` tells whether the bucket exists.
   const runsBucket: Promise<KV> = new Kvm(nc).open(Storage.runsBucket(prefix));
 
@@ -206,30 +206,9 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
       return log?.events.filter((event) => event.seq > afterSeq);
     },
 
-    async follow(traceId, afterSeq, onEvent) {
-      if (!(await known(traceId))) return undefined;
-      let stop: (() => void) | undefined;
-      let ended = false;
-      try {
-        stop = await followClusterRun({
-          nc,
-          prefix,
-          traceId,
-          afterSeq,
-          onEvent,
-          read: (id) => store.read(id),
-          onStop: () => {
-            ended = true;
-            if (stop) followers.delete(stop);
-          },
-        });
-      } catch (error) {
-        if (error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND) return undefined;
-        throw error;
-      }
-      // A run that had already ended is followed to its end before this line.
-      if (!ended) followers.add(stop);
-      return stop;
+    follow(traceId, afterSeq, followOptions = {}) {
+      const signal = followOptions.signal === undefined ? closed.signal : AbortSignal.any([followOptions.signal, closed.signal]);
+      return store.follow(traceId, afterSeq, { signal });
     },
 
     followChunks(traceId, onChunk) {
@@ -296,8 +275,7 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
     },
 
     async close() {
-      for (const stop of [...followers]) stop();
-      followers.clear();
+      closed.abort();
       await store.close();
     },
   };

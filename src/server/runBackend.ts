@@ -1,6 +1,7 @@
 import type { InspectionEvent } from 'xstate';
 import type { FlowDefinition } from '../contracts/schema-types.js';
 import type { RunChunk } from '../actors/serveActors.js';
+import type { FollowOptions } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import type { WaitAnswer } from '../events/pendingWait.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
@@ -33,11 +34,13 @@ export interface RunBackend {
   /** The run's events after `afterSeq` as stored so far, or `undefined` for an unknown trace id. */
   events(traceId: string, afterSeq: number): Promise<readonly AgentEvent[] | undefined>;
   /**
-   * Calls `onEvent` with every event after `afterSeq`, in seq order and each exactly once: the
-   * stored ones first, then the live ones as they are appended, until the run's last event.
-   * Resolves with a function that stops following, or `undefined` for an unknown trace id.
+   * Every event of the run after `afterSeq`, in seq order and each exactly once: the stored ones,
+   * then the live ones as they are appended, until the run's last event, as its event store's
+   * `follow` gives them (see `EventStore.follow`). It also ends when `options.signal` aborts (a
+   * run that will not go on, a client gone) or the backend closes. A trace id with no run yet is
+   * waited for: ask `get` first.
    */
-  follow(traceId: string, afterSeq: number, onEvent: (event: AgentEvent) => void): Promise<(() => void) | undefined>;
+  follow(traceId: string, afterSeq: number, options?: FollowOptions): AsyncIterable<AgentEvent>;
   /**
    * Calls `onChunk` with each piece of the run's answers as the model streams it, from now on
    * (pieces are not stored: a run that is not under way has none). Returns a function that stops.

@@ -14,11 +14,12 @@ const STORE_LAG_MAX_WAIT_MS = 2560;
  * Answers `GET /api/runs/:traceId/stream`: every event of the run after `afterSeq`, live, then
  * `event: end` with the run and the end of the answer.
  *
- * No event is sent twice (a seq at or below the last one sent is dropped, whatever the backend
- * does) and the stream ends only once the client has the run's last event: after the terminal
- * event, or, for a run that will not go on (interrupted, or already finished before `afterSeq`),
- * once every stored event has been sent. A cursor at or past the end of a run under way (a stale
- * or made-up `Last-Event-ID`) gets no event, and the end once the run is over.
+ * The events are the backend's `follow` (its event store's: each once, in order, stored before
+ * they are sent), and no event is sent twice (a seq at or below the last one sent is dropped,
+ * whatever the backend does). The stream ends only once the client has the run's last event:
+ * after the terminal event, or, for a run that will not go on (interrupted, or already finished
+ * before `afterSeq`), once every stored event has been sent. A cursor at or past the end of a run
+ * under way (a stale or made-up `Last-Event-ID`) gets no event, and the end once the run is over.
  *
  * @throws ApiError RUN_NOT_FOUND (before anything is sent) for an unknown trace id.
  */
@@ -29,7 +30,7 @@ export async function streamRun(
   afterSeq: number,
   options: { readonly keepAliveMs?: number; readonly activity?: boolean } = {},
 ): Promise<void> {
-  // Asked first, so an unknown run is a plain 404 rather than an empty stream.
+  // Asked first, so an unknown run is a plain 404 rather than an empty stream (a follow waits for it).
   const known = await backend.get(traceId);
   if (known === undefined) throw runNotFound(traceId);
   // The activity goes on from where the client is: its deriver learns every event, and the
@@ -42,30 +43,27 @@ export async function streamRun(
     const derived = activity.event(event);
     return event.seq > afterSeq ? derived : [];
   };
-  if (activity !== undefined && afterSeq > 0) for (const event of (await backend.events(traceId, 0)) ?? []) if (event.seq <= afterSeq) derive(event);
   const stream = openEventStream(res, options);
   const sendActivity = (derived: readonly AgentActivityEvent[]) => {
     for (const each of derived) stream.send(StreamEvent.Activity, activityAsData(each));
   };
   let lastSent = afterSeq;
   let ended = false;
-  /** Once the terminal event is sent (or seen at or below the cursor), only concludeWhenStored ends the stream. */
-  let terminalSeen = false;
-  // Set once follow() answers; the callbacks below may run before that.
-  const following: { stop?: () => void } = {};
+  const following = new AbortController();
   let stopChunks = (): void => undefined;
 
   const finish = (run: RunResponse) => {
     if (ended) return;
     ended = true;
-    following.stop?.();
+    following.abort();
     stopChunks();
     stream.end(StreamEvent.End, run);
   };
   /**
-   * Ends the stream with the run as stored once its log holds `terminalSeq`. A backend may deliver
-   * an event live a moment before its log has it (NATS: the live message and the stream's copy
-   * travel apart), and the end must not describe the run without its last event.
+   * Ends the stream with the run as the backend describes it once that holds `terminalSeq`. The
+   * log has the event before it is followed, but a backend's `get` may answer from elsewhere a
+   * moment behind it (an embedded run's own list, filled after the append), and the end must not
+   * describe the run without its last event.
    */
   const concludeWhenStored = async (terminalSeq: number) => {
     for (let waitMs = 10; ; waitMs *= 2) {
@@ -76,26 +74,13 @@ export async function streamRun(
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   };
-  const onEvent = (event: AgentEvent) => {
-    if (ended || stream.closed) return;
-    const derived = derive(event);
-    if (event.seq > lastSent) {
-      lastSent = event.seq;
-      stream.send(StreamEvent.AgentEvent, event, event.seq);
-      sendActivity(derived);
-    }
-    // A terminal event at or below a cursor past the log's end is not sent, but still ends the stream.
-    if (isTerminal(event) && !terminalSeen) {
-      terminalSeen = true;
-      void concludeWhenStored(event.seq).catch(() => stream.close());
-    }
-  };
   stream.onClose(() => {
     ended = true;
-    following.stop?.();
+    following.abort();
     stopChunks();
   });
   // The answers' pieces as the model writes them: live only, without an id (they are not in the log).
+  let terminalSeen = false;
   stopChunks =
     backend.followChunks?.(traceId, (chunk) => {
       if (ended || stream.closed || terminalSeen) return;
@@ -103,29 +88,55 @@ export async function streamRun(
       if (activity !== undefined) sendActivity(activity.chunk(chunk));
     }) ?? stopChunks;
 
-  // Followed from no later than the log's end: a cursor past it would filter out the terminal
-  // event too, and the stream would never learn that the run is over. The events in between are
-  // dropped by onEvent.
-  const stop = await backend.follow(traceId, Math.min(afterSeq, known.lastSeq), onEvent);
-  if (stop === undefined) {
-    // Gone between the two questions (its log deleted): nothing more will come.
+  // A run that is interrupted does not go on: its stream ends once the client has every event its
+  // log holds (asked of the log itself: `get` may lag it).
+  let lastOfInterrupted = known.status === 'interrupted' ? known.lastSeq : undefined;
+  /** For an interrupted run, once the client has its last known event: the end, or what the log holds past it. */
+  const restOfInterrupted = async (): Promise<'ended' | 'more'> => {
+    const rest = (await backend.events(traceId, lastSent)) ?? [];
+    const last = rest.at(-1);
+    if (last === undefined) {
+      finish((await backend.get(traceId)) ?? known);
+      return 'ended';
+    }
+    lastOfInterrupted = last.seq;
+    return 'more';
+  };
+  if (lastOfInterrupted !== undefined && afterSeq >= lastOfInterrupted && (await restOfInterrupted()) === 'ended') return;
+  // Followed from no later than the log's end: a cursor past it would pass over the terminal event
+  // too, and the stream would never learn that the run is over. With the activity, from the start:
+  // the deriver learns the events the client has. The events in between are dropped below.
+  const from = activity !== undefined ? 0 : Math.min(afterSeq, known.lastSeq);
+  let terminalSeq: number | undefined;
+  try {
+    for await (const event of backend.follow(traceId, from, { signal: following.signal })) {
+      if (ended || stream.closed) return;
+      const derived = derive(event);
+      if (event.seq > lastSent) {
+        lastSent = event.seq;
+        stream.send(StreamEvent.AgentEvent, event, event.seq);
+        sendActivity(derived);
+      }
+      // A terminal event at or below a cursor past the log's end is not sent, but still ends the stream.
+      if (isTerminal(event)) {
+        terminalSeen = true;
+        terminalSeq = event.seq;
+        break;
+      }
+      if (lastOfInterrupted !== undefined && lastSent >= lastOfInterrupted && (await restOfInterrupted()) === 'ended') return;
+    }
+  } catch {
+    // The log could not be followed (its store out of reach, a damaged record): the client
+    // reconnects with its Last-Event-ID and learns then what happened.
     if (!ended) stream.close();
     return;
   }
-  following.stop = stop;
-  if (stream.closed) stop();
-  if (ended || stream.closed || terminalSeen) return;
-  // Nothing says the run is over yet: it may be under way (its events will come), or it may
-  // never go on (interrupted), or the client may already have its last event.
+  if (ended || stream.closed) return;
+  if (terminalSeq !== undefined) return concludeWhenStored(terminalSeq).catch(() => stream.close());
+  // The follow ended without an ending after the cursor: the run had ended at or before it.
   const run = await backend.get(traceId);
-  // A run under way, or parked until its wait is answered, has more to come.
-  if (ended || stream.closed || run === undefined || run.status === 'running' || run.status === 'waiting') return;
-  if (run.lastSeq > lastSent) {
-    // A backend whose follow had not delivered everything stored yet: send the rest from the log.
-    for (const event of (await backend.events(traceId, lastSent)) ?? []) onEvent(event);
-  }
-  if (terminalSeen) return;
-  if (run.status === 'interrupted' || lastSent >= run.lastSeq) finish(run);
+  if (run === undefined) return stream.close();
+  finish(run);
 }
 
 /** The 404 of a trace id that names no run. */

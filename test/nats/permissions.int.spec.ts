@@ -231,10 +231,12 @@ describe('deploy/nats/redflow.conf', () => {
       const { traceId } = await backend.start({ flowId: 'gated', flowPath, flow, input: 'go' });
       const types: string[] = [];
       let ended = false;
-      await backend.follow(traceId, 0, (event) => {
-        types.push(event.type);
-        ended ||= isTerminal(event);
-      });
+      void (async () => {
+        for await (const event of backend.follow(traceId, 0)) {
+          types.push(event.type);
+          ended ||= isTerminal(event);
+        }
+      })();
       await eventually(() => types.includes('tool.requested'), 5000);
       expect((await backend.list({ limit: 10 }))[0]).toMatchObject({ traceId, status: 'running', flow: 'gated' });
       await expect(backend.abort(traceId, 'checked')).resolves.toBe('aborting');

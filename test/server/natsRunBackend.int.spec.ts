@@ -72,17 +72,8 @@ function startRequest(flowId: string, input: unknown, extra: Partial<BackendStar
 /** Follows a run until its last event; resolves with what was delivered. */
 async function followToEnd(traceId: string, afterSeq: number, on: RunBackend = backend): Promise<AgentEvent[]> {
   const delivered: AgentEvent[] = [];
-  let ended!: () => void;
-  const end = new Promise<void>((resolve) => (ended = resolve));
-  const stop = await on.follow(traceId, afterSeq, (event) => {
-    delivered.push(event);
-    if (isTerminal(event)) ended();
-  });
-  expect(stop).toBeTypeOf('function');
-  const finished = await on.get(traceId);
-  // Following from the end of a finished run delivers nothing: there is nothing to wait for.
-  if (finished?.status === 'finished' && finished.lastSeq <= afterSeq) return delivered;
-  await end;
+  // Following from the end of a finished run delivers nothing and ends: there is nothing to wait for.
+  for await (const event of on.follow(traceId, afterSeq)) delivered.push(event);
   return delivered;
 }
 
@@ -146,13 +137,26 @@ describe('the NATS run backend', () => {
     expect(await followToEnd(traceId, stored.length)).toEqual([]);
   });
 
-  it('should answer undefined for an unknown trace id, or one that is not a trace id', async () => {
+  it('should answer undefined for an unknown trace id, or one that is not a trace id, and follow neither', async () => {
     for (const traceId of ['never-started', 'a.b', '>', '*', '']) {
       await expect(backend.get(traceId)).resolves.toBeUndefined();
       await expect(backend.events(traceId, 0)).resolves.toBeUndefined();
-      await expect(backend.follow(traceId, 0, () => undefined)).resolves.toBeUndefined();
       await expect(backend.abort(traceId)).resolves.toBe('unknown');
     }
+    // A trace id that is not one would be a wildcard over every run's subjects: refused.
+    for (const traceId of ['a.b', '>', '*', '']) {
+      await expect(followToEnd(traceId, 0)).rejects.toMatchObject({ code: ErrorCode.LOG_NOT_FOUND });
+    }
+    // One that may yet start is waited for, until the follower stops.
+    const controller = new AbortController();
+    const delivered: AgentEvent[] = [];
+    const waiting = (async () => {
+      for await (const event of backend.follow('never-started', 0, { signal: controller.signal })) delivered.push(event);
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort();
+    await waiting;
+    expect(delivered).toEqual([]);
   });
 
   it('should list the newest runs first, by flow, with their status', async () => {
@@ -275,10 +279,15 @@ describe('the NATS run backend', () => {
     try {
       const { traceId } = await other.start(startRequest('gated', 'close'));
       const delivered: AgentEvent[] = [];
-      await other.follow(traceId, 0, (event) => delivered.push(event));
+      const following = (async () => {
+        for await (const event of other.follow(traceId, 0)) delivered.push(event);
+      })();
       await storedEvent(traceId, 'tool.requested');
       await eventually(() => delivered.some((event) => event.type === 'tool.requested'));
       await other.close();
+      // The follow ends with the backend, before the run does.
+      await following;
+      expect(delivered.some(isTerminal)).toBe(false);
       const before = delivered.length;
       release();
       await followToEnd(traceId, 0);

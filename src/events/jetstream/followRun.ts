@@ -4,6 +4,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import type { FollowOptions } from '../eventStore.js';
 import { isTerminal, type AgentEvent } from '../eventTypes.js';
 import { checkFollowCursor } from '../follow.js';
+import { isValidTraceId } from '../../runtime/ids.js';
 import { createRunPathCheck } from '../runPath.js';
 import { decodeRunMessage, runProblem } from './runMessage.js';
 
@@ -20,10 +21,19 @@ const PULL_MESSAGES = 256;
  *
  * Each message is checked as `read` checks it (schema, run, seq, a step the run could take); one
  * that fails ends the follow with the problem's code. A connection closed under it ends it with
- * `LOG_STORE_UNAVAILABLE`. The ephemeral consumer is deleted when the follow ends.
+ * `LOG_STORE_UNAVAILABLE`, a trace id that is not one (it would be a wildcard in the filter) with
+ * `LOG_NOT_FOUND`. The ephemeral consumer is deleted when the follow ends.
  */
 export async function* followJetStreamRun(js: JetStreamClient, stream: string, prefix: string, traceId: string, afterSeq: number, options: FollowOptions = {}): AsyncGenerator<AgentEvent> {
   checkFollowCursor(traceId, afterSeq);
+  // One subject token: anything else would filter other runs' subjects in (`>`, `*`, a dot).
+  if (!isValidTraceId(traceId)) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.LOG_NOT_FOUND, `${JSON.stringify(String(traceId).slice(0, 130))} is not a trace id: no run in stream ${stream} has it`, {
+        hint: 'a trace id is 1 to 128 letters, digits, _ and -',
+      }),
+    );
+  }
   const { signal } = options;
   const stopped = () => signal?.aborted === true;
   if (stopped()) return;

@@ -109,61 +109,52 @@ export function createNodeRedRunBackend(options: NodeRedRunBackendOptions): RunB
       return (await eventsOf(traceId, afterSeq))?.events;
     },
 
-    async follow(traceId, afterSeq, onEvent) {
-      const first = await eventsOf(traceId, afterSeq);
-      if (first === undefined) return undefined;
+    async *follow(traceId, afterSeq, followOptions = {}) {
+      // Node-RED's run logs are not a store this process can follow: it asks Node-RED, each request
+      // waiting there for the next event (a long poll). The backend's close ends it too.
       const controller = new AbortController();
-      let last = afterSeq;
-      const deliver = (events: readonly AgentEvent[]): boolean => {
-        for (const event of events) {
-          if (event.seq <= last) continue;
-          last = event.seq;
-          try {
-            onEvent(event);
-          } catch {
-            // A follower's failure (a closed stream) must not stop the others.
-          }
-          if (isTerminal(event)) return true;
-        }
-        return false;
-      };
-      const stop = () => {
-        controller.abort();
-        followers.delete(controller);
-      };
-      if (deliver(first.events)) return stop;
       followers.add(controller);
-      void (async () => {
+      const signal = followOptions.signal === undefined ? controller.signal : AbortSignal.any([followOptions.signal, controller.signal]);
+      try {
+        const first = await eventsOf(traceId, afterSeq, 0, signal);
+        // A run Node-RED does not have: nothing will come.
+        if (first === undefined) return;
+        let last = afterSeq;
+        let next: EventsAnswer | undefined = first;
         let running = first.running;
         let parked = !running && pendingWait(first.events) !== undefined;
-        if (!running && !parked) {
-          // Its log stops early and nothing holds it: interrupted, it goes on when Node-RED starts again.
-          const all = await eventsOf(traceId, 0, 0, controller.signal).catch(() => undefined);
-          parked = all !== undefined && pendingWait(all.events) !== undefined;
-          if (!parked) return stop();
-        }
-        while (!controller.signal.aborted) {
-          if (!running) await new Promise((resolve) => setTimeout(resolve, parkedPollMs));
-          if (controller.signal.aborted) return;
-          const next = await eventsOf(traceId, last, running ? pollWaitMs : 0, controller.signal).catch(() => 'failed' as const);
-          if (controller.signal.aborted) return;
-          // Node-RED out of reach for a moment (a restart): ask again. A run it no longer has: the end.
-          if (next === 'failed') {
-            await new Promise((resolve) => setTimeout(resolve, parkedPollMs));
-            continue;
+        for (;;) {
+          for (const event of next.events) {
+            if (event.seq <= last) continue;
+            last = event.seq;
+            yield event;
+            if (isTerminal(event) || signal.aborted) return;
           }
-          if (next === undefined) return stop();
-          if (deliver(next.events)) return stop();
-          running = next.running;
-          if (!running && next.events.length === 0 && !parked) {
-            const all = await eventsOf(traceId, 0, 0, controller.signal).catch(() => undefined);
-            if (all === undefined || pendingWait(all.events) === undefined) return stop();
+          if (next !== first) running = next.running;
+          if (!running && !parked && (next === first || next.events.length === 0)) {
+            // Its log stops early and nothing holds it: interrupted (it goes on when Node-RED starts
+            // again), unless it waits for an answer.
+            const all = await eventsOf(traceId, 0, 0, signal).catch(() => undefined);
+            if (all === undefined || pendingWait(all.events) === undefined) return;
             parked = true;
           }
           if (running) parked = false;
+          let answer: EventsAnswer | undefined | 'failed';
+          do {
+            if (!running) await sleep(parkedPollMs, signal);
+            if (signal.aborted) return;
+            answer = await eventsOf(traceId, last, running ? pollWaitMs : 0, signal).catch(() => 'failed' as const);
+            if (signal.aborted) return;
+            // Node-RED out of reach for a moment (a restart): ask again.
+            if (answer === 'failed') await sleep(parkedPollMs, signal);
+          } while (answer === 'failed');
+          // A run it no longer has: the end.
+          if (answer === undefined) return;
+          next = answer;
         }
-      })();
-      return stop;
+      } finally {
+        followers.delete(controller);
+      }
     },
 
     async list({ flow, limit }) {
@@ -192,4 +183,17 @@ export function createNodeRedRunBackend(options: NodeRedRunBackendOptions): RunB
       followers.clear();
     },
   };
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
