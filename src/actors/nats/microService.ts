@@ -1,4 +1,4 @@
-import { Svcm, ServiceErrorCodeHeader, ServiceErrorHeader, type Endpoint, type Service, type ServiceMsg } from '@nats-io/services';
+import type { Endpoint, Service, ServiceMsg, Svcm } from '@nats-io/services';
 import { PermissionViolationError, type Msg, type NatsConnection, type Payload, type PublishOptions, type Status } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { NatsHeader, type NatsServeListener } from './natsTransport.js';
@@ -82,9 +82,12 @@ export async function startMicroService(nc: NatsConnection, options: MicroServic
       if (error instanceof PermissionViolationError && error.operation === 'subscription' && error.subject.startsWith('$SRV.')) refused.push(error.subject);
     }
   })();
+  // Loaded here, not with `redflow/nats`: only a worker that serves needs the framework.
+  const framework = await import('@nats-io/services');
+  const errorHeaders = { description: framework.ServiceErrorHeader, code: framework.ServiceErrorCodeHeader };
   let service: Service;
   try {
-    service = await new Svcm(asServicesConnection(nc)).add({
+    service = await new framework.Svcm(asServicesConnection(nc)).add({
       name: options.name,
       version: options.version,
       ...(options.description !== undefined && { description: options.description }),
@@ -141,7 +144,7 @@ export async function startMicroService(nc: NatsConnection, options: MicroServic
           counts.in_flight += 1;
           callback(
             null,
-            observedMsg(request, (failed) => {
+            observedMsg(request, errorHeaders, (failed) => {
               counts.in_flight -= 1;
               counts.answered += 1;
               counts.totalMs += performance.now() - arrived;
@@ -196,7 +199,7 @@ const REQUEST_AT_FAULT: ReadonlySet<string> = new Set([ErrorCode.TRANSPORT_BAD_M
  * marking an error reply with the framework's headers too. Written as a wrapper because the
  * framework times and counts only the synchronous part of a handler.
  */
-function observedMsg(msg: Msg, answered: (failed: string | undefined) => void): Msg {
+function observedMsg(msg: Msg, errorHeaders: { readonly description: string; readonly code: string }, answered: (failed: string | undefined) => void): Msg {
   let replied = false;
   return {
     get subject() {
@@ -217,8 +220,8 @@ function observedMsg(msg: Msg, answered: (failed: string | undefined) => void): 
     respond(payload?: Payload, opts?: PublishOptions): boolean {
       const failed = opts?.headers?.get(NatsHeader.Error) || undefined;
       if (failed !== undefined && opts?.headers !== undefined) {
-        opts.headers.set(ServiceErrorHeader, failed);
-        opts.headers.set(ServiceErrorCodeHeader, REQUEST_AT_FAULT.has(failed) ? '400' : '500');
+        opts.headers.set(errorHeaders.description, failed);
+        opts.headers.set(errorHeaders.code, REQUEST_AT_FAULT.has(failed) ? '400' : '500');
       }
       if (!replied) {
         replied = true;
