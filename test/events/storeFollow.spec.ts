@@ -116,6 +116,24 @@ describe('following a JSONL log', () => {
     }
   });
 
+  it('should read a file once for all its followers in this process: they are handed the same event objects', async () => {
+    const traceId = 'shared';
+    const file = path.join(dir, `${traceId}.jsonl`);
+    const store = await openJsonlEventStore(file, { fsync: 'never' });
+    try {
+      const run = asRun(template, traceId);
+      await store.append(run[0] as AgentEvent);
+      const followers = Array.from({ length: 20 }, (_, i) => drain(followJsonlLog(file, i % 3, { traceId })));
+      for (const event of run.slice(1)) await store.append(event);
+      const got = (await within(Promise.all(followers), 5000)) as AgentEvent[][];
+      for (const [i, events] of got.entries()) expect(events).toEqual(run.slice(i % 3));
+      const lastOf = got.map((events) => events.at(-1));
+      expect(new Set(lastOf).size).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('should go on past the store that wrote the file being closed, with the appends of the next writer', async () => {
     const traceId = 'two-writers';
     const file = path.join(dir, `${traceId}.jsonl`);
