@@ -61,10 +61,12 @@ export interface ExecuteOptions {
   /** Sees each event once it is in the log. */
   readonly onEvent?: (event: AgentEvent) => void;
   /**
-   * Answers the model's questions to a person (its `escalate` and `request_info` actions): the
-   * answer is the model's next observation, and the run goes on. `undefined` (or no `onQuestion`)
-   * leaves the question unanswered: the run ends `escalate` with it (`HUMAN_ANSWER_MISSING`), its
-   * terminate reason `escalated` or `info_requested`.
+   * Answers the model's questions to a person (its `escalate` and `request_info` actions) in this
+   * process: the answer is the model's next observation, and the run goes on. `undefined` leaves
+   * the question unanswered: the run ends `escalate` with it at once (`HUMAN_ANSWER_MISSING`), its
+   * terminate reason `escalated` or `info_requested`. Without `onQuestion`, a question parks the
+   * run in its log like any wait (`RunWaitingError`, `wait.kind` `'human'`), for
+   * {@link AgentExecutor.resume} with `{ kind: 'human', text }` or `redflow answer <log>`.
    */
   readonly onQuestion?: (question: HumanQuestion) => string | undefined | Promise<string | undefined>;
   readonly traceId?: string;
@@ -88,8 +90,9 @@ export type ResumeAgentOptions = Pick<ExecuteOptions, 'signal' | 'onActivity' | 
     readonly timeoutMs?: number;
     /**
      * The answer to the wait the run is parked in: a person's decision on a call
-     * (`{ kind: 'approval', approved, reason? }`), or the result of a client tool
-     * (`{ kind: 'client', result: { ok: true, output } }`), optionally naming the call
+     * (`{ kind: 'approval', approved, reason? }`), the result of a client tool
+     * (`{ kind: 'client', result: { ok: true, output } }`), or a person's answer to the model's
+     * question (`{ kind: 'human', text }`), optionally naming the call or question
      * (`idempotencyKey`, `iteration`). Judged against the log first (`judgeAnswer`): one that does
      * not fit is refused with its code before anything is recorded.
      */
@@ -260,7 +263,8 @@ interface Hosted {
  * served in this process, and runs through the same statechart and event log as a flow, so each
  * run is logged (a JSONL file by default), replayed with `redflow replay`, and resumed with
  * {@link AgentExecutor.resume} or `redflow resume` after a crash. A run that comes to a wait (a
- * tool that `requiresApproval`, a client tool) is parked in its log, and resumed with its answer.
+ * tool that `requiresApproval`, a client tool, the model's question to a person when no
+ * `onQuestion` answers it) is parked in its log, and resumed with its answer.
  *
  * @example
  * ```ts
@@ -280,9 +284,10 @@ export class AgentExecutor {
    *   `AGENT_INPUT_INVALID`, `TEMPLATE_VARIABLE_MISSING`, the model's configuration errors
    *   (`MODEL_CONFIG_INVALID`, `MODEL_KEY_MISSING`, …), `RUN_INPUT_TOO_LARGE`; a log that holds a
    *   run already (`CLI_USAGE`). A log that fails mid-run rejects with its code.
-   * @throws RunWaitingError (`RUN_WAITING`) when the run comes to a wait for an approval or a
-   *   client tool's result, as a flow's run does: it is parked in its log (`error.wait` says for
-   *   what, until when); {@link AgentExecutor.resume} with the `answer`, or `redflow approve|deny|tool-result <log>`,
+   * @throws RunWaitingError (`RUN_WAITING`) when the run comes to a wait for an approval, a
+   *   client tool's result, or (without `onQuestion`) a person's answer to the model's question, as
+   *   a flow's run does: it is parked in its log (`error.wait` says for what, until when);
+   *   {@link AgentExecutor.resume} with the `answer`, or `redflow approve|deny|tool-result|answer <log>`,
    *   goes on with it.
    */
   async execute<TOutput>(definition: AgentDefinition<TOutput>, options: ExecuteOptions = {}): Promise<AgentResult<TOutput>> {
@@ -485,10 +490,13 @@ export class AgentExecutor {
         try {
           return await current.result;
         } catch (error) {
-          // The model asked a person: answered here, or left unanswered (the run ends escalated).
-          if (!isRunWaiting(error) || error.wait.kind !== 'human') throw error;
+          // The model asked a person. Without onQuestion the run stays parked in its log, as for its
+          // other waits: whoever holds the answer resumes it (AgentExecutor.resume, redflow answer),
+          // maybe in another process, days later. With one, it is answered here, or (undefined) not
+          // at all: the run ends escalated, as a host that cannot hold a run ends it.
+          if (!isRunWaiting(error) || error.wait.kind !== 'human' || run.onQuestion === undefined) throw error;
           const { wait } = error;
-          const text = wait.question === undefined || run.onQuestion === undefined ? undefined : await run.onQuestion(wait.question);
+          const text = wait.question === undefined ? undefined : await run.onQuestion(wait.question);
           const answer: WaitAnswer = text === undefined ? { kind: 'expire' } : { kind: 'human', text, idempotencyKey: wait.idempotencyKey };
           const read = await hosted.store.read(error.traceId);
           const { started } = logStatus(read.events);

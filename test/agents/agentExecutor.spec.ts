@@ -233,7 +233,8 @@ describe('AgentExecutor', () => {
     expect(seen.map((a) => a.type).filter((t) => t !== 'content_chunk')).toEqual(['turn_start', 'turn_end', 'turn_start', 'turn_end']);
     expect(JSON.stringify(answered.messages)).toContain('Yes, refund it.');
 
-    const unanswered = await new AgentExecutor({ runsDir: dir }).execute(orderAgent([ask]).definition, { inputs });
+    // No answer from onQuestion ends the run (without onQuestion it parks: agentQuestions.spec.ts).
+    const unanswered = await new AgentExecutor({ runsDir: dir }).execute(orderAgent([ask]).definition, { inputs, onQuestion: () => undefined });
     expect(unanswered).toMatchObject({ success: false, terminateReason: 'escalated', errorInfo: { code: ErrorCode.HUMAN_ANSWER_MISSING }, turnCount: 1 });
     const info = await new AgentExecutor({ runsDir: dir }).execute(orderAgent([{ action: 'request_info', input: { question: 'Which order?' } }]).definition, {
       inputs,
