@@ -1,8 +1,9 @@
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { ErrorCode, RedflowError } from '../errors.js';
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject, checkSubjectPrefix } from '../actors/subjects.js';
+import { watchRefusedSubscriptions } from '../actors/nats/refusedSubscriptions.js';
 import { startMicroService, type MicroService } from '../actors/nats/microService.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
@@ -93,6 +94,9 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan, { allowFiles, subagents }) : undefined;
   const served: Subscription[] = [];
   const subjects: string[] = [];
+  // A user that may not subscribe to a subject it serves is refused by the server on the
+  // connection; without this check the worker would say it serves and never hear a request.
+  const refusals = watchRefusedSubscriptions(options.nc, (subject) => !subject.startsWith('$SRV.'));
   const services: MicroService[] = [];
   const transports: Transport[] = [];
   /** The transport a role's actors are served on: through the role's micro service, when it can run. */
@@ -139,13 +143,22 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
       served.push(serveMemory(await transportFor(WorkerRole.Memory), prefix, plan.memory.nodeId, store));
       subjects.push(Subject.memoryLoad(prefix, plan.memory.nodeId), Subject.memoryAppend(prefix, plan.memory.nodeId));
     }
+    const refused = await refusals.settle();
+    if (refused.length > 0) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.TRANSPORT_PERMISSION_DENIED, `NATS does not let this connection serve ${refused.join(', ')}: the server refused the subscription`, {
+          hint: `grant this worker's user subscribe permission on ${refused.join(', ')} (see deploy/nats/redflow.conf; a subagent's actors are on its own prefix, <prefix>.agent-<name>)`,
+        }),
+      );
+    }
   } catch (error) {
     for (const subscription of served) subscription.unsubscribe();
     await Promise.all([...services.map((service) => service.stop()), ...transports.map((transport) => transport.close())]);
     await tools?.close();
     throw error;
+  } finally {
+    refusals.stop();
   }
-  await options.nc.flush();
   log(`actor worker serving ${subjects.join(', ') || 'nothing'} for ${flowPath}`);
   for (const service of services) log(`NATS micro service ${service.name} ${service.id} (nats micro info ${service.name} ${service.id})`);
 

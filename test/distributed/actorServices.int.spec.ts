@@ -13,7 +13,7 @@ import { Subject } from '../../src/actors/subjects.js';
 import type { ToolResult } from '../../src/actors/tool.js';
 import type { Transport } from '../../src/actors/transport.js';
 import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
-import { ErrorCode } from '../../src/errors.js';
+import { ErrorCode, type RedflowError } from '../../src/errors.js';
 import { connectTestServer, startNatsServer, uniquePrefix } from '../nats/natsSupport.js';
 
 // Actor workers as NATS micro services, against the real nats-server: they answer $SRV.PING,
@@ -220,6 +220,37 @@ describe('an actor worker whose NATS user may not subscribe to $SRV.>', () => {
     } finally {
       await workerNc.close();
       await callerNc.close();
+      await server.stop();
+    }
+  });
+});
+
+describe('an actor worker whose NATS user may not subscribe to a subject it serves', () => {
+  it('should refuse to start with TRANSPORT_PERMISSION_DENIED naming the subject, instead of saying it serves', async () => {
+    const config = path.join(dir, 'no-tool.conf');
+    // May serve $SRV and another prefix's tools, not this prefix's.
+    await writeFile(
+      config,
+      `authorization { users: [
+        { user: worker, password: w1, permissions: { subscribe: { allow: ["$SRV.>", "other.tool.>"] }, publish: { allow: ["$SRV.>"] }, allow_responses: true } }
+      ] }\n`,
+    );
+    const server = await startNatsServer(config);
+    const workerNc = await connectNats({ servers: server.url, user: 'worker', pass: 'w1', timeoutMs: 2000 });
+    const lines: string[] = [];
+    try {
+      for (const microServices of [true, false]) {
+        const error = await startActorWorker({ nc: workerNc, flowPath, prefix: 'refused', roles: ['tool'], microServices, log: (line) => lines.push(line) }).then(
+          () => undefined,
+          (failure: unknown) => failure,
+        );
+        expect(error, `microServices: ${microServices}`).toMatchObject({ code: ErrorCode.TRANSPORT_PERMISSION_DENIED });
+        expect((error as RedflowError).message).toContain('refused.tool.echo');
+        expect((error as RedflowError).hint).toContain('subscribe permission');
+      }
+      expect(lines.join('\n')).not.toMatch(/actor worker serving/);
+    } finally {
+      await workerNc.close();
       await server.stop();
     }
   });

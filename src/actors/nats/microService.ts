@@ -1,7 +1,8 @@
 import type { Endpoint, Service, ServiceMsg, Svcm } from '@nats-io/services';
-import { PermissionViolationError, type Msg, type NatsConnection, type Payload, type PublishOptions, type Status } from '@nats-io/transport-node';
+import type { Msg, NatsConnection, Payload, PublishOptions } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { NatsHeader, type NatsServeListener } from './natsTransport.js';
+import { watchRefusedSubscriptions } from './refusedSubscriptions.js';
 
 /** Options of {@link startMicroService}. */
 export interface MicroServiceOptions {
@@ -74,14 +75,7 @@ export async function startMicroService(nc: NatsConnection, options: MicroServic
   // The server refuses a subscription it does not allow with an error on the connection, which
   // the framework's discovery subscriptions (in no queue group) do not match: watched from before
   // the service subscribes until the server has answered a flush.
-  const refused: string[] = [];
-  const statuses = nc.status() as AsyncIterable<Status> & { stop(): void };
-  void (async () => {
-    for await (const status of statuses) {
-      const error = status.type === 'error' ? status.error : undefined;
-      if (error instanceof PermissionViolationError && error.operation === 'subscription' && error.subject.startsWith('$SRV.')) refused.push(error.subject);
-    }
-  })();
+  const watch = watchRefusedSubscriptions(nc, (subject) => subject.startsWith('$SRV.'));
   // Loaded here, not with `redflow/nats`: only a worker that serves needs the framework.
   const framework = await import('@nats-io/services');
   const errorHeaders = { description: framework.ServiceErrorHeader, code: framework.ServiceErrorCodeHeader };
@@ -95,7 +89,7 @@ export async function startMicroService(nc: NatsConnection, options: MicroServic
       statsHandler: (endpoint: Endpoint) => Promise.resolve(callsOf(calls.get(endpoint.subject))),
     });
   } catch (error) {
-    statuses.stop();
+    watch.stop();
     throw new RedflowError(
       errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `cannot start the NATS micro service ${options.name}: ${error instanceof Error ? error.message : String(error)}`, {
         hint: 'a service name is letters, digits, - and _; its version is semver',
@@ -103,11 +97,11 @@ export async function startMicroService(nc: NatsConnection, options: MicroServic
       { cause: error },
     );
   }
+  let refused: readonly string[];
   try {
-    await nc.flush();
-    await new Promise((resolve) => setImmediate(resolve));
+    refused = await watch.settle();
   } finally {
-    statuses.stop();
+    watch.stop();
   }
   if (refused.length > 0 || service.isStopped) {
     await service.stop();
