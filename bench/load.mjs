@@ -2,10 +2,12 @@
 // Part of `npm run bench`: the distributed mode under load. 1,000 concurrent runs (4 iterations
 // each: 3 tool calls and a final answer) through one nats-server, 2 core worker processes and 2
 // model+tool worker processes, on this machine. Prints the aggregate iterations per second, the
-// JetStream writes per iteration (trace events, tool-result KV, run records), and checks every log
-// replays with no event lost or duplicated; 200 runs warm the workers up first. The floor, measured in the same run, is a hand-written
-// loop in one process making the same NATS requests and awaiting the same four appends per
-// iteration, 1,000 at a time: the machine's and the server's capacity at that moment.
+// JetStream writes per iteration (trace events, tool-result KV, run records), the CPU each process
+// took, and checks that every log replays whole, no event lost or duplicated; 200 runs warm the
+// workers up first. The floor is a hand-written loop in one process making the same NATS requests
+// and awaiting four appends per iteration, 1,000 at a time: the machine's and the server's capacity
+// at that moment. BENCH_LOAD_ROUNDS rounds (default 3) alternate floor and redflow, each redflow
+// round against the mean of the floors beside it; the median and range are printed.
 // Needs nats-server -js at $NATS_URL (default 127.0.0.1:4222); skipped with a note when absent.
 import { spawn } from 'node:child_process';
 import { readFile, readdir, readlink } from 'node:fs/promises';
@@ -16,11 +18,13 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { connectNats } from '../dist/actors/nats/connect.js';
 import { Storage } from '../dist/actors/subjects.js';
-import { openJetStreamEventStore } from '../dist/events/jetstream/jetstreamEventStore.js';
+import { fold } from '../dist/events/evolve.js';
+import { createRunPathCheck } from '../dist/events/runPath.js';
 import { startRemoteRun } from '../dist/distributed/remoteRun.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 1000);
+const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
 const TARGET = 1500;
 const url = process.env.NATS_URL ?? '127.0.0.1:4222';
 const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
@@ -108,6 +112,48 @@ async function natsServerPid() {
   return undefined;
 }
 
+/** Every run measured, by trace id, with the result its client got: replayed from the stream at the end. */
+const finished = new Map();
+
+/**
+ * Every finished run's log, read back in one pass over the trace stream (one ordered consumer
+ * rather than one per run): whole, in order, nothing twice, every step one the statechart can take
+ * (the readers' path check), and its fold ending as its client was told.
+ */
+async function replayAll() {
+  const consumer = await jetstream(nc).consumers.get(Storage.traceStream(prefix));
+  const logs = new Map();
+  const decoder = new TextDecoder();
+  for (let more = true; more; ) {
+    const batch = await consumer.fetch({ max_messages: 10_000, expires: 5000 });
+    let got = 0;
+    for await (const message of batch) {
+      got += 1;
+      // A message holds one event, or several recorded together (a JSON array).
+      const value = JSON.parse(decoder.decode(message.data));
+      for (const event of Array.isArray(value) ? value : [value]) {
+        const log = logs.get(event.traceId);
+        if (log === undefined) logs.set(event.traceId, [event]);
+        else log.push(event);
+      }
+      if (message.info.pending === 0) more = false;
+    }
+    if (got === 0) more = false;
+  }
+  await consumer.delete().catch(() => undefined);
+  for (const [traceId, result] of finished) {
+    const events = logs.get(traceId) ?? [];
+    const path = createRunPathCheck();
+    const refused = events.map((event) => path.next(event)).find((why) => why !== undefined);
+    const ids = new Set(events.map((e) => e.id));
+    if (events.length !== EVENTS_PER_RUN || ids.size !== EVENTS_PER_RUN || !events.every((e, i) => e.seq === i + 1) || refused !== undefined) {
+      throw new Error(`run ${traceId}: ${events.length} events, ${ids.size} distinct${refused ? `, ${refused}` : ''}`);
+    }
+    if (JSON.stringify(fold(events).observability.outcome) !== JSON.stringify(result.outcome)) throw new Error(`run ${traceId}: its log folds to another outcome`);
+  }
+  return finished.size;
+}
+
 /** The floor: RUNS loops at once, each iteration two requests and four awaited appends. */
 async function floor() {
   const js = jetstream(nc);
@@ -161,16 +207,7 @@ async function redflow(runCount = RUNS, name = 'load') {
   const cpuAfter = await cpu();
   const after = Object.fromEntries(await Promise.all(Object.entries(counted).map(async ([kind, stream]) => [kind, await writes(stream)])));
   if (!results.every((result) => result.outcome.reason === 'final_answer')) throw new Error('a run did not end with its final answer');
-  // Every log read back from the stream: whole, in order, nothing twice.
-  const store = await openJetStreamEventStore(nc, { prefix });
-  for (const run of runs) {
-    const log = await store.read(run.traceId);
-    const ids = new Set(log.events.map((e) => e.id));
-    if (log.problems.length > 0 || log.events.length !== EVENTS_PER_RUN || ids.size !== EVENTS_PER_RUN) {
-      throw new Error(`run ${run.traceId}: ${log.events.length} events, ${ids.size} distinct, problems ${JSON.stringify(log.problems)}`);
-    }
-  }
-  await store.close();
+  for (const run of runs) finished.set(run.traceId, results[runs.indexOf(run)]);
   const iterations = runCount * ITERATIONS_PER_RUN;
   const perIteration = Object.fromEntries(Object.keys(counted).map((kind) => [kind, (after[kind] - before[kind]) / iterations]));
   const cpuUsed = Object.fromEntries(Object.keys(pids).filter((who) => cpuAfter[who] !== undefined).map((who) => [who, cpuAfter[who] - cpuBefore[who]]));
@@ -183,36 +220,48 @@ try {
   const load = os.loadavg()[0];
   // The workers warm up first (their code compiled, their connections busy), as in a running cluster.
   await redflow(Math.min(200, RUNS), 'warmup');
-  const floorRate = await floor();
-  const ours = await redflow();
-  const floorAfter = await floor();
-  const base = (floorRate + floorAfter) / 2;
-  const writesPerIteration = Object.values(ours.perIteration).reduce((a, b) => a + b, 0);
-  console.log(`Distributed load: ${RUNS} concurrent runs of ${ITERATIONS_PER_RUN} iterations, 2 core + 2 model/tool worker processes, one nats-server (load average ${load.toFixed(1)} on ${os.cpus().length} cores)`);
-  console.log(`  hand-written floor, same requests, 4 awaited appends per iteration : ${base.toFixed(0)} iterations/s (before ${floorRate.toFixed(0)}, after ${floorAfter.toFixed(0)})`);
+  const floors = [await floor()];
+  const rounds = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    rounds.push(await redflow(RUNS, `load${round}`));
+    floors.push(await floor());
+  }
+  const replayed = await replayAll();
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+  const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
+  const rates = rounds.map((r) => r.rate);
+  const ratios = rounds.map((r, i) => r.rate / ((floors[i] + floors[i + 1]) / 2));
+  const sum = (values) => values.reduce((a, b) => a + b, 0);
+  const cpuPerIteration = rounds.map((r) => (Object.keys(r.cpuUsed).length === processes.length ? (sum(Object.values(r.cpuUsed)) * 1e6) / (RUNS * ITERATIONS_PER_RUN) : undefined));
+  const ours = rounds[rates.indexOf(median(rates))];
+  const writesPerIteration = sum(Object.values(ours.perIteration));
   console.log(
-    `  redflow                                      : ${ours.rate.toFixed(0)} iterations/s in ${ours.seconds.toFixed(1)} s ` +
-      `(${(ours.rate / base).toFixed(2)}× the floor; target ≥ ${TARGET}: ${(ours.rate / TARGET).toFixed(2)}× the target), every log replayed whole`,
+    `Distributed load: ${RUNS} concurrent runs of ${ITERATIONS_PER_RUN} iterations, 2 core + 2 model/tool worker processes, one nats-server; ` +
+      `${ROUNDS} rounds (load average ${load.toFixed(1)} on ${os.cpus().length} cores at the start, ${os.loadavg()[0].toFixed(1)} at the end)`,
   );
-  console.log(`  ${ours.ends}`);
+  console.log(`  hand-written floor, same requests, 4 awaited appends per iteration : median ${median(floors).toFixed(0)} iterations/s (${range(floors)})`);
+  console.log(
+    `  redflow                                      : median ${median(rates).toFixed(0)} iterations/s (${range(rates)}); ` +
+      `${median(ratios).toFixed(2)}× the floor beside it (${range(ratios, 2)}); ${replayed} logs replayed whole`,
+  );
+  console.log(`  median round: ${ours.ends}`);
   console.log(
     `  JetStream writes per iteration: ${writesPerIteration.toFixed(2)} (` +
       Object.entries(ours.perIteration).map(([kind, n]) => `${kind} ${n.toFixed(2)}`).join(', ') +
       ')',
   );
   let projected = '';
-  if (Object.keys(ours.cpuUsed).length === processes.length) {
-    const cpu = Object.values(ours.cpuUsed).reduce((a, b) => a + b, 0);
+  if (cpuPerIteration.every((cpu) => cpu !== undefined)) {
     console.log(
-      `  CPU seconds during the ${ours.seconds.toFixed(1)} s: ${Object.entries(ours.cpuUsed).map(([who, s]) => `${who} ${s.toFixed(1)}`).join(', ')}: ` +
-        `${((cpu * 1e6) / (RUNS * ITERATIONS_PER_RUN)).toFixed(0)} µs of CPU per iteration`,
+      `  CPU per iteration: median ${median(cpuPerIteration).toFixed(0)} µs (${range(cpuPerIteration)}); the median round's by process: ` +
+        `${Object.entries(ours.cpuUsed).map(([who, seconds]) => `${who} ${((seconds * 1e6) / (RUNS * ITERATIONS_PER_RUN)).toFixed(0)}`).join(', ')} µs`,
     );
     // What this machine would do with nothing else running: its cores divided by the CPU an iteration took.
-    projected = `; the CPU it took would allow ${((os.cpus().length * RUNS * ITERATIONS_PER_RUN) / cpu).toFixed(0)} on ${os.cpus().length} idle cores`;
+    projected = `; the CPU it took would allow ${((os.cpus().length * 1e6) / median(cpuPerIteration)).toFixed(0)} on ${os.cpus().length} idle cores`;
   }
   console.log(
-    `target: ${RUNS.toLocaleString('en')} concurrent runs on one 2-core machine ≥ ${TARGET.toLocaleString('en')} iterations/s: ${ours.rate.toFixed(0)} iterations/s ` +
-      `(${(ours.rate / TARGET).toFixed(2)}× the target; ${(ours.rate / base).toFixed(2)}× the hand-written floor of the same run; load average ${load.toFixed(1)}${projected})`,
+    `target: ${RUNS.toLocaleString('en')} concurrent runs on one 2-core machine ≥ ${TARGET.toLocaleString('en')} iterations/s: median ${median(rates).toFixed(0)} iterations/s ` +
+      `(${(median(rates) / TARGET).toFixed(2)}× the target; ${median(ratios).toFixed(2)}× the hand-written floor of the same run; load average ${load.toFixed(1)}${projected})`,
   );
 } finally {
   for (const child of workers) child.kill('SIGTERM');

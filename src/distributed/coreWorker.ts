@@ -43,7 +43,7 @@ export interface RunStartRequest {
 }
 
 /** How many orphaned runs one scan takes over at the same time. */
-const TAKEOVERS_AT_ONCE = 4;
+const TAKEOVERS_AT_ONCE = 16;
 
 /** The longest run timeout a client may ask for: 24 hours. */
 const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
@@ -428,7 +428,17 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     if (owned.has(record.traceId) || closing) return;
     if (!(await leases.claim(record))) return;
     try {
-      const { events, problems } = await store.read(record.traceId);
+      let read;
+      try {
+        read = await store.read(record.traceId);
+      } catch (error) {
+        if (!(error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND)) throw error;
+        // Its worker died between the record and the first event: there is nothing to resume.
+        await leases.finish(record.traceId);
+        log(`run ${record.traceId} never started (no event in its log): its record is dropped`);
+        return;
+      }
+      const { events, problems } = read;
       if (problems.length > 0) log(`run ${record.traceId}: ${problems[0]?.code} in its log; resuming from the good part`);
       const status = logStatus(events);
       if (status.kind === 'finished') {
