@@ -434,6 +434,14 @@ describe.concurrent('usage', () => {
     expect(existsSync(path.join(cwd, '.redflow'))).toBe(false);
   });
 
+  it('should list in run --help every exit code a run can end with', async ({ expect }) => {
+    const result = await redflow(['run', '--help'], { cwd: await dirs.make() });
+    const listed = /Exit codes: ([^]*?)\n\n/.exec(result.stdout)?.[1] ?? '';
+    for (const [code, meaning] of [[0, 'done'], [1, 'blocked'], [2, 'escalated'], [3, 'waiting'], [4, 'delegated'], [64, 'usage'], [65, 'invalid'], [66, 'missing'], [69, 'the inspector']] as const) {
+      expect(listed).toMatch(new RegExp(`\\b${code} ${meaning}`));
+    }
+  });
+
   it('should exit 64 with a message for an unknown command', async ({ expect }) => {
     const result = await redflow(['bogus'], { cwd: await dirs.make() });
     expect(result.code, result.stderr).toBe(64);
