@@ -1,6 +1,7 @@
 import type { AgentEvent } from '../events/eventTypes.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { Subject } from '../actors/subjects.js';
+import { openTraceToRead } from '../distributed/openTraceToRead.js';
 import { parseTraceEvents } from '../distributed/traceEvent.js';
 import { crashHook, help, parse, usageError } from './args.js';
 import type { Command } from './commands.js';
@@ -119,50 +120,81 @@ export const worker: Command = {
   },
 };
 
-const tailUsage = `usage: redflow tail [traceId] --nats <url> [--json]
+const tailUsage = `usage: redflow tail [traceId] --nats <url> [--after <seq>] [--json]
 
-Prints the events of every run (or of one) as they are stored, until Ctrl-C.
-  --json     one event per line, as JSON
+Without a trace id, prints the events of every run as they are stored, until Ctrl-C. With one,
+prints that run's events from its first (a run not started yet is waited for), then each one as
+it is stored, and ends with the run (or at Ctrl-C).
+  --after <seq>  with a trace id: only the events after this seq
+  --json         one event per line, as JSON
 
 ${natsOptionsHelp}`;
 
-/** `redflow tail`: every run's events, live. */
+/** `redflow tail`: every run's events, live, or one run's, followed to its end. */
 export const tail: Command = {
   name: 'tail',
   summary: 'print the events of the cluster\'s runs as they happen',
   usage: tailUsage,
   async run(args, output) {
-    const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...natsOptionSpecs }, tailUsage);
+    const { values, positionals } = parse(args, { json: { type: 'boolean' }, after: { type: 'string' }, ...natsOptionSpecs }, tailUsage);
     if (values.help) return help(output, tailUsage);
     const [traceId, ...extra] = positionals;
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, tailUsage);
     if (traceId !== undefined && !isValidTraceId(traceId)) throw usageError(`"${traceId}" is not a trace id`, tailUsage);
+    const after = afterOf(values.after, traceId);
     const prefix = subjectPrefix(values);
     const nc = await connectFromOptions(values, 'redflow-tail');
-    const subject = traceId === undefined ? Subject.allTraces(prefix) : Subject.runTrace(prefix, traceId);
-    const subscription = nc.subscribe(subject, {
-      callback: (error, message) => {
-        if (error) return;
-        const events = parseTraceEvents(message.data);
-        if (!events) {
-          line(output.err, `(not an event on ${message.subject})`);
-          return;
+    const print = (event: AgentEvent) => line(output.out, values.json ? JSON.stringify(event) : formatEvent(event, output));
+    const stopping = new AbortController();
+    const stop = () => stopping.abort();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    try {
+      if (traceId !== undefined) {
+        // One run: the trace stream's follow, from its first stored event to its ending.
+        const store = await openTraceToRead(nc, prefix);
+        line(output.err, styles(output.color).dim(`following run ${traceId} on ${prefix}; Ctrl-C stops`));
+        try {
+          for await (const event of store.follow(traceId, after, { signal: stopping.signal })) print(event);
+        } finally {
+          await store.close();
         }
-        for (const event of events) line(output.out, values.json ? JSON.stringify(event) : formatEvent(event, output));
-      },
-    });
-    await nc.flush();
-    const stopAsked = new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    line(output.err, styles(output.color).dim(`following ${subject}; Ctrl-C stops`));
-    await stopAsked;
-    subscription.unsubscribe();
-    await stopWithin([], nc);
-    return ExitCode.Ok;
+        return ExitCode.Ok;
+      }
+      // Every run: what is stored from now on, live (no run to follow to an end).
+      const subject = Subject.allTraces(prefix);
+      const subscription = nc.subscribe(subject, {
+        callback: (error, message) => {
+          if (error) return;
+          const events = parseTraceEvents(message.data);
+          if (!events) {
+            line(output.err, `(not an event on ${message.subject})`);
+            return;
+          }
+          for (const event of events) print(event);
+        },
+      });
+      await nc.flush();
+      line(output.err, styles(output.color).dim(`following ${subject}; Ctrl-C stops`));
+      await new Promise<void>((resolve) => stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
+      subscription.unsubscribe();
+      return ExitCode.Ok;
+    } finally {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      await stopWithin([], nc);
+    }
   },
 };
+
+/** `--after`: a whole number ≥ 0, for one run only. */
+function afterOf(value: string | boolean | undefined, traceId: string | undefined): number {
+  if (value === undefined) return 0;
+  if (traceId === undefined) throw usageError('--after needs a trace id: it counts the events of one run', tailUsage);
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw usageError(`--after must be a whole number ≥ 0, not "${String(value)}"`, tailUsage);
+  return n;
+}
 
 /** One event as a line: time, run, seq, type, and what matters of its data. */
 export function formatEvent(event: AgentEvent, output: Pick<Output, 'color'>): string {

@@ -47,6 +47,8 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
   const prefix = subjectPrefix(values);
   const nc = await connectFromOptions(values, 'redflow-run');
   const s = styles(output.color);
+  const stopping = new AbortController();
+  const stopFollowing = () => stopping.abort();
   try {
     // Without JetStream no core worker can run, and "no core worker" would hide why.
     await requireJetStream(nc);
@@ -56,11 +58,14 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
     // Chosen here, so the answers' pieces are followed (on the status line) from the run's first model call.
     const traceId = options.traceId ?? randomIds.traceId();
     if (!options.json) followRunChunks(nc, prefix, traceId, (chunk) => options.progress.onChunk(chunk));
+    // Ctrl-C from now on stops following, even while the start is under way: the run goes on.
+    process.once('SIGINT', stopFollowing);
     const remote = await startRemoteRun({
       nc,
       prefix,
       input: options.input,
       traceId,
+      signal: stopping.signal,
       ...(flowId !== undefined && { flowId }),
       ...(typeof values.conversation === 'string' && { conversationId: values.conversation }),
       onEvent: (event) => {
@@ -71,10 +76,8 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
       },
     });
     const detached = new Promise<'detached'>((resolve) => {
-      process.once('SIGINT', () => {
-        remote.detach();
-        resolve('detached');
-      });
+      if (stopping.signal.aborted) resolve('detached');
+      else stopping.signal.addEventListener('abort', () => resolve('detached'), { once: true });
     });
     const ended = await Promise.race([remote.result, detached, waiting]);
     options.progress.done();
@@ -98,6 +101,7 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
     }
     return exitCodeOf(ended.outcome);
   } finally {
+    process.off('SIGINT', stopFollowing);
     await stopWithin([], nc);
   }
 }

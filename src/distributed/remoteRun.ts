@@ -1,15 +1,16 @@
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEnvelope, ParentCall, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { DEFAULT_SUBJECT_PREFIX, Subject } from '../actors/subjects.js';
+import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
-import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
-import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import type { Reply } from '../actors/transport.js';
+import { followJetStreamRun } from '../events/jetstream/followRun.js';
+import type { AgentEvent } from '../events/eventTypes.js';
 import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
 import { randomIds } from '../runtime/ids.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
-import { parseTraceEvents } from './traceEvent.js';
 
 /** Options of {@link startRemoteRun}. */
 export interface RemoteRunOptions {
@@ -22,12 +23,14 @@ export interface RemoteRunOptions {
   readonly flowId?: string;
   /** The run's timeout in ms (default: the core worker's). */
   readonly timeoutMs?: number;
-  /** Called with each event of the run as it is stored, in order. */
+  /** Called with each event of the run as it is stored, in order, each once. */
   readonly onEvent?: (event: AgentEvent) => void;
   /** How long to wait for a core worker to take the run (default 10 s). */
   readonly startTimeoutMs?: number;
   /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
   readonly parent?: ParentCall;
+  /** Stops following once aborted, as `detach` does (it may abort while the start is asked for). */
+  readonly signal?: AbortSignal;
 }
 
 /** A run started on the cluster. */
@@ -40,8 +43,14 @@ export interface RemoteRun {
 }
 
 /**
- * Asks the cluster's core workers to start a run and follows it live on its trace subjects. The
- * run does not depend on this client: if the client goes away, the run goes on.
+ * Asks the cluster's core workers to start a run and follows it in the trace stream (the JetStream
+ * store's follow: an ordered consumer over the run's subjects), so `onEvent` sees each stored
+ * event once and in order, and `result` is the fold of exactly the events stored. The run does not
+ * depend on this client: if the client goes away, the run goes on.
+ *
+ * `result` rejects with `RUN_STOPPED` if the run's log ends otherwise than with its ending (it
+ * cannot: it waits for the ending), and with `LOG_STORE_UNAVAILABLE` when the connection closes
+ * before the run ends; it never settles once `detach` is called (or `options.signal` aborts).
  *
  * @example
  * ```ts
@@ -52,38 +61,25 @@ export interface RemoteRun {
 export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteRun> {
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
   const traceId = options.traceId ?? randomIds.traceId();
-  let settle: { resolve: (value: { outcome: RunOutcome; envelope: AgentEnvelope }) => void; reject: (error: unknown) => void } | undefined;
-  const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => (settle = { resolve, reject }));
-  result.catch(() => undefined);
-
-  const live: AgentEvent[] = [];
-  // Listen before the run starts, so no event is missed.
-  const subscription = options.nc.subscribe(Subject.runTrace(prefix, traceId), {
-    callback: (error, message) => {
-      if (error) return;
-      for (const event of parseTraceEvents(message.data) ?? []) {
-        live.push(event);
+  const detached = new AbortController();
+  const following = options.signal === undefined ? detached.signal : AbortSignal.any([detached.signal, options.signal]);
+  // Followed from the first event, while the start is asked for: the stream keeps the run's
+  // events, so none is missed whenever the consumer begins, and it is ready when they come.
+  const events: AgentEvent[] = [];
+  const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => {
+    void (async () => {
+      for await (const event of followJetStreamRun(jetstream(options.nc), Storage.traceStream(prefix), prefix, traceId, 0, { signal: following })) {
+        events.push(event);
         options.onEvent?.(event);
-        if (isTerminal(event)) void finish();
       }
-    },
-  });
-  await options.nc.flush();
-
-  const finish = async () => {
-    subscription.unsubscribe();
-    try {
-      // The stored log is the truth: when the live events are not exactly seq 1..n (a message
-      // missed, or delivered twice), fold the stored ones instead.
-      const complete = live.every((event, i) => event.seq === i + 1);
-      const events = complete ? live : (await (await openJetStreamEventStore(options.nc, { prefix })).read(traceId)).events;
+      // Detached: the caller no longer waits for the result.
+      if (following.aborted) return;
       const status = logStatus(events);
       if (status.kind !== 'finished') throw new RedflowError(errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} has not ended`));
-      settle?.resolve({ outcome: status.outcome, envelope: fold(events) });
-    } catch (error) {
-      settle?.reject(error);
-    }
-  };
+      resolve({ outcome: status.outcome, envelope: fold(events) });
+    })().catch(reject);
+  });
+  result.catch(() => undefined);
 
   const transport = createNatsTransport(options.nc);
   const request: RunStartRequest = {
@@ -94,12 +90,19 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
     ...(options.parent !== undefined && { parent: options.parent }),
   };
-  const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
-    timeoutMs: options.startTimeoutMs ?? 10_000,
-  });
-  await transport.close();
+  let reply: Reply<RunStartReply>;
+  try {
+    reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
+      timeoutMs: options.startTimeoutMs ?? 10_000,
+    });
+  } catch (error) {
+    detached.abort();
+    throw error;
+  } finally {
+    await transport.close();
+  }
   if (!reply.ok) {
-    subscription.unsubscribe();
+    detached.abort();
     const hint =
       reply.error.code === ErrorCode.TRANSPORT_NO_RESPONDER
         ? `no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url>${prefix === DEFAULT_SUBJECT_PREFIX ? '' : ` --prefix ${prefix}`}\`, or check --nats and --prefix`
@@ -109,6 +112,6 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   return {
     traceId,
     result,
-    detach: () => subscription.unsubscribe(),
+    detach: () => detached.abort(),
   };
 }

@@ -72,7 +72,9 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
   } finally {
     signal?.removeEventListener('abort', stop);
     messages.stop();
-    await consumer.delete().catch(() => undefined);
+    // Not waited for: with the server out of reach it would hold the caller up to the API timeout
+    // (the server drops an idle ordered consumer by itself).
+    void consumer.delete().catch(() => undefined);
   }
   // The messages stopped coming without the run's ending: the connection closed.
   if (!stopped()) throw unavailable(`stopped following run ${traceId}`, new Error('the connection closed'));
