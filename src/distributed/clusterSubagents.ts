@@ -1,21 +1,20 @@
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ParentCall, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { Subject, checkSubjectPrefix } from '../actors/subjects.js';
+import { Storage, Subject, checkSubjectPrefix } from '../actors/subjects.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import type { ToolContext, ToolDefinition } from '../actors/tool.js';
-import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
-import { logStatus } from '../events/resumePoint.js';
+import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import { followJetStreamRun } from '../events/jetstream/followRun.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
 import { childTraceIdOf } from '../machines/subagents.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { SUBAGENT_INPUT_SCHEMA, subagentOutput, type SubagentDefinition, type SubagentHost } from '../runtime/subagentTool.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
-import { openTraceToRead } from './openTraceToRead.js';
 import { requestRunAbort } from './runAborts.js';
 import { runLogExists } from './runLogExists.js';
 import { TRACEPARENT_HEADER } from '../telemetry/traceContext.js';
-import { parseTraceEvents } from './traceEvent.js';
 
 /**
  * The subject prefix of a subagent's runs on a cluster: the calling flow's prefix and a token
@@ -40,8 +39,6 @@ export interface ClusterSubagentOptions {
   readonly nc: NatsConnection;
   /** The calling flow's subject prefix: each subagent's runs go to {@link subagentPrefix} of it. */
   readonly prefix: string;
-  /** How often the stored log is read while a run is followed, besides its live events (default 2 s). */
-  readonly pollMs?: number;
   /** How long a core worker of the subagent has to take a start (default 10 s). */
   readonly startTimeoutMs?: number;
 }
@@ -101,7 +98,14 @@ interface ChildStart {
   readonly traceparent: string | undefined;
 }
 
-/** Starts the call's run on the subagent's prefix (or finds it there) and waits for its ending. */
+/**
+ * Starts the call's run on the subagent's prefix (or finds it there) and follows it in that
+ * prefix's trace stream to its ending (the JetStream store's follow: an ordered consumer, so a
+ * reconnection loses nothing). The run's first event says whose call it is.
+ *
+ * @throws RedflowError `SUBAGENT_TRACE_TAKEN` when the run under that trace id is not this call's;
+ *   `RUN_ABORTED` when the call is cancelled (its run is aborted too).
+ */
 async function runOnCluster(
   options: ClusterSubagentOptions,
   subagent: SubagentDefinition,
@@ -111,87 +115,30 @@ async function runOnCluster(
 ): Promise<RunOutcome> {
   const { nc } = options;
   const { traceId } = child;
-  let settle: ((outcome: RunOutcome) => void) | undefined;
-  const ended = new Promise<RunOutcome>((resolve) => (settle = resolve));
-  // Listening before anything starts, so its ending cannot pass unseen.
-  const live = nc.subscribe(Subject.runTrace(prefix, traceId), {
-    callback: (error, message) => {
-      if (error) return;
-      for (const event of parseTraceEvents(message.data) ?? []) {
-        if (event.traceId === traceId && isTerminal(event)) settle?.(outcomeOf(event));
-      }
-    },
-  });
-  let poll: NodeJS.Timeout | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    const onAbort = () => {
-      void requestRunAbort(nc, prefix, traceId, { reason: 'the calling run ended' }).catch(() => undefined);
-      reject(new RedflowError(errorInfo(ErrorCode.RUN_ABORTED, `subagent "${subagent.name}": the call was cancelled, and its run ${traceId} aborted`)));
-    };
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  aborted.catch(() => undefined);
-  const logs = storedLogs(nc, prefix);
-  try {
-    await nc.flush();
-    const logged = await loggedEnding(logs, child);
-    if (logged !== undefined) return logged;
-    if (!(await runLogExists(nc, prefix, traceId))) await startChild(options, subagent, prefix, child);
-    // The stored log is read now and then too: a live event lost in a reconnect must not hang the call.
-    const polled = new Promise<RunOutcome>((resolve, reject) => {
-      poll = setInterval(() => {
-        loggedEnding(logs, child).then((outcome) => outcome !== undefined && resolve(outcome), reject);
-      }, options.pollMs ?? 2000);
-    });
-    polled.catch(() => undefined);
-    return await Promise.race([ended, polled, aborted]);
-  } finally {
-    if (poll !== undefined) clearInterval(poll);
-    live.unsubscribe();
-    await logs.close();
+  // The stream exists once a core worker of the prefix has run: the start asks one first.
+  if (!signal.aborted && !(await runLogExists(nc, prefix, traceId))) await startChild(options, subagent, prefix, child);
+  for await (const event of followJetStreamRun(jetstream(nc), Storage.traceStream(prefix), prefix, traceId, 0, { signal })) {
+    if (event.type === AgentEventType.RunStarted) checkCallOf(event, child);
+    if (isTerminal(event)) return outcomeOf(event);
   }
-}
-
-/** A run's stored log on `prefix`, read when it has one: the trace stream opened at the first read, closed once. */
-interface StoredLogs {
-  read(traceId: string): Promise<readonly AgentEvent[]>;
-  close(): Promise<void>;
-}
-
-function storedLogs(nc: NatsConnection, prefix: string): StoredLogs {
-  let store: ReturnType<typeof openTraceToRead> | undefined;
-  return {
-    async read(traceId) {
-      if (!(await runLogExists(nc, prefix, traceId))) return [];
-      store ??= openTraceToRead(nc, prefix);
-      return (await (await store).read(traceId)).events;
-    },
-    async close() {
-      await (await store?.catch(() => undefined))?.close();
-    },
-  };
+  // Ended without the run's ending: the call was cancelled (the calling run was aborted or timed out).
+  void requestRunAbort(nc, prefix, traceId, { reason: 'the calling run ended' }).catch(() => undefined);
+  throw new RedflowError(errorInfo(ErrorCode.RUN_ABORTED, `subagent "${subagent.name}": the call was cancelled, and its run ${traceId} aborted`));
 }
 
 /**
- * The outcome of the call's run when its stored log has ended; undefined when it has no log yet
- * or is under way.
+ * Refuses a run under the call's trace id that another call started.
  *
- * @throws RedflowError `SUBAGENT_TRACE_TAKEN` when the log there is not this call's run.
+ * @throws RedflowError `SUBAGENT_TRACE_TAKEN`.
  */
-async function loggedEnding(logs: StoredLogs, child: ChildStart): Promise<RunOutcome | undefined> {
-  const events = await logs.read(child.traceId);
-  if (events.length === 0) return undefined;
-  const status = logStatus(events);
-  const logged = status.started.parent;
-  if (logged?.traceId !== child.parent.traceId || logged.idempotencyKey !== child.parent.idempotencyKey) {
-    throw new RedflowError(
-      errorInfo(ErrorCode.SUBAGENT_TRACE_TAKEN, `run ${child.traceId} was not started by the call ${child.parent.idempotencyKey}`, {
-        hint: 'start the calling run with another trace id',
-      }),
-    );
-  }
-  return status.kind === 'finished' ? status.outcome : undefined;
+function checkCallOf(started: Extract<AgentEvent, { type: 'run.started' }>, child: ChildStart): void {
+  const logged = started.data.parent;
+  if (logged?.traceId === child.parent.traceId && logged.idempotencyKey === child.parent.idempotencyKey) return;
+  throw new RedflowError(
+    errorInfo(ErrorCode.SUBAGENT_TRACE_TAKEN, `run ${child.traceId} was not started by the call ${child.parent.idempotencyKey}`, {
+      hint: 'start the calling run with another trace id',
+    }),
+  );
 }
 
 /**

@@ -171,6 +171,26 @@ describe('subagents on a cluster', () => {
     expect(await runsStarted(childPrefix)).toEqual(['again-1', 'again-2']);
   });
 
+  it("should fail a call whose trace id another call's run has taken with SUBAGENT_TRACE_TAKEN, and follow that run no further", async () => {
+    const prefix = uniquePrefix();
+    await host(parentFlow, prefix);
+    const childPrefix = subagentPrefix(prefix, 'counter');
+    const other = await startRemoteRun({
+      nc,
+      prefix: childPrefix,
+      input: 'count to two',
+      traceId: 'taken-1',
+      parent: { traceId: 'someone-else', iteration: 1, idempotencyKey: 'someone-else:1', tool: 'counter' },
+    });
+    await other.result;
+    const run = await startRemoteRun({ nc, prefix, input: 'go', traceId: 'taken' });
+    const { envelope } = await run.result;
+    const [first, second] = envelope.tools.history;
+    expect(first).toMatchObject({ childTraceId: 'taken-1', status: 'failed', error: { code: ErrorCode.SUBAGENT_TRACE_TAKEN } });
+    expect(second).toMatchObject({ childTraceId: 'taken-2', status: 'succeeded' });
+    expect(await runsStarted(childPrefix)).toEqual(['taken-1', 'taken-2']);
+  });
+
   it('should abort the subagent run when the calling run is aborted', async () => {
     const prefix = uniquePrefix();
     const file = await parentWith('abort', [{ action: 'tool', tool: 'child', input: { task: 'wait' }, confidence: 0.5 }], [{ action: 'tool', tool: 'hang', input: {}, confidence: 0.5 }], HANG);
