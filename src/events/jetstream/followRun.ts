@@ -1,4 +1,4 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { Consumer, JetStreamClient } from '@nats-io/jetstream';
 import { Subject } from '../../actors/subjects.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import type { FollowOptions } from '../eventStore.js';
@@ -10,6 +10,8 @@ import { decodeRunMessage, runProblem } from './runMessage.js';
 
 /** Messages asked for at once: a run's log comes in a few pulls, and a live run's next message as soon as it is stored. */
 const PULL_MESSAGES = 256;
+/** How long making the consumer keeps asking through JetStream API timeouts. */
+const CREATE_PATIENCE_MS = 30_000;
 
 /**
  * Follows run `traceId` in the trace stream (see `EventStore.follow`) through nats.js's ordered
@@ -40,7 +42,7 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
   let consumer;
   let messages;
   try {
-    consumer = await js.consumers.get(stream, { filter_subjects: Subject.runTrace(prefix, traceId) });
+    consumer = await orderedConsumer(js, stream, Subject.runTrace(prefix, traceId), signal);
     messages = await consumer.consume({ max_messages: PULL_MESSAGES });
   } catch (error) {
     await consumer?.delete().catch(() => undefined);
@@ -78,6 +80,30 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
   }
   // The messages stopped coming without the run's ending: the connection closed.
   if (!stopped()) throw unavailable(`stopped following run ${traceId}`, new Error('the connection closed'));
+}
+
+/**
+ * nats.js's ordered consumer over `filter`. Asked again when the JetStream API answers with a
+ * timeout: a thousand runs started at once ask for a thousand consumers (and the stream's info,
+ * which nats.js asks before each) in one burst, and some of those requests time out on a busy
+ * server. nats.js retries the creations of an ordered consumer it resets, not the first one.
+ */
+async function orderedConsumer(js: JetStreamClient, stream: string, filter: string, signal: AbortSignal | undefined): Promise<Consumer> {
+  const deadline = Date.now() + CREATE_PATIENCE_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await js.consumers.get(stream, { filter_subjects: filter });
+    } catch (error) {
+      if (!timedOut(error) || Date.now() >= deadline || signal?.aborted === true) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+    }
+  }
+}
+
+/** A JetStream API request that got no answer in time (by name: nats.js's class may be loaded twice). */
+function timedOut(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) if (cause.name === 'TimeoutError') return true;
+  return false;
 }
 
 function unavailable(message: string, cause: unknown): RedflowError {
