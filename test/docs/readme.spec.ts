@@ -26,6 +26,24 @@ describe('the README', () => {
     }
   });
 
+  it("should give a follow example that runs as written: the run's events, then the end", async () => {
+    const readme = await readFile(path.join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## As a library'), readme.indexOf('## Agent definitions'));
+    const code = [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]).find((block) => block?.includes('.follow('));
+    expect(code).toBeDefined();
+    const dir = await mkdtemp(path.join(root, 'test-artifacts-readme-'));
+    try {
+      const file = path.join(dir, 'follow.mts');
+      await writeFile(file, (code as string).replace("from 'redflow'", `from ${JSON.stringify(path.join(root, 'src/index.ts'))}`));
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', file], { cwd: root, timeout: 20_000 });
+      const lines = stdout.trim().split('\n');
+      expect(lines[0]).toBe('1 run.started');
+      expect(lines.at(-1)).toMatch(/^\d+ run\.completed$/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('should start with the install-and-demo command and the test command, both real scripts', async () => {
     const readme = await readFile(path.join(root, 'README.md'), 'utf8');
     const pkg = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
