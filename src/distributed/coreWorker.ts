@@ -9,7 +9,7 @@ import type { Headers, Subscription, Transport } from '../actors/transport.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import type { EventStore } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
-import type { AgentEvent } from '../events/eventTypes.js';
+import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { isPastDeadline, judgeAnswer, pendingWait, type RunWait, type WaitAnswer } from '../events/pendingWait.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
@@ -363,6 +363,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       });
       if (!registered) throw traceIdTaken(traceId, 'it is under way');
       const memory = memoryOf(request.conversationId);
+      let stored: () => void = () => undefined;
+      const firstStored = new Promise<'stored'>((resolve) => (stored = () => resolve('stored')));
       const handle = startRun({
         ...environment,
         agent,
@@ -373,8 +375,22 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         ...(memory && { memory }),
         ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
         ...(request.parent !== undefined && { parent: withCallContext(request.parent, context.headers) }),
+        onEvent: (event) => {
+          if (event.type === AgentEventType.RunStarted) stored();
+          environment.onEvent?.(event);
+        },
       });
       track(traceId, handle, request.parent !== undefined);
+      // Answered once the run's first event is stored, not before: a worker that dies in between
+      // leaves a record and no log (the next worker drops the record), and its client, never told
+      // the run started, finds no log and says so; told it started, the client finds the log.
+      const settled = handle.result.then(
+        () => 'ended' as const,
+        () => 'ended' as const,
+      );
+      if ((await Promise.race([firstStored, settled])) !== 'stored') {
+        throw new RedflowError(errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `run ${traceId} ended before its first event was stored`, { retryable: true }));
+      }
       log(`run ${traceId} started`);
       return { traceId, owner };
     },

@@ -11,6 +11,7 @@ import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
 import { randomIds } from '../runtime/ids.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
+import { readRunStart } from './runLogExists.js';
 
 /** Options of {@link startRemoteRun}. */
 export interface RemoteRunOptions {
@@ -46,7 +47,11 @@ export interface RemoteRun {
  * Asks the cluster's core workers to start a run and follows it in the trace stream (the JetStream
  * store's follow: an ordered consumer over the run's subjects), so `onEvent` sees each stored
  * event once and in order, and `result` is the fold of exactly the events stored. The run does not
- * depend on this client: if the client goes away, the run goes on.
+ * depend on this client: if the client goes away, the run goes on. A core worker answers the start
+ * once the run's first event is stored; when no answer comes (`TRANSPORT_TIMEOUT`), the run
+ * started only if the stream holds that first event, with this start's input and caller: then it is
+ * followed (its worker died after storing it, and another takes it over), otherwise the timeout is
+ * thrown and nothing runs.
  *
  * `result` rejects with `RUN_STOPPED` if the run's log ends otherwise than with its ending (it
  * cannot: it waits for the ending), and with `LOG_STORE_UNAVAILABLE` when the connection closes
@@ -101,6 +106,11 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   } finally {
     await transport.close();
   }
+  if (!reply.ok && reply.error.code === ErrorCode.TRANSPORT_TIMEOUT && (await startedAsAsked(options.nc, prefix, traceId, request).catch(() => false))) {
+    // The core worker that took the start stored the run's first event and died before it
+    // answered: the run is in the log, another core worker takes it over, and this client follows it.
+    return { traceId, result, detach: () => detached.abort() };
+  }
   if (!reply.ok) {
     detached.abort();
     const hint =
@@ -114,4 +124,15 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     result,
     detach: () => detached.abort(),
   };
+}
+
+/**
+ * True when the trace stream holds run `traceId`'s start, and it is the start this client asked
+ * for (the same input and caller): not another run that had taken the trace id before.
+ */
+async function startedAsAsked(nc: NatsConnection, prefix: string, traceId: string, request: RunStartRequest): Promise<boolean> {
+  const started = await readRunStart(nc, prefix, traceId);
+  if (started === undefined) return false;
+  const sameParent = (started.data.parent?.idempotencyKey ?? null) === (request.parent?.idempotencyKey ?? null);
+  return sameParent && JSON.stringify(started.data.input) === JSON.stringify(request.input);
 }
