@@ -9,8 +9,7 @@ import { startRemoteRun } from '../distributed/remoteRun.js';
 import { MAX_ABORT_REASON_LENGTH, requestRunAbort } from '../distributed/runAborts.js';
 import { requestRunAnswer } from '../distributed/runAnswers.js';
 import { pendingWait } from '../events/pendingWait.js';
-import { openTraceToRead } from '../distributed/openTraceToRead.js';
-import { runLogExists } from '../distributed/runLogExists.js';
+import { clusterRunLogs, findRunPrefix } from '../distributed/subagentRunPrefix.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { cachedFlowIdIndex } from './natsFlowIds.js';
@@ -77,23 +76,40 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
   const startTimeoutMs = options.startTimeoutMs ?? 10_000;
   const abortPatienceMs = options.abortPatienceMs ?? 6000;
-  // This process never appends: the store is only read.
-  const store = await openTraceToRead(nc, prefix);
+  // This process never appends: the stores are only read. A subagent's runs are in the stream of
+  // its own prefix, below its caller's: each run's prefix is found once (findRunPrefix) and kept.
+  const logs = clusterRunLogs(nc);
+  await logs.storeOf(prefix);
+  const prefixes = new Map<string, string>();
+  /** The prefix whose stream holds run `traceId`, or undefined while none does. */
+  const prefixOf = async (traceId: string): Promise<string | undefined> => {
+    const kept = prefixes.get(traceId);
+    if (kept !== undefined || !isValidTraceId(traceId)) return kept;
+    const found = await findRunPrefix(traceId, prefix, logs);
+    if (found !== undefined) {
+      prefixes.set(traceId, found);
+      if (prefixes.size > MAX_REMEMBERED_STARTS) prefixes.delete(prefixes.keys().next().value as string);
+    }
+    return found;
+  };
   const flowIds = cachedFlowIdIndex(options.flowsDir);
   const startedHere = new Map<string, string>();
   /** Ends every follow when the backend closes. */
   const closed = new AbortController();
-  // Bound without a request; `get` tells whether the bucket exists.
-  const runsBucket: Promise<KV> = new Kvm(nc).open(Storage.runsBucket(prefix));
+  // Bound without a request; `get` tells whether the bucket exists. One per prefix runs are found on.
+  const runsBuckets = new Map<string, Promise<KV>>();
+  const runsBucketOf = (on: string): Promise<KV> => {
+    let bucket = runsBuckets.get(on);
+    if (bucket === undefined) runsBuckets.set(on, (bucket = new Kvm(nc).open(Storage.runsBucket(on))));
+    return bucket;
+  };
 
-  /** True when the stream holds the run's log (see `runLogExists`: no wait for an unknown run). */
-  const known = async (traceId: string): Promise<boolean> => isValidTraceId(traceId) && (await runLogExists(nc, prefix, traceId));
-
-  /** The run's stored log, or `undefined` for a trace id the stream has never seen. */
+  /** The run's stored log, or `undefined` for a trace id no stream has seen (no wait for an unknown run). */
   const readLog = async (traceId: string): Promise<ReadResult | undefined> => {
-    if (!(await known(traceId))) return undefined;
+    const on = await prefixOf(traceId);
+    if (on === undefined) return undefined;
     try {
-      return await store.read(traceId);
+      return await (await logs.storeOf(on)).read(traceId);
     } catch (error) {
       if (error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND) return undefined;
       throw error;
@@ -106,7 +122,7 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
    */
   const underWay = async (traceId: string): Promise<boolean> => {
     try {
-      const entry = await (await runsBucket).get(traceId);
+      const entry = await (await runsBucketOf((await prefixOf(traceId)) ?? prefix)).get(traceId);
       if (entry === null || entry.operation !== 'PUT') return false;
       try {
         return entry.json<{ waiting?: unknown }>().waiting === undefined;
@@ -208,11 +224,26 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
 
     follow(traceId, afterSeq, followOptions = {}) {
       const signal = followOptions.signal === undefined ? closed.signal : AbortSignal.any([followOptions.signal, closed.signal]);
-      return store.follow(traceId, afterSeq, { signal });
+      // A run not in any stream yet is waited for on this backend's own prefix.
+      return (async function* () {
+        yield* (await logs.storeOf((await prefixOf(traceId)) ?? prefix)).follow(traceId, afterSeq, { signal });
+      })();
     },
 
     followChunks(traceId, onChunk) {
-      return isValidTraceId(traceId) ? followRunChunks(nc, prefix, traceId, onChunk) : () => undefined;
+      if (!isValidTraceId(traceId)) return () => undefined;
+      let stop: (() => void) | undefined;
+      let stopped = false;
+      void prefixOf(traceId).then(
+        (on) => {
+          if (!stopped) stop = followRunChunks(nc, on ?? prefix, traceId, onChunk);
+        },
+        () => undefined,
+      );
+      return () => {
+        stopped = true;
+        stop?.();
+      };
     },
 
     async list({ flow, limit }) {
@@ -256,11 +287,12 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
           );
         }
         // A parked run is held by no worker to hear its abort subject: one core worker takes the abort as an answer.
+        const on = (await prefixOf(traceId)) ?? prefix;
         if (pendingWait(log.events) !== undefined && !(await underWay(traceId))) {
-          await requestRunAnswer(nc, prefix, traceId, { kind: 'abort', reason: reason ?? 'aborted through the HTTP API' });
+          await requestRunAnswer(nc, on, traceId, { kind: 'abort', reason: reason ?? 'aborted through the HTTP API' });
           return 'aborting';
         }
-        const answer = await requestRunAbort(nc, prefix, traceId, reason === undefined ? {} : { reason }, Math.max(100, Math.min(2000, deadline - Date.now())));
+        const answer = await requestRunAbort(nc, on, traceId, reason === undefined ? {} : { reason }, Math.max(100, Math.min(2000, deadline - Date.now())));
         if (answer.kind === 'aborting') return 'aborting';
         // Nobody owns it this moment: it has just ended, or is between owners. Look again.
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -270,13 +302,13 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
     async answer(traceId, answer) {
       if (answer.kind === 'expire') throw new RedflowError(errorInfo(ErrorCode.HTTP_BODY_INVALID, "a wait expires by itself, on the core workers"));
       if (!(await readLog(traceId))) return 'unknown';
-      await requestRunAnswer(nc, prefix, traceId, answer);
+      await requestRunAnswer(nc, (await prefixOf(traceId)) ?? prefix, traceId, answer);
       return 'answered';
     },
 
     async close() {
       closed.abort();
-      await store.close();
+      await logs.close();
     },
   };
 }

@@ -21,6 +21,7 @@ import { flowsToHost } from '../../src/distributed/subagentFlows.js';
 import { NATS_URL, connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
 import { printRunTree } from '../../src/cli/replayTree.js';
 import { readClusterLog } from '../../src/cli/clusterRun.js';
+import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 
 /**
@@ -144,6 +145,19 @@ describe('subagents on a cluster', () => {
     const child = await readClusterLog({ nats: NATS_URL, prefix }, 'cl-2');
     expect(fold(child.events).observability.outcome).toMatchObject({ status: 'done', answer: 'counted to two' });
     expect(child.events[0]?.traceId).toBe('cl-2');
+    // redflow serve --nats (the editor's API) opens a subagent's run too: read, events, follow.
+    const backend = await createNatsRunBackend({ nc, prefix, flowsDir: path.dirname(parentFlow) });
+    try {
+      expect(await backend.get('cl-1')).toMatchObject({ traceId: 'cl-1', status: 'finished', outcome: { status: 'done', answer: 'counted to two' } });
+      expect((await backend.events('cl-1', 10))?.map((event) => event.seq)).toEqual([11, 12]);
+      const followed: number[] = [];
+      for await (const event of backend.follow('cl-2', 0)) followed.push(event.seq);
+      expect(followed).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+      expect(await backend.get('cl-9')).toBeUndefined();
+      expect(await backend.abort('cl-1')).toBe('finished');
+    } finally {
+      await backend.close();
+    }
   });
 
   it('should follow the run a call sent again finds, instead of starting another: one child run per call', async () => {
