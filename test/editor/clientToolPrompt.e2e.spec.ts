@@ -5,31 +5,26 @@
  * is the observation of the model's next request, and an error sent instead reaches the model as
  * the tool's failure (the node marked ✖ TOOL_FAILED).
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import type { RunResponse } from '../../src/server/apiTypes.js';
-import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
-import { CLIENT_TOOL, chatModelFlow } from './chatModelFlow.js';
+import type { FakeChatServer } from '../support/fakeChatCompletionsServer.js';
+import { SCREENSHOTS, SKIP_BROWSER } from './browserHarness.js';
+import { openChatModelEditor, type ChatModelEditor } from './chatModelEditor.js';
+import { CLIENT_TOOL } from './chatModelFlow.js';
 
 const FLOW = 'client-lookup';
 const PROMPT = `[data-testid="wait-prompt-${CLIENT_TOOL}"][data-kind="client"]`;
 const CALL = JSON.stringify({ action: 'tool', tool: CLIENT_TOOL, input: { orderId: 'A-1001' }, confidence: 0.8 });
 const FINAL = JSON.stringify({ action: 'final', message: 'Done.', confidence: 0.9 });
 
-let dir: string;
-let url: string;
-let server: ChildProcess | undefined;
+let editor: ChatModelEditor;
 let model: FakeChatServer;
-let browser: Browser;
 let page: Page;
 
-const api = async <T>(route: string): Promise<T> => (await (await fetch(new URL(route, url))).json()) as T;
+const api = <T>(route: string): Promise<T> => editor.api<T>(route);
 
 /** The model's last request, as one text. */
 const lastRequest = () => model.requests.at(-1)?.rawBody ?? '';
@@ -39,11 +34,7 @@ async function runToTheWait(): Promise<string> {
   // Each run with its own answers, whatever an earlier test left.
   model.reset();
   model.enqueue({ kind: 'completion', content: CALL }, { kind: 'completion', content: FINAL });
-  await page.waitForSelector(`[data-testid="flow-select"] option[value="${FLOW}"]`, { state: 'attached' });
-  await page.selectOption('[data-testid="flow-select"]', FLOW);
-  await expect.poll(() => page.inputValue('[data-testid="flow-id"]')).toBe(FLOW);
-  await page.fill('[data-testid="run-input"]', 'Where is order A-1001?');
-  await page.click('[data-testid="run-flow"]');
+  await editor.runFlow('Where is order A-1001?');
   await page.waitForSelector(PROMPT, { timeout: 20_000 });
   expect(await page.getAttribute('[data-testid="statechart"]', 'data-current-state')).toBe('awaitingClient');
   const { runs } = await api<{ runs: RunResponse[] }>(`/api/runs?flow=${FLOW}`);
@@ -60,25 +51,11 @@ async function eventsOf(traceId: string): Promise<AgentEvent[]> {
 
 describe.skipIf(SKIP_BROWSER)("a client tool's result given in the editor, in Chromium at 1280×720", () => {
   beforeAll(async () => {
-    model = await startFakeChatCompletionsServer();
-    model.setFallback({ kind: 'error', status: 400, message: 'unexpected extra request' });
-    dir = await mkdtemp(path.join(tmpdir(), 'redflow-client-tool-'));
-    const flowsDir = path.join(dir, 'flows');
-    await mkdir(flowsDir, { recursive: true });
-    await writeFile(path.join(flowsDir, `${FLOW}.json`), JSON.stringify(chatModelFlow(model.baseUrl, 'Looks orders up on the client')));
-    await mkdir(SCREENSHOTS, { recursive: true });
-    url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    await page.goto(url);
+    editor = await openChatModelEditor(FLOW, 'Looks orders up on the client', { strictModel: true });
+    ({ model, page } = editor);
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    server?.kill('SIGTERM');
-    await model?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => editor?.close());
 
   it('should refuse text that is not JSON, then send JSON as the output the model reads next', async () => {
     const traceId = await runToTheWait();

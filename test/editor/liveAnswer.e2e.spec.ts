@@ -4,17 +4,15 @@
  * text is on the model node and in the Runtime tab before the log has the answer, and is replaced
  * by the answer as logged once `model.answered` comes.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import type { RunResponse } from '../../src/server/apiTypes.js';
-import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
-import { CLIENT_TOOL, chatModelFlow } from './chatModelFlow.js';
+import type { FakeChatServer } from '../support/fakeChatCompletionsServer.js';
+import { SCREENSHOTS, SKIP_BROWSER } from './browserHarness.js';
+import { openChatModelEditor, type ChatModelEditor } from './chatModelEditor.js';
+import { CLIENT_TOOL } from './chatModelFlow.js';
 
 const FLOW = 'streamed-answer';
 /** The answer, streamed 8 characters at a time, 150 ms apart (about 3 s in all). */
@@ -26,43 +24,23 @@ const ANSWER = JSON.stringify({
   message: 'Looking the order A-1001 up on the client before answering the customer about its delivery.',
 });
 
-let dir: string;
-let url: string;
-let server: ChildProcess | undefined;
+let editor: ChatModelEditor;
 let model: FakeChatServer;
-let browser: Browser;
 let page: Page;
 
-const api = async <T>(route: string): Promise<T> => (await (await fetch(new URL(route, url))).json()) as T;
+const api = <T>(route: string): Promise<T> => editor.api<T>(route);
 
 describe.skipIf(SKIP_BROWSER)('the answer as the model writes it, in Chromium at 1280×720', () => {
   beforeAll(async () => {
-    model = await startFakeChatCompletionsServer();
-    dir = await mkdtemp(path.join(tmpdir(), 'redflow-live-answer-'));
-    const flowsDir = path.join(dir, 'flows');
-    await mkdir(flowsDir, { recursive: true });
-    await writeFile(path.join(flowsDir, `${FLOW}.json`), JSON.stringify(chatModelFlow(model.baseUrl, 'A slowly streamed answer')));
-    await mkdir(SCREENSHOTS, { recursive: true });
-    url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    await page.goto(url);
+    editor = await openChatModelEditor(FLOW, 'A slowly streamed answer');
+    ({ model, page } = editor);
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    server?.kill('SIGTERM');
-    await model?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => editor?.close());
 
   it('should show the partial answer before it is logged, then the answer as logged', async () => {
     model.enqueue({ kind: 'completion', content: ANSWER, pieceDelayMs: 150 });
-    await page.waitForSelector(`[data-testid="flow-select"] option[value="${FLOW}"]`, { state: 'attached' });
-    await page.selectOption('[data-testid="flow-select"]', FLOW);
-    await expect.poll(() => page.inputValue('[data-testid="flow-id"]')).toBe(FLOW);
-    await page.fill('[data-testid="run-input"]', 'Where is order A-1001?');
-    await page.click('[data-testid="run-flow"]');
+    await editor.runFlow('Where is order A-1001?');
 
     // Some of the answer is there, and much of it is still to come.
     const onNode = page.locator('[data-testid="live-answer-model"][data-state="writing"] .live-answer__text');

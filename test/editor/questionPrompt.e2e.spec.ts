@@ -7,31 +7,25 @@
  * the wait. Ctrl+Enter sends too (Enter writes a new line), and the next question (an escalate,
  * then a request_info) starts with an empty field.
  */
-import type { ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import type { RunResponse } from '../../src/server/apiTypes.js';
-import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
-import { chatModelFlow } from './chatModelFlow.js';
+import type { FakeChatServer } from '../support/fakeChatCompletionsServer.js';
+import { SCREENSHOTS, SKIP_BROWSER } from './browserHarness.js';
+import { openChatModelEditor, type ChatModelEditor } from './chatModelEditor.js';
 
 const FLOW = 'asks-a-person';
 const QUESTION = 'Which order do you mean: the one of May or the one of June?';
 const ANSWER = 'The one of June, A-1001';
 const FINAL = 'Order A-1001 ships tomorrow.';
 
-let dir: string;
-let url: string;
-let server: ChildProcess | undefined;
+let editor: ChatModelEditor;
 let model: FakeChatServer;
-let browser: Browser;
 let page: Page;
 
-const api = async <T>(route: string): Promise<T> => (await (await fetch(new URL(route, url))).json()) as T;
+const api = <T>(route: string): Promise<T> => editor.api<T>(route);
 
 /** The text of every message of the model's request `index`. */
 function messagesOf(index: number): string[] {
@@ -41,36 +35,18 @@ function messagesOf(index: number): string[] {
 
 describe.skipIf(SKIP_BROWSER)('a question to a person answered in the editor, in Chromium at 1280×720', () => {
   beforeAll(async () => {
-    model = await startFakeChatCompletionsServer();
-    model.setFallback({ kind: 'error', status: 400, message: 'unexpected extra request' });
-    dir = await mkdtemp(path.join(tmpdir(), 'redflow-question-'));
-    const flowsDir = path.join(dir, 'flows');
-    await mkdir(flowsDir, { recursive: true });
-    await writeFile(path.join(flowsDir, `${FLOW}.json`), JSON.stringify(chatModelFlow(model.baseUrl, 'Asks a person')));
-    await mkdir(SCREENSHOTS, { recursive: true });
-    url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-    await page.goto(url);
+    editor = await openChatModelEditor(FLOW, 'Asks a person', { strictModel: true });
+    ({ model, page } = editor);
   }, 60_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    server?.kill('SIGTERM');
-    await model?.stop();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => editor?.close());
 
   it('should ask the question in the side panel and finish the run with the answer the model saw', async () => {
     model.enqueue(
       { kind: 'completion', content: JSON.stringify({ action: 'request_info', input: { question: QUESTION, context: { orders: ['A-0999', 'A-1001'] } }, confidence: 0.4 }) },
       { kind: 'completion', content: JSON.stringify({ action: 'final', message: FINAL, confidence: 0.9 }) },
     );
-    await page.waitForSelector(`[data-testid="flow-select"] option[value="${FLOW}"]`, { state: 'attached' });
-    await page.selectOption('[data-testid="flow-select"]', FLOW);
-    await expect.poll(() => page.inputValue('[data-testid="flow-id"]')).toBe(FLOW);
-    await page.fill('[data-testid="run-input"]', 'Where is my order?');
-    await page.click('[data-testid="run-flow"]');
+    await editor.runFlow('Where is my order?');
 
     await page.waitForSelector('[data-testid="question-prompt"]', { timeout: 20_000 });
     expect(await page.getAttribute('[data-testid="question-prompt"]', 'data-action')).toBe('request_info');
