@@ -9,18 +9,17 @@
 // at that moment. BENCH_LOAD_ROUNDS rounds (default 3) alternate floor and redflow, each redflow
 // round against the mean of the floors beside it; the median and range are printed.
 // Needs nats-server -js at $NATS_URL (default 127.0.0.1:4222); skipped with a note when absent.
-import { spawn } from 'node:child_process';
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import { connectNats } from '../dist/actors/nats/connect.js';
 import { Storage } from '../dist/actors/subjects.js';
 import { fold } from '../dist/events/evolve.js';
 import { createRunPathCheck } from '../dist/events/runPath.js';
 import { startRemoteRun } from '../dist/distributed/remoteRun.js';
+import { readAllRuns, removeCluster, startWorker } from './clusterBench.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 1000);
@@ -44,25 +43,7 @@ const prefix = `load${Date.now().toString(36)}`;
 const jsm = await jetstreamManager(nc);
 
 /** Starts `redflow worker` and resolves once it is ready. */
-function worker(roles) {
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/redflow.js'), 'worker', flowPath, '--role', roles, '--nats', url, '--prefix', prefix], {
-    env: { ...process.env, NO_COLOR: '1', SLOW_BUMP_MS: '0' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    const listen = (chunk) => {
-      stderr += chunk;
-      if (!stderr.includes('worker ready')) return;
-      // Its log lines are read and dropped from now on (a pipe nobody reads would stop the worker).
-      child.stderr.off('data', listen);
-      child.stderr.resume();
-      resolve(child);
-    };
-    child.stderr.on('data', listen);
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${stderr}`)));
-  });
-}
+const worker = (roles) => startWorker({ flowPath, roles, url, prefix, nodeArgs });
 
 /** Messages written so far to a stream (a KV bucket is one): its last sequence. */
 async function writes(stream) {
@@ -121,26 +102,7 @@ const finished = new Map();
  * (the readers' path check), and its fold ending as its client was told.
  */
 async function replayAll() {
-  const consumer = await jetstream(nc).consumers.get(Storage.traceStream(prefix));
-  const logs = new Map();
-  const decoder = new TextDecoder();
-  for (let more = true; more; ) {
-    const batch = await consumer.fetch({ max_messages: 10_000, expires: 5000 });
-    let got = 0;
-    for await (const message of batch) {
-      got += 1;
-      // A message holds one event, or several recorded together (a JSON array).
-      const value = JSON.parse(decoder.decode(message.data));
-      for (const event of Array.isArray(value) ? value : [value]) {
-        const log = logs.get(event.traceId);
-        if (log === undefined) logs.set(event.traceId, [event]);
-        else log.push(event);
-      }
-      if (message.info.pending === 0) more = false;
-    }
-    if (got === 0) more = false;
-  }
-  await consumer.delete().catch(() => undefined);
+  const logs = await readAllRuns(nc, prefix);
   for (const [traceId, result] of finished) {
     const events = logs.get(traceId) ?? [];
     const path = createRunPathCheck();
@@ -264,12 +226,6 @@ try {
       `(${(median(rates) / TARGET).toFixed(2)}× the target; ${median(ratios).toFixed(2)}× the hand-written floor of the same run; load average ${load.toFixed(1)}${projected})`,
   );
 } finally {
-  for (const child of workers) child.kill('SIGTERM');
-  await Promise.all(workers.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)))));
-  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
-  const kvm = new Kvm(nc);
-  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.toolResultsBucket(prefix)]) {
-    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
-  }
+  await removeCluster(nc, prefix, workers);
   await nc.drain();
 }

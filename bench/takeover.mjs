@@ -7,15 +7,12 @@
 // after, each as a ratio of the rate before; the longest any run stood still; and checks that every
 // run ended with its final answer and every log replays whole, nothing lost or written twice.
 // Needs nats-server -js at $NATS_URL (default 127.0.0.1:4222); skipped with a note when absent.
-import { spawn } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
 import { connectNats } from '../dist/actors/nats/connect.js';
-import { Storage } from '../dist/actors/subjects.js';
 import { startRemoteRun } from '../dist/distributed/remoteRun.js';
+import { readAllRuns as readRuns, removeCluster, startWorker } from './clusterBench.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CONCURRENCY = Number(process.env.BENCH_TAKEOVER_CONCURRENCY ?? 200);
@@ -37,71 +34,16 @@ try {
 }
 const prefix = `takeover${Date.now().toString(36)}`;
 
-function worker(roles) {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/redflow.js'), 'worker', flowPath, '--role', roles, '--nats', url, '--prefix', prefix, '--lease', String(LEASE_MS)], {
-    env: { ...process.env, NO_COLOR: '1', SLOW_BUMP_MS: '0' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let stderr = '';
-    const listen = (chunk) => {
-      stderr += chunk;
-      if (!stderr.includes('worker ready')) return;
-      debug(`worker ${roles} ready (pid ${child.pid})`);
-      // Its log lines are read and dropped from now on (a pipe nobody reads would stop the worker).
-      child.stderr.off('data', listen);
-      child.stderr.resume();
-      resolve(child);
-    };
-    child.stderr.on('data', listen);
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}): ${stderr}`)));
-  });
-}
+/** Starts `redflow worker` with the bench's lease and resolves once it is ready. */
+const worker = (roles) =>
+  startWorker({ flowPath, roles, url, prefix, args: ['--lease', String(LEASE_MS)], onReady: (child) => debug(`worker ${roles} ready (pid ${child.pid})`) });
 
-/** Every run's events as the trace stream holds them, read with one ordered consumer. */
-async function readAllRuns() {
-  const consumer = await jetstream(nc).consumers.get(Storage.traceStream(prefix));
-  const logs = new Map();
-  const decoder = new TextDecoder();
-  for (let more = true; more; ) {
-    const batch = await consumer.fetch({ max_messages: 10_000, expires: 5000 });
-    let got = 0;
-    for await (const message of batch) {
-      got += 1;
-      // A message holds one event, or several recorded together (a JSON array).
-      const value = JSON.parse(decoder.decode(message.data));
-      for (const event of Array.isArray(value) ? value : [value]) {
-        const log = logs.get(event.traceId);
-        if (log === undefined) logs.set(event.traceId, [event]);
-        else log.push(event);
-      }
-      if (message.info.pending === 0) more = false;
-    }
-    if (got === 0) more = false;
-  }
-  await consumer.delete().catch(() => undefined);
-  return logs;
-}
+/** Every run's events as the trace stream holds them. */
+const readAllRuns = () => readRuns(nc, prefix);
 
 /** Kills what is left of the worker processes and removes the prefix's stream and buckets. */
 async function cleanUp(children) {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const force = setTimeout(() => child.kill('SIGKILL'), 5000);
-          child.once('exit', () => resolve(clearTimeout(force)));
-        }),
-    ),
-  );
-  const jsm = await jetstreamManager(nc);
-  await jsm.streams.delete(Storage.traceStream(prefix)).catch(() => undefined);
-  const kvm = new Kvm(nc);
-  for (const bucket of [Storage.runsBucket(prefix), Storage.leasesBucket(prefix), Storage.toolResultsBucket(prefix)]) {
-    await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
-  }
+  await removeCluster(nc, prefix, children);
   await nc.drain();
 }
 
