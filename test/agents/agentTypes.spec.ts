@@ -61,7 +61,8 @@ describe('the types of an agent definition', () => {
     });
     expectTypeOf(reviewer).toEqualTypeOf<AgentDefinition<{ verdict: 'approve' | 'revise'; notes: string[] }>>();
     const executor = new AgentExecutor();
-    expectTypeOf(executor.execute(reviewer)).resolves.toEqualTypeOf<AgentResult<{ verdict: 'approve' | 'revise'; notes: string[] }>>();
+    // Types only: these arrows are never called (a run would start).
+    void (() => expectTypeOf(executor.execute(reviewer)).resolves.toEqualTypeOf<AgentResult<{ verdict: 'approve' | 'revise'; notes: string[] }>>());
     // A definition written inline, or checked with `satisfies`, is typed the same.
     const inline = {
       name: 'inline',
@@ -70,7 +71,7 @@ describe('the types of an agent definition', () => {
       modelConfig: {},
       outputConfig: { outputName: 'n', schema: z.object({ n: z.number() }) },
     } satisfies AgentDefinition;
-    expectTypeOf(executor.execute(inline)).resolves.toHaveProperty('output').toEqualTypeOf<{ n: number } | undefined>();
+    void (() => expectTypeOf(executor.execute(inline)).resolves.toHaveProperty('output').toEqualTypeOf<{ n: number } | undefined>());
     // A plain ToolDefinition fits a definition's tools, as before.
     const plain: ToolDefinition<{ a: number }> = { name: 'add', description: 'd', inputSchema: { type: 'object' }, execute: ({ a }) => a };
     defineAgent({ name: 'a', description: 'd', promptConfig: { systemPrompt: 's' }, modelConfig: {}, toolConfig: { tools: [plain, lookup] } });
