@@ -10,6 +10,8 @@ import { decodeRunMessage, runProblem } from './runMessage.js';
 
 /** Messages asked for at once: a run's log comes in a few pulls, and a live run's next message as soon as it is stored. */
 const PULL_MESSAGES = 256;
+/** How many new consumers in a row may end without an event before the follow gives up. */
+const MAX_IDLE_RESTARTS = 5;
 /** How long making the consumer keeps asking through JetStream API timeouts. */
 const CREATE_PATIENCE_MS = 30_000;
 
@@ -38,7 +40,36 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
   }
   const { signal } = options;
   const stopped = () => signal?.aborted === true;
-  if (stopped()) return;
+  let yielded = afterSeq;
+  for (let idle = 0; !stopped(); ) {
+    const before = yielded;
+    const once = followOnce(js, stream, prefix, traceId, yielded, signal);
+    let step: IteratorResult<AgentEvent, 'ended' | 'lost'>;
+    try {
+      while (!(step = await once.next()).done) {
+        yielded = step.value.seq;
+        yield step.value;
+      }
+    } finally {
+      // Broken out of, or failed: its consumer goes too.
+      await once.return('ended');
+    }
+    if (step.value === 'ended' || stopped()) return;
+    // nats.js's ordered consumer ended without the run's ending: it gives up a consumer it could
+    // not recreate while the connection was down. A new one goes on from the last event yielded;
+    // a connection closed for good fails its creation, and so does this follow.
+    idle = yielded === before ? idle + 1 : 0;
+    if (idle > MAX_IDLE_RESTARTS) throw unavailable(`stopped following run ${traceId}`, new Error('the connection closed'));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** idle)));
+  }
+}
+
+/**
+ * One ordered consumer's follow of the run: its events after `afterSeq`, until its ending or
+ * `signal` ('ended'), or until nats.js ends the consumer ('lost').
+ */
+async function* followOnce(js: JetStreamClient, stream: string, prefix: string, traceId: string, afterSeq: number, signal: AbortSignal | undefined): AsyncGenerator<AgentEvent, 'ended' | 'lost'> {
+  const stopped = () => signal?.aborted === true;
   let consumer;
   let messages;
   try {
@@ -66,7 +97,7 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
       for (const event of verdict.events) {
         lastSeq = event.seq;
         if (event.seq > afterSeq) yield event;
-        if (stopped() || isTerminal(event)) return;
+        if (stopped() || isTerminal(event)) return 'ended';
       }
     }
   } catch (error) {
@@ -78,8 +109,7 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
     // (the server drops an idle ordered consumer by itself).
     void consumer.delete().catch(() => undefined);
   }
-  // The messages stopped coming without the run's ending: the connection closed.
-  if (!stopped()) throw unavailable(`stopped following run ${traceId}`, new Error('the connection closed'));
+  return stopped() ? 'ended' : 'lost';
 }
 
 /**
