@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Part of `npm run bench`: the distributed mode under load. 1,000 concurrent runs (4 iterations
 // each: 3 tool calls and a final answer) through one nats-server, 2 core worker processes and 2
-// model+tool worker processes, on this machine. Prints the aggregate iterations per second, the
+// model+tool worker processes, on this machine. The client follows its runs through one shared
+// consumer (createSharedRunFollow; BENCH_LOAD_FOLLOW=per-run: a consumer per run, the default of
+// startRemoteRun) and the tool is an idempotent lookup (BENCH_LOAD_TOOL=effects: a tool whose
+// results are kept). Prints the aggregate iterations per second, the
 // JetStream writes per iteration (trace events, tool-result KV, run records), the CPU each process
 // took, and checks that every log replays whole, no event lost or duplicated; 200 runs warm the
 // workers up first. The floor is a hand-written loop in one process making the same NATS requests
@@ -19,14 +22,19 @@ import { Storage } from '../dist/actors/subjects.js';
 import { fold } from '../dist/events/evolve.js';
 import { createRunPathCheck } from '../dist/events/runPath.js';
 import { startRemoteRun } from '../dist/distributed/remoteRun.js';
+import { createSharedRunFollow } from '../dist/events/jetstream/sharedRunFollow.js';
 import { readAllRuns, removeCluster, startWorker } from './clusterBench.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 1000);
 const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
 const TARGET = 1500;
+const SHARED_FOLLOW = process.env.BENCH_LOAD_FOLLOW !== 'per-run';
 const url = process.env.NATS_URL ?? '127.0.0.1:4222';
-const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
+// The tool: a lookup declared idempotent (no tool-result writes), or with BENCH_LOAD_TOOL=effects
+// one with effects, whose results the tool workers keep (two KV writes per call).
+const TOOL_WITH_EFFECTS = process.env.BENCH_LOAD_TOOL === 'effects';
+const flowPath = path.join(ROOT, TOOL_WITH_EFFECTS ? 'test/fixtures/cluster/flow.json' : 'bench/fixtures/lookup-flow.json');
 const EVENTS_PER_RUN = 16;
 const ITERATIONS_PER_RUN = 4;
 // Node options for the worker processes, e.g. BENCH_LOAD_NODE_ARGS=--cpu-prof to profile them.
@@ -158,12 +166,14 @@ async function redflow(runCount = RUNS, name = 'load') {
   const cpuBefore = await cpu();
   const before = Object.fromEntries(await Promise.all(Object.entries(counted).map(async ([kind, stream]) => [kind, await writes(stream)])));
   const started = performance.now();
+  const follow = SHARED_FOLLOW ? createSharedRunFollow({ nc, prefix }) : undefined;
   const runs = await Promise.all(
-    Array.from({ length: runCount }, (_, i) => startRemoteRun({ nc, prefix, input: `run ${i}`, traceId: `${name}-${i}`, startTimeoutMs: 120_000 })),
+    Array.from({ length: runCount }, (_, i) => startRemoteRun({ nc, prefix, input: `run ${i}`, traceId: `${name}-${i}`, startTimeoutMs: 120_000, ...(follow && { follow }) })),
   );
   const ends = [];
   const results = await Promise.all(runs.map((run) => run.result.then((result) => (ends.push(performance.now() - started), result))));
   const seconds = (performance.now() - started) / 1000;
+  await follow?.close();
   ends.sort((a, b) => a - b);
   const at = (q) => (ends[Math.min(ends.length - 1, Math.floor(q * ends.length))] / 1000).toFixed(1);
   const cpuAfter = await cpu();
@@ -198,7 +208,8 @@ try {
   const ours = rounds[rates.indexOf(median(rates))];
   const writesPerIteration = sum(Object.values(ours.perIteration));
   console.log(
-    `Distributed load: ${RUNS} concurrent runs of ${ITERATIONS_PER_RUN} iterations, 2 core + 2 model/tool worker processes, one nats-server; ` +
+    `Distributed load: ${RUNS} concurrent runs of ${ITERATIONS_PER_RUN} iterations, 2 core + 2 model/tool worker processes, one nats-server, ` +
+      `${SHARED_FOLLOW ? 'runs followed through one shared consumer' : 'a consumer per followed run'}, ${TOOL_WITH_EFFECTS ? 'a tool with effects (results kept)' : 'an idempotent lookup tool'}; ` +
       `${ROUNDS} rounds (load average ${load.toFixed(1)} on ${os.cpus().length} cores at the start, ${os.loadavg()[0].toFixed(1)} at the end)`,
   );
   console.log(`  hand-written floor, same requests, 4 awaited appends per iteration : median ${median(floors).toFixed(0)} iterations/s (${range(floors)})`);

@@ -21,6 +21,7 @@ export type { ErrorInfo } from './errors.js';
 export { REDACTED, registerSecret, registerEnvironmentSecrets, redactSecrets, redactSecretsInData, createSecretRegistry } from './secrets.js';
 export type { SecretRegistry } from './secrets.js';
 export { holdSecret } from './secrets.js';
+export { withSecretScope, withScopedSecret, addScopedSecret } from './secretScope.js';
 
 export { reactMachine, ReactState } from './machines/reactMachine.js';
 export type { ReactMachineInput, ResumePoint, ResumeAt, ReactEvent, TransportCommand } from './machines/reactTypes.js';

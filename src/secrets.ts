@@ -1,8 +1,12 @@
+import { currentSecretScopes } from './secretScopeStore.js';
+
 /**
  * The secret values this process knows (API keys, secret headers, passwords, tokens), and the one
  * way to cut them out of text and data before it is recorded or sent: each occurrence becomes
  * {@link REDACTED}. Whoever learns a secret registers it ({@link registerSecret}); the environment's
- * secret-looking variables are registered the first time anything is redacted.
+ * secret-looking variables are registered the first time anything is redacted. Secrets of one
+ * request or call (a key a client brought) are scoped instead (`secretScope.ts`): redacted only in
+ * what that request's own code records, answers and throws.
  */
 
 /** What a secret is replaced with in everything Redflow records, prints or sends. */
@@ -284,8 +288,9 @@ export function registerSecret(value: string | undefined | null): void {
 
 /**
  * Tells the process a value is secret until the returned function is called (see
- * {@link SecretRegistry.hold}): for a secret that lives as long as one call, such as an API key
- * that came with a request, so a long-running server does not keep every key it was ever given.
+ * {@link SecretRegistry.hold}), so a long-running process does not keep it for good. Held
+ * process-wide: it is redacted from every concurrent request's output too. For a value a client
+ * sent, which could be anything (a word, another user's id), use `withScopedSecret` instead.
  *
  * @example
  * ```ts
@@ -306,7 +311,8 @@ export function registerEnvironmentSecrets(env: Readonly<Record<string, string |
 }
 
 /**
- * `text` with every secret this process knows replaced by {@link REDACTED}.
+ * `text` with every secret this process knows replaced by {@link REDACTED}, and those of the
+ * secret scopes the caller runs in (`withSecretScope`).
  *
  * @example
  * ```ts
@@ -314,13 +320,17 @@ export function registerEnvironmentSecrets(env: Readonly<Record<string, string |
  * ```
  */
 export function redactSecrets(text: string): string {
-  return processRegistry().redact(text);
+  let redacted = processRegistry().redact(text);
+  for (const scope of currentSecretScopes()) redacted = scope.redact(redacted);
+  return redacted;
 }
 
 /**
- * JSON data with every secret this process knows redacted from its strings and keys: `value`
- * itself when none occurs, else a copy.
+ * JSON data with every secret this process knows (and those of the caller's secret scopes)
+ * redacted from its strings and keys: `value` itself when none occurs, else a copy.
  */
 export function redactSecretsInData<T>(value: T): T {
-  return processRegistry().redactData(value);
+  let redacted = processRegistry().redactData(value);
+  for (const scope of currentSecretScopes()) redacted = scope.redactData(redacted);
+  return redacted;
 }

@@ -31,10 +31,11 @@ export interface ModelAnswer {
 export interface ModelCallOptions {
   /**
    * The API key for this call only ("bring your own key"), used instead of the model's configured
-   * one (`$OPENAI_API_KEY`, `apiKeyEnv`). The call holds it as a secret while it runs (see
-   * `holdSecret`), so it is redacted from everything the process records, prints or sends, and
-   * from the call's answer and errors; afterwards the process forgets it. A model without keys
-   * (the scripted one) ignores it. Blank counts as absent.
+   * one (`$OPENAI_API_KEY`, `apiKeyEnv`). It is a secret of the call's own scope (see
+   * `withScopedSecret`): redacted from the call's answer, its streamed pieces and its errors, and
+   * from whatever the caller's code records or prints while the call runs, but never from other
+   * requests' output (a client's "key" could be any word); afterwards it is forgotten. A model
+   * without keys (the scripted one) ignores it. Blank counts as absent.
    */
   readonly apiKey?: string | undefined;
   /**

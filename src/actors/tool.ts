@@ -37,6 +37,13 @@ export interface ToolDefinition<Input = Record<string, unknown>, Output = unknow
   readonly description: string;
   /** JSON Schema of `input`; the core validates the model's input against it before calling. */
   readonly inputSchema: Record<string, unknown>;
+  /**
+   * True when running a call again with the same input has no effect that matters: the tool only
+   * reads, or its effect is idempotent by itself. Distributed tool workers then keep no result for
+   * it (no KV writes per call): a call re-sent after a crash simply runs again. Leave it out for a
+   * tool with effects, whose result is kept so that a repeated call is answered from it.
+   */
+  readonly idempotent?: boolean;
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 

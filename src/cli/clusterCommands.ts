@@ -10,12 +10,13 @@ import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } f
 import { line, styles, type Output } from './output.js';
 import { STOP_DEADLINE_MS, exitAfterGrace, stopWithin } from './stopWithin.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
+import { formatTokens } from './timeline.js';
 
 const roles = ['core', 'model', 'tool', 'memory'] as const;
 type Role = (typeof roles)[number];
 
 const workerUsage = `usage: redflow worker <flow.json> --nats <url> [--role core|model|tool|memory ...] [--lease <ms>]
-                      [--attempt-timeout <ms>] [--allow-files <dir> ...]
+                      [--attempt-timeout <ms>] [--no-micro-services] [--allow-files <dir> ...]
 
 Hosts a flow on a NATS cluster until stopped (Ctrl-C or SIGTERM). Roles (default: all):
   core     runs the REACT statechart for runs started with \`redflow run --nats\`; owns each run
@@ -35,6 +36,9 @@ prefix <prefix>.agent-<its name>, in the same roles.
                     again (same idempotency key); the longest a call whose worker died holds
                     its run (default 30000). Keep it above the longest model call: a model call
                     sent again is made again
+  --no-micro-services
+                    serve the same subjects plainly, not as NATS micro services (redflow-core,
+                    redflow-model, redflow-tool, redflow-memory: what \`nats micro ls\` finds)
 ${allowFilesOptionHelp}
 
 ${natsOptionsHelp}`;
@@ -47,7 +51,7 @@ export const worker: Command = {
   async run(args, output) {
     const { values, positionals } = parse(
       args,
-      { role: { type: 'string', multiple: true }, lease: { type: 'string' }, 'attempt-timeout': { type: 'string' }, ...allowFilesOptionSpec, ...natsOptionSpecs },
+      { role: { type: 'string', multiple: true }, lease: { type: 'string' }, 'attempt-timeout': { type: 'string' }, 'no-micro-services': { type: 'boolean' }, ...allowFilesOptionSpec, ...natsOptionSpecs },
       workerUsage,
     );
     if (values.help) return help(output, workerUsage);
@@ -65,6 +69,7 @@ export const worker: Command = {
     if (attemptTimeoutMs !== undefined && (!Number.isInteger(attemptTimeoutMs) || attemptTimeoutMs < 100)) {
       throw usageError('--attempt-timeout must be a whole number of milliseconds, at least 100', workerUsage);
     }
+    const microServices = values['no-micro-services'] !== true;
     const prefix = subjectPrefix(values);
     const allowFiles = allowedFolders(values);
     const nc = await connectFromOptions(values, `redflow-worker-${[...chosen].join('-')}`);
@@ -81,7 +86,7 @@ export const worker: Command = {
           // Only tools keep their results in the tool-results bucket: the other roles' users may not
           // open it (deploy/nats/redflow.conf).
           const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
-          const actors = await startActorWorker({ nc, flowPath: hosted.flowPath, prefix: hosted.prefix, roles: actorRoles, log, allowFiles: hosted.allowFiles, ...(serveTool && { serveTool }) });
+          const actors = await startActorWorker({ nc, flowPath: hosted.flowPath, prefix: hosted.prefix, roles: actorRoles, log, allowFiles: hosted.allowFiles, microServices, ...(serveTool && { serveTool }) });
           closers.push(() => actors.close());
         }
         if (chosen.has('core')) {
@@ -93,6 +98,7 @@ export const worker: Command = {
             prefix: hosted.prefix,
             log,
             allowFiles: hosted.allowFiles,
+            microServices,
             ...(leaseMs !== undefined && { leaseMs }),
             ...(attemptTimeoutMs !== undefined && { attemptTimeoutMs }),
             ...(crash && { onEvent: crash }),
@@ -196,7 +202,10 @@ function afterOf(value: string | boolean | undefined, traceId: string | undefine
   return n;
 }
 
-/** One event as a line: time, run, seq, type, and what matters of its data. */
+/**
+ * One event as a line: time, run, seq, type, and what matters of its data (a model call's tokens
+ * when reported, a failed tool call marked `✖ CODE` as in the timeline).
+ */
 export function formatEvent(event: AgentEvent, output: Pick<Output, 'color'>): string {
   const s = styles(output.color);
   const head = `${event.time} ${event.traceId} #${event.seq} ${s.bold(event.type)}`;
@@ -204,11 +213,11 @@ export function formatEvent(event: AgentEvent, output: Pick<Output, 'color'>): s
     case 'run.started':
       return `${head} input=${JSON.stringify(event.data.input).slice(0, 80)}`;
     case 'model.answered':
-      return `${head} ${event.data.durationMs} ms`;
+      return `${head} ${event.data.durationMs} ms${event.data.usage ? `  ${formatTokens(event.data.usage)}` : ''}`;
     case 'tool.requested':
       return `${head} ${event.data.tool} conf ${event.data.confidence}`;
     case 'tool.completed':
-      return `${head} ${event.data.tool} ${event.data.ok ? s.green('ok') : s.red(event.data.error?.code ?? 'failed')} ${event.data.durationMs} ms`;
+      return `${head} ${event.data.tool} ${event.data.ok ? s.green('ok') : s.red(`✖ ${event.data.error?.code ?? 'failed'}`)} ${event.data.durationMs} ms`;
     case 'run.completed':
     case 'run.failed':
       return `${head} ${event.data.outcome.status} (${event.data.outcome.reason})${event.data.outcome.error ? ` ${event.data.outcome.error.code}` : ''}`;

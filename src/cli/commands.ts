@@ -19,10 +19,13 @@ import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
 import { tail, worker } from './clusterCommands.js';
 import { line, styles, type Output } from './output.js';
 import { createProgressPrinter } from './progress.js';
-import { formatOutcome, formatTimeline } from './timeline.js';
+import { formatOutcome } from './timeline.js';
+import { formatReplayTimeline } from './replayTimeline.js';
 import { report } from './runReport.js';
 import { answer, approve, deny, toolResult } from './answerCommands.js';
 import { printSteps } from './replaySteps.js';
+import { pendingWait, type RunWait } from '../events/pendingWait.js';
+import { waitingMessage } from '../runtime/runWaitingError.js';
 import { STEP_TEXT_LIMIT } from './formatSteps.js';
 import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
 import { serve } from './serveCommand.js';
@@ -293,14 +296,16 @@ const replay: Command = {
       const s = styles(output.color);
       line(output.out, s.bold(`run ${envelope.observability.traceId || '(empty log)'}  started ${envelope.observability.startedAt || '-'}  ${events.length} events`));
       line(output.out, `input: ${JSON.stringify(envelope.input)}`);
-      for (const text of formatTimeline(envelope, output.color)) line(output.out, text);
+      for (const text of formatReplayTimeline(events, envelope, output.color)) line(output.out, text);
       if (outcome) {
         line(output.out, formatOutcome(outcome, output.color));
         if (outcome.answer !== undefined) line(output.out, `answer: ${outcome.answer}`);
       } else if (damaged) {
         line(output.out, s.yellow('unfinished, and the log is damaged (below): `redflow resume` refuses it; the events above are the part that can be trusted'));
       } else if (events.length > 0) {
-        line(output.out, s.yellow('unfinished: `redflow resume` continues it'));
+        // A parked run is not interrupted: resume leaves it as it is, its answer carries it on.
+        const wait = pendingWait(events);
+        line(output.out, s.yellow(wait === undefined ? 'unfinished: `redflow resume` continues it' : `waiting: ${waitingMessage(envelope.observability.traceId, wait)}; ${answeredBy(wait, logPath)} answers it`));
       }
       for (const problem of problems) line(output.err, s.red(`line ${problem.position}: ${problem.code} ${problem.message}`));
     }
@@ -374,3 +379,10 @@ const resume: Command = {
 
 /** Every subcommand, in the order `--help` lists them. */
 export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, convert];
+
+/** The command that answers a wait, on its run's log. */
+function answeredBy(wait: RunWait, log: string): string {
+  if (wait.kind === 'approval') return `\`redflow approve|deny ${log}\``;
+  if (wait.kind === 'human') return `\`redflow answer ${log} --text <answer>\``;
+  return `\`redflow tool-result ${log} --output <json>\``;
+}

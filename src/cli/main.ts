@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { ErrorCode, RedflowError } from '../errors.js';
 import { FlowInvalidError } from '../flows/loadValidFlow.js';
 import { formatDiagnostics } from '../flows/formatDiagnostics.js';
@@ -7,8 +6,8 @@ import { commands } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { line, styles, terminalOutput, type Output } from './output.js';
 import { enableTelemetryFromEnvironment, flushTelemetry } from '../telemetry/enableTelemetry.js';
+import { redflowVersion as version } from '../runtime/redflowVersion.js';
 
-const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 const mainUsage = () => `redflow ${version}: ReAct agents as flow graphs, run by an explicit statechart with a replayable event log
 

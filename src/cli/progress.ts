@@ -1,7 +1,7 @@
 import type { AgentEnvelope, TokenUsage, WaitStart } from '../contracts/schema-types.js';
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
-import { formatStep, formatTokens } from './timeline.js';
+import { formatStep, formatTokenTotal, sumTokens } from './timeline.js';
 import { styles, type Output } from './output.js';
 
 /**
@@ -65,16 +65,7 @@ export function createProgressPrinter(output: Output) {
   };
   const addUsage = (iteration: number, usage: TokenUsage) => {
     const before = usageByIteration.get(iteration);
-    usageByIteration.set(
-      iteration,
-      before === undefined
-        ? usage
-        : {
-            promptTokens: before.promptTokens + usage.promptTokens,
-            completionTokens: before.completionTokens + usage.completionTokens,
-            totalTokens: before.totalTokens + usage.totalTokens,
-          },
-    );
+    usageByIteration.set(iteration, before === undefined ? usage : sumTokens([before, usage]));
     reportedCalls += 1;
   };
 
@@ -154,16 +145,7 @@ export function createProgressPrinter(output: Output) {
     done() {
       clear();
       if (reportedCalls === 0) return;
-      let total: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-      for (const usage of usageByIteration.values()) {
-        total = {
-          promptTokens: total.promptTokens + usage.promptTokens,
-          completionTokens: total.completionTokens + usage.completionTokens,
-          totalTokens: total.totalTokens + usage.totalTokens,
-        };
-      }
-      const calls = reportedCalls === 1 ? '1 model call' : `${reportedCalls} model calls`;
-      output.err.write(s.dim(`  total  ${formatTokens(total)} (${total.totalTokens}) over ${calls}\n`));
+      output.err.write(`${s.dim(formatTokenTotal(sumTokens(usageByIteration.values()), reportedCalls))}\n`);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { AgentEnvelope, IterationStep, RunOutcome, TokenUsage } from '../contracts/schema-types.js';
+import type { IterationStep, RunOutcome, TokenUsage } from '../contracts/schema-types.js';
 import { styles } from './output.js';
 
 /**
@@ -26,6 +26,22 @@ export function formatTokens(usage: TokenUsage): string {
   return `tokens ${usage.promptTokens} in / ${usage.completionTokens} out`;
 }
 
+/** The sum of token usages. */
+export function sumTokens(usages: Iterable<TokenUsage>): TokenUsage {
+  const total: TokenUsage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+  for (const usage of usages) {
+    total.promptTokens += usage.promptTokens;
+    total.completionTokens += usage.completionTokens;
+    total.totalTokens += usage.totalTokens;
+  }
+  return total;
+}
+
+/** The line under a timeline with the tokens of all its model calls: `  total  tokens 270 in / 25 out (295) over 2 model calls`. */
+export function formatTokenTotal(total: TokenUsage, calls: number): string {
+  return `  total  ${formatTokens(total)} (${total.totalTokens}) over ${calls === 1 ? '1 model call' : `${calls} model calls`}`;
+}
+
 /** How the run ended, in words. */
 export function formatOutcome(outcome: RunOutcome, color: boolean): string {
   const s = styles(color);
@@ -44,9 +60,4 @@ export function formatOutcome(outcome: RunOutcome, color: boolean): string {
   const question = outcome.question ? `\n  question: ${outcome.question.question}${outcome.question.reason === undefined ? '' : `\n  reason: ${outcome.question.reason}`}` : '';
   const output = outcome.validated === false ? `\n  output does not match the outputSchema: ${(outcome.outputErrors ?? []).join('; ')}` : '';
   return `${label} (${outcome.reason})${detail}${handoff}${error}${hint}${question}${output}`;
-}
-
-/** The whole timeline of an envelope, one line per iteration. */
-export function formatTimeline(envelope: AgentEnvelope, color: boolean): string[] {
-  return envelope.observability.events.map((step) => formatStep(step, color));
 }

@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
@@ -17,8 +16,8 @@ import { buildTools } from '../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import type { SubagentHost } from '../runtime/subagentTool.js';
 import { clusterSubagents } from './clusterSubagents.js';
+import { redflowVersion as version } from '../runtime/redflowVersion.js';
 
-const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /** The kinds of actor a worker can host, defined once. */
 export const WorkerRole = {

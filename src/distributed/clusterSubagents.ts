@@ -1,4 +1,3 @@
-import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { ParentCall, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
@@ -117,7 +116,7 @@ async function runOnCluster(
   const { traceId } = child;
   // The stream exists once a core worker of the prefix has run: the start asks one first.
   if (!signal.aborted && !(await runLogExists(nc, prefix, traceId))) await startChild(options, subagent, prefix, child);
-  for await (const event of followJetStreamRun(jetstream(nc), Storage.traceStream(prefix), prefix, traceId, 0, { signal })) {
+  for await (const event of followJetStreamRun(nc, Storage.traceStream(prefix), prefix, traceId, 0, { signal })) {
     if (event.type === AgentEventType.RunStarted) checkCallOf(event, child);
     if (isTerminal(event)) return outcomeOf(event);
   }

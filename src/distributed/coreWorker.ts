@@ -5,6 +5,8 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { Subject, DEFAULT_SUBJECT_PREFIX, Storage, checkSubjectPrefix } from '../actors/subjects.js';
 import { isValidConversationId } from '../actors/memory.js';
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
+import { startMicroService, type MicroService } from '../actors/nats/microService.js';
+import { redflowVersion as version } from '../runtime/redflowVersion.js';
 import type { Headers, Subscription, Transport } from '../actors/transport.js';
 import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
 import type { EventStore } from '../events/eventStore.js';
@@ -140,11 +142,21 @@ export interface CoreWorkerOptions {
   readonly allowFiles?: readonly string[];
   /** Called with each event this worker appends (after it is stored). */
   readonly onEvent?: (event: AgentEvent) => void;
+  /**
+   * Serve run starts and answers as the NATS micro service `redflow-core`, whose endpoints are
+   * `runs.start` and `runs.answer.*`, so that `nats micro ls` finds the core workers and
+   * `nats micro stats redflow-core` counts their starts. Default true. The subjects and queue
+   * groups are the same either way; a connection that may not subscribe to `$SRV.>` serves
+   * plainly, and `log` says so.
+   */
+  readonly microServices?: boolean;
 }
 
 /** A running core worker. */
 export interface CoreWorker {
   readonly owner: string;
+  /** Its NATS micro service, when it runs one. */
+  readonly service?: Pick<MicroService, 'name' | 'id' | 'calls'>;
   /** The runs this worker owns now. */
   runs(): string[];
   /** Stops taking work, and leaves its runs for other workers to take over. */
@@ -185,9 +197,10 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const tools: ToolSpec[] = await allowedToolSpecs(plan, { allowFiles });
   // The model's window (contextTokens): requests are fitted here, where the statechart builds them.
   const contextBudget = await contextBudgetFor(plan.model.config);
-  const transport: Transport = createNatsTransport(options.nc);
   const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
   const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs });
+  const micro = options.microServices === false ? undefined : await startCoreService(options.nc, prefix, flow.definition.id ?? flowPath, log);
+  const transport: Transport = createNatsTransport(options.nc, micro === undefined ? {} : { listener: micro });
   // The prefix's lease is the one its first core worker set; ours only if we were first.
   const leaseMs = leases.leaseMs;
   if (leaseMs !== askedLeaseMs) {
@@ -486,8 +499,10 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   }
 
   log(`core worker ${owner} serving ${Subject.runStart(prefix)} for ${flowPath}`);
+  if (micro !== undefined) log(`NATS micro service ${micro.name} ${micro.id} (nats micro info ${micro.name} ${micro.id})`);
   return {
     owner,
+    ...(micro !== undefined && { service: micro }),
     runs: () => [...owned.keys()],
     async close() {
       closing = true;
@@ -500,9 +515,31 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       await Promise.allSettled([...owned.values()].map((run) => run.handle.result));
       // Its heartbeat goes at once: the other workers take its runs without waiting for the lease.
       await leases.close();
+      await micro?.stop();
       await transport.close();
     },
   };
+}
+
+/**
+ * The core worker's micro service, or undefined (said in `log`) when the connection may not
+ * subscribe to the service framework's `$SRV.>` subjects.
+ */
+async function startCoreService(nc: NatsConnection, prefix: string, flow: string, log: (line: string) => void): Promise<MicroService | undefined> {
+  try {
+    return await startMicroService(nc, {
+      name: 'redflow-core',
+      version,
+      description: `Redflow core workers of flow ${flow} on ${prefix}`,
+      prefix,
+      metadata: { 'redflow.prefix': prefix, 'redflow.flow': flow, host: hostname(), pid: String(process.pid) },
+      log,
+    });
+  } catch (error) {
+    if (!(error instanceof RedflowError && error.code === ErrorCode.TRANSPORT_PERMISSION_DENIED)) throw error;
+    log(`${error.message}: serving run starts without it (${error.hint ?? ''})`);
+    return undefined;
+  }
 }
 
 /** What the run's record keeps of its wait while it is parked. */

@@ -1,6 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Storage } from '../actors/subjects.js';
 import { createNatsKvToolResultStore } from '../actors/toolResults/natsKvToolResultStore.js';
+import { serveTool } from '../actors/serveActors.js';
 import { serveIdempotentTool } from '../actors/toolResults/serveIdempotentTool.js';
 import type { ToolServer } from './actorWorker.js';
 
@@ -11,9 +12,11 @@ export interface IdempotentToolServerOptions {
 }
 
 /**
- * The tool server of distributed mode: each tool answers a repeated idempotency key with the
- * result stored in the KV bucket `<prefix>-tool-results` instead of executing again, so a call
- * re-sent after a core worker died has its effect once.
+ * The tool server of distributed mode: each tool with effects answers a repeated idempotency key
+ * with the result stored in the KV bucket `<prefix>-tool-results` instead of executing again, so a
+ * call re-sent after a core worker died has its effect once. A tool declared `idempotent` (a
+ * read-only `tool.postgres`, a module tool saying so) is served plainly: keeping its results would
+ * cost two KV writes per call to guard a repeat that changes nothing.
  *
  * @example
  * ```ts
@@ -23,5 +26,5 @@ export interface IdempotentToolServerOptions {
 export async function idempotentToolServer(nc: NatsConnection, prefix: string, options: IdempotentToolServerOptions = {}): Promise<ToolServer> {
   const store = await createNatsKvToolResultStore(nc, { bucket: Storage.toolResultsBucket(prefix) });
   const serveOptions = options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs };
-  return (transport, subject, tool) => serveIdempotentTool(transport, subject, tool, store, serveOptions);
+  return (transport, subject, tool) => (tool.idempotent === true ? serveTool(transport, subject, tool) : serveIdempotentTool(transport, subject, tool, store, serveOptions));
 }

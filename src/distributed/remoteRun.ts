@@ -1,4 +1,3 @@
-import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEnvelope, ParentCall, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
@@ -6,6 +5,7 @@ import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../actors/subjects.js'
 import { createNatsTransport } from '../actors/nats/natsTransport.js';
 import type { Reply } from '../actors/transport.js';
 import { followJetStreamRun } from '../events/jetstream/followRun.js';
+import type { SharedRunFollow } from '../events/jetstream/sharedRunFollow.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
@@ -32,6 +32,11 @@ export interface RemoteRunOptions {
   readonly parent?: ParentCall;
   /** Stops following once aborted, as `detach` does (it may abort while the start is asked for). */
   readonly signal?: AbortSignal;
+  /**
+   * Follows the run through this shared follow's one consumer instead of a consumer of its own: for
+   * a client starting many runs at once (see {@link createSharedRunFollow}). Its prefix must be the run's.
+   */
+  readonly follow?: SharedRunFollow;
 }
 
 /** A run started on the cluster. */
@@ -70,10 +75,18 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   const following = options.signal === undefined ? detached.signal : AbortSignal.any([detached.signal, options.signal]);
   // Followed from the first event, while the start is asked for: the stream keeps the run's
   // events, so none is missed whenever the consumer begins, and it is ready when they come.
+  if (options.follow !== undefined && options.follow.prefix !== prefix) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.SUBJECT_PREFIX_INVALID, `the shared follow is for prefix "${options.follow.prefix}", the run for "${prefix}"`, { hint: 'create the shared follow with the prefix of the runs it follows' }),
+    );
+  }
+  // With a shared follow, its consumer's start is fixed before the run is asked for, so the run's
+  // first event comes after it.
+  const source = options.follow !== undefined ? await options.follow.watch(traceId, { signal: following }) : followJetStreamRun(options.nc, Storage.traceStream(prefix), prefix, traceId, 0, { signal: following });
   const events: AgentEvent[] = [];
   const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => {
     void (async () => {
-      for await (const event of followJetStreamRun(jetstream(options.nc), Storage.traceStream(prefix), prefix, traceId, 0, { signal: following })) {
+      for await (const event of source) {
         events.push(event);
         options.onEvent?.(event);
       }

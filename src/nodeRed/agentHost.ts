@@ -157,13 +157,22 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
    * them too, or the agent that replaces this one would find their logs still locked.
    */
   const settling = new Map<string, Promise<void>>();
+  /**
+   * While the runs a previous life left unfinished are looked for: the runs this agent started or
+   * answered meanwhile. The look lists the log's runs as it goes (a long stream takes a while), so
+   * it can come upon one of them, under way or parked here: it is not the look's to continue.
+   */
+  let takenWhileResuming: Set<string> | undefined = new Set();
   let closing = false;
 
   const place = { baseDir, ...(settings.allowFiles !== undefined && { allowFiles: settings.allowFiles }) };
   let generation = startGeneration(RED, node, place, currentWiring(RED, node.id));
   const retired = new Set<Generation>();
   const first = generation;
-  first.actors.then((ready) => void resumeUnfinished(ready, first), () => undefined);
+  first.actors.then(
+    (ready) => void resumeUnfinished(ready, first),
+    () => (takenWhileResuming = undefined),
+  );
 
   /**
    * After a deploy that restarted only some nodes (Node-RED's "modified nodes"), the agent may be
@@ -279,6 +288,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     }
     const memory = runMemory(ready, request.conversationId);
     const traceId = randomIds.traceId();
+    takenWhileResuming?.add(traceId);
     const log = await (await logs).create(traceId);
     const store = log.store;
     const events: AgentEvent[] = [];
@@ -317,6 +327,10 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
           await run.log.close();
           return;
         }
+        if (takenWhileResuming?.has(run.traceId) === true) {
+          await run.log.close();
+          continue;
+        }
         try {
           resumeOne(ready, used, run);
         } catch (error) {
@@ -326,6 +340,8 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
       }
     } catch (error) {
       report('the unfinished runs', error);
+    } finally {
+      takenWhileResuming = undefined;
     }
   }
 
@@ -390,6 +406,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
       );
     }
     answering.add(traceId);
+    takenWhileResuming?.add(traceId);
     try {
       const events = await (await logs).read(traceId);
       if (events === undefined) return 'unknown';

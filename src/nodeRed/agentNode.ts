@@ -3,6 +3,7 @@ import { checkAgentWiring, describeDiagnostic } from './agentWiring.js';
 import type { AdminHandler, NodeRedApi, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
 import { NodeRedType } from './nodeRedTypes.js';
 import { registerRunRoutes } from './runRoutes.js';
+import { flushTelemetry } from '../telemetry/enableTelemetry.js';
 import { telemetryFromEnvironment } from './nodeRedTelemetry.js';
 
 /** The agents running in this Node-RED, by node id: what the editor's admin routes read. */
@@ -10,6 +11,8 @@ const hosts = new Map<string, AgentHost>();
 
 /** Runs the Runtime / Debug tab lists. */
 const RECENT_RUNS = 10;
+/** How long closing an agent waits for its spans to reach the exporter: within Node-RED's 15 s close timeout. */
+const FLUSH_ON_CLOSE_MS = 3000;
 
 /**
  * Registers the agent core (`redflow-agent`) and the editor's admin routes:
@@ -39,13 +42,18 @@ function registerAgentType(RED: NodeRedApi): void {
     hosts.set(this.id, host);
     this.on('input', (msg, send, done) => host.input(msg, send, done));
     this.on('close', (removed, done) => {
-      void host.close(removed).then(
-        () => {
+      void host
+        .close(removed)
+        .then(() => {
           if (hosts.get(this.id) === host) hosts.delete(this.id);
-          done();
-        },
-        () => done(),
-      );
+        })
+        // Node-RED closes its nodes before it exits (a stop, a redeploy): what the telemetry SDK
+        // still holds of this agent's spans goes to its exporter first, or it would be lost.
+        .then(() => flushTelemetry(FLUSH_ON_CLOSE_MS))
+        .then(
+          () => done(),
+          () => done(),
+        );
     });
   });
 

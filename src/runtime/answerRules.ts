@@ -39,8 +39,10 @@ const rulesByTools = new WeakMap<readonly ToolSpec[], CachedRules>();
 /**
  * The answer rules of a run of `agent` with `tools` (and `textActions`, when its answers may take
  * the text form): {@link buildAnswerRules}, built once for runs that share their tool list and
- * agent settings, as the runs of one host do. A tool list is read when it is first seen: give
- * another array rather than changing one in place.
+ * agent settings, as the runs of one host do: the allowed tools compared by their names (an agent
+ * config made per run shares its rules too, instead of holding a Set and a Map of its own: about
+ * 0.3 KiB a run), the rest by identity. A tool list is read when it is first seen: give another
+ * array rather than changing one in place.
  */
 export function answerRulesFor(
   agent: Pick<AgentCoreReactConfig, 'allowedTools' | 'reasoning' | 'outputSchema'>,
@@ -51,7 +53,7 @@ export function answerRulesFor(
   const cached = rulesByTools.get(tools);
   if (
     cached !== undefined &&
-    cached.allowedTools === agent.allowedTools &&
+    sameNames(cached.allowedTools, agent.allowedTools) &&
     cached.limits === limits &&
     cached.reasoning === agent.reasoning &&
     cached.outputSchema === agent.outputSchema &&
@@ -63,4 +65,12 @@ export function answerRulesFor(
   const rules = textActions === undefined ? built : { ...built, textActions };
   rulesByTools.set(tools, { allowedTools: agent.allowedTools, limits, reasoning: agent.reasoning, outputSchema: agent.outputSchema, textActions, rules });
   return rules;
+}
+
+/** True when two lists of tool names are the same names in the same order. */
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }

@@ -29,6 +29,8 @@ import type { RunBackend } from './runBackend.js';
 import type { WaitAnswer } from '../events/pendingWait.js';
 import { runNotFound, streamRun } from './runStream.js';
 import { parseReactStepRequest } from '../stepService/parseReactStepRequest.js';
+import { holdStepKey } from '../stepService/stepKey.js';
+import { publicErrorInfo } from './publicText.js';
 import type { StepService } from '../stepService/reactStepService.js';
 
 /** What the API's routes work with. */
@@ -49,6 +51,8 @@ export interface ApiContext {
   readonly runEnv?: NodeJS.ProcessEnv;
   /** The step service of `POST /api/agent/react_step`. */
   readonly steps?: StepService;
+  /** The server's own log (stderr): the full text of an error a client is shown without internals. */
+  readonly logError?: (line: string) => void;
 }
 
 /** The largest step request: a session's history and context travel with every step. */
@@ -223,9 +227,16 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
     }),
 
     route('POST', ApiRoute.reactStep, async ({ req, res }) => {
-      const request = parseReactStepRequest(await readJsonBody(req, { maxBytes: MAX_STEP_BODY_BYTES }));
+      // The key is a secret of this request's scope only (the server runs each request in one).
+      const request = parseReactStepRequest(holdStepKey(await readJsonBody(req, { maxBytes: MAX_STEP_BODY_BYTES })).body);
       if (context.steps === undefined) throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, 'this server has no step service'));
-      sendJson(res, 200, await context.steps.step(request));
+      const answer = await context.steps.step(request);
+      if (answer.error === undefined) return sendJson(res, 200, answer);
+      // A failed step (the model's error) is an answer: shown like a thrown error, without the
+      // model server's address or the server's paths, which go to the server's log only.
+      const shown = publicErrorInfo(answer.error);
+      if (shown.withheld) context.logError?.(`step of ${answer.trace_id ?? answer.session_id}: ${answer.error.code}: ${answer.error.message}${answer.error.hint === undefined ? '' : ` (${answer.error.hint})`}`);
+      sendJson(res, 200, { ...answer, error: shown.info });
     }),
 
     route('POST', `${ApiRoute.runs}/:traceId/approval`, async ({ req, res, params }) => {

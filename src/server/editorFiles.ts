@@ -8,6 +8,7 @@ import { ErrorCode, errorInfo } from '../errors.js';
 import { ApiError } from './apiErrors.js';
 import { isInside } from './flowIds.js';
 import { sendJson } from './respond.js';
+import { publicText } from './publicText.js';
 
 /**
  * Where the editor's build is: `dist/editor` of the package. Found from this file, which is two
@@ -121,7 +122,8 @@ async function sendFile(req: IncomingMessage, res: ServerResponse, file: string,
 }
 
 function notBuilt(req: IncomingMessage, res: ServerResponse, root: string): void {
-  const message = `the editor is not built (no ${path.join(root, INDEX)})`;
+  // Named by its file only: where the package lies on the server is not the client's business.
+  const message = publicText(`the editor is not built (no ${path.join(root, INDEX)})`);
   const hint = 'run `npm run build` in the redflow package, then reload; the API under /api works meanwhile';
   if ((req.headers.accept ?? '').includes('text/html')) {
     const html = `<!doctype html><meta charset="utf-8"><title>redflow: editor not built</title>

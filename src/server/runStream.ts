@@ -1,11 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import { ErrorCode, errorInfo } from '../errors.js';
-import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { ApiError } from './apiErrors.js';
 import { StreamEvent, type RunResponse } from './apiTypes.js';
 import { openEventStream } from './eventStream.js';
 import { activityAsData, createActivityDeriver, type AgentActivityEvent } from '../agents/activity.js';
 import type { RunBackend } from './runBackend.js';
+import type { RunChunk } from '../actors/serveActors.js';
 
 /** The longest single wait for a live terminal event to show in the log (the waits double from 10 ms: about 5 s in all). */
 const STORE_LAG_MAX_WAIT_MS = 2560;
@@ -81,11 +82,27 @@ export async function streamRun(
   });
   // The answers' pieces as the model writes them: live only, without an id (they are not in the log).
   let terminalSeen = false;
+  // The activity of a piece waits until the follow has read its model call's request: the follow
+  // reads the log from its start and is behind the live pieces at first, and a piece taken before
+  // the turns ahead of it would open its turn early and make their ends look late.
+  let requestedIteration = 0;
+  let heldChunks: RunChunk[] = [];
+  const chunkActivity = (chunk: RunChunk) => {
+    if (activity === undefined) return;
+    if (chunk.iteration > requestedIteration) heldChunks.push(chunk);
+    else sendActivity(activity.chunk(chunk));
+  };
+  const modelRequested = (iteration: number) => {
+    requestedIteration = Math.max(requestedIteration, iteration);
+    const due = heldChunks.filter((chunk) => chunk.iteration <= requestedIteration);
+    heldChunks = heldChunks.filter((chunk) => chunk.iteration > requestedIteration);
+    for (const chunk of due) chunkActivity(chunk);
+  };
   stopChunks =
     backend.followChunks?.(traceId, (chunk) => {
       if (ended || stream.closed || terminalSeen) return;
       stream.send(StreamEvent.Chunk, chunk);
-      if (activity !== undefined) sendActivity(activity.chunk(chunk));
+      chunkActivity(chunk);
     }) ?? stopChunks;
 
   // A run that is interrupted does not go on: its stream ends once the client has every event its
@@ -117,6 +134,7 @@ export async function streamRun(
         stream.send(StreamEvent.AgentEvent, event, event.seq);
         sendActivity(derived);
       }
+      if (event.type === AgentEventType.ModelRequested) modelRequested(event.iteration);
       // A terminal event at or below a cursor past the log's end is not sent, but still ends the stream.
       if (isTerminal(event)) {
         terminalSeen = true;

@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { redactSecrets, registerSecret } from '../secrets.js';
+import { withSecretScope } from '../secretScope.js';
 import { ApiError } from './apiErrors.js';
 import { apiRoutes } from './apiRoutes.js';
 import { assertLocalHostHeader, assertTokenForHost, authorize } from './auth.js';
@@ -15,6 +15,7 @@ import { sendError } from './respond.js';
 import { createRouter } from './router.js';
 import type { InspectorFactory, RunBackend } from './runBackend.js';
 import type { StepService } from '../stepService/reactStepService.js';
+import { redflowVersion as version } from '../runtime/redflowVersion.js';
 
 /** The port `redflow serve` listens on unless told otherwise. */
 export const DEFAULT_PORT = 4800;
@@ -22,8 +23,6 @@ export const DEFAULT_PORT = 4800;
 export const DEFAULT_HOST = '127.0.0.1';
 /** The flows directory unless told otherwise (relative to the working directory). */
 export const DEFAULT_FLOWS_DIR = 'flows';
-
-const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /** Options of {@link createRedflowServer}. */
 export interface RedflowServerOptions {
@@ -127,6 +126,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
       ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
       ...(options.steps !== undefined && { steps: options.steps }),
+      logError: (line: string) => logError(line),
       // A cluster's runs see their workers' environment, not this one: nothing to warn from here.
       ...(options.backend === undefined && { runEnv: options.env ?? process.env }),
     }),
@@ -173,7 +173,9 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
         log(`${req.method ?? '?'} ${path} ${res.statusCode}${res.writableFinished ? '' : ' (client gone)'} ${ms.toFixed(1)} ms`);
       });
     }
-    handle(req, res).catch((thrown: unknown) => {
+    // Each request in a secret scope of its own: a secret it brings (a step's key) is redacted from
+    // its answer, its error and what is logged for it, never from other requests'.
+    withSecretScope(() => handle(req, res).catch((thrown: unknown) => {
       // A request still under way when close() began fails because the server is stopping (its
       // connection cut, the backend's NATS connection drained under it): not a bug to report.
       const stopping = closing !== undefined;
@@ -184,8 +186,9 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
         return;
       }
       const answer = sendError(res, thrown);
-      if (answer.unexpected && !stopping) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
-    });
+      // A bug, or an error the client was shown without the server's paths and addresses: the full text is for this log.
+      if ((answer.unexpected || answer.withheld) && !stopping) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
+    }));
   });
 
   const port = options.port ?? DEFAULT_PORT;

@@ -2,6 +2,7 @@ import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, RunOutcome, T
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
+import { createRunPathCheck } from '../events/runPath.js';
 import type { StepLogs } from './stepLogs.js';
 import type { ModelActor } from '../actors/model.js';
 import type { ToolResult } from '../actors/tool.js';
@@ -10,6 +11,8 @@ import { systemClock, type Clock } from '../runtime/clock.js';
 import { serveActors } from '../runtime/embeddedActors.js';
 import { startRun, type RunHandle } from '../runtime/runAgent.js';
 import { DEFAULT_ANSWER_RESERVE, budgetOf } from '../runtime/contextBudgetFor.js';
+import { limitToolResult } from '../runtime/dataLimits.js';
+import { redactReply } from '../runtime/redactReply.js';
 import { ApiError } from '../server/apiErrors.js';
 import { parseTextAction, parseToolSignatures, type ToolSignature } from '../validation/actionSyntax.js';
 import { looksLikeJson } from '../validation/validateTextAnswer.js';
@@ -17,11 +20,14 @@ import { buildSystemPrompt } from '../machines/prompt.js';
 import { waitTimeoutOf } from '../machines/waits.js';
 import { fitStepContext } from './fitStepContext.js';
 import type { ConversationTurn, ReactStepRequest, ReactStepResponse } from './reactStepTypes.js';
-import { matchHistory, sessionPosition, sessionTraceId, type ClientObservation, type SessionPosition } from './sessionTurns.js';
+import { asRecorded, matchHistory, matchQuery, sessionPosition, sessionTraceId, type ClientCall, type ClientObservation, type SessionPosition } from './sessionTurns.js';
 import { gatherStepContext, renderContext } from './workspaceContext.js';
 
 /** Model calls a session's query may make when the step does not say (`max_iterations_left`). */
 export const DEFAULT_STEP_ITERATIONS = 5;
+
+/** The most a query's run may make: an agent's `maxIterations` limit (agent-core.react.schema.json). */
+const MAX_ITERATIONS = 20;
 
 /** What the step service needs: where sessions are logged, the models it offers, the workspace. */
 export interface StepServiceOptions {
@@ -37,8 +43,21 @@ export interface StepServiceOptions {
   readonly clock?: Clock;
 }
 
-/** Builds a model for one step, with the step's own API key when it brought one. */
-export type StepModelFactory = (apiKey: string | undefined) => Promise<ModelActor>;
+/** What a step's `llm_config` sets on its model calls, over the models file's settings. */
+export interface StepModelSettings {
+  readonly temperature?: number;
+  /** The answer's tokens at most: the step's `reservedOutputTokens`. */
+  readonly maxTokens?: number;
+}
+
+/**
+ * Builds a model for one step, with the step's own API key when it brought one, and its
+ * temperature and answer size.
+ *
+ * @throws RedflowError `MODEL_CONFIG_INVALID` for a setting the provider does not take (a
+ *   temperature over 1 for Anthropic).
+ */
+export type StepModelFactory = (apiKey: string | undefined, settings?: StepModelSettings) => Promise<ModelActor>;
 
 /** The step service: one decision per call, on the same statechart and log as every run. */
 export interface StepService {
@@ -76,7 +95,15 @@ export function createStepService(options: StepServiceOptions): StepService {
       const traceId = sessionTraceId(request.session_id, position.queryNumber);
       const exists = await options.logs.exists(traceId);
       const key = request.user_api_keys?.llmKey;
-      const model = await build(key === undefined || key.trim() === '' ? undefined : key);
+      const { temperature, reservedOutputTokens } = request.llm_config;
+      const settings = { ...(temperature !== undefined && { temperature }), ...(reservedOutputTokens !== undefined && { maxTokens: reservedOutputTokens }) };
+      const model = await build(key === undefined || key.trim() === '' ? undefined : key, settings).catch((error: unknown) => {
+        // The client's settings are what the provider refused: say which, as a request error.
+        if (error instanceof RedflowError && error.code === ErrorCode.MODEL_CONFIG_INVALID) {
+          throw new ApiError(errorInfo(ErrorCode.MODEL_CONFIG_INVALID, `llm_config for ${request.llm_config.modelName}: ${error.message}`, { path: '/llm_config', ...(error.hint !== undefined && { hint: error.hint }) }));
+        }
+        throw error;
+      });
       try {
         return await runStep({ request, position, traceId, exists, model, options, clock });
       } catch (error) {
@@ -100,23 +127,30 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
   const { request, position, traceId } = step;
   const signatures = parseToolSignatures(request.available_tools_prompt_segment ?? '');
   const tools = clientTools(signatures, request.available_tools_prompt_segment ?? '');
-  const agent = agentFor(request, tools);
   // The model was built with this request's key, if it brought one: the key goes with each call
   // beside the request, never in it, so no event or log line holds it.
   let lastAnswer: string | undefined;
+  // While a log behind the client's history catches up, the model's decisions are the history's.
+  let replaying: ClientCall | undefined;
   const model: ModelActor = {
     kind: step.model.kind,
     // Its name too: the `chat <model>` span and the token metrics are named by it.
     ...(step.model.model !== undefined && { model: step.model.model }),
     complete: async (modelRequest, signal, callOptions) => {
+      if (replaying !== undefined) return { text: JSON.stringify({ action: 'tool', tool: replaying.tool, input: replaying.input, confidence: 1 }), attempts: 1 };
       const answer = await step.model.complete(modelRequest, signal, callOptions);
       lastAnswer = answer.text;
       return answer;
     },
   };
+  // A query with no iteration left is answered without asking the model, or starting its run (a
+  // run's log keeps its limit, at least 1).
+  if (!step.exists && iterationLimit(request, position, undefined) === 0) return noIterationLeft(step);
   const actors = serveActors({ model, tools: [] });
   const store = await step.options.logs.open(traceId);
   try {
+    const logged = step.exists ? (await store.read(traceId)).events[0] : undefined;
+    const agent = agentFor(request, tools, iterationLimit(request, position, logged));
     const budget = await budgetFor(request);
     const environment = {
       ...actors,
@@ -159,9 +193,26 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
       }
     }
     if (settlement === undefined) {
-      const { events } = await store.read(traceId);
-      const envelope = events.reduce<AgentEnvelope>((acc, event) => evolve(acc, event), emptyEnvelope(traceId));
-      const match = matchHistory(position.calls, envelope.tools.history);
+      let { events } = await store.read(traceId);
+      const started = events[0];
+      const otherQuery = started?.type === 'run.started' ? matchQuery(position, started.data.input) : undefined;
+      if (otherQuery !== undefined) throw new ApiError(otherQuery);
+      let envelope = events.reduce<AgentEnvelope>((acc, event) => evolve(acc, event), emptyEnvelope(traceId));
+      let match = matchHistory(position.calls, envelope.tools.history, loggedObservation);
+      // This log is behind the history (other servers took the session's last steps): it catches
+      // up, each call the history made next recorded as the model's decision, as a rebuild would.
+      if (match.kind === 'ahead') refuseUnlisted(position, agent);
+      for (let behind = position.calls.length; match.kind === 'ahead' && behind > 0; behind -= 1) {
+        replaying = match.next;
+        try {
+          await settle(await answerWaitingRun({ ...environment, traceId, answer: { kind: 'client', idempotencyKey: match.idempotencyKey, result: toolResult(match.observation) } }));
+        } finally {
+          replaying = undefined;
+        }
+        ({ events } = await store.read(traceId));
+        envelope = events.reduce<AgentEnvelope>((acc, event) => evolve(acc, event), emptyEnvelope(traceId));
+        match = matchHistory(position.calls, envelope.tools.history, loggedObservation);
+      }
       if (match.kind === 'conflict') throw new ApiError(match.error);
       if (match.kind === 'answers') {
         settlement = await settle(
@@ -191,9 +242,11 @@ function respond(
   liveAnswer: string | undefined,
 ): ReactStepResponse {
   const { request, position, traceId } = step;
-  const history: ConversationTurn[] = [...request.conversation_history];
-  if (position.newQuery) history.push({ role: 'user', content: position.query, timestamp: new Date(step.clock.now()).toISOString() });
   const calls = envelope.tools.history;
+  const history: ConversationTurn[] = position.newQuery ? [...request.conversation_history] : asRecorded(request.conversation_history, calls);
+  // The query was asked when its run began: its turn comes before the model's, even in a retry.
+  const asked = events[0]?.type === 'run.started' ? events[0].time : new Date(step.clock.now()).toISOString();
+  if (position.newQuery) history.push({ role: 'user', content: position.query, timestamp: asked });
   const answers = events.filter((event) => event.type === 'model.answered');
   const requested = events.filter((event) => event.type === 'tool.requested');
   for (let i = known; i < calls.length; i += 1) {
@@ -277,15 +330,50 @@ function clientTools(signatures: readonly ToolSignature[], segment: string): Too
   });
 }
 
-function agentFor(request: ReactStepRequest, tools: readonly ToolSpec[]): AgentCoreReactConfig {
+/**
+ * The query's iteration limit. `max_iterations_left` counts from the step that brings it: the
+ * query's first step sets its run's limit, which its log keeps and its later steps go on with
+ * (their `iterations_remaining` is what the log leaves, whatever they send); a run rebuilt from
+ * the history has had one iteration per call the history shows, and this step's left after them.
+ */
+function iterationLimit(request: ReactStepRequest, position: SessionPosition, started: AgentEvent | undefined): number {
+  if (started?.type === 'run.started') return started.data.agent.maxIterations;
+  const left = request.max_iterations_left ?? DEFAULT_STEP_ITERATIONS;
+  if (!position.newQuery && position.calls.length > 0) return Math.min(MAX_ITERATIONS, position.calls.length + left);
+  return left;
+}
+
+/** The answer to a query its client gave no iteration (`max_iterations_left: 0`). */
+function noIterationLeft(step: StepRun): ReactStepResponse {
+  const { request, position } = step;
+  const asked: ConversationTurn[] = position.newQuery ? [{ role: 'user', content: position.query, timestamp: new Date(step.clock.now()).toISOString() }] : [];
+  const error = errorInfo(ErrorCode.ITERATION_OVERFLOW, 'the step has no iteration left (max_iterations_left is 0): the model was not asked', {
+    hint: 'send the query with max_iterations_left of 1 or more',
+  });
+  return {
+    session_id: request.session_id,
+    thought: null,
+    action_details: null,
+    direct_response: null,
+    updated_conversation_history: [...request.conversation_history, ...asked],
+    iterations_remaining: 0,
+    status: 'error',
+    error: { code: error.code, message: error.message, ...(error.hint !== undefined && { hint: error.hint }) },
+  };
+}
+
+function agentFor(request: ReactStepRequest, tools: readonly ToolSpec[], maxIterations: number): AgentCoreReactConfig {
   const segment = request.available_tools_prompt_segment;
   return {
     strategy: 'react',
-    maxIterations: Math.max(1, request.max_iterations_left ?? DEFAULT_STEP_ITERATIONS),
+    maxIterations,
     allowedTools: tools.map((tool) => tool.name),
     stopConditions: [],
     debug: false,
+    // The step's answer carries the model's thought, which the client shows its user: asked for
+    // here over the base prompt's "do not explain", in either answer form.
     instructions:
+      'Unlike the rule above, begin every answer with one short sentence of reasoning for the user: a "thought" member in the JSON answer.\n' +
       'You may also answer in this form: "Thought: <your reasoning>" then "Action: tool_name(param=\\"value\\")", or "Final Answer: <answer>".' +
       (segment !== undefined && segment.trim() !== '' ? `\n\n${segment}` : ''),
   };
@@ -313,6 +401,34 @@ function toolResult(observation: ClientObservation): ToolResult {
   return { ok: false, error: errorInfo(ErrorCode.TOOL_FAILED, observation.error ?? observation.content, { hint: 'the client ran the tool and it failed' }) };
 }
 
+/** A history calling a tool this step's list does not name cannot be a run of this step: 400, before anything is recorded. */
+function refuseUnlisted(position: SessionPosition, agent: AgentCoreReactConfig): void {
+  const unlisted = position.calls.find((call) => !agent.allowedTools.includes(call.tool));
+  if (unlisted === undefined) return;
+  throw new ApiError(
+    errorInfo(ErrorCode.REACT_STEP_HISTORY_INVALID, `the history calls ${unlisted.tool}, which available_tools_prompt_segment does not list`, {
+      path: '/conversation_history',
+      hint: 'a history names only tools of available_tools_prompt_segment; send it as the last answer gave it',
+    }),
+  );
+}
+
+/**
+ * An observation as a run records a client's reply (see answerEvent in runtime/runSession.ts): cut
+ * of secrets, and a failure past the reply limits. A rebuilt log holds what the session's own log
+ * would have, and the answer gives the client back the same (asRecorded).
+ */
+function asReply(result: ToolResult, tool: string): ToolResult {
+  const reply = redactReply(result.ok ? { ok: true, data: result.output } : { ok: false, error: result.error });
+  return limitToolResult(reply.ok ? { ok: true, output: reply.data } : reply, tool);
+}
+
+/** A client's observation as its run records it (asReply), to compare with the log. */
+function loggedObservation(observation: ClientObservation, tool: string): ClientObservation {
+  const result = asReply(toolResult(observation), tool);
+  return result.ok ? { ...observation, output: result.output } : { ...observation, ok: false };
+}
+
 /** Two steps of one session's run at once: the second is refused, as a conflict the client can retry. */
 function conflictOnConcurrentStep(error: unknown, traceId: string): unknown {
   if (error instanceof RedflowError && error.code === ErrorCode.LOG_CONCURRENT_WRITER) {
@@ -336,14 +452,14 @@ async function rebuildFromHistory(
   context: string | undefined,
   clock: Clock,
 ): Promise<void> {
-  let seq = 0;
+  const events: AgentEvent[] = [];
   const time = new Date(clock.now()).toISOString();
   const append = (type: AgentEvent['type'], iteration: number, data: unknown) => {
-    seq += 1;
-    return store.append({ id: `${traceId}:${seq}`, traceId, seq, time, type, iteration, data } as AgentEvent);
+    const seq = events.length + 1;
+    events.push({ id: `${traceId}:${seq}`, traceId, seq, time, type, iteration, data } as AgentEvent);
   };
   const history = historyMessages(position.earlierTurns);
-  await append('run.started', 0, {
+  append('run.started', 0, {
     input: position.query,
     startedAt: time,
     agent,
@@ -355,12 +471,28 @@ async function rebuildFromHistory(
   for (const [index, call] of position.calls.entries()) {
     const iteration = index + 1;
     const idempotencyKey = `${traceId}:${iteration}`;
-    await append('model.requested', iteration, { prompt });
-    await append('model.answered', iteration, { text: JSON.stringify({ action: 'tool', tool: call.tool, input: call.input, confidence: 1 }), durationMs: 0, attempts: 1 });
-    await append('tool.requested', iteration, { tool: call.tool, input: call.input, confidence: 1, idempotencyKey, wait: { for: 'client', timeoutMs: waitTimeoutOf(agent) } });
+    append('model.requested', iteration, { prompt });
+    append('model.answered', iteration, { text: JSON.stringify({ action: 'tool', tool: call.tool, input: call.input, confidence: 1 }), durationMs: 0, attempts: 1 });
+    append('tool.requested', iteration, { tool: call.tool, input: call.input, confidence: 1, idempotencyKey, wait: { for: 'client', timeoutMs: waitTimeoutOf(agent) } });
     if (call.observation !== undefined && index < position.calls.length - 1) {
-      const result = toolResult(call.observation);
-      await append('tool.completed', iteration, { tool: call.tool, idempotencyKey, ok: result.ok, durationMs: 0, ...(result.ok ? { output: result.output } : { error: result.error }) });
+      const result = asReply(toolResult(call.observation), call.tool);
+      append('tool.completed', iteration, { tool: call.tool, idempotencyKey, ok: result.ok, durationMs: 0, ...(result.ok ? { output: result.output } : { error: result.error }) });
     }
   }
+  // A history this step's run could not have (a tool its list does not name, more calls than its
+  // iterations) is the client's mistake: refused before anything is written, so no half-built
+  // log is left to refuse the session's later steps.
+  const path = createRunPathCheck();
+  for (const event of events) {
+    const impossible = path.next(event);
+    if (impossible !== undefined) {
+      throw new ApiError(
+        errorInfo(ErrorCode.REACT_STEP_HISTORY_INVALID, `the history cannot be a run of this step: ${impossible}`, {
+          path: '/conversation_history',
+          hint: 'a history names only tools of available_tools_prompt_segment, at most max_iterations_left calls; send it as the last answer gave it',
+        }),
+      );
+    }
+  }
+  for (const event of events) await store.append(event);
 }

@@ -92,22 +92,57 @@ function observationOf(turn: ConversationTurn): ClientObservation {
   return { ok, output, content: turn.content, ...(result?.error !== undefined && { error: result.error }) };
 }
 
+/**
+ * The history with each observation of the query it continues as the run recorded it. A client's
+ * result is recorded as any tool's reply: past the reply limits it is the call's failure
+ * (`TOOL_RESPONSE_TOO_LARGE`, `TOOL_OUTPUT_TOO_DEEP`), and a secret in it is `[redacted]`. The
+ * answer gives the client that history, so the next step, which must bring the history the log
+ * has (else {@link matchHistory} finds a conflict), can.
+ */
+export function asRecorded(history: readonly ConversationTurn[], logged: readonly ToolCall[]): ConversationTurn[] {
+  const lastUser = history.findLastIndex((turn) => turn.role === 'user');
+  let call = 0;
+  return history.map((turn, index) => {
+    if (index <= lastUser || turn.role !== 'tool_observation') return turn;
+    const recorded = logged[call];
+    call += 1;
+    if (recorded === undefined || recorded.status === 'requested') return turn;
+    const observation = observationOf(turn);
+    if (recorded.status === 'succeeded') {
+      return observation.ok && sameJson(recorded.output, observation.output) ? turn : { ...turn, toolResult: { success: true, result: recorded.output } };
+    }
+    return observation.ok ? { ...turn, toolResult: { success: false, error: recorded.error?.message ?? 'the call failed' } } : turn;
+  });
+}
+
 /** How the client's history stands against the run's log. */
 export type HistoryMatch =
   /** The client knows every call the log has: nothing new, the step answers with where the run is. */
   | { readonly kind: 'same' }
   /** The client brings the observation of the call the run waits for. */
   | { readonly kind: 'answers'; readonly observation: ClientObservation; readonly iteration: number; readonly idempotencyKey: string }
+  /**
+   * The client is ahead of this log: it brings the observation of the call the run waits for and
+   * the calls after it, which another server's log holds (a server without this session's log
+   * rebuilt it from the history and took the steps since). `next` is the call the history makes next.
+   */
+  | { readonly kind: 'ahead'; readonly observation: ClientObservation; readonly idempotencyKey: string; readonly next: ClientCall }
   /** The client's history and the log disagree (409). */
   | { readonly kind: 'conflict'; readonly error: ErrorInfo };
 
 /**
  * Compares the client's calls with the run's (the `tools.history` of its envelope). The client may
  * be behind the log (it retries a step whose answer it lost: the step answers again with where the
- * run is) or one observation ahead (it brings the result the run waits for); anything else —
- * another tool, other arguments, another result, a call the log never proposed — is a conflict.
+ * run is), one observation ahead (it brings the result the run waits for), or further ahead (the
+ * log is another server's older copy of the session); anything else — another tool, other
+ * arguments, another result — is a conflict.
  */
-export function matchHistory(calls: readonly ClientCall[], logged: readonly ToolCall[]): HistoryMatch {
+export function matchHistory(
+  calls: readonly ClientCall[],
+  logged: readonly ToolCall[],
+  /** The observation as the run records a client's reply (limited, redacted), to compare with the log. */
+  asLogged: (observation: ClientObservation, tool: string) => ClientObservation = (observation) => observation,
+): HistoryMatch {
   for (let i = 0; i < calls.length; i += 1) {
     const client = calls[i] as ClientCall;
     const call = logged[i];
@@ -117,15 +152,32 @@ export function matchHistory(calls: readonly ClientCall[], logged: readonly Tool
     }
     if (client.observation === undefined) continue;
     if (call.status === 'requested') {
-      if (i !== calls.length - 1) return conflict(`call ${i + 1} has an observation the run never recorded, and more follows it`, i);
+      const next = calls[i + 1];
+      if (next !== undefined) return { kind: 'ahead', observation: client.observation, idempotencyKey: call.idempotencyKey, next };
       return { kind: 'answers', observation: client.observation, iteration: call.iteration, idempotencyKey: call.idempotencyKey };
     }
     const loggedOk = call.status === 'succeeded';
-    if (loggedOk !== client.observation.ok || (loggedOk && !sameJson(call.output, client.observation.output))) {
+    const seen = asLogged(client.observation, client.tool);
+    if (loggedOk !== seen.ok || (loggedOk && !sameJson(call.output, seen.output))) {
       return conflict(`the observation of call ${i + 1} (${call.tool}) differs from the one the run recorded`, i);
     }
   }
   return { kind: 'same' };
+}
+
+/**
+ * Compares the query the client's history gives with the one the session's run was started with
+ * (its `run.started` input). A client that reuses a session id for another conversation, or sends
+ * a question other than the one asked, gets a conflict (409) instead of another question's answer.
+ *
+ * @returns `undefined` when they agree, else a `REACT_STEP_HISTORY_CONFLICT` error.
+ */
+export function matchQuery(position: SessionPosition, loggedInput: unknown): ErrorInfo | undefined {
+  if (loggedInput === position.query) return undefined;
+  return errorInfo(ErrorCode.REACT_STEP_HISTORY_CONFLICT, `query ${position.queryNumber} of the session's log is not the query the history gives`, {
+    path: position.newQuery ? '/user_query' : '/conversation_history',
+    hint: 'a new conversation takes a new session_id; otherwise send the history as the last answer gave it (updated_conversation_history)',
+  });
 }
 
 function conflict(message: string, callIndex: number): HistoryMatch {

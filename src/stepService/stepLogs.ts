@@ -33,7 +33,9 @@ export interface StepLogs {
 export function jsonlStepLogs(runsDir: string): StepLogs {
   const fileOf = (traceId: string) => path.join(runsDir, `${traceId}.jsonl`);
   return {
-    exists: (traceId) => stat(fileOf(traceId)).then(() => true, () => false),
+    // An empty file is no log: opening a log creates its file, and a step refused before its first
+    // event (or a server killed then) leaves it empty.
+    exists: (traceId) => stat(fileOf(traceId)).then((file) => file.size > 0, () => false),
     async open(traceId) {
       await mkdir(runsDir, { recursive: true });
       return openJsonlEventStore(fileOf(traceId));

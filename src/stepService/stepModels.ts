@@ -61,7 +61,8 @@ export async function loadStepModels(file: string, env: NodeJS.ProcessEnv): Prom
       throw invalid(`the model "${name}" in ${file}: ${describeSchemaErrors(validators.modelLlmConfig.errors)}`, 'each entry takes the settings of a model.llm node', `/models/${name}`);
     }
     const plan = { model: { nodeId: name, config: config as ModelLlmConfig }, baseDir };
-    found.set(name, (apiKey) => buildModel(plan, { env, modelApiKey: apiKey }));
+    // A step's own settings (its llm_config) go over the file's, for that step only.
+    found.set(name, (apiKey, settings = {}) => buildModel({ ...plan, model: { ...plan.model, config: { ...plan.model.config, ...settings } } }, { env, modelApiKey: apiKey }));
   }
   return found;
 }

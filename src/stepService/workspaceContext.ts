@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { open, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { realPathInsideRoots } from '../flows/flowFiles.js';
@@ -123,7 +124,9 @@ async function pinnedItem(root: string, id: string): Promise<Found | string> {
 async function readChecked(file: string, root: string, maxBytes: number): Promise<Found | string> {
   let handle;
   try {
-    handle = await open(file, 'r');
+    // Non-blocking: opening a named pipe waits for a writer, holding one of libuv's few threads
+    // (four such steps would stall every file read of the server); regular files read as ever.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'not found' : 'cannot be read';
   }

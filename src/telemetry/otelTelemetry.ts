@@ -1,4 +1,3 @@
-import { createRequire } from 'node:module';
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { INSTRUMENTATION_NAME } from './names.js';
 import { createInstruments } from './otelInstruments.js';
@@ -6,8 +5,8 @@ import type { OtelApi, OtelParts } from './otelParts.js';
 import { startModelCall, startToolCall } from './otelActorSpans.js';
 import { startRunSpan } from './otelRunSpan.js';
 import type { Telemetry } from './telemetry.js';
+import { redflowVersion as version } from '../runtime/redflowVersion.js';
 
-const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
 /** Options of {@link createOtelTelemetry}. */
 export interface OtelTelemetryOptions {

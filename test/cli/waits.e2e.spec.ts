@@ -33,6 +33,11 @@ describe('redflow run with a run that waits', () => {
     const replay = await runCli(['replay', '.redflow/runs/w1.jsonl', '--steps'], { cwd });
     expect(replay.code).toBe(0);
     expect(replay.stdout).toContain('waiting for its client to run it');
+    // Without --steps too: the run waits for its answer (resume would leave it as it is).
+    const timeline = await runCli(['replay', '.redflow/runs/w1.jsonl'], { cwd });
+    expect(timeline.stdout).toContain('waiting: run w1 waits for the result of ask_user');
+    expect(timeline.stdout).toContain('`redflow tool-result .redflow/runs/w1.jsonl --output <json>` answers it');
+    expect(timeline.stdout).not.toContain('redflow resume');
 
     const result = await runCli(['tool-result', '.redflow/runs/w1.jsonl', '--output', '"hello"'], { cwd });
     expect(result.code, result.stderr).toBe(3);

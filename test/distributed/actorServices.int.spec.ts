@@ -255,3 +255,41 @@ describe('an actor worker whose NATS user may not subscribe to a subject it serv
     }
   });
 });
+
+describe('core workers as a NATS micro service', () => {
+  it('should answer $SRV.INFO with the run start and answer endpoints, count the runs started in $SRV.STATS, and be left out when asked', async () => {
+    const prefix = uniquePrefix();
+    const actors = await startActorWorker({ nc, flowPath, prefix, roles: ['model', 'tool'], microServices: false });
+    const { startCoreWorker } = await import('../../src/distributed/coreWorker.js');
+    const { startRemoteRun } = await import('../../src/distributed/remoteRun.js');
+    const core = await startCoreWorker({ nc, flowPath, prefix });
+    let plain: Awaited<ReturnType<typeof startCoreWorker>> | undefined;
+    try {
+      const infos = await discover<ServiceInfo>('info', 'redflow-core', prefix);
+      expect(infos.map((info) => info.id)).toEqual([core.service?.id]);
+      expect(infos[0]).toMatchObject({ name: 'redflow-core', version, metadata: { 'redflow.prefix': prefix, 'redflow.flow': 'services-flow' } });
+      expect(infos[0]?.endpoints.map((endpoint) => [endpoint.subject, endpoint.queue_group]).sort()).toEqual([
+        [Subject.runAnswer(prefix, '*'), 'core'],
+        [Subject.runStart(prefix), 'core'],
+      ]);
+
+      const runs = await Promise.all(Array.from({ length: 6 }, (_, n) => startRemoteRun({ nc, prefix, input: `hello ${n}` })));
+      for (const run of runs) expect((await run.result).outcome.reason).toBe('final_answer');
+      const [stats] = await discover<ServiceStats>('stats', 'redflow-core', prefix);
+      const starts = stats?.endpoints?.find((endpoint) => endpoint.subject === Subject.runStart(prefix));
+      expect(starts?.num_requests).toBe(6);
+      expect(starts?.data).toMatchObject({ in_flight: 0, answered: 6, errors: 0 });
+      expect(core.service?.calls(Subject.runStart(prefix))?.answered).toBe(6);
+
+      // Another core worker asked to serve plainly runs no service; the one that does is still the only one found.
+      plain = await startCoreWorker({ nc, flowPath, prefix, microServices: false });
+      expect(plain.service).toBeUndefined();
+      expect((await discover<ServiceInfo>('info', 'redflow-core', prefix)).map((info) => info.id)).toEqual([core.service?.id]);
+    } finally {
+      await Promise.all([core.close(), plain?.close(), actors.close()]);
+    }
+    // Stopped with the worker: none of this prefix answers (or, with no other test's service up, none at all).
+    const after = await discover<ServiceInfo>('info', 'redflow-core', prefix).catch((error: unknown) => (error instanceof Error && /no responders/i.test(error.message) ? [] : Promise.reject(error)));
+    expect(after).toEqual([]);
+  });
+});

@@ -4,6 +4,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
+import { createSharedRunFollow } from '../../src/events/jetstream/sharedRunFollow.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
 
@@ -72,5 +74,27 @@ describe('distributed mode under load', () => {
         `${(iterations / seconds).toFixed(0)} iterations/s; iteration latency p50 ${quantile(0.5)} ms, p99 ${quantile(0.99)} ms`,
     );
     expect(events).toBe(RUNS * 16);
+  }, 300_000);
+
+  it(`should complete ${RUNS} concurrent runs followed through one shared consumer, each client seeing exactly its run's stored log`, async () => {
+    const follow = createSharedRunFollow({ nc, prefix });
+    const seen = new Map<string, AgentEvent[]>();
+    const runs = await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => {
+        const traceId = `shared-${i}`;
+        seen.set(traceId, []);
+        return startRemoteRun({ nc, prefix, input: `run ${i}`, traceId, startTimeoutMs: 60_000, follow, onEvent: (event) => seen.get(traceId)?.push(event) });
+      }),
+    );
+    const results = await Promise.all(runs.map((run) => run.result));
+    await follow.close();
+    expect(results.every((result) => result.outcome.reason === 'final_answer')).toBe(true);
+    const store = await openJetStreamEventStore(nc, { prefix });
+    for (const run of runs) {
+      const log = await store.read(run.traceId);
+      expect(log.problems, run.traceId).toEqual([]);
+      expect(log.events).toHaveLength(16);
+      expect(seen.get(run.traceId), run.traceId).toEqual(log.events);
+    }
   }, 300_000);
 });

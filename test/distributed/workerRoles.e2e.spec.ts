@@ -44,6 +44,21 @@ afterAll(async () => {
 });
 
 describe('worker roles', () => {
+  it('should serve its roles as NATS micro services, and plainly with --no-micro-services', async () => {
+    const own = uniquePrefix();
+    try {
+      const micro = startRedflow(['worker', FLOW, '--role', 'core,tool', '--nats', NATS_URL, '--prefix', own]);
+      const plain = startRedflow(['worker', FLOW, '--role', 'core,tool', '--nats', NATS_URL, '--prefix', own, '--no-micro-services']);
+      processes.push(micro, plain);
+      await Promise.all([micro.ready(), plain.ready()]);
+      expect(micro.stderr()).toMatch(/NATS micro service redflow-tool \S+/);
+      expect(micro.stderr()).toMatch(/NATS micro service redflow-core \S+/);
+      expect(plain.stderr()).not.toContain('NATS micro service');
+    } finally {
+      await removePrefix(nc, own);
+    }
+  }, 60_000);
+
   it("should start core and tool workers without the model's settings, and run the flow with them", async () => {
     // No REDFLOW_MODEL, no OPENAI_* (the helper removes them): only the model worker gets them.
     const core = worker(FLOW, 'core');

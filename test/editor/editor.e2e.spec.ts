@@ -266,7 +266,8 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     await expect.poll(() => page.getAttribute('[data-testid="statechart-state-awaitingModel"]', 'data-current')).toBe('true');
     expect(await page.getAttribute('[data-testid="statechart-state-done"]', 'data-current')).toBe('false');
     expect(await page.getAttribute('[data-testid="node-model"]', 'data-activity')).toBe('active');
-    expect(await page.locator('[data-testid="timeline-row"]').count()).toBe(0);
+    // At that point the first model call is under way: its row is marked so.
+    expect(await page.locator('[data-testid="timeline-row"]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-in-progress')))).toEqual(['model']);
 
     await page.click('[data-testid="scrub-next"]');
     await page.click('[data-testid="scrub-next"]');

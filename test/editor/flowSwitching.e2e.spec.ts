@@ -12,29 +12,13 @@ import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
 import { SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { holdTool } from './holdTool.js';
 
 /** A failing tool call, then the final answer: the run leaves a ✖ on the echo node. */
 const ANSWERS = [
   { action: 'tool', tool: 'echo', input: { text: 'fail' }, confidence: 0.3 },
   { action: 'final', message: 'The tool failed.', confidence: 0.9 },
 ];
-
-/** A tool that waits while its hold file exists: a run that stays under way until the test lets it go. */
-const holdTool = (holdFile: string) => `// Waits while ${path.basename(holdFile)} exists.
-import { existsSync } from 'node:fs';
-export default {
-  name: 'hold',
-  description: 'Waits for the test',
-  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
-  async execute(_input, { signal }) {
-    while (existsSync(${JSON.stringify(holdFile)})) {
-      if (signal.aborted) throw new Error('aborted');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return { released: true };
-  },
-};
-`;
 
 /** The echo flow, its tool swapped for the hold tool. */
 function holdFlow() {

@@ -10,6 +10,12 @@ export interface CuttableProxy {
   readonly url: string;
   /** Drops every connection through the proxy and refuses new ones. */
   cut(): void;
+  /**
+   * Like `cut`, but the server's side of each connection stays open and what the server sends
+   * on it is thrown away: a half-open partition, where the server goes on delivering to a
+   * client that is gone until it notices.
+   */
+  cutClientSide(): void;
   /** Lets connections through again. */
   open(): void;
   close(): Promise<void>;
@@ -19,6 +25,7 @@ export interface CuttableProxy {
 export async function startCuttableProxy(target: string): Promise<CuttableProxy> {
   const [host = '127.0.0.1', port = '4222'] = target.split(':');
   const sockets = new Set<Socket>();
+  const upstreams = new Map<Socket, Socket>();
   let isCut = false;
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -32,6 +39,8 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
     }
     const upstream = connect(Number(port), host);
     track(upstream);
+    upstreams.set(client, upstream);
+    client.once('close', () => upstreams.delete(client));
     const end = () => {
       client.destroy();
       upstream.destroy();
@@ -52,6 +61,21 @@ export async function startCuttableProxy(target: string): Promise<CuttableProxy>
     cut() {
       isCut = true;
       for (const socket of sockets) socket.destroy();
+    },
+    cutClientSide() {
+      isCut = true;
+      for (const [client, upstream] of upstreams) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.removeAllListeners('close').removeAllListeners('error');
+        upstream.removeAllListeners('close').removeAllListeners('error');
+        client.on('error', () => undefined);
+        upstreams.delete(client);
+        upstream.on('error', () => undefined);
+        // Read and dropped, so the server's writes succeed.
+        upstream.on('data', () => undefined);
+        client.destroy();
+      }
     },
     open() {
       isCut = false;

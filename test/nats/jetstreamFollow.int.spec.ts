@@ -94,7 +94,7 @@ describe('following a run in JetStream', () => {
       const got: AgentEvent[] = [];
       const following = (async () => {
         for await (const event of cutStore.follow('reconnect', 0)) got.push(event);
-      })();
+      })().catch((error: unknown) => error);
       await expect.poll(() => got.length, { timeout: 5000 }).toBe(3);
       proxy.cut();
       // Stored while the follower is away: it has them when it is back, none twice.
@@ -104,6 +104,32 @@ describe('following a run in JetStream', () => {
       await expect.poll(() => got.length, { timeout: 20_000 }).toBe(7);
       for (const event of run.slice(7)) await writer.append(event);
       expect(await within(following, 10_000)).toBeUndefined();
+      expect(got).toEqual(run);
+    } finally {
+      await cutNc.close();
+      await proxy.close();
+    }
+  }, 60_000);
+
+  it('should get the events the server sent into a half-open connection once the client is back, though the run writes nothing more', async () => {
+    const proxy = await startCuttableProxy(NATS_URL);
+    const cutNc = await connectNats({ servers: proxy.url, name: 'jetstream-follow-half-open', timeoutMs: 2000 });
+    try {
+      const cutStore = await openJetStreamEventStore(cutNc, { prefix });
+      const run = asRun(template, 'half-open');
+      for (const event of run.slice(0, 3)) await writer.append(event);
+      const got: AgentEvent[] = [];
+      const following = (async () => {
+        for await (const event of cutStore.follow('half-open', 0)) got.push(event);
+      })().catch((error: unknown) => error);
+      await expect.poll(() => got.length, { timeout: 5000 }).toBe(3);
+      // The server still has the follower's connection and its waiting pull: the rest of the run,
+      // its ending too, goes into it and is lost; nothing is written after.
+      proxy.cutClientSide();
+      for (const event of run.slice(3)) await writer.append(event);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      proxy.open();
+      expect(await within(following, 15_000)).toBeUndefined();
       expect(got).toEqual(run);
     } finally {
       await cutNc.close();

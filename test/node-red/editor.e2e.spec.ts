@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, SKIP_BROWSER, launchChromium } from '../editor/browserHarness.js';
+import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { ROOT, deployFlows, freePort, inject, nodeRedInstalls, startNodeRed, userDirWithRedflow, type NodeRedProcess } from './nodeRedProcess.js';
 
 const TAB = '7f3a0c1d5e2b4a69';
@@ -27,7 +28,7 @@ async function showTab(page: Page, tab: string): Promise<void> {
   throw new Error(`the ${tab} tab does not show`);
 }
 
-describe.skipIf(SKIP_BROWSER)("Node-RED's editor with the Redflow nodes", () => {
+describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor with the Redflow nodes", (install) => {
   let nodeRed: NodeRedProcess;
   let userDir: string;
   let browser: Browser;
@@ -35,8 +36,6 @@ describe.skipIf(SKIP_BROWSER)("Node-RED's editor with the Redflow nodes", () => 
 
   beforeAll(async () => {
     userDir = await userDirWithRedflow();
-    const [install] = nodeRedInstalls();
-    if (install === undefined) throw new Error('no Node-RED to run');
     nodeRed = await startNodeRed(install, userDir, await freePort());
     const example = JSON.parse(readFileSync(path.join(ROOT, 'node-red/examples/order-status.json'), 'utf8')) as unknown[];
     await deployFlows(nodeRed.url, [{ id: TAB, type: 'tab', label: 'Order status' }, ...example]);
@@ -57,6 +56,24 @@ describe.skipIf(SKIP_BROWSER)("Node-RED's editor with the Redflow nodes", () => 
     await nodeRed?.kill();
     if (userDir !== undefined) await rm(path.dirname(userDir), { recursive: true, force: true });
   });
+
+  it('shows the redflow category in the palette, each node with the icon the package ships and its help text', async () => {
+    await page.goto(nodeRed.url);
+    const types = ['redflow-agent', 'redflow-model', 'redflow-tool-http', 'redflow-tool-postgres', 'redflow-tool-module', 'redflow-tool-in', 'redflow-tool-out', 'redflow-memory', 'redflow-input', 'redflow-response', 'redflow-end'];
+    const palette = page.locator('#red-ui-palette-redflow .red-ui-palette-node');
+    await expect.poll(() => palette.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-palette-type'))), { timeout: 20_000 }).toEqual(types);
+    const shown = await page.evaluate((all) => {
+      const red = (globalThis as unknown as { RED: { nodes: { getType(type: string): unknown; getNodeHelp(type: string): string | undefined }; utils: { getNodeIcon(def: unknown): string } } }).RED;
+      return all.map((type) => ({ type, icon: red.utils.getNodeIcon(red.nodes.getType(type)), help: (red.nodes.getNodeHelp(type) ?? '').trim() }));
+    }, types);
+    for (const { type, icon, help } of shown) {
+      // Node-RED finds a module's icons only next to its node files: a missing one falls back to its own arrow.
+      expect(icon, type).toMatch(/^icons\/node-red-contrib-redflow\/redflow-[a-z]+\.svg$/);
+      const served = await (await fetch(`${nodeRed.url}/${icon}`)).text();
+      expect(served, type).toBe(readFileSync(path.join(ROOT, 'node-red/nodes', icon.replace('node-red-contrib-redflow/', '')), 'utf8'));
+      expect(help.length, type).toBeGreaterThan(40);
+    }
+  }, 30_000);
 
   it("opens the agent's edit dialog with its General, Tools, Runtime / Debug and Errors tabs", async () => {
     await page.goto(nodeRed.url);
@@ -113,4 +130,109 @@ describe.skipIf(SKIP_BROWSER)("Node-RED's editor with the Redflow nodes", () => 
     await expect.poll(() => codes.evaluateAll((items) => items.map((item) => item.getAttribute('data-code'))), { timeout: 10_000 }).toContain('NO_MODEL');
     expect(await page.locator('#redflow-agent-errors li.redflow-error[data-code="NO_MODEL"]').textContent()).toContain("'Order status assistant' has no model connected");
   }, 30_000);
+
+  it('builds an agent as a user does: nodes dragged from the palette, wired, filled in their dialogs, deployed, and a run from the inject button', async () => {
+    const model: FakeChatServer = await startFakeChatCompletionsServer();
+    // A page of its own: the previous test left undeployed edits in its editor.
+    const user = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await user.goto(nodeRed.url);
+      await user.locator('.red-ui-palette-node[data-palette-type="redflow-agent"]').waitFor({ timeout: 20_000 });
+      const active = () => user.evaluate(() => (globalThis as unknown as { RED: { workspaces: { active(): string } } }).RED.workspaces.active());
+      const example = await active();
+      // A new flow tab (the workspace's + button).
+      await user.evaluate(() => (globalThis as unknown as { RED: { workspaces: { add(): void } } }).RED.workspaces.add());
+      await expect.poll(active).not.toBe(example);
+      const tab = await active();
+      const chart = await user.locator('#red-ui-workspace-chart').boundingBox();
+      if (chart === null) throw new Error('no workspace');
+      /** Drags a node from the palette onto the workspace at (x, y); resolves with its id. */
+      const drop = async (type: string, x: number, y: number): Promise<string> => {
+        const source = user.locator(`.red-ui-palette-node[data-palette-type="${type}"]`);
+        await source.scrollIntoViewIfNeeded();
+        const box = await source.boundingBox();
+        if (box === null) throw new Error(`${type} is not in the palette`);
+        await user.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        await user.mouse.down();
+        await user.mouse.move(box.x + box.width / 2 + 30, box.y + box.height / 2, { steps: 5 });
+        await user.mouse.move(chart.x + x, chart.y + y, { steps: 10 });
+        await user.mouse.up();
+        const ids = await user.evaluate(
+          ([wanted, z]) => {
+            const found: string[] = [];
+            (globalThis as unknown as { RED: { nodes: { eachNode(each: (node: { id: string; type: string; z: string }) => void): void } } }).RED.nodes.eachNode((node) => {
+              if (node.type === wanted && node.z === z) found.push(node.id);
+            });
+            return found;
+          },
+          [type, tab] as const,
+        );
+        if (ids.length !== 1) throw new Error(`dropping ${type} gave ${ids.length} nodes`);
+        return ids[0] as string;
+      };
+      /** Drags a wire from an output port of one node to the input of another. */
+      const wire = async (from: string, port: number, to: string): Promise<void> => {
+        const out = await user.locator(`g.red-ui-flow-node-group[id="${from}"] g.red-ui-flow-port-output`).nth(port).boundingBox();
+        const into = await user.locator(`g.red-ui-flow-node-group[id="${to}"] g.red-ui-flow-port-input`).boundingBox();
+        if (out === null || into === null) throw new Error(`no port to wire ${from}:${port} to ${to}`);
+        await user.mouse.move(out.x + out.width / 2, out.y + out.height / 2);
+        await user.mouse.down();
+        await user.mouse.move(into.x + into.width / 2, into.y + into.height / 2, { steps: 10 });
+        await user.mouse.up();
+      };
+      /** Opens a node's dialog, fills it, and closes it with Done. */
+      const edit = async (id: string, fill: () => Promise<void>): Promise<void> => {
+        await user.locator(`g.red-ui-flow-node-group[id="${id}"] rect.red-ui-flow-node`).dblclick();
+        await user.locator('#node-dialog-ok').waitFor();
+        await fill();
+        await user.click('#node-dialog-ok');
+        await user.locator('#node-dialog-ok').waitFor({ state: 'detached' });
+      };
+
+      const button = await drop('inject', 150, 120);
+      const agent = await drop('redflow-agent', 340, 120);
+      const llm = await drop('redflow-model', 560, 40);
+      const echo = await drop('redflow-tool-in', 560, 200);
+      const echoOut = await drop('redflow-tool-out', 740, 200);
+      const debug = await drop('debug', 560, 120);
+      await wire(button, 0, agent);
+      await wire(agent, 0, debug);
+      await wire(agent, 1, llm);
+      await wire(agent, 2, echo);
+      await wire(echo, 0, echoOut);
+      await edit(llm, async () => {
+        await user.selectOption('#node-input-provider', 'openai-compatible');
+        await user.fill('#node-input-model', 'local-model');
+        await user.fill('#node-input-baseUrl', model.baseUrl);
+        await user.fill('#node-input-apiKey', 'sk-typed-in-the-dialog');
+      });
+      await edit(echo, async () => {
+        await user.fill('#node-input-name', 'echo');
+        await user.fill('#node-input-description', 'returns its input');
+      });
+      model.enqueue(
+        { kind: 'completion', content: JSON.stringify({ action: 'tool', tool: 'echo', input: { text: 'hi' }, confidence: 0.5 }) },
+        { kind: 'completion', content: JSON.stringify({ action: 'final', message: 'the echo said hi', confidence: 0.9 }) },
+      );
+
+      await user.click('#red-ui-header-button-deploy');
+      await expect.poll(() => user.getAttribute('#red-ui-header-button-deploy', 'class'), { timeout: 10_000 }).toContain('disabled');
+      const flows = await readFile(path.join(userDir, 'flows.json'), 'utf8');
+      expect(flows).toContain('redflow-agent');
+      expect(flows).not.toContain('sk-typed-in-the-dialog');
+
+      // The debug sidebar (its tab's button differs between Node-RED 4 and 5).
+      await user.evaluate(() => (globalThis as unknown as { RED: { sidebar: { show(id: string): void } } }).RED.sidebar.show('debug'));
+      await user.locator(`g.red-ui-flow-node-group[id="${button}"] rect.red-ui-flow-node-button-button`).click();
+      const status = user.locator(`g.red-ui-flow-node-group[id="${agent}"] .red-ui-flow-node-status-label`);
+      await expect.poll(() => status.textContent(), { timeout: 15_000 }).toBe('done · #2');
+      await expect.poll(() => user.locator('.red-ui-debug-msg').allTextContents(), { timeout: 10_000 }).toEqual(expect.arrayContaining([expect.stringContaining('the echo said hi')]));
+      expect(model.requests).toHaveLength(2);
+      expect(model.requests[0]?.headers.authorization).toBe('Bearer sk-typed-in-the-dialog');
+      await user.screenshot({ path: path.join(SCREENSHOTS, 'node-red-built-by-hand.png') });
+    } finally {
+      await user.close();
+      await model.stop();
+    }
+  }, 60_000);
 });

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -165,6 +166,8 @@ describe.each(nodeRedInstalls())('$label with the Redflow nodes installed', (ins
     const trigger = flows.find((node) => node.type === 'inject') as FlowNode;
 
     nodeRed = await startNodeRed(install, userDir, await freePort());
+    const { version } = (await (await fetch(`${nodeRed.url}/settings`)).json()) as { version: string };
+    expect(version.startsWith(install.version), `${install.label} reports ${version}`).toBe(true);
     await deployFlows(nodeRed.url, flows);
     const saved = await readFile(path.join(userDir, 'flows.json'), 'utf8');
     expect(saved).toContain('redflow-agent');
@@ -215,5 +218,100 @@ describe.each(nodeRedInstalls())('$label with the Redflow nodes installed', (ins
       (error: { code?: number; stderr?: string }) => error,
     );
     expect(resume).toMatchObject({ code: 64, stderr: expect.stringContaining('--flow') });
+  }, 90_000);
+
+  it('runs the seed graph (examples/graph-format) converted offline with redflow convert, finishes it once across a kill -9, and converts the tab back to the file, which redflow run runs the same', async () => {
+    await nodeRed?.kill();
+    model.reset();
+    const dataKeys: string[] = [];
+    let releaseData = false;
+    const data = await listen((req, _body, res) => {
+      dataKeys.push(String(req.headers['idempotency-key']));
+      // The first call is held: Node-RED is killed while it waits.
+      if (!releaseData) return;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ items: ['a', 'b'] }));
+    });
+    const dir = await mkdtemp(path.join(tmpdir(), 'redflow-graph-format-'));
+    const cli = (args: string[], env: Record<string, string> = {}) =>
+      promisify(execFile)(process.execPath, [path.join(ROOT, 'bin/redflow.js'), ...args], { cwd: dir, env: { ...process.env, NO_COLOR: '1', ...env } });
+    // The model.llm is the OpenAI provider: its key and base URL from the environment, in Node-RED as in `redflow run`.
+    const modelEnv = { OPENAI_API_KEY: 'sk-e2e-graph-format', OPENAI_BASE_URL: model.baseUrl };
+    const script = () =>
+      model.enqueue(
+        completion({ action: 'tool', tool: 'http1', input: {}, confidence: 0.6 }),
+        completion({ action: 'final', message: 'Hay 2 elementos.', confidence: 0.9 }),
+      );
+    try {
+      // The seed graph as shipped, its http tool on the local server.
+      const doc = JSON.parse(readFileSync(path.join(ROOT, 'examples/graph-format/flow.json'), 'utf8')) as { nodes: { type: string; config?: Record<string, unknown> }[] };
+      const http = doc.nodes.find((node) => node.type === 'tool.http');
+      if (http === undefined) throw new Error('the seed graph has no tool.http');
+      http.config = { ...http.config, url: `${data.url}/data` };
+      const file = path.join(dir, 'flow.json');
+      await writeFile(file, JSON.stringify(doc, null, 2));
+      const converted = JSON.parse((await cli(['convert', file])).stdout) as FlowNode[];
+      const tab = converted.find((node) => node.type === 'tab');
+      const trigger = converted.find((node) => node.type === 'redflow-input');
+      const reply = converted.find((node) => node.type === 'redflow-response');
+      if (tab === undefined || trigger === undefined || reply === undefined) throw new Error(`not the seed graph: ${JSON.stringify(converted)}`);
+      // Node-RED's own nodes beside it: an inject with the input, and the answer posted to the collector.
+      const flows: FlowNode[] = [
+        ...converted.map((node) => (node === reply ? { ...node, wires: [['a00000000000e2e2']] } : node)),
+        { id: 'a00000000000e2e1', type: 'inject', z: tab.id, name: 'hola', props: [{ p: 'payload' }], payload: 'hola', payloadType: 'str', repeat: '', once: false, topic: '', x: 0, y: 300, wires: [[trigger.id]] },
+        {
+          id: 'a00000000000e2e2',
+          type: 'function',
+          z: tab.id,
+          func: 'msg.payload = { answer: msg.payload, traceId: msg.redflow.traceId, status: msg.redflow.outcome.status, resumed: msg.redflow.resumed === true };\nmsg.headers = { "content-type": "application/json" };\nreturn msg;',
+          outputs: 1,
+          x: 800,
+          y: 300,
+          wires: [['a00000000000e2e3']],
+        },
+        { id: 'a00000000000e2e3', type: 'http request', z: tab.id, method: 'POST', ret: 'txt', paytoqs: 'ignore', url: collector.url, x: 1000, y: 300, wires: [[]] },
+      ];
+      script();
+      nodeRed = await startNodeRed(install, userDir, await freePort(), {}, { env: modelEnv });
+      await deployFlows(nodeRed.url, flows);
+      const before = answers.length;
+      await inject(nodeRed.url, 'a00000000000e2e1');
+      await expect.poll(() => dataKeys.length, { timeout: 20_000 }).toBe(1);
+      const runsDir = path.join(userDir, 'redflow', 'runs', 'agent1');
+      const [logName] = await readdir(runsDir);
+      const logPath = path.join(runsDir, logName ?? '');
+      await expect.poll(async () => (await readJsonlLog(logPath)).events.at(-1)?.type).toBe('tool.requested');
+      await nodeRed.kill();
+
+      releaseData = true;
+      nodeRed = await startNodeRed(install, userDir, await freePort(), {}, { env: modelEnv });
+      await expect.poll(() => answers.length, { timeout: 30_000 }).toBe(before + 1);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(answers).toHaveLength(before + 1);
+      const { events, problems } = await readJsonlLog(logPath);
+      expect(problems).toEqual([]);
+      expect(answers.at(-1)).toEqual({ answer: 'Hay 2 elementos.', status: 'done', resumed: true, traceId: events[0]?.traceId });
+      const types = events.map((event) => event.type);
+      expect(types.filter((type) => type === 'run.completed')).toHaveLength(1);
+      expect(types.filter((type) => type === 'run.resumed')).toHaveLength(1);
+      // The held call was sent again with its key, and each iteration asked the model once.
+      expect(dataKeys).toEqual([`${events[0]?.traceId}:1`, `${events[0]?.traceId}:1`]);
+      expect(model.requests).toHaveLength(2);
+
+      // The tab, read back from Node-RED, converts to the file it came from, without Node-RED's own nodes.
+      const deployed = path.join(dir, 'deployed.json');
+      await writeFile(deployed, JSON.stringify(await (await fetch(`${nodeRed.url}/flows`)).json()));
+      await cli(['convert', deployed, '--tab', tab.id, '-o', path.join(dir, 'back.json')]);
+      expect(JSON.parse(await readFile(path.join(dir, 'back.json'), 'utf8'))).toEqual(doc);
+      // And `redflow run` runs it with the same outcome: both logs replay.
+      script();
+      const run = await cli(['run', 'back.json', '--input', 'hola', '--log', 'run.jsonl', '--json'], modelEnv);
+      expect((JSON.parse(run.stdout) as { outcome: unknown }).outcome).toMatchObject({ status: 'done', answer: 'Hay 2 elementos.' });
+      for (const log of [logPath, path.join(dir, 'run.jsonl')]) expect((await cli(['replay', log])).stdout).toContain('done (final_answer)');
+    } finally {
+      data.server.closeAllConnections();
+      await new Promise((resolve) => data.server.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 90_000);
 });

@@ -33,6 +33,8 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 /** A Node-RED to run: its `red.js` and the Node.js that runs it. */
 export interface NodeRedInstall {
   readonly label: string;
+  /** What the version its Admin API reports starts with, so a test knows which Node-RED it ran. */
+  readonly version: string;
   readonly redJs: string;
   readonly node: string;
 }
@@ -43,10 +45,10 @@ export interface NodeRedInstall {
  * binary) are set, Node-RED 5 on that Node.js.
  */
 export function nodeRedInstalls(): NodeRedInstall[] {
-  const installs: NodeRedInstall[] = [{ label: 'Node-RED 4.1', redJs: path.join(ROOT, 'node_modules/node-red/red.js'), node: process.execPath }];
+  const installs: NodeRedInstall[] = [{ label: 'Node-RED 4.1', version: '4.1.', redJs: path.join(ROOT, 'node_modules/node-red/red.js'), node: process.execPath }];
   const five = process.env.REDFLOW_NODE_RED_5;
   const node22 = process.env.REDFLOW_NODE_22;
-  if (five !== undefined && node22 !== undefined) installs.push({ label: 'Node-RED 5', redJs: path.join(five, 'red.js'), node: node22 });
+  if (five !== undefined && node22 !== undefined) installs.push({ label: 'Node-RED 5', version: '5.', redJs: path.join(five, 'red.js'), node: node22 });
   return installs;
 }
 

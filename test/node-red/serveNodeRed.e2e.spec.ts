@@ -138,7 +138,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => tracking.listen(0, '127.0.0.1', resolve));
   trackingUrl = `http://127.0.0.1:${(tracking.address() as AddressInfo).port}`;
   userDir = await userDirWithRedflow();
-  const install = nodeRedInstalls()[0];
+  // The newest Node-RED the run has: 4.1 in `npm test`, 5 in CI's Node 22 and 24 passes (REDFLOW_NODE_RED_5).
+  const install = nodeRedInstalls().at(-1);
   if (install === undefined) throw new Error('no Node-RED to run');
   nodeRed = await startNodeRed(install, userDir, await freePort(), { fsync: 'never' }, {
     settings: { adminAuth: { type: 'credentials', users: [{ username: 'admin', password: bcrypt.hashSync(PASSWORD, 8), permissions: '*' }] } },

@@ -15,6 +15,12 @@ describe('settings shared by the runs of one tool list', () => {
     expect(answerRulesFor({ ...agent }, tools)).toBe(answerRulesFor({ ...agent }, tools));
   });
 
+  it('should share the rules of agent configs made per run whose allowed tools are the same names', () => {
+    const perRun = () => ({ ...agent, allowedTools: ['add'] });
+    expect(answerRulesFor(perRun(), tools)).toBe(answerRulesFor(perRun(), tools));
+    expect(answerRulesFor({ ...agent, allowedTools: ['add', 'add'] }, tools)).not.toBe(answerRulesFor(perRun(), tools));
+  });
+
   it('should build the prompt again when the instructions, the reasoning or the output schema change', () => {
     const plain = systemPromptFor(tools, agent);
     const instructed = systemPromptFor(tools, { ...agent, instructions: 'Be brief.' });

@@ -86,6 +86,9 @@ describe('without an editor build', () => {
       const json = await call(bare.server, 'GET', '/flows/x');
       expect(json.status).toBe(503);
       expect(json.error).toMatchObject({ code: 'EDITOR_NOT_BUILT', hint: expect.stringContaining('npm run build') });
+      // Neither says where the server's files are.
+      expect(html.text + json.text).not.toContain(t.root);
+      expect(json.error?.message).toContain('…/index.html');
       // The API works meanwhile.
       expect((await call(bare.server, 'GET', '/api/health')).status).toBe(200);
     } finally {

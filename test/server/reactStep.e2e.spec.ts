@@ -150,6 +150,8 @@ describe('POST /api/agent/react_step', () => {
       expect(asked).not.toContain('OUTSIDE THE WORKSPACE');
       expect(asked).toContain('../secret.txt left out: outside the workspace');
       expect(keyOf(server.requests[before]?.headers ?? {})).toBe(KEY);
+      // The step's llm_config set the call: its temperature, and its reservedOutputTokens as the answer's limit.
+      expect(JSON.parse(asked)).toMatchObject({ temperature: 0.2, max_tokens: 1000 });
 
       // The server dies between the steps: the session's run waits in its log, not in the process.
       await killHard(first.child);
@@ -174,36 +176,72 @@ describe('POST /api/agent/react_step', () => {
     });
   }
 
-  it('with --nats, keeps sessions in JetStream so another server of the cluster takes the next step', async () => {
+  for (const provider of ['openai', 'anthropic'] as const) {
+    it(`with --nats, over ${provider}'s protocol, keeps sessions in JetStream so another server of the cluster takes the next step`, async () => {
+      const cwd = await setUp();
+      const prefix = uniquePrefix();
+      const nc = await connectTestServer('react-step-e2e');
+      try {
+        const modelName = provider === 'openai' ? 'gpt-4o' : 'claude-sonnet-4-5';
+        if (provider === 'openai') openai.enqueue({ kind: 'completion', content: 'Action: code_search(query="auth")' }, { kind: 'completion', content: 'Final Answer: In auth.js.' });
+        else anthropic.enqueue({ kind: 'message', content: 'Action: code_search(query="auth")' }, { kind: 'message', content: 'Final Answer: In auth.js.' });
+        const first = await serve(cwd, { url: NATS_URL, prefix });
+        const one = await step(first.url, firstStep('sess-nats', modelName));
+        expect(one.json.status, one.text).toBe('action_proposed');
+        await killHard(first.child);
+        const other = await serve(cwd, { url: NATS_URL, prefix });
+        const history = [...(one.json.updated_conversation_history as unknown[]), { role: 'tool_observation', content: 'auth.js', toolResult: { success: true, result: 'auth.js' } }];
+        const two = await step(other.url, { ...firstStep('sess-nats', modelName), user_query: '', conversation_history: history });
+        expect(two.json).toMatchObject({ status: 'direct_response_provided', direct_response: 'In auth.js.' });
+        // Each step's model call went to the provider named, from the server taking the step, with the step's key.
+        expect(keyOf((provider === 'openai' ? openai : anthropic).requests.at(-1)?.headers ?? {})).toBe(KEY);
+        const store = await openJetStreamEventStore(nc, { prefix });
+        const { events, problems } = await store.read('sess-nats-q1');
+        await store.close();
+        expect(problems).toEqual([]);
+        expect(events.map((event) => event.type)).toEqual([
+          'run.started', 'model.requested', 'model.answered', 'tool.requested', 'run.resumed', 'tool.completed', 'model.requested', 'model.answered', 'run.completed',
+        ]);
+        expect(JSON.stringify(events) + first.output() + other.output()).not.toContain(KEY);
+        await killHard(other.child);
+      } finally {
+        await removePrefix(nc, prefix);
+        await nc.close();
+      }
+    });
+  }
+
+  it('keeps the key out of everything when the client also puts it in its query, its history, an id, the model name or a field name', async () => {
     const cwd = await setUp();
-    const prefix = uniquePrefix();
-    const nc = await connectTestServer('react-step-e2e');
-    try {
-      openai.enqueue(
-        { kind: 'completion', content: 'Action: code_search(query="auth")' },
-        { kind: 'completion', content: 'Final Answer: In auth.js.' },
-      );
-      const first = await serve(cwd, { url: NATS_URL, prefix });
-      const one = await step(first.url, firstStep('sess-nats', 'gpt-4o'));
-      expect(one.json.status, one.text).toBe('action_proposed');
-      await killHard(first.child);
-      const other = await serve(cwd, { url: NATS_URL, prefix });
-      const history = [...(one.json.updated_conversation_history as unknown[]), { role: 'tool_observation', content: 'auth.js', toolResult: { success: true, result: 'auth.js' } }];
-      const two = await step(other.url, { ...firstStep('sess-nats', 'gpt-4o'), user_query: '', conversation_history: history });
-      expect(two.json).toMatchObject({ status: 'direct_response_provided', direct_response: 'In auth.js.' });
-      const store = await openJetStreamEventStore(nc, { prefix });
-      const { events, problems } = await store.read('sess-nats-q1');
-      await store.close();
-      expect(problems).toEqual([]);
-      expect(events.map((event) => event.type)).toEqual([
-        'run.started', 'model.requested', 'model.answered', 'tool.requested', 'run.resumed', 'tool.completed', 'model.requested', 'model.answered', 'run.completed',
-      ]);
-      expect(JSON.stringify(events) + first.output() + other.output()).not.toContain(KEY);
-      await killHard(other.child);
-    } finally {
-      await removePrefix(nc, prefix);
-      await nc.close();
-    }
+    const served = await serve(cwd);
+    const before = openai.requests.length;
+    openai.enqueue({ kind: 'completion', content: 'Action: code_search(query="auth")' }, { kind: 'completion', content: `Final Answer: I will not repeat ${KEY}.` });
+    const pasted = await step(served.url, {
+      ...firstStep('s-pasted', 'gpt-4o'),
+      user_query: `My key is ${KEY}, how is authentication implemented?`,
+      conversation_history: [{ role: 'user', content: `earlier: ${KEY}` }, { role: 'assistant', content: 'Noted.' }],
+    });
+    expect(pasted.json.status, pasted.text).toBe('action_proposed');
+    const observed = [
+      ...(pasted.json.updated_conversation_history as unknown[]),
+      { role: 'tool_observation', content: `found ${KEY}`, toolResult: { success: true, result: { [KEY]: KEY } } },
+    ];
+    const next = await step(served.url, { ...firstStep('s-pasted', 'gpt-4o'), user_query: '', conversation_history: observed });
+    expect(next.json.status, next.text).toBe('direct_response_provided');
+    // As the session id, the model's name and a field's name, it is refused without being repeated.
+    const asSession = await step(served.url, { ...firstStep(KEY, 'gpt-4o') });
+    expect(asSession.status).toBe(400);
+    const asModel = await step(served.url, firstStep('s-model', KEY));
+    expect(asModel.status).toBe(400);
+    const asField = await step(served.url, { ...firstStep('s-field', 'gpt-4o'), user_api_keys: { llmKey: KEY, [KEY]: KEY } });
+    expect(asField.status).toBe(400);
+
+    expect(keyOf(openai.requests[before]?.headers ?? {})).toBe(KEY);
+    const sentToModel = openai.requests.slice(before).map((request) => request.rawBody).join('\n');
+    const files = await readdir(path.join(cwd, 'runs'));
+    const answers = [pasted, next, asSession, asModel, asField].map((answer) => answer.text).join('\n');
+    expect(files.join('\n') + (await artifacts(cwd, [served])) + answers + sentToModel).not.toContain(KEY);
+    await killHard(served.child);
   });
 
   it('answers bad requests with clear errors: every wrong field, an unknown model, a conflicting history, a body too large', async () => {
@@ -216,6 +254,16 @@ describe('POST /api/agent/react_step', () => {
     const unknown = await step(served.url, firstStep('s-unknown', 'gpt-9'));
     expect(unknown.status).toBe(400);
     expect((unknown.json.error as { code: string }).code).toBe(ErrorCode.REACT_STEP_MODEL_UNKNOWN);
+
+    // A query that, with the system prompt, does not fit the window the client gave.
+    const long = await step(served.url, { ...firstStep('s-long', 'gpt-4o'), user_query: 'word '.repeat(2000), llm_config: { modelName: 'gpt-4o', tokenLimit: 1000, reservedOutputTokens: 100 } });
+    expect(long.status, long.text).toBe(400);
+    expect((long.json.error as { code: string }).code).toBe(ErrorCode.CONTEXT_BUDGET_EXCEEDED);
+
+    // Anthropic takes temperatures from 0 to 1 only.
+    const hot = await step(served.url, { ...firstStep('s-hot', 'claude-sonnet-4-5'), llm_config: { modelName: 'claude-sonnet-4-5', temperature: 1.5 } });
+    expect(hot.status, hot.text).toBe(400);
+    expect(hot.json.error).toMatchObject({ code: ErrorCode.MODEL_CONFIG_INVALID, path: '/llm_config', message: expect.stringContaining('temperature') });
 
     openai.enqueue({ kind: 'completion', content: 'Action: code_search(query="auth")' });
     const one = await step(served.url, firstStep('s-conflict', 'gpt-4o'));

@@ -5,7 +5,10 @@ import type { RunChunk } from '../../src/actors/serveActors.js';
 import type { AgentActivityData } from '../../src/agents/activity.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import type { RunStartedResponse } from '../../src/server/apiTypes.js';
-import { answer, call, openGate, openSse, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
+import path from 'node:path';
+import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
+import { createRedflowServer } from '../../src/server/server.js';
+import { answer, call, GATE_TOOL, openGate, openSse, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
 
 const dirs = tempDirs();
 let t: TestServer;
@@ -61,5 +64,35 @@ describe('the run stream, while the model writes', () => {
     const refused = await call(t.server, 'GET', `/api/runs/${traceId}/stream?activity=yes`);
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('HTTP_QUERY_INVALID');
+  });
+  it('should show a piece of an answer after the turns before it, when the log is read slower than the model writes', async () => {
+    const root = await dirs.make();
+    const flowsDir = path.join(root, 'flows');
+    const embedded = createEmbeddedRunBackend({ flowsDir, runsDir: path.join(root, 'runs'), env: {}, allowFiles: [flowsDir, path.dirname(GATE_TOOL)] });
+    // The stream's follow reads the log a second late: the second answer's pieces are live before
+    // the stream has read the first turn's end.
+    const backend = {
+      ...embedded,
+      async *follow(...args: Parameters<typeof embedded.follow>) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        yield* embedded.follow(...args);
+      },
+    };
+    const server = await createRedflowServer({ flowsDir, backend, port: 0, allowFiles: [path.dirname(GATE_TOOL)] });
+    try {
+      await call(server, 'PUT', '/api/flows/slow-log', { body: scriptedFlow([answer.gate(), answer.final('done')]) });
+      const started = await call(server, 'POST', '/api/runs', { body: { flow: 'slow-log', input: 'go' } });
+      expect(started.status, started.text).toBe(201);
+      const { traceId } = started.json as RunStartedResponse;
+      await waitForRun(server, traceId, (run) => run.lastSeq >= 4);
+      const reader = await openSse(server, `/api/runs/${traceId}/stream?activity=1`, { 'last-event-id': '4' });
+      await openGate();
+      await reader.waitFor((f) => f.event === 'end');
+      const activity = reader.frames.filter((f) => f.event === 'activity').map((f) => JSON.parse(f.data ?? '') as AgentActivityData);
+      expect(activity.map((a) => a.type)).toEqual(['tool_call_end', 'turn_end', 'turn_start', 'content_chunk', 'turn_end']);
+      expect(activity[0]).toMatchObject({ type: 'tool_call_end', turnNumber: 1, ok: true });
+    } finally {
+      await server.close();
+    }
   });
 });

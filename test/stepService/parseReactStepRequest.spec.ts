@@ -16,7 +16,7 @@ export const documentedRequest = {
   vector_search_results_to_include: [],
   available_tools_prompt_segment: 'You have access to: code_search(query), read_file(path)',
   llm_config: { modelName: 'gpt-4', tokenLimit: 8192, reservedOutputTokens: 1000, temperature: 0.2 },
-  user_api_keys: { llmKey: 'user-llm-api-key' },
+  user_api_keys: { llmKey: 'sk-user-llm-api-key-0123' },
   max_iterations_left: 3,
 };
 
@@ -44,6 +44,8 @@ describe('parseReactStepRequest', () => {
       session_id: 'has spaces',
       conversation_history: [{ role: 'robot', content: 'x' }],
       llm_config: { tokenLimit: 'big', temperature: 3 },
+      // An agent's maxIterations is at most 20: more was a 500 once its run's first event was refused.
+      max_iterations_left: 21,
       surprise: true,
     };
     let thrown: unknown;
@@ -64,9 +66,10 @@ describe('parseReactStepRequest', () => {
         { path: '/llm_config/modelName', message: 'is required' },
         { path: '/llm_config/tokenLimit', message: 'must be integer' },
         { path: '/llm_config/temperature', message: 'must be <= 2' },
+        { path: '/max_iterations_left', message: 'must be <= 20' },
       ]),
     );
-    expect(answer.body.fields).toHaveLength(6);
+    expect(answer.body.fields).toHaveLength(7);
   });
 
   it('describes its answers with a schema the documented answer matches', () => {

@@ -1,4 +1,6 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants } from 'node:fs';
+import { mkdir, mkdtemp, open, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +89,19 @@ describe('gatherStepContext', () => {
     const cut = await gatherStepContext(request({ explicit_context_paths: ['src/big.txt'] }), { root: workspace, maxFileBytes: 100 });
     expect(cut.sections[0]?.text).toHaveLength(100);
     expect(cut.notes).toEqual(['src/big.txt cut to its first 100 bytes']);
+  });
+});
+
+describe('gatherStepContext and what is not a file', () => {
+  it('answers at once for a named pipe in the workspace, which an ordinary open would wait on forever', async () => {
+    const fifo = path.join(workspace, 'src/pipe');
+    execFileSync('mkfifo', [fifo]);
+    const gathered = gatherStepContext(request({ explicit_context_paths: ['src/pipe', 'src/auth.js'] }), { root: workspace });
+    const late = new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 2000));
+    const answer = await Promise.race([gathered, late]);
+    // Without the fix the read waits for a writer: give it one, so the test's process can end.
+    if (answer === 'waiting') await (await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK)).close();
+    expect(answer).toMatchObject({ sections: [{ title: 'file src/auth.js' }], notes: ['src/pipe left out: not a file'] });
   });
 });
 

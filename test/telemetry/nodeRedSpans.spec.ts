@@ -1,9 +1,9 @@
 import { SpanKind, trace } from '@opentelemetry/api';
-import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { NodeRedNodeConfig } from '../../src/nodeRed/nodeRedApi.js';
 import { activeTelemetry } from '../../src/telemetry/activeTelemetry.js';
-import { disableTelemetry } from '../../src/telemetry/enableTelemetry.js';
+import { disableTelemetry, enableTelemetry } from '../../src/telemetry/enableTelemetry.js';
 import { otelTraceIdOf, rootSpanIdOf } from '../../src/telemetry/traceContext.js';
 import { eventually } from '../nats/natsSupport.js';
 import { helper, loadFlow, nextMessage, withUserDir } from '../node-red/nodeRedHarness.js';
@@ -82,5 +82,24 @@ describe('telemetry of a Node-RED agent', () => {
     expect(echo.attributes).toMatchObject({ 'redflow.tool.ok': true, 'gen_ai.tool.call.id': `${redflow.traceId}:1` });
     const said = JSON.stringify(spans.map((span) => [span.attributes, span.events, span.status]));
     for (const content of ['node-red-input-4G', 'tool-input-words-8J', 'final-words-1C']) expect(said, content).not.toContain(content);
+  });
+
+  it('should hand the spans the SDK still holds to its exporter when Node-RED closes the agent', async () => {
+    // A batch processor that would wait a minute: only a flush exports before then.
+    const batched = new InMemorySpanExporter();
+    await provider.shutdown();
+    provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(batched, { scheduledDelayMillis: 60_000 })] });
+    trace.disable();
+    trace.setGlobalTracerProvider(provider);
+    // Node-RED's module turns telemetry on once per process (the test above did); on again here.
+    await enableTelemetry();
+    await loadFlow(userDir, flow);
+    const answered = nextMessage('answer');
+    helper.getNode('agent')?.receive({ payload: INPUT });
+    await answered;
+    expect(batched.getFinishedSpans()).toEqual([]);
+
+    await helper.unload();
+    expect(batched.getFinishedSpans().map((span) => span.name)).toContain('invoke_agent agent');
   });
 });

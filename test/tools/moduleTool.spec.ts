@@ -53,6 +53,21 @@ describe('loadModuleTool', () => {
     expect(tool.description).toBe('Sums a and b');
   });
 
+  it('should keep a tool\'s idempotent declaration, and leave it out for a tool that makes none', async () => {
+    const lookup = await loadModuleTool({ module: 'idempotent-tools.mjs', export: 'lookup' }, fixtures);
+    const named = await loadModuleTool({ module: 'named-tool.mjs', export: 'lookup' }, fixtures);
+
+    expect(lookup.idempotent).toBe(true);
+    expect(named.idempotent).toBeUndefined();
+  });
+
+  it('should report an idempotent declaration that is not true or false', async () => {
+    const error = await loadError('idempotent-tools.mjs', { export: 'misdeclared' });
+
+    expect(error.code).toBe(ErrorCode.TOOL_MODULE_INVALID);
+    expect(error.message).toContain('idempotent must be true or false when given, got a string "yes"');
+  });
+
   it('should report a missing file with its path', async () => {
     const error = await loadError('no-such-tool.mjs');
 

@@ -232,6 +232,11 @@ describe('tool.postgres: read-only', () => {
     expect(rows).toEqual([{ status: 'shipped' }]);
   });
 
+  it('should declare itself idempotent when read-only (its repeat changes nothing), and not when it writes', () => {
+    expect(tool({ query: `select 1` }).idempotent).toBe(true);
+    expect(tool({ query: `insert into ${SCHEMA}.notes (body) values ('x')`, readOnly: false }).idempotent).toBe(false);
+  });
+
   it('should write and commit with readOnly: false, and report the affected rows', async () => {
     const writer = tool({
       query: `insert into ${SCHEMA}.notes (body) values (:body)`,

@@ -1,6 +1,7 @@
 import type { TokenUsage } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
-import { REDACTED, holdSecret, redactSecrets } from '../../secrets.js';
+import { REDACTED, redactSecrets } from '../../secrets.js';
+import { withScopedSecret } from '../../secretScope.js';
 import { startDeadline } from '../deadline.js';
 import { deliverChunk, type ModelActor, type ModelAnswer, type ModelCallOptions, type ModelRequest } from '../model.js';
 import { abortError, retryWithBackoff, type RetryOptions } from '../retry.js';
@@ -40,7 +41,8 @@ export interface StreamingProvider {
  *   are counted for the answer, and both providers behave the same;
  * - each attempt has its own deadline (`timeoutMs`) over the request and the whole stream;
  * - a key given to the call ({@link ModelCallOptions.apiKey}) replaces the configured one for that
- *   call and is held as a secret of the process only while the call runs;
+ *   call and is a secret of the call's own scope (`withScopedSecret`): redacted from what the call
+ *   records, answers and throws, never from other requests' output;
  * - the answer text and every error are redacted of the keys and the process's other secrets
  *   before they leave.
  */
@@ -77,56 +79,59 @@ export function createStreamingModel(settings: CheckedSettings, provider: Stream
   return {
     kind: provider.kind,
     model,
-    async complete(request: ModelRequest, signal: AbortSignal, options?: ModelCallOptions): Promise<ModelAnswer> {
-      if (signal.aborted) throw abortError(signal, 'the model request');
+    complete(request: ModelRequest, signal: AbortSignal, options?: ModelCallOptions): Promise<ModelAnswer> {
+      if (signal.aborted) return Promise.reject(abortError(signal, 'the model request'));
       const callKey = options?.apiKey?.trim() || undefined;
-      const apiKey = callKey ?? settings.apiKey;
-      // Held before anything can fail, so even a refusal of the key cannot show it.
-      const release = holdSecret(callKey);
-      // The registry ignores keys too short to be told from words; this model cuts its own keys anyway.
-      const redact = (text: string): string => redactSecrets(apiKey === undefined ? text : text.split(apiKey).join(REDACTED));
-      const context: FailureContext = {
-        shownUrl,
-        model,
-        keyHint: callKey === undefined ? provider.keyHint : 'it is the key given with this request',
-        notFoundHint: provider.notFoundHint,
-      };
-      let attemptsMade = 0;
-      try {
-        if (callKey !== undefined && !sendableKey(callKey)) {
-          throw new RedflowError({
-            code: ErrorCode.MODEL_REQUEST_REJECTED,
-            message: 'the API key given with the request contains characters that cannot be sent in an HTTP header',
-            hint: 'Check the key (stray quotes, spaces or line breaks?).',
-          });
-        }
-        const onChunk = options?.onChunk;
-        const { value, attempts } = await retryWithBackoff(
-          async (n) => {
-            attemptsMade = n;
-            if (onChunk === undefined) return attempt(request, apiKey, signal, context, undefined);
-            // Each attempt starts the answer again; what an earlier one showed is void (its `attempt` says so).
-            const chunks = createChunkRedactor(redact);
-            const show = (text: string) => {
-              if (text !== '') deliverChunk(onChunk, { text, attempt: n });
-            };
-            const answer = await attempt(request, apiKey, signal, context, (piece) => show(chunks.push(piece)));
-            show(chunks.flush());
-            return answer;
-          },
-          { ...retry, maxRetries, signal },
-        );
-        const text = redact(value.text);
-        const finished = value.finishReason === undefined ? {} : { finishReasons: [value.finishReason] };
-        return value.usage === undefined ? { text, attempts, ...finished } : { text, usage: value.usage, attempts, ...finished };
-      } catch (error) {
-        if (signal.aborted) throw abortError(signal, 'the model request');
-        throw finalError(error, attemptsMade, redact);
-      } finally {
-        release();
-      }
+      // Scoped before anything can fail, so even a refusal of the key cannot show it; scoped, not
+      // process-wide, so a client's "key" (which could be any word) is cut from this call's output only.
+      return withScopedSecret(callKey, () => call(request, signal, options, callKey));
     },
   };
+
+  /** One call, inside the scope of its key. */
+  async function call(request: ModelRequest, signal: AbortSignal, options: ModelCallOptions | undefined, callKey: string | undefined): Promise<ModelAnswer> {
+    const apiKey = callKey ?? settings.apiKey;
+    // The registry ignores keys too short to be told from words; this model cuts its own keys anyway.
+    const redact = (text: string): string => redactSecrets(apiKey === undefined ? text : text.split(apiKey).join(REDACTED));
+    const context: FailureContext = {
+      shownUrl,
+      model,
+      keyHint: callKey === undefined ? provider.keyHint : 'it is the key given with this request',
+      notFoundHint: provider.notFoundHint,
+    };
+    let attemptsMade = 0;
+    try {
+      if (callKey !== undefined && !sendableKey(callKey)) {
+        throw new RedflowError({
+          code: ErrorCode.MODEL_REQUEST_REJECTED,
+          message: 'the API key given with the request contains characters that cannot be sent in an HTTP header',
+          hint: 'Check the key (stray quotes, spaces or line breaks?).',
+        });
+      }
+      const onChunk = options?.onChunk;
+      const { value, attempts } = await retryWithBackoff(
+        async (n) => {
+          attemptsMade = n;
+          if (onChunk === undefined) return attempt(request, apiKey, signal, context, undefined);
+          // Each attempt starts the answer again; what an earlier one showed is void (its `attempt` says so).
+          const chunks = createChunkRedactor(redact);
+          const show = (text: string) => {
+            if (text !== '') deliverChunk(onChunk, { text, attempt: n });
+          };
+          const answer = await attempt(request, apiKey, signal, context, (piece) => show(chunks.push(piece)));
+          show(chunks.flush());
+          return answer;
+        },
+        { ...retry, maxRetries, signal },
+      );
+      const text = redact(value.text);
+      const finished = value.finishReason === undefined ? {} : { finishReasons: [value.finishReason] };
+      return value.usage === undefined ? { text, attempts, ...finished } : { text, usage: value.usage, attempts, ...finished };
+    } catch (error) {
+      if (signal.aborted) throw abortError(signal, 'the model request');
+      throw finalError(error, attemptsMade, redact);
+    }
+  }
 }
 
 /** The error a call ends with: redacted, and saying how hard it tried when it was worth retrying. */

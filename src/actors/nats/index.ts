@@ -40,6 +40,7 @@ export { serveIdempotentTool, type ServeIdempotentToolOptions } from '../toolRes
 export { startCoreWorker, type CoreWorker, type CoreWorkerOptions, type RunStartRequest, type RunStartReply } from '../../distributed/coreWorker.js';
 export { startActorWorker, WorkerRole, type ActorWorker, type ActorWorkerOptions } from '../../distributed/actorWorker.js';
 export { startRemoteRun, type RemoteRun, type RemoteRunOptions } from '../../distributed/remoteRun.js';
+export { createSharedRunFollow, type SharedRunFollow, type SharedRunFollowOptions } from '../../events/jetstream/sharedRunFollow.js';
 export {
   requestRunAbort,
   serveRunAborts,

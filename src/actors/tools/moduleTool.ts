@@ -75,6 +75,7 @@ export async function loadModuleTool(config: ToolModuleConfig, baseDir: string, 
   const description: unknown = config.description ?? candidate.description;
   const inputSchema: unknown = candidate.inputSchema;
   const execute: unknown = candidate.execute;
+  const idempotent: unknown = candidate.idempotent;
 
   const problems: string[] = [];
   if (typeof name !== 'string') {
@@ -97,6 +98,9 @@ export async function loadModuleTool(config: ToolModuleConfig, baseDir: string, 
   if (typeof execute !== 'function') {
     problems.push(`execute must be a function, got ${describeValue(execute)}`);
   }
+  if (idempotent !== undefined && typeof idempotent !== 'boolean') {
+    problems.push(`idempotent must be true or false when given, got ${describeValue(idempotent)}`);
+  }
   if (problems.length > 0) {
     throw new RedflowError({
       code: ErrorCode.TOOL_MODULE_INVALID,
@@ -112,6 +116,7 @@ export async function loadModuleTool(config: ToolModuleConfig, baseDir: string, 
     name: toolName,
     description: description as string,
     inputSchema: inputSchema as Record<string, unknown>,
+    ...(idempotent === true && { idempotent: true }),
     execute: (input, context) =>
       callWithTimeout((signal) => run.call(candidate, input, { ...context, signal }), context.signal, timeoutMs, toolName),
   };

@@ -202,6 +202,8 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
     name: config.name,
     description: config.description ?? `Runs an SQL query on PostgreSQL: ${settings.sql.text.replace(/\s+/g, ' ').trim().slice(0, 200)}`,
     inputSchema: config.inputSchema,
+    // A READ ONLY transaction changes nothing: running it again is harmless.
+    idempotent: settings.readOnly,
     async execute(input, context) {
       if (closing) {
         throw new RedflowError({ code: ErrorCode.TOOL_FAILED, message: `${label}: the tool is closed` });

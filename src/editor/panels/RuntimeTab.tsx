@@ -1,8 +1,10 @@
 /**
  * Runtime / Debug: the iteration timeline (action, tool, confidence, duration per iteration, from
- * `envelope.observability.events`), the last action and the confidence of each iteration — live
+ * `envelope.observability.events`), the last action, the tokens of the model calls so far (when the
+ * model reports them) and the confidence of each iteration — live
  * while a run streams, or at the scrubber's position. A run that waits says for what, since when
- * and until when. A clicked row opens that step's details.
+ * and until when. The step under way is marked on its row (a model call being waited for gets a
+ * row of its own). A clicked row opens that step's details.
  */
 import { useState } from 'react';
 import type { RunView } from '../run/runView.js';
@@ -10,6 +12,11 @@ import { StepDetails } from './StepDetails.js';
 import { LiveAnswerPanel } from '../run/LiveAnswerView.js';
 import { WaitFacts } from './WaitFacts.js';
 import { RunViewState } from '../run/runViewMachine.js';
+import { stepInProgress, type StepActivity } from '../../events/stepInProgress.js';
+import type { IterationStep } from '../../contracts/schema-types.js';
+
+/** What a row under way says in place of a finished step's figures. */
+const UNDER_WAY: Record<StepActivity, string> = { model: 'waiting for the model…', tool: 'running…', waiting: 'waiting…' };
 
 /** The Runtime / Debug tab's props. */
 export interface RuntimeTabProps {
@@ -36,7 +43,7 @@ function Confidence({ value }: { value: number | undefined }) {
 /** The Runtime / Debug tab: run state, last action, outcome and answer, and the iteration timeline. */
 export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
   const { envelope, timeline } = view;
-  const outcome = envelope.observability.outcome;
+  const { outcome, usage } = envelope.observability;
   const { lastAction, lastTool, iteration } = envelope.state;
   // The open step belongs to its run: another run (a new one, or one opened from the list) starts with none.
   const [selection, setSelection] = useState<{ readonly traceId: string | undefined; readonly iteration: number }>();
@@ -47,6 +54,11 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
   const failureOf = new Map(view.details.iterations.map((it) => [it.iteration, it.failure]));
   // A run followed live that waits is parked, not streaming: say so, and what it waits for below.
   const shownState = runState === RunViewState.Streaming && view.wait !== undefined ? 'waiting' : runState;
+  // The step under way is marked; a model call being waited for has no line in the envelope's
+  // timeline yet, so it gets one (clicked, it shows the messages the model was sent).
+  const inProgress = stepInProgress(view.details);
+  const rows: readonly IterationStep[] =
+    inProgress?.activity === 'model' && timeline.at(-1)?.iteration !== inProgress.iteration ? [...timeline, { iteration: inProgress.iteration, action: 'model' }] : timeline;
   return (
     <div className="tab-body" data-testid="tab-runtime">
       <dl className="facts">
@@ -57,6 +69,14 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
         {view.wait && <WaitFacts wait={view.wait} />}
         <dt>iteration</dt>
         <dd data-testid="run-iteration">{iteration}</dd>
+        {usage && (
+          <>
+            <dt>tokens</dt>
+            <dd data-testid="run-tokens" title="all model calls so far; each call's are in its step">
+              {usage.promptTokens} in / {usage.completionTokens} out ({usage.totalTokens})
+            </dd>
+          </>
+        )}
         <dt>last action</dt>
         <dd data-testid="last-action">
           {lastAction ? (
@@ -89,7 +109,7 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
       )}
       <LiveAnswerPanel />
       <h4 className="section-title">Iteration timeline</h4>
-      {timeline.length === 0 ? (
+      {rows.length === 0 ? (
         <p className="empty">{traceId ? 'Waiting for the first answer…' : 'Run the flow (toolbar) or open a run to see its iterations here.'}</p>
       ) : (
         <table className="timeline" data-testid="timeline">
@@ -103,18 +123,20 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
             </tr>
           </thead>
           <tbody>
-            {timeline.map((step, index) => {
+            {rows.map((step, index) => {
               // A tool line with a code is a failed call: mark it like an error, not like a success.
               const failure = failureOf.get(step.iteration);
               const code = step.code ?? failure?.error?.code;
               const failed = (step.action === 'tool' && step.code !== undefined) || (failure !== undefined && failure !== null);
+              const underWay = inProgress !== undefined && index === rows.length - 1 && step.iteration === inProgress.iteration ? inProgress.activity : undefined;
               return (
                 <tr
                   key={`${step.iteration}-${index}`}
-                  className={`timeline__row timeline__row--${step.action}${failed ? ' timeline__row--failed' : ''}`}
+                  className={`timeline__row timeline__row--${step.action}${failed ? ' timeline__row--failed' : ''}${underWay ? ' timeline__row--in-progress' : ''}`}
                   data-testid="timeline-row"
                   data-action={step.action}
                   data-failed={failed ? 'true' : undefined}
+                  data-in-progress={underWay}
                   aria-selected={selected === step.iteration}
                   title="Show this step’s details"
                   onClick={() => setSelected(selected === step.iteration ? undefined : step.iteration)}
@@ -123,6 +145,11 @@ export function RuntimeTab({ view, runState, traceId }: RuntimeTabProps) {
                   <td>
                     <span className={`action action--${step.action}`}>{step.action}</span>
                     {code && <code className="timeline__code">{failed ? `✖ ${code}` : code}</code>}
+                    {underWay && (
+                      <span className="timeline__progress" data-testid="timeline-in-progress">
+                        {UNDER_WAY[underWay]}
+                      </span>
+                    )}
                   </td>
                   <td>{step.tool ?? <span className="muted">—</span>}</td>
                   <td>

@@ -8,6 +8,7 @@
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import type { ErrorInfoData, Exchange } from '../../contracts/schema-types.js';
 import type { AnswerVerdict, IterationDetails, ModelCallDetails, RunDetails, ToolCallDetails } from '../../events/stepDetails.js';
+import { stepInProgress } from '../../events/stepInProgress.js';
 
 /** Longer texts are cut to this many characters until "show all" is clicked. */
 const CUT_AT = 600;
@@ -118,7 +119,11 @@ function ModelCall({ model }: { model: ModelCallDetails }) {
           </span>
         )}
       </p>
-      {model.thoughtHidden && <p className="muted">The answer’s thought was kept out of the log (the agent is not in debug).</p>}
+      {model.thoughtHidden && (
+        <p className="muted" data-testid="step-thought-hidden">
+          The answer’s thought was kept out of the log (the agent is not in debug).
+        </p>
+      )}
       {model.originalLength !== null && <p className="muted">The answer was cut from {model.originalLength} characters.</p>}
       <LongText text={model.text} testId="step-model-answer" />
     </>
@@ -207,6 +212,9 @@ function Iteration({ it, details, part }: { it: IterationDetails; details: RunDe
   const last = details.iterations.at(-1) === it;
   const answer = last ? details.ending?.outcome.answer : undefined;
   const toolFailure = it.failure?.step === 'tool' ? it.failure : null;
+  // Logged only with debug on: the thought of the answer that called the tool, or of the final answer.
+  const thought = it.tool?.thought ?? (last ? details.ending?.thought : undefined) ?? null;
+  const underWay = last && stepInProgress(details)?.activity === 'model';
   if (part === 'tool') {
     return it.tool ? <ToolCall tool={it.tool} ended={toolFailure} /> : <p className="muted">No tool call in this iteration.</p>;
   }
@@ -228,7 +236,19 @@ function Iteration({ it, details, part }: { it: IterationDetails; details: RunDe
         ))}
       </ol>
       <h5 className="step__title">Model answer (as logged)</h5>
-      {it.model ? <ModelCall model={it.model} /> : <p className="muted">No answer logged.</p>}
+      {it.model ? (
+        <ModelCall model={it.model} />
+      ) : (
+        <p className="muted" data-testid="step-model-pending">
+          {underWay ? 'Waiting for the model’s answer…' : 'No answer logged.'}
+        </p>
+      )}
+      {thought !== null && (
+        <>
+          <h5 className="step__title">Thought (debug)</h5>
+          <LongText text={thought} testId="step-thought" />
+        </>
+      )}
       {it.tool && part === 'all' && (
         <>
           <h5 className="step__title">Tool call</h5>

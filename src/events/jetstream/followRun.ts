@@ -1,12 +1,13 @@
-import type { Consumer, JetStreamClient } from '@nats-io/jetstream';
+import { jetstream, type Consumer, type JetStreamClient, type OrderedConsumerOptions } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { watchReconnects } from '../../actors/nats/reconnects.js';
 import { Subject } from '../../actors/subjects.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import type { FollowOptions } from '../eventStore.js';
 import { isTerminal, type AgentEvent } from '../eventTypes.js';
 import { checkFollowCursor } from '../follow.js';
 import { isValidTraceId } from '../../runtime/ids.js';
-import { createRunPathCheck } from '../runPath.js';
-import { decodeRunMessage, runProblem } from './runMessage.js';
+import { createRunMessageReader } from './runMessage.js';
 
 /** Messages asked for at once: a run's log comes in a few pulls, and a live run's next message as soon as it is stored. */
 const PULL_MESSAGES = 256;
@@ -20,15 +21,17 @@ const CREATE_PATIENCE_MS = 30_000;
  * consumer over the run's subjects: the library recreates the consumer past the last message it
  * delivered whenever one goes missing (a sequence gap, missed heartbeats, a reconnection), so the
  * messages come each once and in the stream's order, which is the run's, with no gap filling of
- * our own. Every message of the run is read from the first (an event's seq is not its stream
- * sequence): those up to `afterSeq` are checked and passed over.
+ * our own. After a reconnection the follow starts a new consumer from the last event it gave
+ * (see {@link watchReconnects}: messages handed to the dead connection would otherwise be missed
+ * until the run's next one). Every message of the run is read from the first (an event's seq is
+ * not its stream sequence): those up to `afterSeq` are checked and passed over.
  *
  * Each message is checked as `read` checks it (schema, run, seq, a step the run could take); one
  * that fails ends the follow with the problem's code. A connection closed under it ends it with
  * `LOG_STORE_UNAVAILABLE`, a trace id that is not one (it would be a wildcard in the filter) with
  * `LOG_NOT_FOUND`. The ephemeral consumer is deleted when the follow ends.
  */
-export async function* followJetStreamRun(js: JetStreamClient, stream: string, prefix: string, traceId: string, afterSeq: number, options: FollowOptions = {}): AsyncGenerator<AgentEvent> {
+export async function* followJetStreamRun(nc: NatsConnection, stream: string, prefix: string, traceId: string, afterSeq: number, options: FollowOptions = {}): AsyncGenerator<AgentEvent> {
   checkFollowCursor(traceId, afterSeq);
   // One subject token: anything else would filter other runs' subjects in (`>`, `*`, a dot).
   if (!isValidTraceId(traceId)) {
@@ -40,11 +43,12 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
   }
   const { signal } = options;
   const stopped = () => signal?.aborted === true;
+  const js = jetstream(nc);
   let yielded = afterSeq;
   for (let idle = 0; !stopped(); ) {
     const before = yielded;
-    const once = followOnce(js, stream, prefix, traceId, yielded, signal);
-    let step: IteratorResult<AgentEvent, 'ended' | 'lost'>;
+    const once = followOnce(nc, js, stream, prefix, traceId, yielded, signal);
+    let step: IteratorResult<AgentEvent, 'ended' | 'lost' | 'reconnected'>;
     try {
       while (!(step = await once.next()).done) {
         yielded = step.value.seq;
@@ -55,6 +59,7 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
       await once.return('ended');
     }
     if (step.value === 'ended' || stopped()) return;
+    if (step.value === 'reconnected') continue;
     // nats.js's ordered consumer ended without the run's ending: it gives up a consumer it could
     // not recreate while the connection was down. A new one goes on from the last event yielded;
     // a connection closed for good fails its creation, and so does this follow.
@@ -66,14 +71,23 @@ export async function* followJetStreamRun(js: JetStreamClient, stream: string, p
 
 /**
  * One ordered consumer's follow of the run: its events after `afterSeq`, until its ending or
- * `signal` ('ended'), or until nats.js ends the consumer ('lost').
+ * `signal` ('ended'), until the connection comes back after a drop ('reconnected'), or until
+ * nats.js ends the consumer ('lost').
  */
-async function* followOnce(js: JetStreamClient, stream: string, prefix: string, traceId: string, afterSeq: number, signal: AbortSignal | undefined): AsyncGenerator<AgentEvent, 'ended' | 'lost'> {
+async function* followOnce(
+  nc: NatsConnection,
+  js: JetStreamClient,
+  stream: string,
+  prefix: string,
+  traceId: string,
+  afterSeq: number,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<AgentEvent, 'ended' | 'lost' | 'reconnected'> {
   const stopped = () => signal?.aborted === true;
   let consumer;
   let messages;
   try {
-    consumer = await orderedConsumer(js, stream, Subject.runTrace(prefix, traceId), signal);
+    consumer = await orderedConsumer(js, stream, { filter_subjects: Subject.runTrace(prefix, traceId) }, signal);
     messages = await consumer.consume({ max_messages: PULL_MESSAGES });
   } catch (error) {
     await consumer?.delete().catch(() => undefined);
@@ -81,21 +95,15 @@ async function* followOnce(js: JetStreamClient, stream: string, prefix: string, 
   }
   const stop = () => messages.stop();
   signal?.addEventListener('abort', stop, { once: true });
-  const runPath = createRunPathCheck();
-  let position = 0;
-  let lastSeq = 0;
+  let reconnected = false;
+  const stopWatching = watchReconnects(nc, () => {
+    reconnected = true;
+    messages.stop();
+  });
+  const read = createRunMessageReader(traceId);
   try {
     for await (const message of messages) {
-      position++;
-      const verdict = decodeRunMessage(message.data, traceId, lastSeq + 1, position);
-      if ('problem' in verdict) throw new RedflowError(verdict.problem);
-      // A message is written whole: one of its events the run could not take refuses it all.
-      for (const event of verdict.events) {
-        const impossible = runPath.next(event);
-        if (impossible !== undefined) throw new RedflowError(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
-      }
-      for (const event of verdict.events) {
-        lastSeq = event.seq;
+      for (const event of read(message.data)) {
         if (event.seq > afterSeq) yield event;
         if (stopped() || isTerminal(event)) return 'ended';
       }
@@ -104,25 +112,26 @@ async function* followOnce(js: JetStreamClient, stream: string, prefix: string, 
     throw unavailable(`stopped following run ${traceId}`, error);
   } finally {
     signal?.removeEventListener('abort', stop);
+    stopWatching();
     messages.stop();
     // Not waited for: with the server out of reach it would hold the caller up to the API timeout
     // (the server drops an idle ordered consumer by itself).
     void consumer.delete().catch(() => undefined);
   }
-  return stopped() ? 'ended' : 'lost';
+  return stopped() ? 'ended' : reconnected ? 'reconnected' : 'lost';
 }
 
 /**
- * nats.js's ordered consumer over `filter`. Asked again when the JetStream API answers with a
+ * nats.js's ordered consumer of `options` (its filter, where it starts). Asked again when the JetStream API answers with a
  * timeout: a thousand runs started at once ask for a thousand consumers (and the stream's info,
  * which nats.js asks before each) in one burst, and some of those requests time out on a busy
  * server. nats.js retries the creations of an ordered consumer it resets, not the first one.
  */
-async function orderedConsumer(js: JetStreamClient, stream: string, filter: string, signal: AbortSignal | undefined): Promise<Consumer> {
+export async function orderedConsumer(js: JetStreamClient, stream: string, options: Partial<OrderedConsumerOptions>, signal?: AbortSignal): Promise<Consumer> {
   const deadline = Date.now() + CREATE_PATIENCE_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await js.consumers.get(stream, { filter_subjects: filter });
+      return await js.consumers.get(stream, options);
     } catch (error) {
       if (!timedOut(error) || Date.now() >= deadline || signal?.aborted === true) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));

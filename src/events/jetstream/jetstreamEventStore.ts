@@ -136,7 +136,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
     },
 
     follow(traceId, afterSeq, followOptions) {
-      return followJetStreamRun(js, stream, prefix, traceId, afterSeq, followOptions);
+      return followJetStreamRun(nc, stream, prefix, traceId, afterSeq, followOptions);
     },
 
     async read(traceId) {

@@ -1,7 +1,8 @@
 import { validators } from '../../contracts/schemas.js';
-import { ErrorCode, errorInfo } from '../../errors.js';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import type { LogProblem } from '../eventStore.js';
 import type { AgentEvent } from '../eventTypes.js';
+import { createRunPathCheck } from '../runPath.js';
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -39,4 +40,28 @@ export function decodeRunMessage(data: Uint8Array, traceId: string, expectedSeq:
 /** A problem of a run's log in the stream: nothing from its record on is folded. */
 export function runProblem(code: ErrorCode, position: number, message: string): LogProblem {
   return { ...errorInfo(code, message, { hint: 'nothing from this record on is folded' }), position };
+}
+
+/**
+ * Reads run `traceId`'s messages in the stream's order, from its first, as a follow gets them:
+ * each call gives one message's events, checked by {@link decodeRunMessage} and as steps the run
+ * could take (a message is written whole: one impossible event refuses it all).
+ *
+ * @throws RedflowError the message's problem (`LOG_RECORD_CORRUPT`, `LOG_SEQUENCE_GAP`, `LOG_PATH_INVALID`).
+ */
+export function createRunMessageReader(traceId: string): (data: Uint8Array) => readonly AgentEvent[] {
+  const runPath = createRunPathCheck();
+  let position = 0;
+  let lastSeq = 0;
+  return (data) => {
+    position++;
+    const verdict = decodeRunMessage(data, traceId, lastSeq + 1, position);
+    if ('problem' in verdict) throw new RedflowError(verdict.problem);
+    for (const event of verdict.events) {
+      const impossible = runPath.next(event);
+      if (impossible !== undefined) throw new RedflowError(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
+    }
+    lastSeq = verdict.events.at(-1)?.seq ?? lastSeq;
+    return verdict.events;
+  };
 }
