@@ -153,7 +153,7 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
     const status = logStatus(events);
     let result: { outcome: RunOutcome; envelope: AgentEnvelope };
     const wait = status.kind === 'resumable' ? status.point.wait : undefined;
-    if (wait && !(await leases.orphans()).some((record) => record.traceId === traceId)) {
+    if (wait && (await leases.orphan(traceId)) === undefined) {
       // Parked: its answer (or its deadline) resumes it on a core worker; there is nothing to do here.
       options.progress.done();
       return reportWaiting({ traceId, wait, envelope: status.kind === 'resumable' ? status.point.envelope : status.envelope }, { cluster: true }, options.json, output);
@@ -161,7 +161,7 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
     if (status.kind === 'finished') {
       result = { outcome: status.outcome, envelope: status.envelope };
     } else {
-      const orphan = (await leases.orphans()).find((record) => record.traceId === traceId);
+      const orphan = await leases.orphan(traceId);
       if (!orphan) {
         throw new RedflowError(
           errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${traceId} has a live core worker`, {

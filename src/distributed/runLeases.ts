@@ -56,6 +56,11 @@ export interface RunLeases {
   finish(traceId: string): Promise<void>;
   /** The runs under way whose owner has no heartbeat: candidates for takeover (a parked run is none). */
   orphans(): Promise<RunRecord[]>;
+  /**
+   * Run `traceId`'s record if it is an orphan, read from the bucket now rather than from the watch
+   * (which may not have caught up yet in a process that has just opened the leases).
+   */
+  orphan(traceId: string): Promise<RunRecord | undefined>;
   /** Marks one of this worker's runs parked, waiting for an answer: it no longer owns it. */
   park(traceId: string, waiting: NonNullable<RunRecord['waiting']>): Promise<void>;
   /**
@@ -140,10 +145,17 @@ export async function openRunLeases(
     }
   };
 
-  const liveOwners = async (): Promise<Set<string>> => {
-    const live = new Set<string>();
-    for await (const key of await leases.keys()) live.add(key);
-    return live;
+  // One read per owner, not a listing of the bucket: nats.js's `kv.keys()` never ends when an
+  // entry expires between the listing's start and its delivery, and heartbeats here do expire
+  // (it stalled the takeover scans, and `redflow resume --nats`, for good).
+  const isLive = async (who: string): Promise<boolean> => {
+    const entry = await leases.get(who);
+    return entry !== null && entry.operation === 'PUT';
+  };
+  const liveOwners = async (owners: Iterable<string>): Promise<Set<string>> => {
+    const distinct = [...new Set(owners)];
+    const live = await Promise.all(distinct.map(isLive));
+    return new Set(distinct.filter((_, i) => live[i]));
   };
 
   return {
@@ -159,7 +171,7 @@ export async function openRunLeases(
       }
     },
     async claim(record) {
-      const seen = known.get(record.traceId);
+      const seen = known.get(record.traceId) ?? (await fresh(record.traceId));
       if (!seen) return false;
       const mine: RunRecord = { ...seen.record, owner };
       try {
@@ -176,11 +188,15 @@ export async function openRunLeases(
       await runs.delete(traceId).catch(() => undefined);
     },
     async orphans() {
-      if (known.size === 0) return [];
-      const live = await liveOwners();
-      return [...known.values()]
-        .map((entry) => entry.record)
-        .filter((record) => record.waiting === undefined && record.owner !== owner && !live.has(record.owner));
+      const candidates = [...known.values()].map((entry) => entry.record).filter((record) => record.waiting === undefined && record.owner !== owner);
+      if (candidates.length === 0) return [];
+      const live = await liveOwners(candidates.map((record) => record.owner));
+      return candidates.filter((record) => !live.has(record.owner));
+    },
+    async orphan(traceId) {
+      const current = await fresh(traceId);
+      if (!current || current.record.waiting !== undefined || current.record.owner === owner) return undefined;
+      return (await isLive(current.record.owner)) ? undefined : current.record;
     },
     async park(traceId, waiting) {
       const seen = known.get(traceId);

@@ -1,0 +1,95 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRunLeases, type RunLeases } from '../../src/distributed/runLeases.js';
+import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+import { removePrefix } from './clusterSupport.js';
+
+// `redflow resume <traceId> --nats` opens the leases and asks about one run at once: its answer
+// must not depend on how far the watch of the run records has got.
+
+const prefix = uniquePrefix();
+const RUNS = 400;
+/** Workers that die while another looks for orphans: each expiring heartbeat is a chance for a listing to stall. */
+const DYING = 32;
+/** Concurrent looks for orphans. */
+const LOOKERS = 4;
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  nc = await connectTestServer('run-leases-test');
+  // A core worker that registered many runs and died: its heartbeat is gone, its runs are orphans.
+  const dead = await openRunLeases(nc, { prefix, owner: 'dead-core', leaseMs: 1000 });
+  await Promise.all(Array.from({ length: RUNS }, (_, i) => dead.register({ traceId: `run-${i}`, startedAt: new Date().toISOString() })));
+  await dead.close();
+});
+
+afterAll(async () => {
+  await removePrefix(nc, prefix);
+  await nc.drain();
+});
+
+describe('run leases opened by a process that asks about one run at once', () => {
+  it('should find the run an orphan and claim it before the watch of the records has caught up', async () => {
+    const leases = await openRunLeases(nc, { prefix, owner: 'resume-cli', leaseMs: 1000 });
+    try {
+      const orphan = await leases.orphan(`run-${RUNS - 1}`);
+      expect(orphan?.owner).toBe('dead-core');
+      expect(await leases.claim(orphan!)).toBe(true);
+      expect(await leases.orphan(`run-${RUNS - 1}`)).toBeUndefined();
+    } finally {
+      await leases.close();
+    }
+  });
+
+  it('should not call a run an orphan while its owner has a heartbeat', async () => {
+    const owner = await openRunLeases(nc, { prefix, owner: 'live-core', leaseMs: 1000 });
+    const asker = await openRunLeases(nc, { prefix, owner: 'asker', leaseMs: 1000 });
+    try {
+      expect(await owner.register({ traceId: 'live-run', startedAt: new Date().toISOString() })).toBe(true);
+      expect(await asker.orphan('live-run')).toBeUndefined();
+      expect(await asker.orphan('no-such-run')).toBeUndefined();
+    } finally {
+      await owner.close();
+      await asker.close();
+    }
+  });
+
+  it('should keep answering who the orphans are while the heartbeats of dead workers expire', async () => {
+    // Workers whose processes die one after another: their heartbeats stop unrenewed (no
+    // delete) and expire on the server while another worker keeps looking for orphans.
+    const own = uniquePrefix();
+    const asker = await openRunLeases(nc, { prefix: own, owner: 'asker', leaseMs: 1000 });
+    const deaths: Promise<void>[] = [];
+    try {
+      for (let i = 0; i < DYING; i++) {
+        const connection = await connectTestServer(`dying-core-${i}`);
+        const dying = await openRunLeases(connection, { prefix: own, owner: `dying-core-${i}`, leaseMs: 1000 });
+        expect(await dying.register({ traceId: `run-of-${i}`, startedAt: new Date().toISOString() })).toBe(true);
+        deaths.push(new Promise((resolve) => setTimeout(resolve, 60 * i)).then(() => connection.close()));
+      }
+      // Several lookers at once, as several core workers scan: more looks land on an expiry.
+      const deadline = Date.now() + 15_000;
+      await Promise.all(Array.from({ length: LOOKERS }, () => lookUntilAllOrphaned(asker, deadline)));
+    } finally {
+      await Promise.all(deaths);
+      await asker.close();
+      await removePrefix(nc, own);
+    }
+  });
+});
+
+/** Asks `leases` for the orphans until all {@link DYING} runs are, failing on any look that stalls. */
+async function lookUntilAllOrphaned(leases: RunLeases, deadline: number): Promise<void> {
+  for (let found = 0; found < DYING; ) {
+    if (Date.now() > deadline) throw new Error(`only ${found} of ${DYING} runs became orphans`);
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('orphans() has not answered for 3 s')), 3000);
+    });
+    try {
+      found = (await Promise.race([leases.orphans(), stalled])).length;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
