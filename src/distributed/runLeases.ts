@@ -48,7 +48,10 @@ export interface RunLeases {
   readonly leaseMs: number;
   /** Records a new run owned by this worker; false if the run is already known. */
   register(record: Omit<RunRecord, 'owner'>): Promise<boolean>;
-  /** Takes over an orphan (its owner is dead); false if another worker was first. */
+  /**
+   * Takes over an orphan (its owner is dead) by a revision-checked update of its record; false if
+   * the record no longer names that owner (another worker was first) or the update loses a race.
+   */
   claim(record: RunRecord): Promise<boolean>;
   /** True while the run's record (as last seen) names this worker. */
   owns(traceId: string): boolean;
@@ -171,8 +174,11 @@ export async function openRunLeases(
       }
     },
     async claim(record) {
-      const seen = known.get(record.traceId) ?? (await fresh(record.traceId));
-      if (!seen) return false;
+      // Read now, not from the watch, which may lag; and the record must still name the owner that
+      // was found dead: a watch that has caught up with another worker's claim would otherwise
+      // hand over that worker's revision, and the update would take a live worker's run.
+      const seen = await fresh(record.traceId);
+      if (!seen || seen.record.owner !== record.owner || seen.record.waiting !== undefined) return false;
       const mine: RunRecord = { ...seen.record, owner };
       try {
         const revision = await runs.update(record.traceId, encoder.encode(JSON.stringify(mine)), seen.revision);

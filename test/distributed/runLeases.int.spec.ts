@@ -54,6 +54,24 @@ describe('run leases opened by a process that asks about one run at once', () =>
     }
   });
 
+  it('should not let a worker claim an orphan another worker has claimed since it was found', async () => {
+    const first = await openRunLeases(nc, { prefix, owner: 'first-heir', leaseMs: 1000 });
+    const late = await openRunLeases(nc, { prefix, owner: 'late-heir', leaseMs: 1000 });
+    try {
+      const orphan = await late.orphan('run-0');
+      expect(orphan?.owner).toBe('dead-core');
+      expect(await first.claim(orphan!)).toBe(true);
+      // Once the late worker's watch has seen that claim, its stale find must still lose.
+      await expect.poll(async () => (await late.orphans()).some((record) => record.traceId === 'run-0')).toBe(false);
+      expect(await late.claim(orphan!)).toBe(false);
+      expect(first.owns('run-0')).toBe(true);
+      expect(await late.orphan('run-0')).toBeUndefined();
+    } finally {
+      await first.close();
+      await late.close();
+    }
+  });
+
   it('should keep answering who the orphans are while the heartbeats of dead workers expire', async () => {
     // Workers whose processes die one after another: their heartbeats stop unrenewed (no
     // delete) and expire on the server while another worker keeps looking for orphans.
