@@ -157,6 +157,40 @@ describe('the JetStream event store', () => {
     expect(mine + theirs).toBe(100);
   }, 60_000);
 
+  it('should let its writer go on when a read of the same run by the same store ends after the writer appended more', async () => {
+    // A run's log is read (a runs list, an events route, a look for unfinished runs) while the run
+    // writes through the same store: such a read can end holding fewer events than are stored. Here
+    // the read is held at its last request (the deletion of its consumer) while the run appends.
+    const slow = await connectTestServer('jetstream-store-slow-read');
+    let releaseRead!: () => void;
+    const readHeld = new Promise<void>((resolve) => (releaseRead = resolve));
+    let readEnding = false;
+    const request = slow.request.bind(slow);
+    slow.request = async (subject, ...rest) => {
+      if (subject.startsWith('$JS.API.CONSUMER.DELETE.')) {
+        readEnding = true;
+        await readHeld;
+      }
+      return request(subject, ...rest);
+    };
+    try {
+      const writer = await openJetStreamEventStore(slow, { prefix });
+      const traceId = 'read-while-writing';
+      await writer.append(started(traceId));
+      await writer.append(resumed(traceId, 2, '2026-01-01T00:00:01.000Z'));
+      const read = writer.read(traceId);
+      await expect.poll(() => readEnding).toBe(true);
+      await writer.append(resumed(traceId, 3, '2026-01-01T00:00:02.000Z'));
+      releaseRead();
+      expect((await read).events).toHaveLength(2);
+      await writer.append(resumed(traceId, 4, '2026-01-01T00:00:03.000Z'));
+      expect((await store.read(traceId)).events.map((event) => event.seq)).toEqual([1, 2, 3, 4]);
+    } finally {
+      releaseRead();
+      await slow.drain();
+    }
+  });
+
   it('should accept the same event again (an append whose ack was lost) without storing it twice', async () => {
     const event = started('again');
     await store.append(event);

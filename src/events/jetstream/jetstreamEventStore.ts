@@ -141,8 +141,11 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
 
     async read(traceId) {
       const result = await readRun(js, stream, prefix, traceId);
+      // A writer that resumes a run goes on from what it read. Only ever forward: a read that
+      // overlapped this store's own appends ends holding fewer events than are stored, and taking
+      // its end back would refuse the writer's next append as another writer's.
       const last = result.events.at(-1);
-      if (last) lastSeqs.set(traceId, last.seq);
+      if (last && last.seq > (lastSeqs.get(traceId) ?? 0)) lastSeqs.set(traceId, last.seq);
       return result;
     },
 
