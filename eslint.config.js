@@ -49,7 +49,7 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*', 'fs', 'fs/*', 'path', 'http', 'https', 'net', 'child_process', 'crypto', 'os', 'url', 'stream', 'worker_threads'], message: 'the editor runs in the browser: no Node modules.' },
             {
-              group: ['**/actors/**', '**/runtime/**', '**/cli/**', '**/distributed/**', '**/contracts/schemas*', '**/flows/loadFlow*', '**/flows/validateFlow*', '**/flows/agentConfig*', '**/server/*', '!**/server/apiTypes*'],
+              group: ['**/actors/**', '**/runtime/**', '**/cli/**', '**/nats/**', '**/contracts/schemas*', '**/flows/loadFlow*', '**/flows/validateFlow*', '**/flows/agentConfig*', '**/server/*', '!**/server/apiTypes*'],
               allowTypeImports: true,
               message: 'the editor may only import browser-safe modules (types from the rest).',
             },

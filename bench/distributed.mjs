@@ -5,11 +5,11 @@
 // Needs nats-server -js at $NATS_URL (default 127.0.0.1:4222); skipped with a note when absent.
 import { performance } from 'node:perf_hooks';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connectNats } from '../dist/actors/nats/connect.js';
-import { createNatsTransport } from '../dist/actors/nats/natsTransport.js';
+import { connectNats } from '../dist/nats/connect.js';
+import { createNatsTransport } from '../dist/nats/natsTransport.js';
 import { Storage, Subject } from '../dist/actors/subjects.js';
 import { createScriptedModel } from '../dist/actors/models/scriptedModel.js';
-import { openJetStreamEventStore } from '../dist/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore } from '../dist/nats/jetstream/jetstreamEventStore.js';
 import { serveActors } from '../dist/runtime/embeddedActors.js';
 import { startRun } from '../dist/runtime/runAgent.js';
 import { buildAnswerRules } from '../dist/runtime/answerRules.js';

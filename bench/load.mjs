@@ -17,12 +17,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { connectNats } from '../dist/actors/nats/connect.js';
+import { connectNats } from '../dist/nats/connect.js';
 import { Storage } from '../dist/actors/subjects.js';
 import { fold } from '../dist/events/evolve.js';
 import { createRunPathCheck } from '../dist/events/runPath.js';
-import { startRemoteRun } from '../dist/distributed/remoteRun.js';
-import { createSharedRunFollow } from '../dist/events/jetstream/sharedRunFollow.js';
+import { startRemoteRun } from '../dist/nats/cluster/remoteRun.js';
+import { createSharedRunFollow } from '../dist/nats/jetstream/sharedRunFollow.js';
 import { readAllRuns, removeCluster, startWorker } from './clusterBench.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

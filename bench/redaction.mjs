@@ -5,7 +5,7 @@
 // case (no secret in the reply) and the case with one. Prints µs per reply (median of rounds).
 import { performance } from 'node:perf_hooks';
 import { redactReply } from '../dist/runtime/redactReply.js';
-import { createSecretRegistry, registerSecret } from '../dist/secrets.js';
+import { createSecretRegistry, registerSecret } from '../dist/secrets/secrets.js';
 
 const ROUNDS = 7;
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

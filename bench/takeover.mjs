@@ -10,8 +10,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectNats } from '../dist/actors/nats/connect.js';
-import { startRemoteRun } from '../dist/distributed/remoteRun.js';
+import { connectNats } from '../dist/nats/connect.js';
+import { startRemoteRun } from '../dist/nats/cluster/remoteRun.js';
 import { readAllRuns as readRuns, removeCluster, startWorker } from './clusterBench.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

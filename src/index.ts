@@ -18,10 +18,10 @@ export { validators, compileUserSchema, SchemaFile, loadSchema } from './contrac
 export type { InputValidator } from './contracts/schemas.js';
 export { ErrorCode, RedflowError, errorInfo, toErrorInfo } from './errors.js';
 export type { ErrorInfo } from './errors.js';
-export { REDACTED, registerSecret, registerEnvironmentSecrets, redactSecrets, redactSecretsInData, createSecretRegistry } from './secrets.js';
-export type { SecretRegistry } from './secrets.js';
-export { holdSecret } from './secrets.js';
-export { withSecretScope, withScopedSecret, addScopedSecret } from './secretScope.js';
+export { REDACTED, registerSecret, registerEnvironmentSecrets, redactSecrets, redactSecretsInData, createSecretRegistry } from './secrets/secrets.js';
+export type { SecretRegistry } from './secrets/secrets.js';
+export { holdSecret } from './secrets/secrets.js';
+export { withSecretScope, withScopedSecret, addScopedSecret } from './secrets/secretScope.js';
 
 export { reactMachine, ReactState } from './machines/reactMachine.js';
 export type { ReactMachineInput, ResumePoint, ResumeAt, ReactEvent, TransportCommand } from './machines/reactTypes.js';
@@ -58,7 +58,7 @@ export type { ModelCallOptions } from './actors/model.js';
 export { withApiKey } from './actors/model.js';
 export type { ToolDefinition, ToolContext, ToolRequest, ToolResult } from './actors/tool.js';
 export type { MemoryStore, MemoryRecord } from './actors/memory.js';
-export { serveModel, serveTool, serveMemory } from './actors/serveActors.js';
+export { serveModel, serveTool, serveMemory } from './runtime/serveActors.js';
 export { createScriptedModel } from './actors/models/scriptedModel.js';
 export { createOpenAiChatModel, resolveOpenAiConfig, needsApiKey } from './actors/models/openAiChatModel.js';
 export { createAnthropicMessagesModel, resolveAnthropicConfig } from './actors/models/anthropicMessagesModel.js';
@@ -118,4 +118,4 @@ export type { AgentActivityEvent, AgentActivityData, AgentActivityType, Activity
 export { terminateReasonOf } from './agents/terminateReason.js';
 export type { TerminateReason } from './agents/terminateReason.js';
 export type { ModelChunk } from './actors/model.js';
-export type { RunChunk } from './actors/serveActors.js';
+export type { RunChunk } from './runtime/serveActors.js';

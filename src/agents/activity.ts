@@ -1,6 +1,6 @@
 import { RedflowError, type ErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import type { RunChunk } from '../actors/serveActors.js';
+import type { RunChunk } from '../runtime/serveActors.js';
 
 /** A tool call as the activity shows it: its id is the call's idempotency key. */
 export interface ActivityToolCall {

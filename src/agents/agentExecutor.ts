@@ -7,7 +7,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { openJsonlEventStore, type JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { logStatus } from '../events/resumePoint.js';
 import type { ChatMessage, ModelActor } from '../actors/model.js';
-import type { RunChunk } from '../actors/serveActors.js';
+import type { RunChunk } from '../runtime/serveActors.js';
 import { Subject } from '../actors/subjects.js';
 import { buildMessages } from '../machines/prompt.js';
 import { buildModel } from '../runtime/buildModel.js';

@@ -1,5 +1,5 @@
 import type { WaitAnswer } from '../events/pendingWait.js';
-import { requestRunAnswer, type RunAnswerReply } from '../distributed/runAnswers.js';
+import { requestRunAnswer, type RunAnswerReply } from '../nats/cluster/runAnswers.js';
 import { connectFromOptions, subjectPrefix } from './natsOptions.js';
 import { stopWithin } from './stopWithin.js';
 

@@ -1,8 +1,8 @@
 import type { AgentEvent } from '../events/eventTypes.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { Subject } from '../actors/subjects.js';
-import { openTraceToRead } from '../distributed/openTraceToRead.js';
-import { parseTraceEvents } from '../distributed/traceEvent.js';
+import { openTraceToRead } from '../nats/cluster/openTraceToRead.js';
+import { parseTraceEvents } from '../nats/cluster/traceEvent.js';
 import { crashHook, help, parse, usageError } from './args.js';
 import type { Command } from './commands.js';
 import { ExitCode } from './exitCodes.js';
@@ -77,20 +77,20 @@ export const worker: Command = {
     const closers: (() => Promise<void>)[] = [];
     try {
       // The flow, and its subagents' flows down the tree, each on its own prefix.
-      const { flowsToHost } = await import('../distributed/subagentFlows.js');
+      const { flowsToHost } = await import('../nats/cluster/subagentFlows.js');
       for (const hosted of await flowsToHost(flowPath, prefix, allowFiles)) {
         if (hosted.subagent !== undefined) log(`subagent ${hosted.subagent} on prefix ${hosted.prefix}`);
         const actorRoles = [...chosen].filter((role): role is Exclude<Role, 'core'> => role !== 'core');
         if (actorRoles.length > 0) {
-          const { startActorWorker } = await import('../distributed/actorWorker.js');
+          const { startActorWorker } = await import('../nats/cluster/actorWorker.js');
           // Only tools keep their results in the tool-results bucket: the other roles' users may not
           // open it (deploy/nats/redflow.conf).
-          const serveTool = actorRoles.includes('tool') ? await (await import('../distributed/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
+          const serveTool = actorRoles.includes('tool') ? await (await import('../nats/cluster/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
           const actors = await startActorWorker({ nc, flowPath: hosted.flowPath, prefix: hosted.prefix, roles: actorRoles, log, allowFiles: hosted.allowFiles, microServices, ...(serveTool && { serveTool }) });
           closers.push(() => actors.close());
         }
         if (chosen.has('core')) {
-          const { startCoreWorker } = await import('../distributed/coreWorker.js');
+          const { startCoreWorker } = await import('../nats/cluster/coreWorker.js');
           const crash = crashHook();
           const core = await startCoreWorker({
             nc,

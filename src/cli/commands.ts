@@ -8,7 +8,7 @@ import { fold } from '../events/evolve.js';
 import { logStatus } from '../events/resumePoint.js';
 import { formatDiagnostics } from '../flows/formatDiagnostics.js';
 import { loadFlowFile } from '../flows/loadFlow.js';
-import { flowFileRoots } from '../flows/flowFiles.js';
+import { flowFileRoots } from '../files/fileRoots.js';
 import { validateFlowTree } from '../flows/agentRefs.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';

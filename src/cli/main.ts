@@ -1,12 +1,12 @@
 import { ErrorCode, RedflowError } from '../errors.js';
 import { FlowInvalidError } from '../flows/loadValidFlow.js';
 import { formatDiagnostics } from '../flows/formatDiagnostics.js';
-import { isJetStreamNotEnabled, jetStreamNotEnabledError } from '../actors/nats/jetStreamNotEnabled.js';
+import { isJetStreamNotEnabled, jetStreamNotEnabledError } from '../nats/jetStreamNotEnabled.js';
 import { commands } from './commands.js';
 import { ExitCode } from './exitCodes.js';
 import { line, styles, terminalOutput, type Output } from './output.js';
 import { enableTelemetryFromEnvironment, flushTelemetry } from '../telemetry/enableTelemetry.js';
-import { redflowVersion as version } from '../runtime/redflowVersion.js';
+import { redflowVersion as version } from '../version.js';
 
 
 const mainUsage = () => `redflow ${version}: ReAct agents as flow graphs, run by an explicit statechart with a replayable event log

@@ -52,7 +52,7 @@ export async function connectFromOptions(
 ): Promise<NatsConnection> {
   const url = natsUrl(values, env);
   if (!url) throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'which NATS server? give --nats <url> or set NATS_URL'));
-  const { connectNats } = await import('../actors/nats/connect.js');
+  const { connectNats } = await import('../nats/connect.js');
   const user = (values['nats-user'] as string | undefined) ?? env.NATS_USER;
   const pass = (values['nats-password'] as string | undefined) ?? env.NATS_PASSWORD;
   const token = (values['nats-token'] as string | undefined) ?? env.NATS_TOKEN;

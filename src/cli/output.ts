@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream';
-import { redactSecrets } from '../secrets.js';
+import { redactSecrets } from '../secrets/secrets.js';
 
 /** Where a command writes, and whether it may colour and redraw (a TTY). */
 export interface Output {

@@ -32,8 +32,8 @@ async function fileTree(logPath: string) {
 
 async function clusterTree(traceId: string, values: Record<string, string | boolean | undefined>) {
   const { connectFromOptions, subjectPrefix } = await import('./natsOptions.js');
-  const { clusterRunLogs } = await import('../distributed/subagentRunPrefix.js');
-  const { subagentPrefix } = await import('../distributed/clusterSubagents.js');
+  const { clusterRunLogs } = await import('../nats/cluster/subagentRunPrefix.js');
+  const { subagentPrefix } = await import('../nats/cluster/clusterSubagents.js');
   const { stopWithin } = await import('./stopWithin.js');
   const prefix = subjectPrefix(values);
   const nc = await connectFromOptions(values, 'redflow-replay');

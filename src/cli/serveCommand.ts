@@ -1,4 +1,4 @@
-import { openBrowser } from './openBrowser.js';
+import { openBrowser } from '../inspect/openBrowser.js';
 import path from 'node:path';
 import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
 import { RedflowError } from '../errors.js';
@@ -143,7 +143,7 @@ export const serve: Command = {
       closeNats = async () => void (await stopWithin([], nc));
       stopServing = async (close) => void (await stopWithin([close], nc));
       try {
-        const { createNatsRunBackend } = await import('../server/natsRunBackend.js');
+        const { createNatsRunBackend } = await import('../nats/serve/natsRunBackend.js');
         const natsBackend = await createNatsRunBackend({ nc, prefix, flowsDir });
         stepLogs = jetStreamStepLogs(nc, prefix);
         backend = session ? followedIntoInspector(natsBackend, session) : natsBackend;

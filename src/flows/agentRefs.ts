@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { ErrorCode, RedflowError } from '../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from './diagnostics.js';
-import { checkFlowFiles, resolveFlowFile, validateFlowFiles, type FlowFileRoots } from './flowFiles.js';
+import { checkFlowFiles, validateFlowFiles } from './flowFiles.js';
+import { resolveFlowFile, type FlowFileRoots } from '../files/fileRoots.js';
 import { loadFlowFile } from './loadFlow.js';
 import { nodeRedOnlyDiagnostics } from './nodeRedOnly.js';
 import { NodeType } from './nodeTypes.js';

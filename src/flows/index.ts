@@ -6,7 +6,7 @@ export * from './nodeTypes.js';
 export * from './edgeRules.js';
 export * from './diagnostics.js';
 export * from './agentConfig.js';
-export * from './jsonSyntaxError.js';
+export * from '../files/jsonSyntaxError.js';
 export * from './formatDiagnostics.js';
 /** Flow validation, and the pattern tool names must match. */
 export { validateFlow, TOOL_NAME_PATTERN } from './validateFlow.js';

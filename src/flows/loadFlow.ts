@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ErrorCode, RedflowError } from '../errors.js';
 import { Severity, flowDiagnostic } from './diagnostics.js';
-import { locateJsonSyntaxError } from './jsonSyntaxError.js';
+import { locateJsonSyntaxError } from '../files/jsonSyntaxError.js';
 import { type FlowValidation, validateFlow } from './validateFlow.js';
 
 export { formatDiagnostic, formatDiagnostics } from './formatDiagnostics.js';

@@ -1,7 +1,8 @@
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { FlowDiagnostic } from './diagnostics.js';
 import { loadFlowFile } from './loadFlow.js';
-import { checkFlowFiles, flowFileRoots } from './flowFiles.js';
+import { checkFlowFiles } from './flowFiles.js';
+import { flowFileRoots } from '../files/fileRoots.js';
 import { checkAgentRefs } from './agentRefs.js';
 import { nodeRedOnlyDiagnostics } from './nodeRedOnly.js';
 

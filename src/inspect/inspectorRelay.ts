@@ -1,4 +1,4 @@
-import { openBrowser } from '../cli/openBrowser.js';
+import { openBrowser } from './openBrowser.js';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';

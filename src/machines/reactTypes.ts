@@ -14,7 +14,7 @@ import type { RecordedFact } from '../events/eventTypes.js';
 import type { RunWait } from '../events/pendingWait.js';
 import type { ModelRequest } from '../actors/model.js';
 import type { ToolRequest, ToolResult } from '../actors/tool.js';
-import type { MemoryAppendRequest } from '../actors/serveActors.js';
+import type { MemoryAppendRequest } from '../runtime/serveActors.js';
 import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
 import type { ContextBudget } from './contextBudget.js';
 

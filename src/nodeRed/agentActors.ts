@@ -1,6 +1,6 @@
 import type { AgentCoreReactConfig, ToolFlowConfig, ToolHttpConfig, ToolPostgresConfig, ToolSpec } from '../contracts/schema-types.js';
 import type { InputValidator } from '../contracts/schemas.js';
-import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
+import { serveMemory, serveModel, serveTool } from '../runtime/serveActors.js';
 import { DEFAULT_SUBJECT_PREFIX, Subject } from '../actors/subjects.js';
 import type { Subscription } from '../actors/transport.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';

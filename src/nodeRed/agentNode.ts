@@ -1,7 +1,7 @@
 import { startAgentHost, type AgentHost } from './agentHost.js';
 import { checkAgentWiring, describeDiagnostic } from './agentWiring.js';
 import type { AdminHandler, NodeRedApi, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
-import { NodeRedType } from './nodeRedTypes.js';
+import { NodeRedType } from '../flows/nodeRed/nodeRedTypes.js';
 import { registerRunRoutes } from './runRoutes.js';
 import { flushTelemetry } from '../telemetry/enableTelemetry.js';
 import { telemetryFromEnvironment } from './nodeRedTelemetry.js';

@@ -1,6 +1,6 @@
 import { ErrorCode } from '../errors.js';
 import type { CredentialField, NodeRedApi, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
-import { NodeRedType } from './nodeRedTypes.js';
+import { NodeRedType } from '../flows/nodeRed/nodeRedTypes.js';
 import { acceptRequest, replyError } from './nodeRedTransport.js';
 import { finishFlowToolCall } from './flowTool.js';
 

@@ -3,7 +3,7 @@ import { ErrorCode } from '../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from '../flows/diagnostics.js';
 import { EdgeKind } from '../flows/nodeTypes.js';
 import type { NodeRedNodeConfig } from './nodeRedApi.js';
-import { AGENT_OUTPUTS, NODE_RED_TYPES, NodeRedType, isMappedType, readField } from './nodeRedTypes.js';
+import { AGENT_OUTPUTS, NODE_RED_TYPES, NodeRedType, isMappedType, readField } from '../flows/nodeRed/nodeRedTypes.js';
 
 /** Nodes whose wires into an agent pass it a message, not a capability. */
 const CHAINING_TYPES: ReadonlySet<string> = new Set([NodeRedType.Agent, NodeRedType.Response, NodeRedType.End]);

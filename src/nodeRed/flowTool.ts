@@ -1,6 +1,6 @@
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { startDeadline } from '../actors/deadline.js';
-import { checkToolRequest, runTool } from '../actors/serveActors.js';
+import { checkToolRequest, runTool } from '../runtime/serveActors.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../actors/tool.js';
 import type { RequestHandler } from '../actors/transport.js';
 import type { NodeRedMessage } from './nodeRedApi.js';

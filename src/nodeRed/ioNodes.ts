@@ -1,6 +1,6 @@
 import type { RunOutcome } from '../contracts/schema-types.js';
 import type { NodeRedApi, NodeRedMessage, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
-import { NodeRedType } from './nodeRedTypes.js';
+import { NodeRedType } from '../flows/nodeRed/nodeRedTypes.js';
 
 /**
  * Registers the nodes at the agent's edges: `redflow-input` (the run's input; the agent checks it

@@ -1,13 +1,13 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats, type ConnectNatsOptions } from '../actors/nats/connect.js';
-import { requireJetStream } from '../actors/nats/jetStreamNotEnabled.js';
+import { connectNats, type ConnectNatsOptions } from '../nats/connect.js';
+import { requireJetStream } from '../nats/jetStreamNotEnabled.js';
 import { DEFAULT_SUBJECT_PREFIX, checkSubjectPrefix } from '../actors/subjects.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { openJetStreamEventStore } from '../events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore } from '../nats/jetstream/jetstreamEventStore.js';
 import { AgentEventType, isTerminal } from '../events/eventTypes.js';
-import { runLogExists } from '../distributed/runLogExists.js';
+import { runLogExists } from '../nats/cluster/runLogExists.js';
 import { isValidTraceId } from '../runtime/ids.js';
-import { listRunStarts } from '../server/natsRunList.js';
+import { listRunStarts } from '../nats/serve/natsRunList.js';
 import { runResponse } from '../server/runSummary.js';
 import type { RecentRun } from './recentRuns.js';
 import type { RunLog, RunLogs } from './runLogs.js';

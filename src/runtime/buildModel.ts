@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import type { ModelLlmConfig } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { flowFileInsideRoots } from '../flows/flowFiles.js';
-import { locateJsonSyntaxError } from '../flows/jsonSyntaxError.js';
+import { flowFileInsideRoots } from '../files/fileRoots.js';
+import { locateJsonSyntaxError } from '../files/jsonSyntaxError.js';
 import type { ModelActor } from '../actors/model.js';
 import { createScriptedModel } from '../actors/models/scriptedModel.js';
 import { createNodeModel } from '../actors/models/nodeModel.js';

@@ -7,7 +7,7 @@ import { createHttpTool } from '../actors/tools/httpTool.js';
 import { loadModuleTool } from '../actors/tools/moduleTool.js';
 import { missingConnectionStringEnv, noConnectionStringError } from '../actors/tools/postgresConnectionEnv.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { flowFileInsideRoots } from '../flows/flowFiles.js';
+import { flowFileInsideRoots } from '../files/fileRoots.js';
 import type { PlannedTool, RunPlan } from './runPlan.js';
 import { DEFAULT_SUBAGENT_TIMEOUT_MS, subagentToolSpec, type SubagentHost } from './subagentTool.js';
 

@@ -2,7 +2,7 @@ import type { ToolSpec } from '../contracts/schema-types.js';
 import { createInProcessTransport } from '../actors/inProcessTransport.js';
 import type { MemoryStore } from '../actors/memory.js';
 import type { ModelActor } from '../actors/model.js';
-import { serveMemory, serveModel, serveTool } from '../actors/serveActors.js';
+import { serveMemory, serveModel, serveTool } from './serveActors.js';
 import { DEFAULT_SUBJECT_PREFIX, Subject } from '../actors/subjects.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import type { Subscription, Transport } from '../actors/transport.js';

@@ -12,7 +12,7 @@ import { judgeAnswer, type WaitAnswer } from '../events/pendingWait.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
-import type { RunChunk } from '../actors/serveActors.js';
+import type { RunChunk } from './serveActors.js';
 import { Subject } from '../actors/subjects.js';
 import { buildFlowActors, type FlowActors } from './flowActors.js';
 import { checkRunInput } from './dataLimits.js';

@@ -1,5 +1,5 @@
 import type { Reply } from '../actors/transport.js';
-import { redactSecretsInData } from '../secrets.js';
+import { redactSecretsInData } from '../secrets/secrets.js';
 
 /** Cuts secrets out of an actor's reply before the core looks at it. */
 export type ReplyRedactor = <T>(reply: Reply<T>) => Reply<T>;

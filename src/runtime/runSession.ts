@@ -13,7 +13,7 @@ import { systemClock, type Clock } from './clock.js';
 import { createRecorder, type Recorder } from './recorder.js';
 import { limitToolResult } from './dataLimits.js';
 import { redactReply } from './redactReply.js';
-import { redactSecrets } from '../secrets.js';
+import { redactSecrets } from '../secrets/secrets.js';
 import { RunWaitingError } from './runWaitingError.js';
 import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
 import type { RunEnvironment, RunHandle, RunResult } from './runAgent.js';

@@ -4,7 +4,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { followJsonlLog } from '../events/jsonlFollow.js';
-import type { RunChunk } from '../actors/serveActors.js';
+import type { RunChunk } from '../runtime/serveActors.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { isPastDeadline, judgeAnswer, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
 import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { redactSecrets } from '../secrets.js';
+import { redactSecrets } from '../secrets/secrets.js';
 
 /** How often a comment is sent on an idle stream, so proxies and browsers keep it open: 15 s. */
 export const DEFAULT_KEEPALIVE_MS = 15_000;

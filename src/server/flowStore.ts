@@ -3,7 +3,7 @@ import { mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/pr
 import path from 'node:path';
 import type { FlowDefinition } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { locateJsonSyntaxError } from '../flows/jsonSyntaxError.js';
+import { locateJsonSyntaxError } from '../files/jsonSyntaxError.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import { type FlowValidation, type ResolvedFlow, validateFlow } from '../flows/validateFlow.js';
 import { validateFlowTree } from '../flows/agentRefs.js';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { errorAnswer, type ErrorAnswer } from './apiErrors.js';
-import { redactSecrets } from '../secrets.js';
+import { redactSecrets } from '../secrets/secrets.js';
 
 /**
  * Sends `body` as JSON, with every secret the server knows redacted (a run's data, an error's

@@ -1,6 +1,6 @@
 import type { InspectionEvent } from 'xstate';
 import type { FlowDefinition } from '../contracts/schema-types.js';
-import type { RunChunk } from '../actors/serveActors.js';
+import type { RunChunk } from '../runtime/serveActors.js';
 import type { FollowOptions } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import type { WaitAnswer } from '../events/pendingWait.js';

@@ -6,7 +6,7 @@ import { StreamEvent, type RunResponse } from './apiTypes.js';
 import { openEventStream } from './eventStream.js';
 import { activityAsData, createActivityDeriver, type AgentActivityEvent } from '../agents/activity.js';
 import type { RunBackend } from './runBackend.js';
-import type { RunChunk } from '../actors/serveActors.js';
+import type { RunChunk } from '../runtime/serveActors.js';
 
 /** The longest single wait for a live terminal event to show in the log (the waits double from 10 ms: about 5 s in all). */
 const STORE_LAG_MAX_WAIT_MS = 2560;

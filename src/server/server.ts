@@ -2,8 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { redactSecrets, registerSecret } from '../secrets.js';
-import { withSecretScope } from '../secretScope.js';
+import { redactSecrets, registerSecret } from '../secrets/secrets.js';
+import { withSecretScope } from '../secrets/secretScope.js';
 import { ApiError } from './apiErrors.js';
 import { apiRoutes } from './apiRoutes.js';
 import { assertLocalHostHeader, assertTokenForHost, authorize } from './auth.js';
@@ -15,7 +15,7 @@ import { sendError } from './respond.js';
 import { createRouter } from './router.js';
 import type { InspectorFactory, RunBackend } from './runBackend.js';
 import type { StepService } from '../stepService/reactStepService.js';
-import { redflowVersion as version } from '../runtime/redflowVersion.js';
+import { redflowVersion as version } from '../version.js';
 
 /** The port `redflow serve` listens on unless told otherwise. */
 export const DEFAULT_PORT = 4800;

@@ -1,6 +1,6 @@
 import { ErrorCode, errorInfo } from '../errors.js';
-import { REDACTED } from '../secrets.js';
-import { addScopedSecret } from '../secretScope.js';
+import { REDACTED } from '../secrets/secrets.js';
+import { addScopedSecret } from '../secrets/secretScope.js';
 import { ApiError } from '../server/apiErrors.js';
 
 /** Shortest `llmKey` taken: providers' keys are far longer, and a short one would match ordinary words. */

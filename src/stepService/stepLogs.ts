@@ -54,7 +54,7 @@ export function jsonlStepLogs(runsDir: string): StepLogs {
  */
 export function jetStreamStepLogs(nc: NatsConnection, prefix: string): StepLogs {
   // Loaded here, not at the top: an embedded server never needs the NATS client.
-  const open = async () => (await import('../events/jetstream/jetstreamEventStore.js')).openJetStreamEventStore(nc, { prefix });
+  const open = async () => (await import('../nats/jetstream/jetstreamEventStore.js')).openJetStreamEventStore(nc, { prefix });
   return {
     async exists(traceId) {
       const store = await open();

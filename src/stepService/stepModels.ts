@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ModelLlmConfig } from '../contracts/schema-types.js';
 import { describeSchemaErrors, validators } from '../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { locateJsonSyntaxError } from '../flows/jsonSyntaxError.js';
+import { locateJsonSyntaxError } from '../files/jsonSyntaxError.js';
 import { buildModel } from '../runtime/buildModel.js';
 import type { StepModelFactory } from './reactStepService.js';
 

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { realPathInsideRoots } from '../flows/flowFiles.js';
+import { realPathInsideRoots } from '../files/fileRoots.js';
 import type { ReactStepRequest, VectorSearchResult } from './reactStepTypes.js';
 
 /** Where context files come from: the operator's workspace (`redflow serve --workspace <dir>`). */

@@ -1,7 +1,7 @@
 import type * as OtelApiModule from '@opentelemetry/api';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import type { Headers } from '../actors/transport.js';
-import { redactSecrets, redactSecretsInData } from '../secrets.js';
+import { redactSecrets, redactSecretsInData } from '../secrets/secrets.js';
 import type { Instruments } from './otelInstruments.js';
 import { TelemetryAttribute } from './names.js';
 import { TRACEPARENT_HEADER, parseTraceparent, runRootOf, type TraceParent } from './traceContext.js';

@@ -5,7 +5,7 @@ import type { OtelApi, OtelParts } from './otelParts.js';
 import { startModelCall, startToolCall } from './otelActorSpans.js';
 import { startRunSpan } from './otelRunSpan.js';
 import type { Telemetry } from './telemetry.js';
-import { redflowVersion as version } from '../runtime/redflowVersion.js';
+import { redflowVersion as version } from '../version.js';
 
 
 /** Options of {@link createOtelTelemetry}. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createReasoningFilter } from '../../src/actors/models/reasoningFilter.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { createInProcessTransport } from '../../src/actors/inProcessTransport.js';
-import { serveModel, type RunChunk } from '../../src/actors/serveActors.js';
+import { serveModel, type RunChunk } from '../../src/runtime/serveActors.js';
 import { Subject } from '../../src/actors/subjects.js';
 
 // The live pieces of an answer never show the model's thought or reflection (the log keeps them

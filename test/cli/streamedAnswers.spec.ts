@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { RunChunk } from '../../src/actors/serveActors.js';
+import type { RunChunk } from '../../src/runtime/serveActors.js';
 import { createProgressPrinter } from '../../src/cli/progress.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { resumeFromLog, runFlowFile } from '../../src/runtime/embeddedFlowRun.js';

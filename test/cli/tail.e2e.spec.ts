@@ -3,7 +3,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Storage } from '../../src/actors/subjects.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { endingWithin, killAll, startRedflow, type RedflowProcess } from '../distributed/workerProcess.js';
 import { asRun, recordedRun } from '../events/followContract.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';

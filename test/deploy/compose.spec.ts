@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { parse } from 'yaml';
-import { connectNats } from '../../src/actors/nats/connect.js';
+import { connectNats } from '../../src/nats/connect.js';
 import { freePort, startNatsServer, type PrivateNatsServer } from '../nats/natsSupport.js';
 
 // No Docker engine runs here: these checks keep docker-compose.yml honest without one.

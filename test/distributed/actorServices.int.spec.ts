@@ -6,13 +6,13 @@ import path from 'node:path';
 import { Svcm, type ServiceInfo, type ServiceStats } from '@nats-io/services';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectNats } from '../../src/actors/nats/connect.js';
-import { createNatsTransport } from '../../src/actors/nats/natsTransport.js';
-import type { EndpointCalls } from '../../src/actors/nats/microService.js';
+import { connectNats } from '../../src/nats/connect.js';
+import { createNatsTransport } from '../../src/nats/natsTransport.js';
+import type { EndpointCalls } from '../../src/nats/microService.js';
 import { Subject } from '../../src/actors/subjects.js';
 import type { ToolResult } from '../../src/actors/tool.js';
 import type { Transport } from '../../src/actors/transport.js';
-import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
+import { startActorWorker, type ActorWorker } from '../../src/nats/cluster/actorWorker.js';
 import { ErrorCode, type RedflowError } from '../../src/errors.js';
 import { connectTestServer, startNatsServer, uniquePrefix } from '../nats/natsSupport.js';
 
@@ -260,8 +260,8 @@ describe('core workers as a NATS micro service', () => {
   it('should answer $SRV.INFO with the run start and answer endpoints, count the runs started in $SRV.STATS, and be left out when asked', async () => {
     const prefix = uniquePrefix();
     const actors = await startActorWorker({ nc, flowPath, prefix, roles: ['model', 'tool'], microServices: false });
-    const { startCoreWorker } = await import('../../src/distributed/coreWorker.js');
-    const { startRemoteRun } = await import('../../src/distributed/remoteRun.js');
+    const { startCoreWorker } = await import('../../src/nats/cluster/coreWorker.js');
+    const { startRemoteRun } = await import('../../src/nats/cluster/remoteRun.js');
     const core = await startCoreWorker({ nc, flowPath, prefix });
     let plain: Awaited<ReturnType<typeof startCoreWorker>> | undefined;
     try {

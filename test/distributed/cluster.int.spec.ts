@@ -6,10 +6,10 @@ import { Storage } from '../../src/actors/subjects.js';
 import { ErrorCode } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
-import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
-import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
+import { startActorWorker, type ActorWorker } from '../../src/nats/cluster/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 

@@ -6,9 +6,9 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Storage } from '../../src/actors/subjects.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
-import { startCoreWorker } from '../../src/distributed/coreWorker.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
+import { startCoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
 

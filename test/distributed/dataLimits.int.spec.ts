@@ -7,10 +7,10 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Storage } from '../../src/actors/subjects.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
-import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
-import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
+import { startActorWorker, type ActorWorker } from '../../src/nats/cluster/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
-import { checkSubjectTokens } from '../../src/distributed/flowSubjects.js';
+import { checkSubjectTokens } from '../../src/nats/cluster/flowSubjects.js';
 import { validateFlow, type ResolvedFlow } from '../../src/flows/validateFlow.js';
 
 function flowWithModelId(modelId: string): ResolvedFlow {

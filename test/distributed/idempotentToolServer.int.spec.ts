@@ -4,11 +4,11 @@
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNatsTransport } from '../../src/actors/nats/natsTransport.js';
+import { createNatsTransport } from '../../src/nats/natsTransport.js';
 import { Storage, Subject } from '../../src/actors/subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../../src/actors/tool.js';
 import type { Subscription } from '../../src/actors/transport.js';
-import { idempotentToolServer } from '../../src/distributed/idempotentTools.js';
+import { idempotentToolServer } from '../../src/nats/cluster/idempotentTools.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 
 const prefix = uniquePrefix();

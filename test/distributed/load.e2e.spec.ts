@@ -2,10 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { createSharedRunFollow } from '../../src/events/jetstream/sharedRunFollow.js';
+import { createSharedRunFollow } from '../../src/nats/jetstream/sharedRunFollow.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
 

@@ -3,8 +3,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Storage } from '../../src/actors/subjects.js';
-import { startCoreWorker } from '../../src/distributed/coreWorker.js';
-import { openRunLeases } from '../../src/distributed/runLeases.js';
+import { startCoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { openRunLeases } from '../../src/nats/cluster/runLeases.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 

@@ -3,13 +3,13 @@ import path from 'node:path';
 import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Subject } from '../../src/actors/subjects.js';
-import { NatsHeader } from '../../src/actors/nats/natsTransport.js';
+import { NatsHeader } from '../../src/nats/natsTransport.js';
 import { ErrorCode } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
-import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
-import { requestRunAbort } from '../../src/distributed/runAborts.js';
+import { startActorWorker, type ActorWorker } from '../../src/nats/cluster/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
+import { requestRunAbort } from '../../src/nats/cluster/runAborts.js';
 import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
 

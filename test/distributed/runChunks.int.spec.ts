@@ -1,14 +1,14 @@
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunChunk } from '../../src/actors/serveActors.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
-import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
-import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
-import { followRunChunks } from '../../src/distributed/runChunks.js';
+import type { RunChunk } from '../../src/runtime/serveActors.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
+import { startActorWorker, type ActorWorker } from '../../src/nats/cluster/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
+import { followRunChunks } from '../../src/nats/cluster/runChunks.js';
 import { randomIds } from '../../src/runtime/ids.js';
-import { createNatsRunBackend } from '../../src/server/natsRunBackend.js';
+import { createNatsRunBackend } from '../../src/nats/serve/natsRunBackend.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 

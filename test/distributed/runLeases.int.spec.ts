@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openRunLeases, type RunLeases } from '../../src/distributed/runLeases.js';
+import { openRunLeases, type RunLeases } from '../../src/nats/cluster/runLeases.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { removePrefix } from './clusterSupport.js';
 

@@ -4,12 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectNats } from '../../src/actors/nats/connect.js';
+import { connectNats } from '../../src/nats/connect.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
-import { startActorWorker } from '../../src/distributed/actorWorker.js';
-import { startCoreWorker } from '../../src/distributed/coreWorker.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
+import { startActorWorker } from '../../src/nats/cluster/actorWorker.js';
+import { startCoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { eventually, startNatsServer, type PrivateNatsServer } from '../nats/natsSupport.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

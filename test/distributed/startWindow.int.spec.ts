@@ -2,10 +2,10 @@ import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
-import { startActorWorker, type ActorWorker } from '../../src/distributed/actorWorker.js';
-import { startCoreWorker, type CoreWorker } from '../../src/distributed/coreWorker.js';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
+import { startActorWorker, type ActorWorker } from '../../src/nats/cluster/actorWorker.js';
+import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 

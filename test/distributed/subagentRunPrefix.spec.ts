@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { findRunPrefix, type RunLogLookup } from '../../src/distributed/subagentRunPrefix.js';
+import { findRunPrefix, type RunLogLookup } from '../../src/nats/cluster/subagentRunPrefix.js';
 
 /** A subagent call as its caller's log records it. */
 const call = (traceId: string, iteration: number, tool: string, childTraceId = `${traceId}-${iteration}`): AgentEvent =>

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunResponse } from '../../src/server/apiTypes.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { runCli } from '../support/cli.js';
 import { echoEffects, waitAnswer, waitingFlow, writeWaitingFlow } from '../support/waitFlow.js';
@@ -23,7 +23,7 @@ let dir: string;
 let nc: NatsConnection;
 
 beforeAll(async () => {
-  if (!existsSync(path.join(ROOT, 'dist/distributed/runAnswers.js'))) throw new Error('dist/ is not built: run `npm run build` first');
+  if (!existsSync(path.join(ROOT, 'dist/nats/cluster/runAnswers.js'))) throw new Error('dist/ is not built: run `npm run build` first');
   nc = await connectTestServer('waits-e2e');
   dir = await mkdtemp(path.join(os.tmpdir(), 'redflow-waits-e2e-'));
   await writeWaitingFlow(path.join(dir, 'flows'), waitingFlow([waitAnswer.ask(), waitAnswer.echo('hello'), waitAnswer.final('echoed hello')], {}, 'cluster-waits'), 'cluster-waits.json');

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, fromPromise, waitFor, type EventObject } from 'xstate';
-import type { RunChunk } from '../../src/actors/serveActors.js';
+import type { RunChunk } from '../../src/runtime/serveActors.js';
 import { afterEvent, shownAnswer, withChunk, type LiveAnswer } from '../../src/editor/run/liveAnswer.js';
 import { RunViewState, runViewMachine, type RunViewEvent } from '../../src/editor/run/runViewMachine.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';

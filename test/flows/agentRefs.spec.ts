@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
 import { MAX_SUBAGENT_DEPTH, checkAgentRefs, validateFlowTree } from '../../src/flows/agentRefs.js';
-import { flowFileRoots } from '../../src/flows/flowFiles.js';
+import { flowFileRoots } from '../../src/files/fileRoots.js';
 import { FlowInvalidError, loadValidFlow } from '../../src/flows/loadValidFlow.js';
 import { validateFlow } from '../../src/flows/validateFlow.js';
 import { planRun } from '../../src/runtime/runPlan.js';

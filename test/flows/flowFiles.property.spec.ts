@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveFlowFile } from '../../src/flows/flowFiles.js';
+import { resolveFlowFile } from '../../src/files/fileRoots.js';
 
 let top: string;
 let root: string;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { lineAndColumn, locateJsonSyntaxError } from '../../src/flows/jsonSyntaxError.js';
+import { lineAndColumn, locateJsonSyntaxError } from '../../src/files/jsonSyntaxError.js';
 
 describe('locateJsonSyntaxError', () => {
   it.each([

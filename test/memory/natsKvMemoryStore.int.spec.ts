@@ -11,7 +11,7 @@ import {
   createNatsKvMemoryStore,
   type NatsKvMemoryStore,
   type NatsKvMemoryStoreOptions,
-} from '../../src/actors/memory/natsKvMemoryStore.js';
+} from '../../src/nats/kv/natsKvMemoryStore.js';
 import { describeMemoryStoreContract, failure, INVALID_CONVERSATION_IDS } from './memoryStoreContract.js';
 
 const NATS_URL = process.env.NATS_URL ?? '127.0.0.1:4222';

@@ -7,9 +7,9 @@ import { createAnthropicMessagesModel } from '../../src/actors/models/anthropicM
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { createChunkRedactor } from '../../src/actors/models/chunkRedactor.js';
 import { createInProcessTransport } from '../../src/actors/inProcessTransport.js';
-import { serveModel, type RunChunk } from '../../src/actors/serveActors.js';
+import { serveModel, type RunChunk } from '../../src/runtime/serveActors.js';
 import { Subject } from '../../src/actors/subjects.js';
-import { REDACTED, createSecretRegistry } from '../../src/secrets.js';
+import { REDACTED, createSecretRegistry } from '../../src/secrets/secrets.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fakeAnthropicServer.js';
 import { recordingSleep } from '../support/modelCalls.js';

@@ -8,7 +8,7 @@ import {
 } from '../../src/actors/models/openAiChatModel.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { validators } from '../../src/contracts/schemas.js';
-import { redactSecrets } from '../../src/secrets.js';
+import { redactSecrets } from '../../src/secrets/secrets.js';
 import {
   startFakeChatCompletionsServer,
   stopFakeChatCompletionsServer,

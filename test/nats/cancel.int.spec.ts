@@ -1,8 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelActor } from '../../src/actors/model.js';
-import { createNatsTransport } from '../../src/actors/nats/natsTransport.js';
-import { serveModel } from '../../src/actors/serveActors.js';
+import { createNatsTransport } from '../../src/nats/natsTransport.js';
+import { serveModel } from '../../src/runtime/serveActors.js';
 import { Subject } from '../../src/actors/subjects.js';
 import { Header, type Transport } from '../../src/actors/transport.js';
 import { ErrorCode } from '../../src/errors.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { nkeys } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
-import { connectNats, natsConnectionOptions } from '../../src/actors/nats/connect.js';
+import { connectNats, natsConnectionOptions } from '../../src/nats/connect.js';
 import { NATS_URL, freePort, startServerWithConfig, type PrivateNatsServer } from './natsSupport.js';
 
 const user = nkeys.createUser();

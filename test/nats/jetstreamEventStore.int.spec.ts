@@ -4,13 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
 import { Storage, Subject } from '../../src/actors/subjects.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
-import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
-import { parseTraceEvents } from '../../src/distributed/traceEvent.js';
+import { parseTraceEvents } from '../../src/nats/cluster/traceEvent.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 import { connectTestServer, eventually, uniquePrefix } from './natsSupport.js';
 

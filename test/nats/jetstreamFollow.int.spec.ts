@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Storage, Subject } from '../../src/actors/subjects.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { asRun, describeFollowContract, drain, recordedRun, within } from '../events/followContract.js';
-import { connectNats } from '../../src/actors/nats/connect.js';
+import { connectNats } from '../../src/nats/connect.js';
 import { startCuttableProxy } from './cuttableProxy.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from './natsSupport.js';
 

@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { connectNats } from '../../src/actors/nats/connect.js';
+import { connectNats } from '../../src/nats/connect.js';
 
 /** The server the NATS integration tests use (CI starts it the same way). */
 export const NATS_URL = process.env.NATS_URL ?? '127.0.0.1:4222';

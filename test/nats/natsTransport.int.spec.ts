@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { createInProcessTransport } from '../../src/actors/inProcessTransport.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
-import { createNatsTransport, NatsHeader, type NatsTransportOptions } from '../../src/actors/nats/natsTransport.js';
+import { createNatsTransport, NatsHeader, type NatsTransportOptions } from '../../src/nats/natsTransport.js';
 import { Subject } from '../../src/actors/subjects.js';
 import type { ToolDefinition } from '../../src/actors/tool.js';
 import { Header, type Transport, type TransportMessage } from '../../src/actors/transport.js';

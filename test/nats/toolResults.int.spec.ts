@@ -9,11 +9,11 @@ import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
-import { createNatsTransport } from '../../src/actors/nats/natsTransport.js';
+import { createNatsTransport } from '../../src/nats/natsTransport.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../../src/actors/tool.js';
 import type { Reply, Transport } from '../../src/actors/transport.js';
-import { createNatsKvToolResultStore, toolResultKvKey } from '../../src/actors/toolResults/natsKvToolResultStore.js';
-import { serveIdempotentTool, type ServeIdempotentToolOptions } from '../../src/actors/toolResults/serveIdempotentTool.js';
+import { createNatsKvToolResultStore, toolResultKvKey } from '../../src/nats/kv/natsKvToolResultStore.js';
+import { serveIdempotentTool, type ServeIdempotentToolOptions } from '../../src/runtime/serveIdempotentTool.js';
 import { createInProcessToolResultStore, toolResultKey, type ToolResultStore } from '../../src/actors/toolResults/toolResultStore.js';
 import { connectTestServer, uniquePrefix } from './natsSupport.js';
 

@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import type { FlowDefinition, FlowNode } from '../../src/contracts/schema-types.js';
 import { validators } from '../../src/contracts/schemas.js';
 import { NODE_TYPES, NodeType } from '../../src/flows/nodeTypes.js';
-import { nodeRedToRedflow } from '../../src/nodeRed/convert/fromNodeRed.js';
-import type { NodeRedFlowNode } from '../../src/nodeRed/convert/nodeRedFlows.js';
-import { NODE_RED_TYPE_OF, redflowToNodeRed } from '../../src/nodeRed/convert/toNodeRed.js';
-import { FieldKind, NODE_RED_TYPES, NodeRedType } from '../../src/nodeRed/nodeRedTypes.js';
+import { nodeRedToRedflow } from '../../src/flows/nodeRed/fromNodeRed.js';
+import type { NodeRedFlowNode } from '../../src/flows/nodeRed/nodeRedFlows.js';
+import { NODE_RED_TYPE_OF, redflowToNodeRed } from '../../src/flows/nodeRed/toNodeRed.js';
+import { FieldKind, NODE_RED_TYPES, NodeRedType } from '../../src/flows/nodeRed/nodeRedTypes.js';
 
 /** What a conversion's result is once written as JSON and read again (as every real one is). */
 const json = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;

@@ -7,10 +7,10 @@ import { nodeRedOnlyDiagnostics } from '../../src/flows/nodeRedOnly.js';
 import { validateFlow } from '../../src/flows/validateFlow.js';
 import { checkAgentWiring } from '../../src/nodeRed/agentWiring.js';
 import { nodeRedDiagnostics } from '../../src/server/nodeRed/nodeRedFlowStore.js';
-import { METADATA_ENV } from '../../src/nodeRed/convert/flowMetadata.js';
-import { nodeRedToRedflow } from '../../src/nodeRed/convert/fromNodeRed.js';
-import { parseNodeRedFlows, type NodeRedFlowNode } from '../../src/nodeRed/convert/nodeRedFlows.js';
-import { redflowToNodeRed } from '../../src/nodeRed/convert/toNodeRed.js';
+import { METADATA_ENV } from '../../src/flows/nodeRed/flowMetadata.js';
+import { nodeRedToRedflow } from '../../src/flows/nodeRed/fromNodeRed.js';
+import { parseNodeRedFlows, type NodeRedFlowNode } from '../../src/flows/nodeRed/nodeRedFlows.js';
+import { redflowToNodeRed } from '../../src/flows/nodeRed/toNodeRed.js';
 import type { NodeRedNodeConfig } from '../../src/nodeRed/nodeRedApi.js';
 import { ROOT } from './nodeRedProcess.js';
 

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../src/errors.js';
 import { checkAgentWiring } from '../../src/nodeRed/agentWiring.js';
 import { agentFlowDocument } from '../../src/nodeRed/flowDocument.js';
 import type { NodeRedNodeConfig } from '../../src/nodeRed/nodeRedApi.js';
-import { NodeRedType } from '../../src/nodeRed/nodeRedTypes.js';
+import { NodeRedType } from '../../src/flows/nodeRed/nodeRedTypes.js';
 
 const byId = (nodes: readonly NodeRedNodeConfig[]) => new Map(nodes.map((node) => [node.id, node]));
 

@@ -5,7 +5,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Storage } from '../../src/actors/subjects.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import type { NodeRedMessage, NodeRedNodeConfig } from '../../src/nodeRed/nodeRedApi.js';
 import { helper, loadFlow, nextMessage, withUserDir } from './nodeRedHarness.js';
 

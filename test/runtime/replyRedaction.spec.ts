@@ -8,7 +8,7 @@ import { fold } from '../../src/events/evolve.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { startRun } from '../../src/runtime/runAgent.js';
-import { registerSecret } from '../../src/secrets.js';
+import { registerSecret } from '../../src/secrets/secrets.js';
 import { agentConfig, answer } from '../support/harness.js';
 
 // The core redacts every actor reply before the statechart sees it: a model that does not redact

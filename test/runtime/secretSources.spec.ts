@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { natsConnectionOptions } from '../../src/actors/nats/connect.js';
+import { natsConnectionOptions } from '../../src/nats/connect.js';
 import { createOpenAiChatModel } from '../../src/actors/models/openAiChatModel.js';
 import { createHttpTool } from '../../src/actors/tools/httpTool.js';
 import { createRedflowServer } from '../../src/server/server.js';
-import { redactSecrets } from '../../src/secrets.js';
+import { redactSecrets } from '../../src/secrets/secrets.js';
 import { tempDirs } from '../server/serverHarness.js';
 
 // Whoever reads a secret tells the process, so that nothing it records or sends shows it: each

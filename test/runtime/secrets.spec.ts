@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { REDACTED, createSecretRegistry } from '../../src/secrets.js';
+import { REDACTED, createSecretRegistry } from '../../src/secrets/secrets.js';
 
 const KEY = 'sk-live-0123456789abcdef';
 

@@ -7,7 +7,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
 import { createRedflowServer, type RedflowServer } from '../../src/server/server.js';
 import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
-import { registerSecret } from '../../src/secrets.js';
+import { registerSecret } from '../../src/secrets/secrets.js';
 import { call, tempDirs, waitForRun } from './serverHarness.js';
 import { waitAnswer, waitingFlow, writeWaitingFlow } from '../support/waitFlow.js';
 

@@ -12,7 +12,7 @@ import { ErrorCode } from '../../src/errors.js';
 import { keyOf, startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fakeAnthropicServer.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { CLI } from '../support/cli.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { removePrefix } from '../distributed/clusterSupport.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { tempDirs } from './serverHarness.js';

@@ -1,7 +1,7 @@
 // The run stream (GET /api/runs/:traceId/stream) shows the model's answer as it streams: `event:
 // chunk` frames without an id, live only, before the logged event that holds the whole answer.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunChunk } from '../../src/actors/serveActors.js';
+import type { RunChunk } from '../../src/runtime/serveActors.js';
 import type { AgentActivityData } from '../../src/agents/activity.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import type { RunStartedResponse } from '../../src/server/apiTypes.js';

@@ -18,7 +18,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTerminal, type AgentEvent } from '../../src/events/eventTypes.js';
-import { openJetStreamEventStore } from '../../src/events/jetstream/jetstreamEventStore.js';
+import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import type { HealthResponse, RunListResponse, RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
 import { ROOT, removePrefix } from '../distributed/clusterSupport.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
 import { ApiError } from '../../src/server/apiErrors.js';
-import { REDACTED, redactSecrets } from '../../src/secrets.js';
-import { withSecretScope } from '../../src/secretScope.js';
+import { REDACTED, redactSecrets } from '../../src/secrets/secrets.js';
+import { withSecretScope } from '../../src/secrets/secretScope.js';
 import { holdStepKey } from '../../src/stepService/stepKey.js';
 
 const KEY = 'sk-step-key-4b1d9e7a';

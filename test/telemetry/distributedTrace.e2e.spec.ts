@@ -4,7 +4,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startRemoteRun } from '../../src/distributed/remoteRun.js';
+import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { otelTraceIdOf, rootSpanIdOf } from '../../src/telemetry/traceContext.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';

@@ -15,7 +15,7 @@ import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { resumeRun, startRun, type RunResult } from '../../src/runtime/runAgent.js';
 import { isRunWaiting } from '../../src/runtime/runWaitingError.js';
-import { registerSecret } from '../../src/secrets.js';
+import { registerSecret } from '../../src/secrets/secrets.js';
 import { disableTelemetry, enableTelemetry } from '../../src/telemetry/enableTelemetry.js';
 import { TelemetryMetric } from '../../src/telemetry/names.js';
 import { otelTraceIdOf, rootSpanIdOf } from '../../src/telemetry/traceContext.js';

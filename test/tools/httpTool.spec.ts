@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { ToolContext } from '../../src/actors/tool.js';
 import { createHttpTool } from '../../src/actors/tools/httpTool.js';
-import { runTool } from '../../src/actors/serveActors.js';
+import { runTool } from '../../src/runtime/serveActors.js';
 import { validators } from '../../src/contracts/schemas.js';
 
 interface SeenRequest {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
-import { runTool } from '../../src/actors/serveActors.js';
+import { runTool } from '../../src/runtime/serveActors.js';
 import type { ToolContext } from '../../src/actors/tool.js';
 import { createPostgresTool, type PostgresTool } from '../../src/actors/tools/postgresTool.js';
 import type { ToolPostgresConfig } from '../../src/contracts/schema-types.js';

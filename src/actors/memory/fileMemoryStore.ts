@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
-import { ROOTS_HINT, realPathInsideRoots } from '../../flows/flowFiles.js';
-import { locateJsonSyntaxError } from '../../flows/jsonSyntaxError.js';
+import { ROOTS_HINT, realPathInsideRoots } from '../../files/fileRoots.js';
+import { locateJsonSyntaxError } from '../../files/jsonSyntaxError.js';
 import type { MemoryRecord, MemoryStore } from '../memory.js';
 import { checkConversationId, serializeMemory } from './inProcessMemoryStore.js';
 

@@ -1,7 +1,7 @@
 import type { ModelLlmConfig } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { RetryOptions } from '../retry.js';
-import { registerSecret } from '../../secrets.js';
+import { registerSecret } from '../../secrets/secrets.js';
 
 /** Settings every HTTP model provider takes (see `createOpenAiChatModel`, `createAnthropicMessagesModel`). */
 export interface ModelSettings {

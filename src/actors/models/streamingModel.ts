@@ -1,7 +1,7 @@
 import type { TokenUsage } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
-import { REDACTED, redactSecrets } from '../../secrets.js';
-import { withScopedSecret } from '../../secretScope.js';
+import { REDACTED, redactSecrets } from '../../secrets/secrets.js';
+import { withScopedSecret } from '../../secrets/secretScope.js';
 import { startDeadline } from '../deadline.js';
 import { deliverChunk, type ModelActor, type ModelAnswer, type ModelCallOptions, type ModelRequest } from '../model.js';
 import { abortError, retryWithBackoff, type RetryOptions } from '../retry.js';

@@ -3,7 +3,7 @@ import { readCappedBody, type CappedBody } from '../httpBody.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolHttpConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
-import { registerSecret } from '../../secrets.js';
+import { registerSecret } from '../../secrets/secrets.js';
 
 /** Whole-call timeout of an HTTP tool (all redirect hops and the body) when `timeoutMs` is not set. */
 export const DEFAULT_HTTP_TOOL_TIMEOUT_MS = 10_000;

@@ -7,7 +7,7 @@ import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolPostgresConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
 import { IDEMPOTENCY_KEY_PARAMETER, parseSqlParameters, undeclaredParameters, type ParsedSql } from './sqlParameters.js';
-import { registerSecret } from '../../secrets.js';
+import { registerSecret } from '../../secrets/secrets.js';
 import { DEFAULT_POSTGRES_CONNECTION_STRING_ENV, noConnectionStringError } from './postgresConnectionEnv.js';
 
 /** Whole-call timeout of a PostgreSQL tool (and its `statement_timeout`) when `timeoutMs` is not set. */

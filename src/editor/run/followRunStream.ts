@@ -6,7 +6,7 @@
  * only a stream that closes for good is reported as failed.
  */
 import { fromCallback, type EventObject } from 'xstate';
-import type { RunChunk } from '../../actors/serveActors.js';
+import type { RunChunk } from '../../runtime/serveActors.js';
 import type { AgentEvent } from '../../events/eventTypes.js';
 import { StreamEvent, type RunResponse } from '../../server/apiTypes.js';
 import type { FollowInput, RunViewEvent } from './runViewMachine.js';

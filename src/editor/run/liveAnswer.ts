@@ -3,7 +3,7 @@
  * (live only, never logged), joined per model call, and dropped once the log records the whole
  * answer. Pure, so the run view machine keeps it and tests check it without a browser.
  */
-import type { RunChunk } from '../../actors/serveActors.js';
+import type { RunChunk } from '../../runtime/serveActors.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../../events/eventTypes.js';
 
 /** The answer of one model call as streamed so far. */

@@ -8,7 +8,7 @@
 import { assign, fromCallback, fromPromise, setup, spawnChild, type EventObject } from 'xstate';
 import type { AgentEvent } from '../../events/eventTypes.js';
 import type { RunResponse } from '../../server/apiTypes.js';
-import type { RunChunk } from '../../actors/serveActors.js';
+import type { RunChunk } from '../../runtime/serveActors.js';
 import { afterEvent, withChunk, type LiveAnswer } from './liveAnswer.js';
 
 /** The states of the run panel. */

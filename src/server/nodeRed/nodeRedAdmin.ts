@@ -1,6 +1,6 @@
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../../errors.js';
-import { registerSecret } from '../../secrets.js';
-import { parseNodeRedFlows, type NodeRedFlowNode } from '../../nodeRed/convert/nodeRedFlows.js';
+import { registerSecret } from '../../secrets/secrets.js';
+import { parseNodeRedFlows, type NodeRedFlowNode } from '../../flows/nodeRed/nodeRedFlows.js';
 
 /** The environment variable `redflow serve --node-red` takes Node-RED's token from. */
 export const NODE_RED_TOKEN_ENV = 'REDFLOW_NODE_RED_TOKEN';

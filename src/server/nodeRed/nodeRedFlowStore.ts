@@ -4,10 +4,10 @@ import { type FlowDiagnostic, Severity, flowDiagnostic } from '../../flows/diagn
 import { FlowInvalidError } from '../../flows/loadValidFlow.js';
 import { isNodeType, NodeType } from '../../flows/nodeTypes.js';
 import { type FlowValidation, validateFlow } from '../../flows/validateFlow.js';
-import { readMetadata } from '../../nodeRed/convert/flowMetadata.js';
-import { nodeRedToRedflow } from '../../nodeRed/convert/fromNodeRed.js';
-import { TAB_TYPE, redflowTabs, type NodeRedFlowNode, type NodeRedTab } from '../../nodeRed/convert/nodeRedFlows.js';
-import { NODE_RED_TYPE_OF, redflowToNodeRed } from '../../nodeRed/convert/toNodeRed.js';
+import { readMetadata } from '../../flows/nodeRed/flowMetadata.js';
+import { nodeRedToRedflow } from '../../flows/nodeRed/fromNodeRed.js';
+import { TAB_TYPE, redflowTabs, type NodeRedFlowNode, type NodeRedTab } from '../../flows/nodeRed/nodeRedFlows.js';
+import { NODE_RED_TYPE_OF, redflowToNodeRed } from '../../flows/nodeRed/toNodeRed.js';
 import { ApiError } from '../apiErrors.js';
 import type { FlowSummary } from '../apiTypes.js';
 import { flowIdProblem } from '../flowIds.js';

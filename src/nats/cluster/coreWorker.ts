@@ -1,0 +1,548 @@
+import { hostname } from 'node:os';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { AgentCoreReactConfig, ParentCall, ToolSpec } from '../../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { Subject, DEFAULT_SUBJECT_PREFIX, Storage, checkSubjectPrefix } from '../../actors/subjects.js';
+import { isValidConversationId } from '../../actors/memory.js';
+import { createNatsTransport } from '../natsTransport.js';
+import { startMicroService, type MicroService } from '../microService.js';
+import { redflowVersion as version } from '../../version.js';
+import type { Headers, Subscription, Transport } from '../../actors/transport.js';
+import { openJetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
+import type { EventStore } from '../../events/eventStore.js';
+import { logStatus } from '../../events/resumePoint.js';
+import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
+import { isPastDeadline, judgeAnswer, pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
+import { isRunWaiting } from '../../runtime/runWaitingError.js';
+import { loadValidFlow } from '../../flows/loadValidFlow.js';
+import { planRun } from '../../runtime/runPlan.js';
+import { checkFitsBudget, contextBudgetFor } from '../../runtime/contextBudgetFor.js';
+import { buildSystemPrompt } from '../../machines/prompt.js';
+import { allowedToolSpecs } from '../../runtime/buildTools.js';
+import { checkRunInput } from '../../runtime/dataLimits.js';
+import { checkSubjectTokens } from './flowSubjects.js';
+import { isValidTraceId, randomIds } from '../../runtime/ids.js';
+import { resumeRun, startRun, type RunHandle, type RunMemory } from '../../runtime/runAgent.js';
+import type { ActorSubjects } from '../../runtime/transportActor.js';
+import { openRunLeases, type RunLeases, type RunRecord } from './runLeases.js';
+import { serveRunAborts } from './runAborts.js';
+import { serveRunAnswers, type RunAnswerReply } from './runAnswers.js';
+import { runLogExists } from './runLogExists.js';
+import { TRACEPARENT_HEADER, formatTraceparent, parseTraceparent } from '../../telemetry/traceContext.js';
+
+/** What a client sends on `<prefix>.runs.start`. */
+export interface RunStartRequest {
+  readonly input: unknown;
+  /** Chosen by the client so it can listen to the run's trace before it starts. */
+  readonly traceId?: string;
+  readonly conversationId?: string;
+  /** The id of the flow the client means: refused when the workers run another one. */
+  readonly flowId?: string;
+  /** This run's timeout in ms (default: the worker's `timeoutMs`); kept by a worker that takes it over. */
+  readonly timeoutMs?: number;
+  /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
+  readonly parent?: ParentCall;
+}
+
+/** How many orphaned runs one scan takes over at the same time. */
+const TAKEOVERS_AT_ONCE = 16;
+
+/** The longest run timeout a client may ask for: 24 hours. */
+const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+
+/** Refuses a start request that is not `{ input, traceId?, conversationId?, flowId?, timeoutMs?, parent? }`. */
+function checkStartRequest(request: unknown): asserts request is RunStartRequest {
+  const bad = (why: string) =>
+    new RedflowError(
+      errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a run start request: ${why}`, {
+        hint: 'send {"input": …, "traceId"?: string, "conversationId"?: string, "flowId"?: string, "timeoutMs"?: number, "parent"?: {"traceId", "iteration", "idempotencyKey", "tool"}}',
+      }),
+    );
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw bad('not a JSON object');
+  const { traceId, conversationId, flowId, timeoutMs, parent } = request as Record<string, unknown>;
+  if (!('input' in request)) throw bad('no "input"');
+  if (traceId !== undefined && typeof traceId !== 'string') throw bad('"traceId" is not a string');
+  if (conversationId !== undefined && (typeof conversationId !== 'string' || !isValidConversationId(conversationId))) {
+    throw bad('"conversationId" is not a valid conversation id');
+  }
+  if (flowId !== undefined && typeof flowId !== 'string') throw bad('"flowId" is not a string');
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)) {
+    throw bad(`"timeoutMs" is not an integer from 1 to ${MAX_RUN_TIMEOUT_MS}`);
+  }
+  if (parent !== undefined && !isParentCall(parent)) throw bad('"parent" is not {"traceId", "iteration", "idempotencyKey", "tool", "traceparent"?}');
+}
+
+/**
+ * A subagent's `parent` with the trace context of the call, which the start carries as its
+ * `traceparent` header (see `clusterSubagents`): logged in `run.started`, it places every
+ * stretch of the run in the caller's trace. A header that is not a valid one is ignored.
+ */
+function withCallContext(parent: ParentCall, headers: Headers): ParentCall {
+  const call = parseTraceparent(headers[TRACEPARENT_HEADER]);
+  return call === undefined ? parent : { ...parent, traceparent: formatTraceparent(call) };
+}
+
+/** True for a `parent` as `run.started` records it (the agent-event schema's ParentCall). */
+function isParentCall(value: unknown): value is ParentCall {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { traceId, iteration, idempotencyKey, tool, traceparent, ...rest } = value as Record<string, unknown>;
+  const context = typeof traceparent === 'string' ? parseTraceparent(traceparent) : undefined;
+  return (
+    Object.keys(rest).length === 0 &&
+    // As the log holds it: a version-00 value, written as formatTraceparent writes it.
+    (traceparent === undefined || (context !== undefined && formatTraceparent(context) === traceparent)) &&
+    isValidTraceId(traceId) &&
+    typeof iteration === 'number' &&
+    Number.isInteger(iteration) &&
+    iteration >= 1 &&
+    typeof idempotencyKey === 'string' &&
+    idempotencyKey.length > 0 &&
+    idempotencyKey.length <= 200 &&
+    typeof tool === 'string' &&
+    /^[A-Za-z0-9_-]{1,64}$/.test(tool)
+  );
+}
+
+/** The refusal of a start whose trace id belongs to another run. */
+function traceIdTaken(traceId: string, why: string): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.RUN_TRACE_ID_TAKEN, `trace id ${traceId} is taken by another run: ${why}`, {
+      hint: 'start the run with a new trace id (or none: one is made up); to follow or replay that run, use redflow tail or replay with its trace id',
+    }),
+  );
+}
+
+/** What a core worker answers: the run it started. */
+export interface RunStartReply {
+  readonly traceId: string;
+  readonly owner: string;
+}
+
+/** Options of {@link startCoreWorker}. */
+export interface CoreWorkerOptions {
+  readonly nc: NatsConnection;
+  readonly flowPath: string;
+  readonly prefix?: string;
+  /** This worker's name in leases (default `<host>-<pid>`). */
+  readonly owner?: string;
+  /** A run whose owner stops renewing is taken over after this long (default 3 s). */
+  readonly leaseMs?: number;
+  /** How often to look for runs without an owner (default a third of `leaseMs`). */
+  readonly scanMs?: number;
+  /** Run timeout for runs this worker starts or takes over. */
+  readonly timeoutMs?: number;
+  /**
+   * One model or tool attempt's limit: a call whose worker died is re-sent (same idempotency key)
+   * after this long (`redflow worker --attempt-timeout`). A call lost in a NATS reconnect is re-sent
+   * at once, and one nobody answers yet is retried with backoff. Default 30 s.
+   */
+  readonly attemptTimeoutMs?: number;
+  readonly log?: (line: string) => void;
+  /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
+  readonly allowFiles?: readonly string[];
+  /** Called with each event this worker appends (after it is stored). */
+  readonly onEvent?: (event: AgentEvent) => void;
+  /**
+   * Serve run starts and answers as the NATS micro service `redflow-core`, whose endpoints are
+   * `runs.start` and `runs.answer.*`, so that `nats micro ls` finds the core workers and
+   * `nats micro stats redflow-core` counts their starts. Default true. The subjects and queue
+   * groups are the same either way; a connection that may not subscribe to `$SRV.>` serves
+   * plainly, and `log` says so.
+   */
+  readonly microServices?: boolean;
+}
+
+/** A running core worker. */
+export interface CoreWorker {
+  readonly owner: string;
+  /** Its NATS micro service, when it runs one. */
+  readonly service?: Pick<MicroService, 'name' | 'id' | 'calls'>;
+  /** The runs this worker owns now. */
+  runs(): string[];
+  /** Stops taking work, and leaves its runs for other workers to take over. */
+  close(): Promise<void>;
+}
+
+interface OwnedRun {
+  readonly handle: RunHandle;
+}
+
+/**
+ * A core worker: runs the REACT statechart for the runs it is asked to start (requests on
+ * `<prefix>.runs.start`, shared by every core worker in one queue group), with the model and tool
+ * actors reached over NATS and the log in JetStream. It holds a lease on each run it owns and
+ * renews it; when a worker dies, its leases expire and another worker takes its runs over and
+ * resumes them from their logs. It also listens on every run's abort subject
+ * (`<prefix>.runs.abort.<traceId>`) and aborts the runs it owns when asked (see `runAborts.ts`).
+ *
+ * @example
+ * ```ts
+ * const worker = await startCoreWorker({ nc, flowPath: 'flow.json' });
+ * ```
+ */
+export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreWorker> {
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  checkSubjectPrefix(prefix);
+  const owner = options.owner ?? `${hostname()}-${process.pid}`;
+  const askedLeaseMs = options.leaseMs ?? 3000;
+  const log = options.log ?? (() => undefined);
+  const allowFiles = options.allowFiles ?? [];
+  const { flow, baseDir, flowPath } = await loadValidFlow(options.flowPath, undefined, allowFiles);
+  checkSubjectTokens(flow);
+  // The core hosts no model and no memory store: it needs only the agent, the trigger's input
+  // check, and the specs of the tools it validates answers against (see allowedToolSpecs for why
+  // tool.module specs come from importing the module here). The actors run in other workers.
+  const plan = planRun(flow, baseDir);
+  const agent: AgentCoreReactConfig = plan.agent;
+  const tools: ToolSpec[] = await allowedToolSpecs(plan, { allowFiles });
+  // The model's window (contextTokens): requests are fitted here, where the statechart builds them.
+  const contextBudget = await contextBudgetFor(plan.model.config);
+  const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
+  const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs });
+  const micro = options.microServices === false ? undefined : await startCoreService(options.nc, prefix, flow.definition.id ?? flowPath, log);
+  const transport: Transport = createNatsTransport(options.nc, micro === undefined ? {} : { listener: micro });
+  // The prefix's lease is the one its first core worker set; ours only if we were first.
+  const leaseMs = leases.leaseMs;
+  if (leaseMs !== askedLeaseMs) {
+    log(`the lease of prefix "${prefix}" is ${leaseMs} ms, set by its first core worker; ${askedLeaseMs} ms is not used (delete the bucket ${Storage.leasesBucket(prefix)} to change it)`);
+  }
+  const subjects: ActorSubjects = { model: Subject.model(prefix, flow.model.id), tool: (name) => Subject.tool(prefix, name) };
+  const memoryOf = (conversationId: string | undefined): RunMemory | undefined =>
+    plan.memory && conversationId !== undefined
+      ? {
+          loadSubject: Subject.memoryLoad(prefix, plan.memory.nodeId),
+          appendSubject: Subject.memoryAppend(prefix, plan.memory.nodeId),
+          conversationId,
+          maxTurns: plan.memory.maxTurns,
+        }
+      : undefined;
+  const environment = {
+    transport,
+    subjects,
+    store,
+    attemptTimeoutMs: options.attemptTimeoutMs ?? 30_000,
+    ...(contextBudget !== undefined && { contextBudget }),
+    ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+  };
+  const owned = new Map<string, OwnedRun>();
+  let closing = false;
+
+  /** `subagent`: the run is another run's subagent, which never parks (its wait ends at once, as if expired). */
+  const track = (traceId: string, handle: RunHandle, subagent: boolean) => {
+    owned.set(traceId, { handle });
+    handle.result.then(
+      async (result) => {
+        owned.delete(traceId);
+        await leases.finish(traceId);
+        log(`run ${traceId} ended ${result.outcome.status} (${result.outcome.reason})`);
+      },
+      async (error: unknown) => {
+        owned.delete(traceId);
+        if (isRunWaiting(error)) {
+          // Parked in its log: no worker holds it until an answer (or its deadline) comes. A
+          // subagent's run is parked already expired, so that if this worker dies before ending
+          // the wait below, any core worker's sweep ends it, not the wait's own deadline.
+          await leases.park(traceId, subagent ? { ...parkedAs(error.wait), deadline: new Date().toISOString() } : parkedAs(error.wait));
+          if (subagent) {
+            // Its caller waits for its outcome, not for a person: the wait ends now (a question, escalate).
+            log(`run ${traceId} is a subagent's: its wait ends now`);
+            await takeAnswer(traceId, { kind: 'expire' }).catch((failure: unknown) => log(`run ${traceId}: cannot end its wait: ${(failure as Error).message}`));
+            return;
+          }
+          log(`run ${traceId} waits for ${error.wait.kind === 'approval' ? 'an approval' : 'its client'} of ${error.wait.tool} until ${error.wait.deadline}`);
+          return;
+        }
+        // Stopped, or another worker owns the run now: leave it to them.
+        log(`run ${traceId} left: ${error instanceof RedflowError ? error.code : String(error)}`);
+      },
+    );
+  };
+
+  /** Resumes a run this worker owns now from its log, with the answer to its wait when it has one. */
+  const resumeOwned = (traceId: string, events: readonly AgentEvent[], record: Pick<RunRecord, 'timeoutMs'>, answer?: WaitAnswer) => {
+    const { started } = logStatus(events);
+    const memory = memoryOf(started.conversationId);
+    const handle = resumeRun({
+      ...environment,
+      agent: started.agent,
+      tools: started.tools,
+      events,
+      ...(memory && { memory }),
+      // The timeout the client asked for starts again from the takeover.
+      ...(record.timeoutMs !== undefined && { timeoutMs: record.timeoutMs }),
+      ...(answer !== undefined && { answer }),
+    });
+    track(traceId, handle, started.parent !== undefined);
+    return handle;
+  };
+
+  /** The good part of a run's log, or RUN_NOT_FOUND. */
+  const readEvents = async (traceId: string): Promise<readonly AgentEvent[]> => {
+    try {
+      const { events } = await store.read(traceId);
+      if (events.length > 0) return events;
+    } catch (error) {
+      if (!(error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND)) throw error;
+    }
+    throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${traceId} in the trace stream`, { hint: 'check the trace id and the subject prefix' }));
+  };
+
+  /**
+   * Takes an answer to a parked run (or the expiry of its wait): checks it against the log, claims
+   * the run's record (one claim wins), checks the log again now that no one else may change it,
+   * and resumes the run with it.
+   */
+  const takeAnswer = async (traceId: string, answer: WaitAnswer): Promise<RunAnswerReply> => {
+    if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down', { retryable: true }));
+    if (!isValidTraceId(traceId)) throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${String(traceId).slice(0, 130)}`));
+    const events = await readEvents(traceId);
+    const first = judgeAnswer(events, answer);
+    if (!first.ok) throw new RedflowError(first.error);
+    // Past its deadline the wait takes no answer: it expires (no sweeper had come round yet).
+    const late = answer.kind !== 'expire' && isPastDeadline(first.wait, Date.now());
+    const taken: WaitAnswer = late ? { kind: 'expire' } : answer;
+    const started = logStatus(events).started;
+    const claim = await leases.claimForAnswer(traceId, taken, {
+      traceId,
+      startedAt: started.startedAt,
+      ...(started.conversationId !== undefined && { conversationId: started.conversationId }),
+    });
+    if (claim.kind === 'owned') {
+      throw new RedflowError(
+        errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is held by core worker ${claim.owner}: an answer to its wait is being taken, or it is under way; a wait takes one answer`, {
+          hint: `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
+        }),
+      );
+    }
+    // Ours now: the log cannot move any more; judged again, since it may have moved before the claim.
+    const now = await readEvents(traceId);
+    const again = judgeAnswer(now, taken);
+    if (!again.ok) {
+      const wait = pendingWait(now);
+      if (wait) await leases.park(traceId, parkedAs(wait));
+      else await leases.finish(traceId);
+      throw new RedflowError(again.error);
+    }
+    resumeOwned(traceId, now, claim.record, taken);
+    log(`run ${traceId} resumed with ${taken.kind === 'approval' ? (taken.approved ? 'an approval' : 'a denial') : taken.kind === 'client' ? "its client's result" : 'its wait expired'}`);
+    if (late) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${first.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, {
+          hint: "answer before the wait's deadline, or raise the agent's waitTimeoutMs",
+        }),
+      );
+    }
+    return { accepted: true, owner };
+  };
+
+  const service: Subscription = transport.serve<RunStartRequest, RunStartReply>(
+    Subject.runStart(prefix),
+    async (request, context) => {
+      if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
+      checkStartRequest(request);
+      // Refused before the run has a record: an input past the limits could never run.
+      checkRunInput(request.input);
+      if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
+        throw new RedflowError(
+          errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {
+            hint: 'start workers for that flow, or use another subject prefix per flow (--prefix)',
+          }),
+        );
+      }
+      if (plan.checkInput) {
+        const verdict = plan.checkInput(request.input);
+        if (verdict !== true) {
+          throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
+        }
+      }
+      // Before the run has a record: a run its window cannot hold leaves nothing behind.
+      if (contextBudget !== undefined) {
+        const input = typeof request.input === 'string' ? request.input : (JSON.stringify(request.input) ?? 'null');
+        checkFitsBudget([buildSystemPrompt(tools, agent.instructions), input], contextBudget);
+      }
+      const traceId = request.traceId ?? randomIds.traceId();
+      if (!isValidTraceId(traceId)) {
+        throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${traceId}" is not a valid trace id`));
+      }
+      // A taken trace id could never run (its first event would clash with the log's): refused
+      // before the run has a record. The log is checked first: a finished run has no record left.
+      if (await runLogExists(options.nc, prefix, traceId)) throw traceIdTaken(traceId, 'its log is in the trace stream');
+      const registered = await leases.register({
+        traceId,
+        startedAt: new Date().toISOString(),
+        ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
+        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+      });
+      if (!registered) throw traceIdTaken(traceId, 'it is under way');
+      const memory = memoryOf(request.conversationId);
+      let stored: () => void = () => undefined;
+      const firstStored = new Promise<'stored'>((resolve) => (stored = () => resolve('stored')));
+      const handle = startRun({
+        ...environment,
+        agent,
+        tools,
+        input: request.input,
+        traceId,
+        flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
+        ...(memory && { memory }),
+        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+        ...(request.parent !== undefined && { parent: withCallContext(request.parent, context.headers) }),
+        onEvent: (event) => {
+          if (event.type === AgentEventType.RunStarted) stored();
+          environment.onEvent?.(event);
+        },
+      });
+      track(traceId, handle, request.parent !== undefined);
+      // Answered once the run's first event is stored, not before: a worker that dies in between
+      // leaves a record and no log (the next worker drops the record), and its client, never told
+      // the run started, finds no log and says so; told it started, the client finds the log.
+      const settled = handle.result.then(
+        () => 'ended' as const,
+        () => 'ended' as const,
+      );
+      if ((await Promise.race([firstStored, settled])) !== 'stored') {
+        throw new RedflowError(errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `run ${traceId} ended before its first event was stored`, { retryable: true }));
+      }
+      log(`run ${traceId} started`);
+      return { traceId, owner };
+    },
+    { queue: 'core' },
+  );
+
+  // Aborts: every core worker hears every run's abort; only the owner of the run answers.
+  const aborts = serveRunAborts(options.nc, prefix, owner, (traceId) => owned.get(traceId)?.handle, log);
+  // Answers to parked runs: one core worker of the queue group takes each, and resumes the run.
+  const answers = serveRunAnswers(transport, prefix, takeAnswer);
+  await options.nc.flush();
+
+  // A worker that stalled past its lease may find its runs taken over: it lets them go.
+  const checkOwnership = setInterval(() => {
+    for (const [traceId, run] of owned) {
+      if (leases.owns(traceId)) continue;
+      log(`run ${traceId}: owned by another worker now, stopping`);
+      run.handle.stop();
+    }
+  }, Math.max(100, Math.floor(leaseMs / 3)));
+  checkOwnership.unref();
+
+  let scanning = false;
+  const scan = setInterval(() => {
+    if (scanning || closing) return;
+    scanning = true;
+    void takeOver()
+      .then(expireWaits)
+      .finally(() => (scanning = false));
+  }, options.scanMs ?? Math.max(100, Math.floor(leaseMs / 3)));
+  scan.unref();
+
+  async function takeOver(): Promise<void> {
+    let orphans;
+    try {
+      orphans = await leases.orphans();
+    } catch (error) {
+      log(`scan failed: ${(error as Error).message}`);
+      return;
+    }
+    // A dead worker leaves all its runs at once: they are taken over several at a time, each a
+    // claim and a read of its log, so the last one is not kept waiting behind all the others.
+    const queue = [...orphans];
+    const takeNext = async (): Promise<void> => {
+      for (let record = queue.shift(); record !== undefined; record = queue.shift()) await takeOverOne(record);
+    };
+    await Promise.all(Array.from({ length: Math.min(TAKEOVERS_AT_ONCE, queue.length) }, takeNext));
+  }
+
+  async function takeOverOne(record: RunRecord): Promise<void> {
+    if (owned.has(record.traceId) || closing) return;
+    if (!(await leases.claim(record))) return;
+    try {
+      let read;
+      try {
+        read = await store.read(record.traceId);
+      } catch (error) {
+        if (!(error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND)) throw error;
+        // Its worker died between the record and the first event: there is nothing to resume.
+        await leases.finish(record.traceId);
+        log(`run ${record.traceId} never started (no event in its log): its record is dropped`);
+        return;
+      }
+      const { events, problems } = read;
+      if (problems.length > 0) log(`run ${record.traceId}: ${problems[0]?.code} in its log; resuming from the good part`);
+      const status = logStatus(events);
+      if (status.kind === 'finished') {
+        await leases.finish(record.traceId);
+        return;
+      }
+      // A worker that died after taking an answer left it in the record: the run takes it, unless
+      // the log has it already (or the answer no longer fits; then the run parks again).
+      const answer = record.answer !== undefined && judgeAnswer(events, record.answer).ok ? record.answer : undefined;
+      resumeOwned(record.traceId, events, record, answer);
+      log(`run ${record.traceId} taken over after event ${events.length}`);
+    } catch (error) {
+      log(`run ${record.traceId}: cannot take over: ${(error as Error).message}`);
+    }
+  }
+
+  /** Ends the parked runs whose wait passed its deadline (one worker claims each). */
+  async function expireWaits(): Promise<void> {
+    const now = Date.now();
+    for (const record of leases.parked()) {
+      if (closing || record.waiting === undefined || Date.parse(record.waiting.deadline) > now) continue;
+      await takeAnswer(record.traceId, { kind: 'expire' }).catch((error: unknown) => {
+        // Answered, taken or ended meanwhile: nothing to expire.
+        if (!(error instanceof RedflowError && (error.code === ErrorCode.WAIT_ALREADY_ANSWERED || error.code === ErrorCode.RUN_NOT_WAITING))) {
+          log(`run ${record.traceId}: cannot end its expired wait: ${(error as Error).message}`);
+        }
+      });
+    }
+  }
+
+  log(`core worker ${owner} serving ${Subject.runStart(prefix)} for ${flowPath}`);
+  if (micro !== undefined) log(`NATS micro service ${micro.name} ${micro.id} (nats micro info ${micro.name} ${micro.id})`);
+  return {
+    owner,
+    ...(micro !== undefined && { service: micro }),
+    runs: () => [...owned.keys()],
+    async close() {
+      closing = true;
+      clearInterval(checkOwnership);
+      clearInterval(scan);
+      service.unsubscribe();
+      aborts.unsubscribe();
+      answers.unsubscribe();
+      for (const run of owned.values()) run.handle.stop();
+      await Promise.allSettled([...owned.values()].map((run) => run.handle.result));
+      // Its heartbeat goes at once: the other workers take its runs without waiting for the lease.
+      await leases.close();
+      await micro?.stop();
+      await transport.close();
+    },
+  };
+}
+
+/**
+ * The core worker's micro service, or undefined (said in `log`) when the connection may not
+ * subscribe to the service framework's `$SRV.>` subjects.
+ */
+async function startCoreService(nc: NatsConnection, prefix: string, flow: string, log: (line: string) => void): Promise<MicroService | undefined> {
+  try {
+    return await startMicroService(nc, {
+      name: 'redflow-core',
+      version,
+      description: `Redflow core workers of flow ${flow} on ${prefix}`,
+      prefix,
+      metadata: { 'redflow.prefix': prefix, 'redflow.flow': flow, host: hostname(), pid: String(process.pid) },
+      log,
+    });
+  } catch (error) {
+    if (!(error instanceof RedflowError && error.code === ErrorCode.TRANSPORT_PERMISSION_DENIED)) throw error;
+    log(`${error.message}: serving run starts without it (${error.hint ?? ''})`);
+    return undefined;
+  }
+}
+
+/** What the run's record keeps of its wait while it is parked. */
+function parkedAs(wait: RunWait): NonNullable<RunRecord['waiting']> {
+  return { kind: wait.kind, idempotencyKey: wait.idempotencyKey, deadline: wait.deadline };
+}

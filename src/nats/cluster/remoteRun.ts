@@ -1,0 +1,151 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { AgentEnvelope, ParentCall, RunOutcome } from '../../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
+import { createNatsTransport } from '../natsTransport.js';
+import type { Reply } from '../../actors/transport.js';
+import { followJetStreamRun } from '../jetstream/followRun.js';
+import type { SharedRunFollow } from '../jetstream/sharedRunFollow.js';
+import type { AgentEvent } from '../../events/eventTypes.js';
+import { fold } from '../../events/evolve.js';
+import { logStatus } from '../../events/resumePoint.js';
+import { randomIds } from '../../runtime/ids.js';
+import type { RunStartReply, RunStartRequest } from './coreWorker.js';
+import { readRunStart } from './runLogExists.js';
+
+/** Options of {@link startRemoteRun}. */
+export interface RemoteRunOptions {
+  readonly nc: NatsConnection;
+  readonly input: unknown;
+  readonly prefix?: string;
+  readonly traceId?: string;
+  readonly conversationId?: string;
+  /** The flow the client means; the core workers refuse a run of another flow. */
+  readonly flowId?: string;
+  /** The run's timeout in ms (default: the core worker's). */
+  readonly timeoutMs?: number;
+  /** Called with each event of the run as it is stored, in order, each once. */
+  readonly onEvent?: (event: AgentEvent) => void;
+  /** How long to wait for a core worker to take the run (default 10 s). */
+  readonly startTimeoutMs?: number;
+  /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
+  readonly parent?: ParentCall;
+  /** Stops following once aborted, as `detach` does (it may abort while the start is asked for). */
+  readonly signal?: AbortSignal;
+  /**
+   * Follows the run through this shared follow's one consumer instead of a consumer of its own: for
+   * a client starting many runs at once (see {@link createSharedRunFollow}). Its prefix must be the run's.
+   */
+  readonly follow?: SharedRunFollow;
+}
+
+/** A run started on the cluster. */
+export interface RemoteRun {
+  readonly traceId: string;
+  /** Resolves with the outcome and the envelope (the fold of the run's stored log) once it ends. */
+  readonly result: Promise<{ readonly outcome: RunOutcome; readonly envelope: AgentEnvelope }>;
+  /** Stops listening; the run goes on on the cluster. */
+  detach(): void;
+}
+
+/**
+ * Asks the cluster's core workers to start a run and follows it in the trace stream (the JetStream
+ * store's follow: an ordered consumer over the run's subjects), so `onEvent` sees each stored
+ * event once and in order, and `result` is the fold of exactly the events stored. The run does not
+ * depend on this client: if the client goes away, the run goes on. A core worker answers the start
+ * once the run's first event is stored; when no answer comes (`TRANSPORT_TIMEOUT`), the run
+ * started only if the stream holds that first event, with this start's input and caller: then it is
+ * followed (its worker died after storing it, and another takes it over), otherwise the timeout is
+ * thrown and nothing runs.
+ *
+ * `result` rejects with `RUN_STOPPED` if the run's log ends otherwise than with its ending (it
+ * cannot: it waits for the ending), and with `LOG_STORE_UNAVAILABLE` when the connection closes
+ * before the run ends; it never settles once `detach` is called (or `options.signal` aborts).
+ *
+ * @example
+ * ```ts
+ * const run = await startRemoteRun({ nc, input: 'Where is order A-1001?', onEvent: print });
+ * const { outcome } = await run.result;
+ * ```
+ */
+export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteRun> {
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  const traceId = options.traceId ?? randomIds.traceId();
+  const detached = new AbortController();
+  const following = options.signal === undefined ? detached.signal : AbortSignal.any([detached.signal, options.signal]);
+  // Followed from the first event, while the start is asked for: the stream keeps the run's
+  // events, so none is missed whenever the consumer begins, and it is ready when they come.
+  if (options.follow !== undefined && options.follow.prefix !== prefix) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.SUBJECT_PREFIX_INVALID, `the shared follow is for prefix "${options.follow.prefix}", the run for "${prefix}"`, { hint: 'create the shared follow with the prefix of the runs it follows' }),
+    );
+  }
+  // With a shared follow, its consumer's start is fixed before the run is asked for, so the run's
+  // first event comes after it.
+  const source = options.follow !== undefined ? await options.follow.watch(traceId, { signal: following }) : followJetStreamRun(options.nc, Storage.traceStream(prefix), prefix, traceId, 0, { signal: following });
+  const events: AgentEvent[] = [];
+  const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => {
+    void (async () => {
+      for await (const event of source) {
+        events.push(event);
+        options.onEvent?.(event);
+      }
+      // Detached: the caller no longer waits for the result.
+      if (following.aborted) return;
+      const status = logStatus(events);
+      if (status.kind !== 'finished') throw new RedflowError(errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} has not ended`));
+      resolve({ outcome: status.outcome, envelope: fold(events) });
+    })().catch(reject);
+  });
+  result.catch(() => undefined);
+
+  const transport = createNatsTransport(options.nc);
+  const request: RunStartRequest = {
+    input: options.input,
+    traceId,
+    ...(options.conversationId !== undefined && { conversationId: options.conversationId }),
+    ...(options.flowId !== undefined && { flowId: options.flowId }),
+    ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
+    ...(options.parent !== undefined && { parent: options.parent }),
+  };
+  let reply: Reply<RunStartReply>;
+  try {
+    reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
+      timeoutMs: options.startTimeoutMs ?? 10_000,
+    });
+  } catch (error) {
+    detached.abort();
+    throw error;
+  } finally {
+    await transport.close();
+  }
+  if (!reply.ok && reply.error.code === ErrorCode.TRANSPORT_TIMEOUT && (await startedAsAsked(options.nc, prefix, traceId, request).catch(() => false))) {
+    // The core worker that took the start stored the run's first event and died before it
+    // answered: the run is in the log, another core worker takes it over, and this client follows it.
+    return { traceId, result, detach: () => detached.abort() };
+  }
+  if (!reply.ok) {
+    detached.abort();
+    const hint =
+      reply.error.code === ErrorCode.TRANSPORT_NO_RESPONDER
+        ? `no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url>${prefix === DEFAULT_SUBJECT_PREFIX ? '' : ` --prefix ${prefix}`}\`, or check --nats and --prefix`
+        : reply.error.hint;
+    throw new RedflowError({ ...reply.error, ...(hint !== undefined && { hint }) });
+  }
+  return {
+    traceId,
+    result,
+    detach: () => detached.abort(),
+  };
+}
+
+/**
+ * True when the trace stream holds run `traceId`'s start, and it is the start this client asked
+ * for (the same input and caller): not another run that had taken the trace id before.
+ */
+async function startedAsAsked(nc: NatsConnection, prefix: string, traceId: string, request: RunStartRequest): Promise<boolean> {
+  const started = await readRunStart(nc, prefix, traceId);
+  if (started === undefined) return false;
+  const sameParent = (started.data.parent?.idempotencyKey ?? null) === (request.parent?.idempotencyKey ?? null);
+  return sameParent && JSON.stringify(started.data.input) === JSON.stringify(request.input);
+}

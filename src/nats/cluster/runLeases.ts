@@ -1,0 +1,242 @@
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Kvm, type KV } from '@nats-io/kv';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { Storage } from '../../actors/subjects.js';
+import type { RunWait, WaitAnswer } from '../../events/pendingWait.js';
+
+/** What the cluster knows of a run under way. */
+export interface RunRecord {
+  readonly traceId: string;
+  /** The core worker that owns it. */
+  readonly owner: string;
+  readonly startedAt: string;
+  readonly conversationId?: string;
+  /** The run timeout its client asked for, kept for a worker that takes the run over. */
+  readonly timeoutMs?: number;
+  /**
+   * Set while the run is parked, waiting for an answer from outside: no process holds it, so it
+   * is no orphan, and the first worker to claim it with an answer (or its deadline) resumes it.
+   */
+  readonly waiting?: { readonly kind: RunWait['kind']; readonly idempotencyKey: string; readonly deadline: string };
+  /**
+   * The answer a worker claimed the run with, kept until the run is parked again or ends: a
+   * worker that takes the run over after that one died resumes it with this answer.
+   */
+  readonly answer?: WaitAnswer;
+}
+
+/** How a claim of a parked run with an answer went. */
+export type AnswerClaim =
+  /** This worker owns the run now, with the answer recorded. */
+  | { readonly kind: 'claimed'; readonly record: RunRecord }
+  /** The run's record says a worker owns it: it is under way, or another answer was taken first. */
+  | { readonly kind: 'owned'; readonly owner: string };
+
+/**
+ * Which core worker owns which run. Two NATS KV buckets: `<prefix>-runs` holds one record per run
+ * under way (its owner), `<prefix>-leases` one heartbeat per live core worker, in a bucket whose
+ * entries expire after `leaseMs` unless renewed (the server's clock decides, so workers' clocks
+ * need not agree). A worker that dies stops its heartbeat; its entry expires; its runs become
+ * orphans, and the first worker whose revision-checked update of a run's record succeeds owns it.
+ * One heartbeat per worker, not per run: the cost does not grow with the number of runs.
+ */
+export interface RunLeases {
+  /**
+   * The lease in force: the expiry of the heartbeat bucket, which the first core worker of the
+   * prefix set when it made the bucket (a later worker's own `leaseMs` cannot change it).
+   */
+  readonly leaseMs: number;
+  /** Records a new run owned by this worker; false if the run is already known. */
+  register(record: Omit<RunRecord, 'owner'>): Promise<boolean>;
+  /**
+   * Takes over an orphan (its owner is dead) by a revision-checked update of its record; false if
+   * the record no longer names that owner (another worker was first) or the update loses a race.
+   */
+  claim(record: RunRecord): Promise<boolean>;
+  /** True while the run's record (as last seen) names this worker. */
+  owns(traceId: string): boolean;
+  /** Forgets a finished run. */
+  finish(traceId: string): Promise<void>;
+  /** The runs under way whose owner has no heartbeat: candidates for takeover (a parked run is none). */
+  orphans(): Promise<RunRecord[]>;
+  /**
+   * Run `traceId`'s record if it is an orphan, read from the bucket now rather than from the watch
+   * (which may not have caught up yet in a process that has just opened the leases).
+   */
+  orphan(traceId: string): Promise<RunRecord | undefined>;
+  /** Marks one of this worker's runs parked, waiting for an answer: it no longer owns it. */
+  park(traceId: string, waiting: NonNullable<RunRecord['waiting']>): Promise<void>;
+  /**
+   * Claims a parked run (or a run with no record, parked by a process that keeps none) to resume
+   * it with `answer`, by a revision-checked write: of two workers claiming one wait, one wins.
+   */
+  claimForAnswer(traceId: string, answer: WaitAnswer, fallback: Omit<RunRecord, 'owner'>): Promise<AnswerClaim>;
+  /** The parked runs, as last seen (for the sweeper of expired waits). */
+  parked(): RunRecord[];
+  /** Stops the heartbeat (its entry then expires) and the watch. */
+  close(): Promise<void>;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Opens (creating if needed) the run and heartbeat buckets of `prefix`, starts this worker's
+ * heartbeat, and watches the run records.
+ *
+ * @example
+ * ```ts
+ * const leases = await openRunLeases(nc, { prefix: 'redflow', owner: 'core-1', leaseMs: 3000 });
+ * ```
+ */
+export async function openRunLeases(
+  nc: NatsConnection,
+  options: { prefix: string; owner: string; leaseMs: number },
+): Promise<RunLeases> {
+  const { owner } = options;
+  const kvm = new Kvm(nc);
+  let runs: KV;
+  let leases: KV;
+  let leaseMs: number;
+  try {
+    runs = await kvm.create(Storage.runsBucket(options.prefix), { history: 1 });
+    leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: options.leaseMs });
+    // An existing bucket keeps the expiry it was made with: heartbeat at its pace, not ours, or a
+    // longer lease of ours would let our heartbeat expire between beats.
+    const ttl = (await leases.status()).ttl;
+    leaseMs = ttl > 0 ? ttl : options.leaseMs;
+    await leases.put(owner, encoder.encode(JSON.stringify({ owner, since: new Date().toISOString() })));
+  } catch (error) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `cannot open the run buckets: ${(error as Error).message}`, {
+        hint: 'is nats-server running with JetStream (-js)?',
+        retryable: true,
+      }),
+      { cause: error },
+    );
+  }
+
+  // Every run record, kept current by a watch: finding orphans reads no run from the server.
+  const known = new Map<string, { record: RunRecord; revision: number }>();
+  const watch = await runs.watch();
+  void (async () => {
+    for await (const entry of watch) {
+      if (entry.operation !== 'PUT') {
+        known.delete(entry.key);
+        continue;
+      }
+      try {
+        known.set(entry.key, { record: entry.json<RunRecord>(), revision: entry.revision });
+      } catch {
+        // Not a record of ours: leave it alone.
+      }
+    }
+  })();
+
+  const heartbeat = setInterval(() => {
+    void leases.put(owner, encoder.encode(JSON.stringify({ owner, at: new Date().toISOString() }))).catch(() => undefined);
+  }, Math.max(100, Math.floor(leaseMs / 3)));
+  heartbeat.unref();
+
+  /** A run's record as the bucket holds it now (the watch may lag a write by another worker). */
+  const fresh = async (traceId: string): Promise<{ record: RunRecord; revision: number } | undefined> => {
+    const entry = await runs.get(traceId);
+    if (!entry || entry.operation !== 'PUT') return undefined;
+    try {
+      return { record: entry.json<RunRecord>(), revision: entry.revision };
+    } catch {
+      return undefined;
+    }
+  };
+
+  // One read per owner, not a listing of the bucket: nats.js's `kv.keys()` never ends when an
+  // entry expires between the listing's start and its delivery, and heartbeats here do expire
+  // (it stalled the takeover scans, and `redflow resume --nats`, for good).
+  const isLive = async (who: string): Promise<boolean> => {
+    const entry = await leases.get(who);
+    return entry !== null && entry.operation === 'PUT';
+  };
+  const liveOwners = async (owners: Iterable<string>): Promise<Set<string>> => {
+    const distinct = [...new Set(owners)];
+    const live = await Promise.all(distinct.map(isLive));
+    return new Set(distinct.filter((_, i) => live[i]));
+  };
+
+  return {
+    leaseMs,
+    async register(partial) {
+      const record: RunRecord = { ...partial, owner };
+      try {
+        const revision = await runs.create(record.traceId, encoder.encode(JSON.stringify(record)));
+        known.set(record.traceId, { record, revision });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async claim(record) {
+      // Read now, not from the watch, which may lag; and the record must still name the owner that
+      // was found dead: a watch that has caught up with another worker's claim would otherwise
+      // hand over that worker's revision, and the update would take a live worker's run.
+      const seen = await fresh(record.traceId);
+      if (!seen || seen.record.owner !== record.owner || seen.record.waiting !== undefined) return false;
+      const mine: RunRecord = { ...seen.record, owner };
+      try {
+        const revision = await runs.update(record.traceId, encoder.encode(JSON.stringify(mine)), seen.revision);
+        known.set(record.traceId, { record: mine, revision });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    owns: (traceId) => known.get(traceId)?.record.owner === owner,
+    async finish(traceId) {
+      known.delete(traceId);
+      await runs.delete(traceId).catch(() => undefined);
+    },
+    async orphans() {
+      const candidates = [...known.values()].map((entry) => entry.record).filter((record) => record.waiting === undefined && record.owner !== owner);
+      if (candidates.length === 0) return [];
+      const live = await liveOwners(candidates.map((record) => record.owner));
+      return candidates.filter((record) => !live.has(record.owner));
+    },
+    async orphan(traceId) {
+      const current = await fresh(traceId);
+      if (!current || current.record.waiting !== undefined || current.record.owner === owner) return undefined;
+      return (await isLive(current.record.owner)) ? undefined : current.record;
+    },
+    async park(traceId, waiting) {
+      const seen = known.get(traceId);
+      const current = seen ?? (await fresh(traceId));
+      if (!current || current.record.owner !== owner) return;
+      const { answer: _answered, ...rest } = current.record;
+      const parked: RunRecord = { ...rest, waiting };
+      try {
+        const revision = await runs.update(traceId, encoder.encode(JSON.stringify(parked)), current.revision);
+        known.set(traceId, { record: parked, revision });
+      } catch {
+        // Another worker took the run meanwhile: it is theirs to park.
+      }
+    },
+    async claimForAnswer(traceId, answer, fallback) {
+      const current = await fresh(traceId);
+      if (current && current.record.waiting === undefined) return { kind: 'owned', owner: current.record.owner };
+      const { waiting: _waited, ...rest } = current?.record ?? fallback;
+      const mine: RunRecord = { ...rest, owner, answer };
+      try {
+        const bytes = encoder.encode(JSON.stringify(mine));
+        const revision = current ? await runs.update(traceId, bytes, current.revision) : await runs.create(traceId, bytes);
+        known.set(traceId, { record: mine, revision });
+        return { kind: 'claimed', record: mine };
+      } catch {
+        const now = await fresh(traceId);
+        return { kind: 'owned', owner: now?.record.owner ?? 'another worker' };
+      }
+    },
+    parked: () => [...known.values()].map((entry) => entry.record).filter((record) => record.waiting !== undefined && record.answer === undefined),
+    async close() {
+      clearInterval(heartbeat);
+      watch.stop();
+      await leases.delete(owner).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,300 @@
+import { headers as natsHeaders, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { createRequestMux, type RequestMux } from '../requestMux.js';
+import {
+  jetstream,
+  jetstreamManager,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  StorageType,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
+import type { EventStore, LogProblem, ReadResult } from '../../events/eventStore.js';
+import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
+import { createRunPathCheck } from '../../events/runPath.js';
+import { followJetStreamRun } from './followRun.js';
+import { decodeRunMessage, runProblem } from './runMessage.js';
+
+/** Options of {@link openJetStreamEventStore}. */
+export interface JetStreamEventStoreOptions {
+  /** Subject prefix (default `redflow`): events go to `<prefix>.trace.<traceId>.<type>`. */
+  readonly prefix?: string;
+  /**
+   * How long JetStream remembers event ids to refuse a second writer of the same `seq` (its
+   * duplicate window). Default 1 hour; runs are fenced beyond it by their ownership lease.
+   */
+  readonly duplicateWindowMs?: number;
+  /** How long one append keeps trying through a lost connection or a restarting server. Default 30 s. */
+  readonly appendTimeoutMs?: number;
+  /** File (default, durable) or memory storage, used when the stream is created. */
+  readonly storage?: 'file' | 'memory';
+  /** Replicas of the stream in a cluster (default 1). */
+  readonly replicas?: number;
+}
+
+/** A JetStream event store: also tells the stream's name. */
+export interface JetStreamEventStore extends EventStore {
+  readonly stream: string;
+}
+
+const encoder = new TextEncoder();
+const DEFAULT_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
+const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
+/** JetStream's code for a stream created with a name another has (nats.js names no constant for it). */
+const STREAM_NAME_IN_USE = 10058;
+
+/**
+ * The event log in a JetStream stream over the trace subjects: one append is both durable and
+ * live (`nats sub '<prefix>.trace.>'` shows every event as it is stored).
+ *
+ * **Messages.** A message holds one event, as JSON, or several consecutive events of one run
+ * recorded together, as a JSON array (`appendMany`: the recorder appends what it recorded between
+ * two effects in one message, so an iteration costs two writes and two acknowledgements instead of
+ * four). Its subject is that of its last event, `<prefix>.trace.<traceId>.<type>`: what the run
+ * did last, the request it is about to make or its ending, so `<prefix>.trace.*.tool.requested` or
+ * `….run.completed` still find those events; a run's `run.started` always has a message of its own
+ * (runs are listed and found by it). Its `Nats-Msg-Id` is its first event's id. One message rather
+ * than several published without waiting for each other: a message is stored whole or not at all,
+ * so the log never holds an event without the ones before it, and a writer that lost the run to
+ * another is stopped by the fence below before anything after its refused write is stored.
+ *
+ * Two writers cannot both append to one run: each message is published with `Nats-Msg-Id` =
+ * its first event's id `<traceId>:<seq>`, so the stream takes one write per seq and answers the
+ * other writer's publish as a duplicate; the loser gets `LOG_CONCURRENT_WRITER` and must stop
+ * touching the run. (Each writer's next message starts right after the last event it knows is
+ * stored, which is the end of a stored message: two writers that go on from the same point name
+ * their messages alike.)
+ * (nats-server 2.11 can also check the last sequence of a wildcard subject, which would fence
+ * writers past the duplicate window; 2.9, the version these tests run on, cannot.) A publish that
+ * fails because the connection dropped is sent again with the same id until `appendTimeoutMs`,
+ * so a restarting server loses nothing and stores nothing twice.
+ *
+ * `follow` reads a run through nats.js's ordered consumer over its subjects (see `followRun.ts`):
+ * the stored messages, then each one as it is stored, ending with the run.
+ *
+ * @example
+ * ```ts
+ * const store = await openJetStreamEventStore(nc, { prefix: 'redflow' });
+ * const run = startRun({ ...environment, store, input });
+ * ```
+ */
+export async function openJetStreamEventStore(nc: NatsConnection, options: JetStreamEventStoreOptions = {}): Promise<JetStreamEventStore> {
+  const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
+  const stream = Storage.traceStream(prefix);
+  const appendTimeoutMs = options.appendTimeoutMs ?? DEFAULT_APPEND_TIMEOUT_MS;
+  const jsm = await jetstreamManager(nc);
+  await ensureStream(jsm, stream, prefix, options);
+  const js = jetstream(nc);
+  const mux = createRequestMux(nc);
+  const lastSeqs = new Map<string, number>();
+  // Room left for the subject and headers under the server's largest message.
+  const maxMessageBytes = (nc.info?.max_payload ?? 1024 * 1024) - 4096;
+
+  /** One message holding `events` (one, or several consecutive events of one run). */
+  const write = async (events: readonly AgentEvent[], data: Uint8Array): Promise<void> => {
+    const first = events[0] as AgentEvent;
+    const last = lastSeqs.get(first.traceId);
+    if (last !== undefined && first.seq !== last + 1) {
+      throw concurrent(first, `expected seq ${last + 1}, got ${first.seq}`);
+    }
+    const lastEvent = events[events.length - 1] as AgentEvent;
+    const ack = await publishPatiently(mux, Subject.trace(prefix, first.traceId, lastEvent.type), data, first.id, appendTimeoutMs);
+    if (ack.duplicate) {
+      // Either an earlier attempt of ours whose ack was lost, or another writer's events.
+      const stored = await jsm.streams.getMessage(stream, { seq: ack.seq });
+      if (!stored || !sameBytes(stored.data, data)) throw concurrent(first, `seq ${first.seq} was written by another writer`);
+    }
+    lastSeqs.set(first.traceId, lastEvent.seq);
+  };
+
+  return {
+    stream,
+    append(event) {
+      return write([event], encoder.encode(JSON.stringify(event)));
+    },
+
+    async appendMany(given) {
+      let events = given;
+      const first = events[0];
+      if (first === undefined) return;
+      events.forEach((event, i) => {
+        if (event.traceId !== first.traceId || event.seq !== first.seq + i) throw concurrent(event, `appended together with ${first.id}, but not the event after the one before it`);
+      });
+      if (first.type === AgentEventType.RunStarted || events.length === 1) {
+        // A run's start is found by its subject (runLogExists, the runs list): a message of its own.
+        await write([first], encoder.encode(JSON.stringify(first)));
+        events = events.slice(1);
+        if (events.length === 0) return;
+        if (events.length === 1) return write(events, encoder.encode(JSON.stringify(events[0])));
+      }
+      const data = encoder.encode(JSON.stringify(events));
+      if (data.byteLength <= maxMessageBytes) return write(events, data);
+      // Too large for one message together: one message each, in order.
+      for (const event of events) await write([event], encoder.encode(JSON.stringify(event)));
+    },
+
+    follow(traceId, afterSeq, followOptions) {
+      return followJetStreamRun(nc, stream, prefix, traceId, afterSeq, followOptions);
+    },
+
+    async read(traceId) {
+      const result = await readRun(js, stream, prefix, traceId);
+      // A writer that resumes a run goes on from what it read. Only ever forward: a read that
+      // overlapped this store's own appends ends holding fewer events than are stored, and taking
+      // its end back would refuse the writer's next append as another writer's.
+      const last = result.events.at(-1);
+      if (last && last.seq > (lastSeqs.get(traceId) ?? 0)) lastSeqs.set(traceId, last.seq);
+      return result;
+    },
+
+    async close() {
+      lastSeqs.clear();
+      mux.close();
+    },
+  };
+}
+
+async function ensureStream(jsm: JetStreamManager, stream: string, prefix: string, options: JetStreamEventStoreOptions): Promise<void> {
+  const subjects = [Subject.allTraces(prefix)];
+  try {
+    const info = await jsm.streams.info(stream);
+    if (!info.config.subjects?.includes(subjects[0] as string)) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.LOG_NOT_FOUND, `stream ${stream} exists but does not capture ${subjects[0]}`, {
+          hint: `delete or fix the stream, or use another prefix`,
+        }),
+      );
+    }
+    return;
+  } catch (error) {
+    if (error instanceof RedflowError) throw error;
+    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamNotFound) throw storeError('cannot read the trace stream', error);
+  }
+  try {
+    await jsm.streams.add({
+      name: stream,
+      subjects,
+      storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
+      num_replicas: options.replicas ?? 1,
+      duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
+    });
+  } catch (error) {
+    // Another worker created it at the same moment.
+    if (error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE) return;
+    throw storeError(`cannot create the trace stream ${stream}`, error);
+  }
+}
+
+/** What a JetStream publish is acknowledged with. */
+interface Ack {
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+const decoderForAcks = new TextDecoder();
+
+/**
+ * A JetStream publish (a core publish with `Nats-Msg-Id`, answered by a PubAck) over the request
+ * mux, retried with the same id through timeouts and a restarting server until `timeoutMs`.
+ */
+async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Array, msgID: string, timeoutMs: number): Promise<Ack> {
+  const deadline = Date.now() + timeoutMs;
+  const msgHeaders = natsHeaders();
+  msgHeaders.set('Nats-Msg-Id', msgID);
+  for (let attempt = 0; ; attempt++) {
+    const outcome = await mux.request(subject, data, msgHeaders, Math.max(1000, Math.min(5000, deadline - Date.now())));
+    if (outcome.kind === 'reply') {
+      let ack: { seq?: number; duplicate?: boolean; error?: { code?: number; description?: string } };
+      try {
+        ack = JSON.parse(decoderForAcks.decode(outcome.msg.data)) as typeof ack;
+      } catch (error) {
+        throw storeError(`cannot append to ${subject}: the server's acknowledgement is not JSON`, error);
+      }
+      // A refusal by the stream is final.
+      if (ack.error) throw storeError(`cannot append to ${subject}`, new Error(ack.error.description ?? `error ${ack.error.code ?? ''}`));
+      if (typeof ack.seq !== 'number') throw storeError(`cannot append to ${subject}: no sequence in the acknowledgement`, undefined);
+      return { seq: ack.seq, duplicate: ack.duplicate === true };
+    }
+    if (outcome.kind === 'denied') throw storeError(`cannot append to ${subject}`, new Error(outcome.reason));
+    // Timeouts, no responders while the server restarts, a dropped connection: another try with the same id.
+    if (Date.now() >= deadline) throw storeError(`cannot append to ${subject}`, new Error(`no acknowledgement (${outcome.kind})`));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+  }
+}
+
+async function readRun(js: JetStreamClient, stream: string, prefix: string, traceId: string): Promise<ReadResult> {
+  // An ordered consumer over the run's subjects; each message says how many are still pending,
+  // so the read ends without asking the server to count (a per-subject count scans the stream).
+  // A message holds one event or several (see appendMany).
+  const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runTrace(prefix, traceId) });
+  const events: AgentEvent[] = [];
+  const problems: LogProblem[] = [];
+  const runPath = createRunPathCheck();
+  let position = 0;
+  let more = true;
+  try {
+    while (more) {
+      const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
+      let got = 0;
+      for await (const message of batch) {
+        got++;
+        position++;
+        if (problems.length === 0) {
+          const verdict = decodeRunMessage(message.data, traceId, events.length + 1, position);
+          if ('problem' in verdict) problems.push(verdict.problem);
+          else {
+            // A message is written whole: one of its events the run could not take discards it all.
+            let impossible: string | undefined;
+            for (const event of verdict.events) if (impossible === undefined) impossible = runPath.next(event);
+            if (impossible !== undefined) problems.push(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
+            else events.push(...verdict.events);
+          }
+        }
+        if (message.info.pending === 0) {
+          more = false;
+          break;
+        }
+      }
+      if (got === 0) more = false;
+    }
+  } catch (error) {
+    throw storeError(`cannot read run ${traceId}`, error);
+  } finally {
+    await consumer.delete().catch(() => undefined);
+  }
+  if (position === 0) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.LOG_NOT_FOUND, `no events for run ${traceId} in stream ${stream}`, {
+        hint: 'check the trace id and the subject prefix',
+      }),
+    );
+  }
+  return { events, problems };
+}
+
+function concurrent(event: AgentEvent, why: string): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.LOG_CONCURRENT_WRITER, `run ${event.traceId}: ${why}`, {
+      hint: 'another worker owns this run now; this one must stop touching it',
+    }),
+  );
+}
+
+function storeError(message: string, cause: unknown): RedflowError {
+  const detail = cause instanceof Error ? cause.message : String(cause);
+  return new RedflowError(
+    errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `${message}: ${detail}`, {
+      hint: 'is nats-server running with JetStream (-js) and reachable?',
+      retryable: true,
+    }),
+    { cause },
+  );
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  for (let i = 0; i < a.byteLength; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
