@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '../nats/index.js';
 import type { ParseArgsConfig } from 'node:util';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, SUBJECT_PREFIX_HINT, isSubjectPrefix } from '../actors/subjects.js';

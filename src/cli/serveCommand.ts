@@ -21,7 +21,7 @@ import { openInspectSession, type InspectSession } from '../inspect/index.js';
 import type { InspectorFactory } from '../server/runBackend.js';
 import { createStepService } from '../stepService/reactStepService.js';
 import { loadStepModels } from '../stepService/stepModels.js';
-import { jetStreamStepLogs, jsonlStepLogs, type StepLogs } from '../stepService/stepLogs.js';
+import { jsonlStepLogs, type StepLogs } from '../stepService/stepLogs.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
                      [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>]
@@ -145,7 +145,8 @@ export const serve: Command = {
       try {
         const { createNatsRunBackend } = await import('../nats/serve/natsRunBackend.js');
         const natsBackend = await createNatsRunBackend({ nc, prefix, flowsDir });
-        stepLogs = jetStreamStepLogs(nc, prefix);
+        // Loaded here, not at the top: an embedded server never needs the NATS client.
+        stepLogs = (await import('../nats/serve/jetStreamStepLogs.js')).jetStreamStepLogs(nc, prefix);
         backend = session ? followedIntoInspector(natsBackend, session) : natsBackend;
       } catch (error) {
         await closeNats();

@@ -1,4 +1,4 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '../nats/index.js';
 
 /**
  * How long a stopping process (`redflow worker`) waits for a clean stop: its services drained,

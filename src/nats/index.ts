@@ -15,6 +15,7 @@
  *
  * @module
  */
+export type { NatsConnection } from '@nats-io/transport-node';
 export { connectNats, natsConnectionOptions, type ConnectNatsOptions } from './connect.js';
 export { jsonCodec, type PayloadCodec } from './codec.js';
 export {

@@ -1,4 +1,4 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '../nats/index.js';
 import { connectNats, type ConnectNatsOptions } from '../nats/connect.js';
 import { requireJetStream } from '../nats/jetStreamNotEnabled.js';
 import { DEFAULT_SUBJECT_PREFIX, checkSubjectPrefix } from '../actors/subjects.js';

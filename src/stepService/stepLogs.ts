@@ -1,7 +1,5 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { ErrorCode, RedflowError } from '../errors.js';
 import type { EventStore } from '../events/eventStore.js';
 import { openJsonlEventStore } from '../events/jsonlEventStore.js';
 
@@ -40,34 +38,5 @@ export function jsonlStepLogs(runsDir: string): StepLogs {
       await mkdir(runsDir, { recursive: true });
       return openJsonlEventStore(fileOf(traceId));
     },
-  };
-}
-
-/**
- * Session logs in the cluster's trace stream (`<prefix>.trace.<traceId>.*`): `redflow replay --nats`
- * reads them, and `nats sub '<prefix>.trace.>'` shows each step's events live.
- *
- * @example
- * ```ts
- * const logs = jetStreamStepLogs(nc, 'redflow');
- * ```
- */
-export function jetStreamStepLogs(nc: NatsConnection, prefix: string): StepLogs {
-  // Loaded here, not at the top: an embedded server never needs the NATS client.
-  const open = async () => (await import('../nats/jetstream/jetstreamEventStore.js')).openJetStreamEventStore(nc, { prefix });
-  return {
-    async exists(traceId) {
-      const store = await open();
-      try {
-        return (await store.read(traceId)).events.length > 0;
-      } catch (error) {
-        // A run with no events in the stream is reported as an error by the store: here it is an answer.
-        if (error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND) return false;
-        throw error;
-      } finally {
-        await store.close();
-      }
-    },
-    open: () => open(),
   };
 }
