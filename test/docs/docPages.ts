@@ -81,3 +81,39 @@ export function links(markdown: string): { text: string; target: string; line: n
     line: text.slice(0, m.index).split('\n').length,
   }));
 }
+
+/** The source file of each entry point of the package ('redflow', 'redflow/nats', …), read off package.json's `exports`. */
+export function entrySources(): Record<string, string> {
+  const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+  const sources: Record<string, string> = {};
+  for (const [key, value] of Object.entries(pkg.exports)) {
+    const types = (value as { types?: unknown }).types;
+    if (typeof types !== 'string') continue;
+    sources[key === '.' ? 'redflow' : `redflow/${key.slice(2)}`] = path.join(ROOT, types.replace(/^\.\/dist\//, 'src/').replace(/\.d\.ts$/, '.ts'));
+  }
+  return sources;
+}
+
+/** `code` with its imports of the package ('redflow', 'redflow/nats', …) pointed at the source files, so it runs without a build. */
+export function fromSource(code: string): string {
+  const sources = entrySources();
+  return code.replace(/from '(redflow(?:\/[\w-]+)?)'/g, (whole, specifier: string) => (sources[specifier] ? `from ${JSON.stringify(sources[specifier])}` : whole));
+}
+
+/** The file name a TypeScript block gives itself on its first line (`// order-desk.ts`), if any. */
+export function fileNameOf(block: CodeBlock): string | undefined {
+  return /^\/\/ ([\w.-]+\.m?ts)\b/.exec(block.code)?.[1];
+}
+
+/**
+ * The output a block is shown to print: the bare fenced block right after it (nothing but blank
+ * lines between), if any.
+ */
+export function shownOutput(markdown: string, block: CodeBlock, blocks: readonly CodeBlock[]): string | undefined {
+  const next = blocks[blocks.indexOf(block) + 1];
+  if (next === undefined || next.lang !== '') return undefined;
+  const lines = markdown.split('\n');
+  const end = block.line + block.code.split('\n').length; // the line of the block's closing fence
+  const between = lines.slice(end, next.line - 1);
+  return between.every((line) => line.trim() === '') ? next.code : undefined;
+}
