@@ -107,8 +107,8 @@ describe('the repository', () => {
     expect(citing).toEqual([]);
   });
 
-  it('should list every exit code of the redflow command in the README', async () => {
-    const readme = await read('README.md');
+  it('should list every exit code of the redflow command in docs/cli.md', async () => {
+    const readme = await read('docs/cli.md');
     const start = readme.indexOf('| code | meaning |', readme.indexOf('Exit codes:'));
     const table = readme.slice(start, readme.indexOf('\n\n', start));
     const listed = [...table.matchAll(/^\| (\d+) \|/gm)].map(([, code]) => Number(code));

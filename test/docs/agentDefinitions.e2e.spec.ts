@@ -1,21 +1,21 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from '../support/cli.js';
+import { readPage } from './docPages.js';
 
-// The README's agent definition section runs as written: its module (zod schemas, `defineTool`
-// and `defineAgent` from 'redflow', which a module in this repository resolves to the built
-// package), its scripts (the output each shows is the output it prints), and its `redflow run` and
+// docs/agent-definitions.md runs as written: its module (zod schemas, `defineTool` and
+// `defineAgent` from 'redflow', which a module in this repository resolves to the built package),
+// its scripts (the output each shows is the output it prints), and its `redflow run` and
 // `redflow resume` commands; then a question to a person, parked and answered in code and with
 // `redflow run` and `redflow answer`.
 
 async function section(): Promise<string> {
-  const readme = await readFile(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const start = readme.indexOf('## Agent definitions');
-  expect(start).toBeGreaterThan(0);
-  return readme.slice(start, readme.indexOf('\n## ', start + 1));
+  const page = readPage('docs/agent-definitions.md');
+  expect(page.startsWith('# Agent definitions\n')).toBe(true);
+  return page;
 }
 
 /** The fenced blocks of `text` in the language `lang` ('' for a bare fence). */
@@ -23,8 +23,8 @@ function blocks(text: string, lang: string): string[] {
   return [...text.matchAll(/```(\w*)\n([\s\S]*?)```/g)].filter((m) => m[1] === lang).map((m) => m[2] as string);
 }
 
-describe("the README's agent definition", () => {
-  it('should run as written: the module with redflow run and resume, the script printing what the README shows', async () => {
+describe("the agent definitions page (docs/agent-definitions.md)", () => {
+  it('should run as written: the module with redflow run and resume, the script printing what the page shows', async () => {
     const text = await section();
     const [moduleCode, scriptCode, waitsCode, questionCode, askCode] = blocks(text, 'ts');
     const [shown, waitsShown, askShown] = blocks(text, '');
@@ -34,7 +34,7 @@ describe("the README's agent definition", () => {
     expect(waitsCode).toContain('// refund-desk.ts');
     expect(questionCode).toContain('// question-desk.ts');
     expect(askCode).toContain('// ask-and-answer.ts');
-    const dir = await mkdtemp(path.join(REPO_ROOT, 'test-artifacts-readme-agents-'));
+    const dir = await mkdtemp(path.join(REPO_ROOT, 'test-artifacts-doc-agents-'));
     try {
       await writeFile(path.join(dir, 'order-desk.ts'), moduleCode as string);
       const script = (scriptCode as string).replace("from 'redflow'", `from ${JSON.stringify(path.join(REPO_ROOT, 'src/index.ts'))}`);
@@ -51,7 +51,7 @@ describe("the README's agent definition", () => {
       const asked = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'ask-and-answer.ts'], { cwd: dir });
       expect(asked.stdout).toBe(askShown);
 
-      // The commands, as the README gives them (npx redflow is bin/redflow.js here).
+      // The commands, as the page gives them (npx redflow is bin/redflow.js here).
       const [runLine, resumeLine] = (commands as string).split('\n');
       expect(runLine).toMatch(/^npx redflow run order-desk\.ts --input '\{"customer": "Ada", "order": "A-1001"\}'/);
       expect(resumeLine).toMatch(/^npx redflow resume \.redflow\/runs\/<traceId>\.jsonl/);
