@@ -22,7 +22,7 @@ export { startRun, resumeRun } from './runtime/runAgent.js';
 export type { StartRunOptions, ResumeRunOptions, RunHandle, RunResult, RunEnvironment } from './runtime/runAgent.js';
 export { answerWaitingRun, settleRun } from './runtime/answerWaitingRun.js';
 export type { AnswerWaitingRunOptions, RunSettlement } from './runtime/answerWaitingRun.js';
-export type { GivenAnswer } from './events/pendingWait.js';
+export type { GivenAnswer, RunWait } from './events/pendingWait.js';
 export { RunWaitingError, isRunWaiting } from './runtime/runWaitingError.js';
 export { serveActors } from './runtime/embeddedActors.js';
 export { createInProcessTransport } from './actors/inProcessTransport.js';

@@ -253,7 +253,7 @@ run's events in JetStream.
             once), its answer as logged, the verdict on it, its tokens and time, the tool's input
             and output or error, the memory step and the outcome; failed steps are marked ✖ CODE.
             With --json, { events, problems, outcome, traceId, startedAt, input, systemPrompt,
-            parent, iterations, memory, ending, resumedAfter } (see the README)
+            parent, iterations, memory, ending, resumedAfter } (see docs/event-log.md)
   --full    with --steps, print long texts whole (they are cut at ${STEP_TEXT_LIMIT} characters)
   --tree    the run and the subagent runs its calls started, down the tree, each with its
             outcome (a subagent run's log is <its trace id>.jsonl beside its caller's; with

@@ -2,7 +2,7 @@ import type { RunOutcome } from '../contracts/schema-types.js';
 
 /**
  * The `redflow` command's exit codes (sysexits-style where one fits), defined once and listed in
- * the README.
+ * docs/cli.md.
  */
 export const ExitCode = {
   /** The run ended done (final answer) or done_partial (a stop condition). */
@@ -36,7 +36,7 @@ export const ExitCode = {
 /** One of {@link ExitCode}'s values. */
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** The exit code an outcome maps to (see the README). */
+/** The exit code an outcome maps to (see docs/cli.md). */
 export function exitCodeOf(outcome: RunOutcome): ExitCode {
   if (outcome.status === 'escalate') return ExitCode.Escalated;
   if (outcome.status === 'delegate') return ExitCode.Delegated;

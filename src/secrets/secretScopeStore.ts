@@ -2,9 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SecretRegistry } from './secrets.js';
 
 /**
- * The secret scopes the current asynchronous context is in, outermost first (see `secretScope.ts`).
- * A file of its own so that `secrets.ts` can read the scopes without importing the code that opens
- * them, which builds its registries with `secrets.ts`.
+ * The secret scopes the current asynchronous context is in, outermost first (see `secrets/secretScope.ts`).
+ * A file of its own so that `secrets/secrets.ts` can read the scopes without importing the code that opens
+ * them, which builds its registries with `secrets/secrets.ts`.
  */
 export const secretScopes = new AsyncLocalStorage<readonly SecretRegistry[]>();
 

@@ -5,7 +5,7 @@ import { currentSecretScopes } from './secretScopeStore.js';
  * way to cut them out of text and data before it is recorded or sent: each occurrence becomes
  * {@link REDACTED}. Whoever learns a secret registers it ({@link registerSecret}); the environment's
  * secret-looking variables are registered the first time anything is redacted. Secrets of one
- * request or call (a key a client brought) are scoped instead (`secretScope.ts`): redacted only in
+ * request or call (a key a client brought) are scoped instead (`secrets/secretScope.ts`): redacted only in
  * what that request's own code records, answers and throws.
  */
 

@@ -151,7 +151,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       authorize(req.headers, query, token, { queryToken: match.kind === 'found' && match.route.handler.queryToken });
     }
     if (match.kind === 'not-found') {
-      throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, `no API route ${req.method ?? ''} ${pathname.slice(0, 200)}`, { hint: 'the API has /api/health, /api/flows[/<id>], /api/validate and /api/runs[/<traceId>[/events|/stream|/abort]]: see "The API" in the README' }));
+      throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, `no API route ${req.method ?? ''} ${pathname.slice(0, 200)}`, { hint: 'the API has /api/health, /api/flows[/<id>], /api/validate and /api/runs[/<traceId>[/events|/stream|/abort]]: see docs/editor-and-http-api.md' }));
     }
     if (match.kind === 'method-not-allowed') {
       throw new ApiError(errorInfo(ErrorCode.HTTP_METHOD_NOT_ALLOWED, `${req.method ?? ''} is not allowed on ${pathname.slice(0, 200)}; use ${match.allowed.join(' or ')}`), {

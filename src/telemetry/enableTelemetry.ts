@@ -104,7 +104,7 @@ export async function enableTelemetryFromEnvironment(env: Readonly<Record<string
   const api = await import('@opentelemetry/api');
   // Without an SDK the global tracer makes spans with no valid ids: nothing would be exported.
   if (!api.isSpanContextValid(api.trace.getTracer('redflow').startSpan('redflow.sdk-check').spanContext())) {
-    warn('REDFLOW_OTEL is set, but no OpenTelemetry SDK is registered in this process: nothing is exported (start node with --import <your SDK setup>; see the README, Telemetry)');
+    warn('REDFLOW_OTEL is set, but no OpenTelemetry SDK is registered in this process: nothing is exported (start node with --import <your SDK setup>; see docs/telemetry.md)');
   }
   return true;
 }

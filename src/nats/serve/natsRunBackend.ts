@@ -58,9 +58,9 @@ const LIST_READ_CONCURRENCY = 8;
  * - **list** reads the newest `run.started` events of the stream, backwards in windows, then each
  *   run's log (see `natsRunList.ts`); a run is `running` while the runs bucket holds its record.
  * - **abort** asks on `<prefix>.runs.abort.<traceId>`: only the core worker that owns the run
- *   answers (see `distributed/runAborts.ts`).
+ *   answers (see `nats/cluster/runAborts.ts`).
  * - **answer** asks on `<prefix>.runs.answer.<traceId>`: one core worker takes the answer to a
- *   parked run and resumes it (see `distributed/runAnswers.ts`); its refusals are thrown as they
+ *   parked run and resumes it (see `nats/cluster/runAnswers.ts`); its refusals are thrown as they
  *   come (`RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`, …).
  *
  * The connection needs the rights of deploy/nats/redflow.conf's `client` user.
