@@ -72,7 +72,8 @@ export { createFileMemoryStore } from './actors/memory/fileMemoryStore.js';
 export { validateFlow, loadFlowFile, parseFlowText, formatDiagnostics, checkConnection, NodeType, EdgeKind } from './flows/index.js';
 export type { FlowValidation, ResolvedFlow, FlowDiagnostic, LoadedFlow } from './flows/index.js';
 
-export { startRun, resumeRun } from './runtime/runAgent.js';
+export { resumeRun } from './runtime/runAgent.js';
+export { startRun } from './host/startRun.js';
 export { answerWaitingRun, settleRun } from './runtime/answerWaitingRun.js';
 export type { AnswerWaitingRunOptions, RunSettlement } from './runtime/answerWaitingRun.js';
 export { RunWaitingError, isRunWaiting } from './runtime/runWaitingError.js';

@@ -13,7 +13,7 @@ import { buildMessages } from '../machines/prompt.js';
 import { buildModel } from '../runtime/buildModel.js';
 import type { Clock } from '../runtime/clock.js';
 import { contextBudgetFor } from '../runtime/contextBudgetFor.js';
-import { checkRunInput } from '../runtime/dataLimits.js';
+import { admitRun } from '../host/admission.js';
 import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
 import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
 import { randomIds, type IdSource } from '../runtime/ids.js';
@@ -305,10 +305,11 @@ export class AgentExecutor {
     const agent = agentConfigOf(definition, inputs);
     const input = inputOf(definition, inputs);
     const history = historyOf(definition, inputs);
-    checkRunInput(input);
+    const contextBudget = await contextBudgetFor(definition.modelConfig);
+    // Admitted once, before the model is built and the log opened.
+    admitRun({ input, agent, tools: (definition.toolConfig?.tools ?? []).map(toolSpecOf), ...(contextBudget !== undefined && { contextBudget }) });
     const traceId = options.traceId ?? (this.options.ids ?? randomIds).traceId();
     const model = await this.#model(definition, options.modelApiKey);
-    const contextBudget = await contextBudgetFor(definition.modelConfig);
     const hosted = await this.#host(definition, model, options.store ?? (options.logPath ?? path.join(this.options.runsDir ?? DEFAULT_RUNS_DIR, `${traceId}.jsonl`)));
     const deriver = createActivityDeriver();
     const feed = new ActivityFeed();

@@ -16,10 +16,9 @@ import { isPastDeadline, judgeAnswer, pendingWait, type RunWait, type WaitAnswer
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { planRun } from '../runtime/runPlan.js';
-import { checkFitsBudget, contextBudgetFor } from '../runtime/contextBudgetFor.js';
-import { buildSystemPrompt } from '../machines/prompt.js';
+import { contextBudgetFor } from '../runtime/contextBudgetFor.js';
 import { allowedToolSpecs } from '../runtime/buildTools.js';
-import { checkRunInput } from '../runtime/dataLimits.js';
+import { admitRun } from '../host/admission.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../runtime/runAgent.js';
@@ -341,26 +340,24 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     async (request, context) => {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
       checkStartRequest(request);
-      // Refused before the run has a record: an input past the limits could never run.
-      checkRunInput(request.input);
-      if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
-        throw new RedflowError(
-          errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {
-            hint: 'start workers for that flow, or use another subject prefix per flow (--prefix)',
-          }),
-        );
-      }
-      if (plan.checkInput) {
-        const verdict = plan.checkInput(request.input);
-        if (verdict !== true) {
-          throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
-        }
-      }
-      // Before the run has a record: a run its window cannot hold leaves nothing behind.
-      if (contextBudget !== undefined) {
-        const input = typeof request.input === 'string' ? request.input : (JSON.stringify(request.input) ?? 'null');
-        checkFitsBudget([buildSystemPrompt(tools, agent.instructions), input], contextBudget);
-      }
+      // Admitted before the run has a record: a run that could never run leaves nothing behind.
+      admitRun({
+        input: request.input,
+        agent,
+        tools,
+        ...(contextBudget !== undefined && { contextBudget }),
+        checkInput: (input) => {
+          if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
+            throw new RedflowError(
+              errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {
+                hint: 'start workers for that flow, or use another subject prefix per flow (--prefix)',
+              }),
+            );
+          }
+          const verdict = plan.checkInput?.(input) ?? true;
+          if (verdict !== true) throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
+        },
+      });
       const traceId = request.traceId ?? randomIds.traceId();
       if (!isValidTraceId(traceId)) {
         throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${traceId}" is not a valid trace id`));

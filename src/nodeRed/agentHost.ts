@@ -6,7 +6,7 @@ import { logStatus } from '../events/resumePoint.js';
 import { isPastDeadline, judgeAnswer, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
 import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.js';
 import { isValidConversationId } from '../actors/memory.js';
-import { checkRunInput } from '../runtime/dataLimits.js';
+import { admitRun } from '../host/admission.js';
 import { randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from '../runtime/runAgent.js';
 import type { AgentActors } from './agentActors.js';
@@ -275,17 +275,23 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     if (input === undefined) {
       throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, 'msg.payload is missing: it is the run\'s input', { hint: 'send the question (text or JSON) in msg.payload' }));
     }
-    checkRunInput(input);
-    if (ready.checkInput) {
-      const verdict = ready.checkInput(input);
-      if (verdict !== true) {
-        throw new RedflowError(
-          errorInfo(ErrorCode.RUN_INPUT_INVALID, `msg.payload does not match the input node's inputSchema: ${verdict}`, {
-            hint: 'see the redflow input node wired to the agent for what the input must look like',
-          }),
-        );
-      }
-    }
+    const { checkInput } = ready;
+    admitRun({
+      input,
+      agent: ready.agent,
+      tools: ready.tools,
+      ...(checkInput !== undefined && {
+        checkInput: (given: unknown) => {
+          const verdict = checkInput(given);
+          if (verdict === true) return;
+          throw new RedflowError(
+            errorInfo(ErrorCode.RUN_INPUT_INVALID, `msg.payload does not match the input node's inputSchema: ${verdict}`, {
+              hint: 'see the redflow input node wired to the agent for what the input must look like',
+            }),
+          );
+        },
+      }),
+    });
     const memory = runMemory(ready, request.conversationId);
     const traceId = randomIds.traceId();
     takenWhileResuming?.add(traceId);
