@@ -16,9 +16,9 @@
  * test/packaging holds this entry to its size.
  */
 
-// Running a flow file, or a run built in code, and answering a run that waits.
 export { runFlowFile, resumeFromLog } from './runtime/embeddedFlowRun.js';
-export { startRun, resumeRun } from './runtime/runAgent.js';
+export { startRun } from './host/startRun.js';
+export { resumeRun } from './runtime/runAgent.js';
 export type { StartRunOptions, ResumeRunOptions, RunHandle, RunResult, RunEnvironment } from './runtime/runAgent.js';
 export { answerWaitingRun, settleRun } from './runtime/answerWaitingRun.js';
 export type { AnswerWaitingRunOptions, RunSettlement } from './runtime/answerWaitingRun.js';

@@ -11,16 +11,17 @@ import type { RunChunk } from '../runtime/serveActors.js';
 import { Subject } from '../actors/subjects.js';
 import { buildMessages } from '../machines/prompt.js';
 import { buildModel } from '../runtime/buildModel.js';
-import type { Clock } from '../runtime/clock.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 import { contextBudgetFor } from '../runtime/contextBudgetFor.js';
-import { checkRunInput } from '../runtime/dataLimits.js';
+import { admitRun } from '../host/admission.js';
 import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
 import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
 import { randomIds, type IdSource } from '../runtime/ids.js';
 import { readResumableLog } from '../runtime/resumableLog.js';
 import { resumeRun, startRun, type RunEnvironment, type RunHandle, type RunResult } from '../runtime/runAgent.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
-import { judgeAnswer, type GivenAnswer, type WaitAnswer } from '../events/pendingWait.js';
+import type { GivenAnswer, WaitAnswer } from '../events/pendingWait.js';
+import { takeAnswer } from '../host/takeAnswer.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
 import { createActivityDeriver, type ActivityDeriver, type AgentActivityEvent } from './activity.js';
 import { ActivityFeed } from './activityFeed.js';
@@ -218,12 +219,6 @@ async function agentResult<TOutput>(definition: AgentDefinition<TOutput>, run: R
   };
 }
 
-/** Throws the coded refusal of an answer that does not fit the wait `events` end in. */
-function refuseUnfit(events: readonly AgentEvent[], answer: GivenAnswer): void {
-  const verdict = judgeAnswer(events, answer);
-  if (!verdict.ok) throw new RedflowError(verdict.error);
-}
-
 /** Calls `callback` so that its failure stays its own: a viewer's bug never stops the run. */
 function safely<T>(callback: ((value: T) => void) | undefined, value: T): void {
   try {
@@ -305,10 +300,11 @@ export class AgentExecutor {
     const agent = agentConfigOf(definition, inputs);
     const input = inputOf(definition, inputs);
     const history = historyOf(definition, inputs);
-    checkRunInput(input);
+    const contextBudget = await contextBudgetFor(definition.modelConfig);
+    // Admitted once, before the model is built and the log opened.
+    admitRun({ input, agent, tools: (definition.toolConfig?.tools ?? []).map(toolSpecOf), ...(contextBudget !== undefined && { contextBudget }) });
     const traceId = options.traceId ?? (this.options.ids ?? randomIds).traceId();
     const model = await this.#model(definition, options.modelApiKey);
-    const contextBudget = await contextBudgetFor(definition.modelConfig);
     const hosted = await this.#host(definition, model, options.store ?? (options.logPath ?? path.join(this.options.runsDir ?? DEFAULT_RUNS_DIR, `${traceId}.jsonl`)));
     const deriver = createActivityDeriver();
     const feed = new ActivityFeed();
@@ -361,32 +357,52 @@ export class AgentExecutor {
       if (damage) throw new RedflowError(errorInfo(damage.code, `the log of ${options.traceId}, event ${damage.position}: ${damage.message}`));
       events = read.events;
     }
-    // An answer that does not fit is refused before anything is opened (and judged again under the log's lock).
-    if (options.answer !== undefined) refuseUnfit(events, options.answer);
     const { started } = logStatus(events);
-    const model = await this.#model(definition, options.modelApiKey);
-    const contextBudget = await contextBudgetFor(definition.modelConfig);
-    const hosted = await this.#host(definition, model, 'logPath' in options ? options.logPath : options.store, true);
+    const traceId = (events[0] as AgentEvent).traceId;
+    const prepare = async () => {
+      const model = await this.#model(definition, options.modelApiKey);
+      const contextBudget = await contextBudgetFor(definition.modelConfig);
+      return { contextBudget, hosted: await this.#host(definition, model, 'logPath' in options ? options.logPath : options.store, true) };
+    };
+    let prepared: Awaited<ReturnType<typeof prepare>> | undefined;
+    let current = events;
+    let answer: WaitAnswer | undefined;
+    if (options.answer === undefined) prepared = await prepare();
+    else {
+      // The run host's answer: judged before anything is opened, and again under the log's lock
+      // (another process may have answered the wait first); one past its deadline is its expiry.
+      const taken = await takeAnswer(traceId, options.answer, {
+        read: async () => events,
+        ownership: {
+          take: async () => {
+            prepared = await prepare();
+            return { events: (await prepared.hosted.store.read(traceId)).events };
+          },
+          release: async () => prepared?.hosted.close(),
+        },
+        resume: (run) => run,
+        now: () => (this.options.clock ?? systemClock).now(),
+      });
+      current = (taken as NonNullable<typeof taken>).resumed.events;
+      answer = (taken as NonNullable<typeof taken>).resumed.answer;
+    }
+    const { contextBudget, hosted } = prepared as NonNullable<typeof prepared>;
     const deriver = createActivityDeriver();
     // The activity so far is the log's: the deriver learns it (which turn is open) without showing it again.
     for (const event of events) deriver.event(event);
     const feed = new ActivityFeed();
     const show = this.#shower(feed, options.onActivity);
-    const traceId = (events[0] as AgentEvent).traceId;
     const chunks = this.#followChunks(hosted.served, traceId, deriver, show);
     const environment = this.#environment(hosted, options, deriver, show, contextBudget);
     let handle: RunHandle;
     try {
-      // With the log held, it is what it is: another process may have answered the wait first.
-      const current = options.answer === undefined ? events : (await hosted.store.read(traceId)).events;
-      if (options.answer !== undefined) refuseUnfit(current, options.answer);
       handle = resumeRun({
         ...environment,
         agent: started.agent,
         tools: started.tools,
         events: current,
         ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-        ...(options.answer !== undefined && { answer: options.answer }),
+        ...(answer !== undefined && { answer }),
       });
     } catch (error) {
       chunks.unsubscribe();
@@ -498,9 +514,15 @@ export class AgentExecutor {
           const { wait } = error;
           const text = wait.question === undefined ? undefined : await run.onQuestion(wait.question);
           const answer: WaitAnswer = text === undefined ? { kind: 'expire' } : { kind: 'human', text, idempotencyKey: wait.idempotencyKey };
-          const read = await hosted.store.read(error.traceId);
-          const { started } = logStatus(read.events);
-          current = resumeRun({ ...run.environment, agent: started.agent, tools: started.tools, events: read.events, answer });
+          const taken = await takeAnswer(error.traceId, answer, {
+            read: async (traceId) => (await hosted.store.read(traceId)).events,
+            resume: ({ events, answer: given }) => {
+              const { started } = logStatus(events);
+              return resumeRun({ ...run.environment, agent: started.agent, tools: started.tools, events, answer: given });
+            },
+            now: () => (this.options.clock ?? systemClock).now(),
+          });
+          current = (taken as NonNullable<typeof taken>).resumed;
         }
       }
     };

@@ -113,8 +113,10 @@ const run: Command = {
       values['input-file'] !== undefined
         ? parseInput(await readInputFile(values['input-file'] as string))
         : parseInput((values.input as string | undefined) ?? '');
-    // Embedded or on a cluster, before any inspector, connection or log: an input past the limits never runs.
-    checkRunInput(input);
+    // An embedded flow's run is admitted by runFlowFile, once. A cluster's core worker admits its
+    // runs, and an agent definition's inputs are checked against its schema first: for those the
+    // input is refused here, before any inspector, connection or schema walks it.
+    if (isDefinitionModulePath(flowPath) || natsUrl(values)) checkRunInput(input);
     const json = Boolean(values.json);
     const progress = createProgressPrinter(output);
     if (isDefinitionModulePath(flowPath)) {

@@ -3,10 +3,11 @@ import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { logStatus } from '../events/resumePoint.js';
-import { isPastDeadline, judgeAnswer, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { RunHost } from '../host/runHost.js';
 import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.js';
 import { isValidConversationId } from '../actors/memory.js';
-import { checkRunInput } from '../runtime/dataLimits.js';
+import { admitRun } from '../host/admission.js';
 import { randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from '../runtime/runAgent.js';
 import type { AgentActors } from './agentActors.js';
@@ -148,10 +149,6 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     node.error(withHint({ code: info.code, message: `the runs' log cannot be opened: ${info.message}`, ...(info.hint !== undefined && { hint: info.hint }) }));
   });
   const runs = new Map<string, TrackedRun>();
-  /** Runs parked in a wait, with the timer that ends the wait at its deadline. */
-  const parked = new Map<string, ReturnType<typeof setTimeout>>();
-  /** Runs whose answer is being taken, before they are under way again. */
-  const answering = new Set<string>();
   /**
    * Runs whose ending is being settled (the answer sent, the log not yet closed): a stop waits for
    * them too, or the agent that replaces this one would find their logs still locked.
@@ -254,7 +251,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
         // Parked, its log closed: an answer may take it from now on.
         if (waiting !== undefined && !closing) {
           node.status({ fill: 'yellow', shape: 'ring', text: `waiting: ${waiting.wait.kind} · #${waiting.wait.iteration}` });
-          expireAtDeadline(waiting.traceId, Date.parse(waiting.wait.deadline));
+          host.park(waiting.traceId, Date.parse(waiting.wait.deadline));
         }
         run.generation.users -= 1;
         if (!closing) await releaseGeneration(run.generation);
@@ -275,17 +272,23 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     if (input === undefined) {
       throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, 'msg.payload is missing: it is the run\'s input', { hint: 'send the question (text or JSON) in msg.payload' }));
     }
-    checkRunInput(input);
-    if (ready.checkInput) {
-      const verdict = ready.checkInput(input);
-      if (verdict !== true) {
-        throw new RedflowError(
-          errorInfo(ErrorCode.RUN_INPUT_INVALID, `msg.payload does not match the input node's inputSchema: ${verdict}`, {
-            hint: 'see the redflow input node wired to the agent for what the input must look like',
-          }),
-        );
-      }
-    }
+    const { checkInput } = ready;
+    admitRun({
+      input,
+      agent: ready.agent,
+      tools: ready.tools,
+      ...(checkInput !== undefined && {
+        checkInput: (given: unknown) => {
+          const verdict = checkInput(given);
+          if (verdict === true) return;
+          throw new RedflowError(
+            errorInfo(ErrorCode.RUN_INPUT_INVALID, `msg.payload does not match the input node's inputSchema: ${verdict}`, {
+              hint: 'see the redflow input node wired to the agent for what the input must look like',
+            }),
+          );
+        },
+      }),
+    });
     const memory = runMemory(ready, request.conversationId);
     const traceId = randomIds.traceId();
     takenWhileResuming?.add(traceId);
@@ -370,73 +373,35 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
   const sendOut: SendFunction = (out) => node.send(out);
   const reportError: DoneFunction = (error) => (error === undefined ? undefined : node.error(error));
 
-  /** Ends a parked run's wait at its deadline (`WAIT_EXPIRED`), if no answer came before. */
-  function expireAtDeadline(traceId: string, deadline: number): void {
-    clearTimeout(parked.get(traceId));
-    if (!Number.isFinite(deadline)) return;
-    // setTimeout takes at most about 24.8 days: a later deadline is looked at again then.
-    const timer = setTimeout(() => {
-      parked.delete(traceId);
-      if (Date.now() < deadline) return expireAtDeadline(traceId, deadline);
-      answerWait(traceId, { kind: 'expire' }).catch((error: unknown) => {
-        const info = toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE);
-        // Answered, aborted or ended meanwhile: nothing to expire.
-        if (info.code !== ErrorCode.RUN_NOT_WAITING && info.code !== ErrorCode.WAIT_ALREADY_ANSWERED && info.code !== ErrorCode.RUN_ALREADY_FINISHED) node.error(withHint(info));
-      });
-    }, Math.min(Math.max(0, deadline - Date.now()), 2_000_000_000));
-    timer.unref?.();
-    parked.set(traceId, timer);
-  }
-
-  async function answerWait(traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> {
-    if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the agent is stopping'));
+  /** Answers parked runs and ends their waits at their deadlines (the one implementation, in the run host). */
+  const host = new RunHost({
     // A run that has just logged its wait is still letting go of its log (its wait is visible
     // before it is parked): the answer waits for it to be parked, rather than finding the log locked.
-    const ending = settling.get(traceId);
-    const parking = runs.get(traceId);
-    if (ending !== undefined && (parking === undefined || pendingWait(parking.events) !== undefined)) await ending.catch(() => undefined);
-    const running = runs.get(traceId);
-    if (running !== undefined || answering.has(traceId)) {
-      const verdict = running === undefined ? { ok: true as const } : judgeAnswer(running.events, answer);
-      if (!verdict.ok) throw new RedflowError(verdict.error);
-      throw new RedflowError(
-        errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is taking an answer to its wait already; a wait takes one answer`, {
-          hint: 'its events show what it waits for once it is parked again',
-        }),
-      );
-    }
-    answering.add(traceId);
-    takenWhileResuming?.add(traceId);
-    try {
-      const events = await (await logs).read(traceId);
-      if (events === undefined) return 'unknown';
-      const verdict = judgeAnswer(events, answer);
-      if (!verdict.ok) throw new RedflowError(verdict.error);
-      // Past its deadline a wait takes no answer: it expires, and the answer is refused.
-      const late = answer.kind !== 'expire' && isPastDeadline(verdict.wait, Date.now());
+    underWay: async (traceId) => {
+      const ending = settling.get(traceId);
+      const parking = runs.get(traceId);
+      if (ending !== undefined && (parking === undefined || pendingWait(parking.events) !== undefined)) await ending.catch(() => undefined);
+      return runs.get(traceId)?.events;
+    },
+    read: async (traceId) => {
+      takenWhileResuming?.add(traceId);
+      return (await logs).read(traceId);
+    },
+    resume: async ({ traceId, events, answer }) => {
       const used = generation;
       const ready = await used.actors;
       const log = await (await logs).reopen(traceId);
       try {
-        resumeOne(ready, used, { traceId, events, log }, late ? { kind: 'expire' } : answer);
+        resumeOne(ready, used, { traceId, events, log }, answer);
       } catch (error) {
         await log.close();
         throw error;
       }
-      clearTimeout(parked.get(traceId));
-      parked.delete(traceId);
-      if (late) {
-        throw new RedflowError(
-          errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${verdict.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, {
-            hint: "answer before the wait's deadline, or raise the agent's waitTimeoutMs",
-          }),
-        );
-      }
-      return 'answered';
-    } finally {
-      answering.delete(traceId);
-    }
-  }
+    },
+    closedError: () => new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the agent is stopping')),
+    onExpireError: (_traceId, error) => node.error(withHint(toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE))),
+  });
+  const answerWait = (traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> => host.answer(traceId, answer);
 
   /** Waits, within the grace period, for a tool call under way to end, so a redeploy does not make it twice. */
   function callSettled(run: TrackedRun): Promise<void> {
@@ -522,8 +487,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     async close(removed) {
       closing = true;
       RED.events?.removeListener('flows:started', onFlowsStarted);
-      for (const timer of parked.values()) clearTimeout(timer);
-      parked.clear();
+      host.close();
       const under = [...runs.values()];
       if (removed) for (const run of under) run.handle.abort('the agent node was removed');
       else {

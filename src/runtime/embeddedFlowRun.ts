@@ -15,13 +15,11 @@ import { isValidConversationId } from '../actors/memory.js';
 import type { RunChunk } from './serveActors.js';
 import { Subject } from '../actors/subjects.js';
 import { buildFlowActors, type FlowActors } from './flowActors.js';
-import { checkRunInput } from './dataLimits.js';
 import { serveActors, type ServedActors } from './embeddedActors.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from './runAgent.js';
 import type { Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
-import { checkFitsBudget } from './contextBudgetFor.js';
-import { systemPromptFor } from '../machines/prompt.js';
+import { admitRun } from '../host/admission.js';
 import { embeddedSubagents } from './embeddedSubagents.js';
 import type { SubagentHost } from './subagentTool.js';
 
@@ -98,8 +96,6 @@ export interface EmbeddedRun {
  * ```
  */
 export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun> {
-  // First: an input the run cannot hold must leave nothing behind, not even a log.
-  checkRunInput(options.input);
   const { flow, baseDir, warnings, flowPath } = await loadValidFlow(options.flowPath, undefined, options.allowFiles);
   const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
   const logPath = path.resolve(options.logPath ?? path.join(DEFAULT_RUNS_DIR, `${traceId}.jsonl`));
@@ -111,21 +107,25 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
     ...optional('modelApiKey', options.modelApiKey),
     subagents: subagentsOf(options, path.dirname(logPath)),
   });
-  if (actors.checkInput) {
-    const verdict = actors.checkInput(options.input);
-    if (verdict !== true) {
-      throw new RedflowError(
-        errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`, {
-          hint: 'see the flow\'s trigger.input node for what the input must look like',
-        }),
-      );
-    }
-  }
-  // Checked again by startRun; here too, so a refused run leaves no log behind.
-  if (actors.contextBudget) {
-    const input = typeof options.input === 'string' ? options.input : (JSON.stringify(options.input) ?? 'null');
-    checkFitsBudget([systemPromptFor(allowedSpecs(actors.toolSpecs, actors.agent), actors.agent), input], actors.contextBudget);
-  }
+  const { checkInput } = actors;
+  // Admitted once, before the log exists: an input the run cannot hold leaves nothing behind.
+  admitRun({
+    input: options.input,
+    agent: actors.agent,
+    tools: allowedSpecs(actors.toolSpecs, actors.agent),
+    ...optional('contextBudget', actors.contextBudget),
+    ...(checkInput && {
+      checkInput: (input: unknown) => {
+        const verdict = checkInput(input);
+        if (verdict === true) return;
+        throw new RedflowError(
+          errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`, {
+            hint: 'see the flow\'s trigger.input node for what the input must look like',
+          }),
+        );
+      },
+    }),
+  });
   if (options.conversationId !== undefined && !isValidConversationId(options.conversationId)) {
     throw new RedflowError(
       errorInfo(ErrorCode.MEMORY_KEY_INVALID, `"${options.conversationId}" is not a valid conversation id`, {

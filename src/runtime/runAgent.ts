@@ -9,9 +9,7 @@ import type { Transport } from '../actors/transport.js';
 import type { MemoryRecord } from '../actors/memory.js';
 import { systemClock, type Clock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
-import { checkMemoryRecord, checkRunInput } from './dataLimits.js';
-import { checkFitsBudget } from './contextBudgetFor.js';
-import { systemPromptFor } from '../machines/prompt.js';
+import { checkMemoryRecord } from './dataLimits.js';
 import { RunWaitingError } from './runWaitingError.js';
 import type { ActorSubjects } from './transportActor.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
@@ -116,10 +114,9 @@ export interface RunHandle {
 /**
  * Starts a run: loads the conversation's memory, runs the REACT statechart with its actors
  * reached over `transport`, and appends every transition to `store`; the statechart's last step
- * adds the run's turn to the conversation.
- *
- * @throws RedflowError `RUN_INPUT_TOO_DEEP` / `RUN_INPUT_TOO_LARGE` for an input past the limits
- *   a model's answer has (nothing is recorded).
+ * adds the run's turn to the conversation. It checks nothing: its host admits the run first, once
+ * (`admitRun` of `src/host`, before it creates a log or a run record); the library's `startRun`
+ * (`src/host/startRun.ts`) does both.
  * @example
  * ```ts
  * const run = startRun({ agent, tools, transport, subjects, store, input: 'Where is order A-1?' });
@@ -127,14 +124,6 @@ export interface RunHandle {
  * ```
  */
 export function startRun(options: StartRunOptions): RunHandle {
-  // Hosts check it before they create anything (a log, a run record); checked here too, for
-  // callers of the library, since deeper data would overflow the prompt builder's stack.
-  checkRunInput(options.input);
-  // The system prompt and the input are never left out to fit the window: a run they overflow is refused.
-  if (options.contextBudget !== undefined) {
-    const input = typeof options.input === 'string' ? options.input : (JSON.stringify(options.input) ?? 'null');
-    checkFitsBudget([systemPromptFor(options.tools, options.agent), input], options.contextBudget);
-  }
   const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
   const clock = options.clock ?? systemClock;
   return launch(options, traceId, async () => {

@@ -5,7 +5,6 @@ import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import type { FlowValidation } from '../flows/validateFlow.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';
 import { isValidTraceId } from '../runtime/ids.js';
-import { checkRunInput } from '../runtime/dataLimits.js';
 import { ApiError } from './apiErrors.js';
 import {
   ApiRoute,
@@ -153,8 +152,6 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
 
     route('POST', ApiRoute.runs, async ({ req, res }) => {
       const request = parseStartRunRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes }));
-      // Before anything else, whichever backend runs it: an input past the limits leaves no run behind.
-      checkRunInput(request.input);
       const flowId = parseFlowId(request.flow);
       const { flowPath, flow } = await flows.runnable(flowId);
       const { traceId } = await backend.start({

@@ -6,12 +6,13 @@ import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { followJsonlLog } from '../events/jsonlFollow.js';
 import type { RunChunk } from '../runtime/serveActors.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
-import { isPastDeadline, judgeAnswer, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { RunHost } from '../host/runHost.js';
+import type { AnsweredRun } from '../host/takeAnswer.js';
 import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
 import { isValidTraceId, randomIds, type IdSource } from '../runtime/ids.js';
 import type { RunHandle } from '../runtime/runAgent.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
-import { ApiError } from './apiErrors.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { flowIdOfPath } from './flowIds.js';
 import type { AbortAnswer, InspectorFactory, RunBackend } from './runBackend.js';
@@ -75,9 +76,9 @@ const LOG_EXTENSION = '.jsonl';
  * wait for an answer from outside, else `interrupted`.
  *
  * A run that waits (an approval, a client tool's result) is parked: its log holds the wait and no
- * memory holds the run. {@link RunBackend.answer} resumes it from its log with the answer; a
- * sweeper ends the waits whose deadline has passed (`WAIT_EXPIRED`), including those of runs
- * parked by other processes in the same runs folder (read again every `rescanMs`).
+ * memory holds the run. {@link RunBackend.answer} resumes it from its log with the answer, through
+ * the run host (`RunHost`), whose timers end the waits whose deadline has passed (`WAIT_EXPIRED`),
+ * including those of runs parked by other processes in the same runs folder (read again every `rescanMs`).
  *
  * Following a run is following its log file (`followJsonlLog`, the JSONL store's follow): the
  * runs of this process wake their followers as each record is written, and the file is watched
@@ -100,10 +101,6 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   const summaries = new Map<string, CachedSummary>();
   /** Ends every follow when the backend closes. */
   const closed = new AbortController();
-  /** The deadline (ms) of each run known to wait, by trace id. */
-  const waits = new Map<string, number>();
-  /** Runs whose answer is being checked, before they are under way again. */
-  const answering = new Set<string>();
   /** Each log as last read by the scan, so an unchanged one is not read again. */
   const scanned = new Map<string, string>();
   let closing = false;
@@ -188,8 +185,8 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     finished
       .catch((error: unknown) => {
         if (isRunWaiting(error)) {
-          // Parked: the log holds the wait; keep only its deadline.
-          waits.set(run.traceId, Date.parse(error.wait.deadline));
+          // Parked: the log holds the wait; the host keeps only its deadline.
+          host.park(run.traceId, Date.parse(error.wait.deadline));
           return;
         }
         try {
@@ -207,22 +204,14 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   };
 
   /** Resumes a parked run from its log with its answer: under way here again until it ends or waits. */
-  const resumeWithAnswer = async (traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> => {
-    const events = await readLogged(traceId);
-    if (!events) return 'unknown';
-    const verdict = judgeAnswer(events, answer);
-    if (!verdict.ok) throw new ApiError(verdict.error);
-    // Past its deadline the wait takes no answer: it expires (the sweeper had not come round yet).
-    const late = answer.kind !== 'expire' && isPastDeadline(verdict.wait, Date.now());
+  const resumeWithAnswer = async ({ traceId, events, answer }: AnsweredRun): Promise<void> => {
     const run = begin(traceId, flowOfLog(events), [...events]);
-    waits.delete(traceId);
-    answering.delete(traceId);
     let embedded: EmbeddedRun;
     try {
       const inspect = options.inspector?.(traceId);
       embedded = await resumeFromLog({
         logPath: logPathOf(traceId),
-        answer: late ? { kind: 'expire' } : answer,
+        answer,
         signal: run.controller.signal,
         allowFiles,
         ...(options.env !== undefined && { env: options.env }),
@@ -234,35 +223,25 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     } catch (thrown) {
       // Not resumed (the flow is gone, another process answered first): the run stays as its log says.
       active.delete(traceId);
-      const still = pendingWait(events);
-      if (still) waits.set(traceId, Date.parse(still.deadline));
       run.settle();
       throw thrown;
     }
     void watch(run, embedded);
-    if (late) {
-      throw new ApiError(
-        errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${verdict.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, {
-          hint: "answer before the wait's deadline (GET /api/runs/<traceId> shows it), or raise the agent's waitTimeoutMs",
-        }),
-      );
-    }
-    return 'answered';
   };
 
-  /** Ends the waits whose deadline has passed. */
-  const sweep = async (): Promise<void> => {
-    const now = Date.now();
-    for (const [traceId, deadline] of [...waits]) {
-      if (closing || deadline > now || active.has(traceId) || answering.has(traceId)) continue;
-      waits.delete(traceId);
-      await answerWait(traceId, { kind: 'expire' }).catch((error: unknown) => {
-        // Answered or ended elsewhere meanwhile: nothing to expire.
-        if (error instanceof RedflowError && isRefusal(error.code)) return;
-        options.onRunError?.(traceId, error);
-      });
-    }
-  };
+  /** Answers parked runs and ends their waits at their deadlines (the one implementation, in the run host). */
+  const host = new RunHost({
+    read: readLogged,
+    resume: resumeWithAnswer,
+    underWay: (traceId) => active.get(traceId)?.events,
+    closedError: () => new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and resumes no run')),
+    busyHint: (traceId) => `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
+    expiredHint: "answer before the wait's deadline (GET /api/runs/<traceId> shows it), or raise the agent's waitTimeoutMs",
+    onExpireError: (traceId, error) => options.onRunError?.(traceId, error),
+    // Waits end on the sweeper's beat, as they always have here.
+    tickMs: options.sweepMs ?? 1000,
+    ...(options.sweepMs !== undefined && { retryMs: options.sweepMs }),
+  });
 
   /** Reads the runs folder for runs that wait (parked here before a restart, or by another process). */
   const scanWaits = async (): Promise<void> => {
@@ -282,35 +261,13 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       scanned.set(traceId, version);
       const events = await readLogged(traceId).catch(() => undefined);
       const wait = events && pendingWait(events);
-      if (wait) waits.set(traceId, Date.parse(wait.deadline));
-      else waits.delete(traceId);
+      if (wait) host.park(traceId, Date.parse(wait.deadline));
+      else host.unpark(traceId);
     }
   };
 
-  const answerWait = async (traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> => {
-    if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and resumes no run'));
-    if (!isValidTraceId(traceId)) return 'unknown';
-    const run = active.get(traceId);
-    if (run || answering.has(traceId)) {
-      // Under way here: the answer may not fit at all, or the wait's answer is being taken now.
-      const verdict = run ? judgeAnswer(run.events, answer) : { ok: true as const };
-      if (!verdict.ok) throw new ApiError(verdict.error);
-      throw new ApiError(
-        errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is taking an answer to its wait already; a wait takes one answer`, {
-          hint: `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
-        }),
-      );
-    }
-    answering.add(traceId);
-    try {
-      return await resumeWithAnswer(traceId, answer);
-    } finally {
-      answering.delete(traceId);
-    }
-  };
+  const answerWait = (traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> => host.answer(traceId, answer);
 
-  const sweeper = setInterval(() => void sweep().catch(() => undefined), options.sweepMs ?? 1000);
-  sweeper.unref();
   const rescan = setInterval(() => void scanWaits().catch(() => undefined), options.rescanMs ?? 60_000);
   rescan.unref();
   void scanWaits().catch(() => undefined);
@@ -427,18 +384,13 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     async close() {
       closing = true;
       closed.abort();
-      clearInterval(sweeper);
+      host.close();
       clearInterval(rescan);
       const runs = [...active.values()];
       for (const run of runs) if (!run.ended) abortRun(run, 'the server is shutting down');
       await Promise.all(runs.map((run) => run.settled));
     },
   };
-}
-
-/** The codes of an answer the wait did not take: the sweeper's expiry of a wait answered meanwhile. */
-function isRefusal(code: ErrorCode): boolean {
-  return code === ErrorCode.RUN_NOT_WAITING || code === ErrorCode.WAIT_ALREADY_ANSWERED || code === ErrorCode.RUN_ALREADY_FINISHED;
 }
 
 /** The follow of a trace id that cannot name a log file: no run, ever. */

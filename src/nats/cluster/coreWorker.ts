@@ -12,14 +12,14 @@ import { openJetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
 import type { EventStore } from '../../events/eventStore.js';
 import { logStatus } from '../../events/resumePoint.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
-import { isPastDeadline, judgeAnswer, pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
+import { judgeAnswer, pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
+import { RunHost } from '../../host/runHost.js';
 import { isRunWaiting } from '../../runtime/runWaitingError.js';
 import { loadValidFlow } from '../../flows/loadValidFlow.js';
 import { planRun } from '../../runtime/runPlan.js';
-import { checkFitsBudget, contextBudgetFor } from '../../runtime/contextBudgetFor.js';
-import { buildSystemPrompt } from '../../machines/prompt.js';
+import { contextBudgetFor } from '../../runtime/contextBudgetFor.js';
 import { allowedToolSpecs } from '../../runtime/buildTools.js';
-import { checkRunInput } from '../../runtime/dataLimits.js';
+import { admitRun } from '../../host/admission.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../../runtime/ids.js';
 import { resumeRun, startRun, type RunHandle, type RunMemory } from '../../runtime/runAgent.js';
@@ -289,50 +289,47 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   };
 
   /**
-   * Takes an answer to a parked run (or the expiry of its wait): checks it against the log, claims
-   * the run's record (one claim wins), checks the log again now that no one else may change it,
-   * and resumes the run with it.
+   * Takes answers to parked runs (or the expiry of their waits) through the run host: it checks
+   * each against the log, claims the run's record (one claim wins), checks the log again now that
+   * no one else may change it, and resumes the run with it.
    */
+  const host = new RunHost({
+    read: async (traceId) => {
+      if (!isValidTraceId(traceId)) throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${String(traceId).slice(0, 130)}`));
+      return readEvents(traceId);
+    },
+    ownership: {
+      async take(traceId, taken, events) {
+        const started = logStatus(events).started;
+        const claim = await leases.claimForAnswer(traceId, taken, {
+          traceId,
+          startedAt: started.startedAt,
+          ...(started.conversationId !== undefined && { conversationId: started.conversationId }),
+        });
+        if (claim.kind === 'owned') {
+          throw new RedflowError(
+            errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is held by core worker ${claim.owner}: an answer to its wait is being taken, or it is under way; a wait takes one answer`, {
+              hint: `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
+            }),
+          );
+        }
+        return { events: await readEvents(traceId), ...(claim.record.timeoutMs !== undefined && { timeoutMs: claim.record.timeoutMs }) };
+      },
+      async release(traceId, now) {
+        const wait = pendingWait(now);
+        if (wait) await leases.park(traceId, parkedAs(wait));
+        else await leases.finish(traceId);
+      },
+    },
+    resume: ({ traceId, events, answer: taken, timeoutMs }) => {
+      resumeOwned(traceId, events, timeoutMs === undefined ? {} : { timeoutMs }, taken);
+      log(`run ${traceId} resumed with ${taken.kind === 'approval' ? (taken.approved ? 'an approval' : 'a denial') : taken.kind === 'client' ? "its client's result" : 'its wait expired'}`);
+    },
+    closedError: () => new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down', { retryable: true })),
+    onExpireError: (traceId, error) => log(`run ${traceId}: cannot end its expired wait: ${(error as Error).message}`),
+  });
   const takeAnswer = async (traceId: string, answer: WaitAnswer): Promise<RunAnswerReply> => {
-    if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down', { retryable: true }));
-    if (!isValidTraceId(traceId)) throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${String(traceId).slice(0, 130)}`));
-    const events = await readEvents(traceId);
-    const first = judgeAnswer(events, answer);
-    if (!first.ok) throw new RedflowError(first.error);
-    // Past its deadline the wait takes no answer: it expires (no sweeper had come round yet).
-    const late = answer.kind !== 'expire' && isPastDeadline(first.wait, Date.now());
-    const taken: WaitAnswer = late ? { kind: 'expire' } : answer;
-    const started = logStatus(events).started;
-    const claim = await leases.claimForAnswer(traceId, taken, {
-      traceId,
-      startedAt: started.startedAt,
-      ...(started.conversationId !== undefined && { conversationId: started.conversationId }),
-    });
-    if (claim.kind === 'owned') {
-      throw new RedflowError(
-        errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is held by core worker ${claim.owner}: an answer to its wait is being taken, or it is under way; a wait takes one answer`, {
-          hint: `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
-        }),
-      );
-    }
-    // Ours now: the log cannot move any more; judged again, since it may have moved before the claim.
-    const now = await readEvents(traceId);
-    const again = judgeAnswer(now, taken);
-    if (!again.ok) {
-      const wait = pendingWait(now);
-      if (wait) await leases.park(traceId, parkedAs(wait));
-      else await leases.finish(traceId);
-      throw new RedflowError(again.error);
-    }
-    resumeOwned(traceId, now, claim.record, taken);
-    log(`run ${traceId} resumed with ${taken.kind === 'approval' ? (taken.approved ? 'an approval' : 'a denial') : taken.kind === 'client' ? "its client's result" : 'its wait expired'}`);
-    if (late) {
-      throw new RedflowError(
-        errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${first.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, {
-          hint: "answer before the wait's deadline, or raise the agent's waitTimeoutMs",
-        }),
-      );
-    }
+    await host.answer(traceId, answer);
     return { accepted: true, owner };
   };
 
@@ -341,26 +338,24 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     async (request, context) => {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
       checkStartRequest(request);
-      // Refused before the run has a record: an input past the limits could never run.
-      checkRunInput(request.input);
-      if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
-        throw new RedflowError(
-          errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {
-            hint: 'start workers for that flow, or use another subject prefix per flow (--prefix)',
-          }),
-        );
-      }
-      if (plan.checkInput) {
-        const verdict = plan.checkInput(request.input);
-        if (verdict !== true) {
-          throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
-        }
-      }
-      // Before the run has a record: a run its window cannot hold leaves nothing behind.
-      if (contextBudget !== undefined) {
-        const input = typeof request.input === 'string' ? request.input : (JSON.stringify(request.input) ?? 'null');
-        checkFitsBudget([buildSystemPrompt(tools, agent.instructions), input], contextBudget);
-      }
+      // Admitted before the run has a record: a run that could never run leaves nothing behind.
+      admitRun({
+        input: request.input,
+        agent,
+        tools,
+        ...(contextBudget !== undefined && { contextBudget }),
+        checkInput: (input) => {
+          if (request.flowId !== undefined && flow.definition.id !== undefined && request.flowId !== flow.definition.id) {
+            throw new RedflowError(
+              errorInfo(ErrorCode.FLOW_MISMATCH, `the core workers run flow "${flow.definition.id}", not "${request.flowId}"`, {
+                hint: 'start workers for that flow, or use another subject prefix per flow (--prefix)',
+              }),
+            );
+          }
+          const verdict = plan.checkInput?.(input) ?? true;
+          if (verdict !== true) throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, `the input does not match the trigger's inputSchema: ${verdict}`));
+        },
+      });
       const traceId = request.traceId ?? randomIds.traceId();
       if (!isValidTraceId(traceId)) {
         throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `"${traceId}" is not a valid trace id`));
@@ -489,12 +484,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     const now = Date.now();
     for (const record of leases.parked()) {
       if (closing || record.waiting === undefined || Date.parse(record.waiting.deadline) > now) continue;
-      await takeAnswer(record.traceId, { kind: 'expire' }).catch((error: unknown) => {
-        // Answered, taken or ended meanwhile: nothing to expire.
-        if (!(error instanceof RedflowError && (error.code === ErrorCode.WAIT_ALREADY_ANSWERED || error.code === ErrorCode.RUN_NOT_WAITING))) {
-          log(`run ${record.traceId}: cannot end its expired wait: ${(error as Error).message}`);
-        }
-      });
+      // The records are the cluster's parked runs, whoever parked them: no timer of this worker's.
+      await host.expire(record.traceId);
     }
   }
 
@@ -506,6 +497,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     runs: () => [...owned.keys()],
     async close() {
       closing = true;
+      host.close();
       clearInterval(checkOwnership);
       clearInterval(scan);
       service.unsubscribe();

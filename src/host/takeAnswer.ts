@@ -1,0 +1,88 @@
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import { isPastDeadline, judgeAnswer, type RunWait, type WaitAnswer } from '../events/pendingWait.js';
+
+/**
+ * Who may change a run's log (a port of the run host). In one process nobody else does, and
+ * there is none; on a cluster the run's lease decides (the core worker's implementation).
+ */
+export interface RunOwnership {
+  /**
+   * Takes the run to resume it with `answer` (`events`: its log as judged before): one taker wins. Resolves with the log as it is now
+   * that no one else may change it; rejects (`WAIT_ALREADY_ANSWERED`) when another holds the run.
+   */
+  take(traceId: string, answer: WaitAnswer, events: readonly AgentEvent[]): Promise<{ readonly events: readonly AgentEvent[]; readonly timeoutMs?: number }>;
+  /** Lets the run go again: the answer no longer fitted the log read once it was taken. */
+  release(traceId: string, events: readonly AgentEvent[]): Promise<void>;
+}
+
+/** A run to resume with the answer to its wait, as {@link takeAnswer} hands it to its host. */
+export interface AnsweredRun {
+  readonly traceId: string;
+  /** The log the answer was judged against (read again, once taken, when there is an ownership). */
+  readonly events: readonly AgentEvent[];
+  /** The answer the run takes: the one given, or the wait's expiry when it came too late. */
+  readonly answer: WaitAnswer;
+  /** The run's timeout as its owner kept it (a cluster's run record), if any. */
+  readonly timeoutMs?: number;
+}
+
+/** What {@link takeAnswer} works with: the run's log, who owns it, and how its host resumes it. */
+export interface AnswerPorts<R> {
+  /** The run's log, or `undefined` when there is no such run. */
+  readonly read: (traceId: string) => Promise<readonly AgentEvent[] | undefined>;
+  readonly ownership?: RunOwnership;
+  /** Resumes the run with its answer (its host opens the log and serves the actors). */
+  readonly resume: (run: AnsweredRun) => R | Promise<R>;
+  /** Now, in ms (default `Date.now`): past a wait's deadline an answer is too late. */
+  readonly now?: () => number;
+}
+
+/** How an answer was taken: what resuming gave, and the refusal to report when it came too late. */
+export interface TakenAnswer<R> {
+  readonly resumed: R;
+  /** The wait the answer was for. */
+  readonly wait: RunWait;
+  /** `WAIT_EXPIRED` when the answer came past the wait's deadline: the run took the expiry instead and ends blocked. */
+  readonly late?: RedflowError;
+}
+
+/**
+ * Answers a run that waits: the one implementation every host goes through. Judges the answer
+ * against the log (`judgeAnswer`: `RUN_ALREADY_FINISHED`, `RUN_NOT_WAITING`,
+ * `WAIT_ALREADY_ANSWERED`, `WAIT_ANSWER_MISMATCH`), turns one past the wait's deadline into the
+ * wait's expiry, takes the run when there is an ownership (and judges again, since the log may
+ * have moved before it was taken), and resumes it. `undefined` when there is no such run.
+ *
+ * @example
+ * ```ts
+ * const taken = await takeAnswer(traceId, { kind: 'approval', approved: true }, { read, resume });
+ * if (taken?.late) throw taken.late; // the run ends blocked with WAIT_EXPIRED
+ * ```
+ */
+export async function takeAnswer<R>(traceId: string, answer: WaitAnswer, ports: AnswerPorts<R>, hint = "answer before the wait's deadline, or raise the agent's waitTimeoutMs"): Promise<TakenAnswer<R> | undefined> {
+  const events = await ports.read(traceId);
+  if (events === undefined) return undefined;
+  const verdict = judgeAnswer(events, answer);
+  if (!verdict.ok) throw new RedflowError(verdict.error);
+  // Past its deadline the wait takes no answer: it expires (no timer had come round yet).
+  const late = answer.kind !== 'expire' && isPastDeadline(verdict.wait, (ports.now ?? Date.now)());
+  const taken: WaitAnswer = late ? { kind: 'expire' } : answer;
+  let run: AnsweredRun = { traceId, events, answer: taken };
+  if (ports.ownership !== undefined) {
+    const owned = await ports.ownership.take(traceId, taken, events);
+    // Ours now: the log cannot move any more; judged again, since it may have moved before.
+    const again = judgeAnswer(owned.events, taken);
+    if (!again.ok) {
+      await ports.ownership.release(traceId, owned.events);
+      throw new RedflowError(again.error);
+    }
+    run = { ...run, events: owned.events, ...(owned.timeoutMs !== undefined && { timeoutMs: owned.timeoutMs }) };
+  }
+  const resumed = await ports.resume(run);
+  if (!late) return { resumed, wait: verdict.wait };
+  const expired = new RedflowError(
+    errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${verdict.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, { hint }),
+  );
+  return { resumed, wait: verdict.wait, late: expired };
+}
