@@ -45,7 +45,7 @@ else await client(workerData);
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  const { runFlowFile } = await import('../dist/runtime/embeddedFlowRun.js');
+  const { runFlowFile } = await import('../dist/host/embeddedFlowRun.js');
   const { createRedflowServer } = await import('../dist/server/server.js');
   const { createEmbeddedRunBackend } = await import('../dist/server/embeddedRunBackend.js');
 

@@ -16,12 +16,12 @@
  * test/packaging holds this entry to its size.
  */
 
-export { runFlowFile, resumeFromLog } from './runtime/embeddedFlowRun.js';
+export { runFlowFile, resumeFromLog } from './host/embeddedFlowRun.js';
 export { startRun } from './host/startRun.js';
 export { resumeRun } from './runtime/runAgent.js';
 export type { StartRunOptions, ResumeRunOptions, RunHandle, RunResult, RunEnvironment } from './runtime/runAgent.js';
-export { answerWaitingRun, settleRun } from './runtime/answerWaitingRun.js';
-export type { AnswerWaitingRunOptions, RunSettlement } from './runtime/answerWaitingRun.js';
+export { answerWaitingRun, settleRun } from './host/answerWaitingRun.js';
+export type { AnswerWaitingRunOptions, RunSettlement } from './host/answerWaitingRun.js';
 export type { GivenAnswer, RunWait } from './events/pendingWait.js';
 export { RunWaitingError, isRunWaiting } from './runtime/runWaitingError.js';
 export { serveActors } from './runtime/embeddedActors.js';

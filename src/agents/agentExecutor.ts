@@ -15,7 +15,7 @@ import { systemClock, type Clock } from '../runtime/clock.js';
 import { contextBudgetFor } from '../runtime/contextBudgetFor.js';
 import { admitRun } from '../host/admission.js';
 import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
-import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
+import { DEFAULT_RUNS_DIR } from '../host/embeddedFlowRun.js';
 import { randomIds, type IdSource } from '../runtime/ids.js';
 import { readResumableLog } from '../runtime/resumableLog.js';
 import { resumeRun, startRun, type RunEnvironment, type RunHandle, type RunResult } from '../runtime/runAgent.js';

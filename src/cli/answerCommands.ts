@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { AnswerTarget, CallAnswer, GivenAnswer } from '../events/pendingWait.js';
-import { DEFAULT_RUNS_DIR, resumeFromLog } from '../runtime/embeddedFlowRun.js';
+import { DEFAULT_RUNS_DIR, resumeFromLog } from '../host/embeddedFlowRun.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { readAnswersFile } from '../runtime/flowActors.js';

@@ -12,7 +12,7 @@ import { flowFileRoots } from '../files/fileRoots.js';
 import { validateFlowTree } from '../flows/agentRefs.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';
-import { resumeFromLog, runFlowFile } from '../runtime/embeddedFlowRun.js';
+import { resumeFromLog, runFlowFile } from '../host/embeddedFlowRun.js';
 import { ExitCode } from './exitCodes.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';

@@ -6,7 +6,7 @@ import { createScriptedModel } from '../actors/models/scriptedModel.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { GivenAnswer } from '../events/pendingWait.js';
-import type { EmbeddedRun } from '../runtime/embeddedFlowRun.js';
+import type { EmbeddedRun } from '../host/embeddedFlowRun.js';
 import type { ExitCode } from './exitCodes.js';
 import { usageError } from './args.js';
 import { line, styles, type Output } from './output.js';

@@ -8,7 +8,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { DEFAULT_RELAY_BUFFER, DEFAULT_RELAY_PORT } from '../inspect/inspectorRelay.js';
 import { openInspectSession, type InspectSession, type InspectSessionOptions } from '../inspect/inspectSession.js';
-import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
+import { DEFAULT_RUNS_DIR } from '../host/embeddedFlowRun.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { help, parse, usageError } from './args.js';
 import type { Command } from './commands.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { EmbeddedRun } from '../runtime/embeddedFlowRun.js';
+import type { EmbeddedRun } from '../host/embeddedFlowRun.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 import { type ExitCode, exitCodeOf } from './exitCodes.js';
 import { line, styles, type Output } from './output.js';

@@ -1,6 +1,6 @@
 import { openBrowser } from '../inspect/openBrowser.js';
 import path from 'node:path';
-import { DEFAULT_RUNS_DIR } from '../runtime/embeddedFlowRun.js';
+import { DEFAULT_RUNS_DIR } from '../host/embeddedFlowRun.js';
 import { RedflowError } from '../errors.js';
 import { TOKEN_ENV, assertTokenForHost } from '../server/auth.js';
 import type { RunBackend } from '../server/runBackend.js';

@@ -9,7 +9,7 @@ import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventType
 import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
 import { RunHost } from '../host/runHost.js';
 import type { AnsweredRun } from '../host/takeAnswer.js';
-import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '../runtime/embeddedFlowRun.js';
+import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '../host/embeddedFlowRun.js';
 import { isValidTraceId, randomIds, type IdSource } from '../runtime/ids.js';
 import type { RunHandle } from '../runtime/runAgent.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';

@@ -6,7 +6,7 @@ import { createRunPathCheck } from '../events/runPath.js';
 import type { StepLogs } from './stepLogs.js';
 import type { ModelActor } from '../actors/model.js';
 import type { ToolResult } from '../actors/tool.js';
-import { answerWaitingRun, settleRun, type RunSettlement } from '../runtime/answerWaitingRun.js';
+import { answerWaitingRun, settleRun, type RunSettlement } from '../host/answerWaitingRun.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { serveActors } from '../runtime/embeddedActors.js';
 import type { RunHandle } from '../runtime/runAgent.js';

@@ -11,7 +11,7 @@ import { cutText, formatSteps, STEP_TEXT_LIMIT } from '../../src/cli/formatSteps
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { startRun } from '../../src/runtime/runAgent.js';
-import { answerWaitingRun, settleRun } from '../../src/runtime/answerWaitingRun.js';
+import { answerWaitingRun, settleRun } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 

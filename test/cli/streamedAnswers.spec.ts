@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunChunk } from '../../src/runtime/serveActors.js';
 import { createProgressPrinter } from '../../src/cli/progress.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
-import { resumeFromLog, runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { resumeFromLog, runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { REPO_ROOT } from '../support/cli.js';
 
 // `redflow run` shows the model's answer on its status line while the model writes it: runFlowFile

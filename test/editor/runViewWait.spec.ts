@@ -4,7 +4,7 @@ import { durationText } from '../../src/editor/panels/WaitFacts.js';
 import { runViewAt } from '../../src/editor/run/runView.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { runSteps } from '../../src/events/runSteps.js';
-import { answerWaitingRun, settleRun } from '../../src/runtime/answerWaitingRun.js';
+import { answerWaitingRun, settleRun } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { startRun } from '../../src/runtime/runAgent.js';

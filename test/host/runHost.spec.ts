@@ -6,7 +6,7 @@ import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../src/errors.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { RunHost } from '../../src/host/runHost.js';
-import { settleRun } from '../../src/runtime/answerWaitingRun.js';
+import { settleRun } from '../../src/host/answerWaitingRun.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { resumeRun, startRun, type RunHandle } from '../../src/runtime/runAgent.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';

@@ -9,7 +9,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { replayMessages } from '../../src/inspect/index.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import {
   EMBEDDED_ENV,

@@ -7,7 +7,7 @@ import { fold } from '../../src/events/evolve.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { openInspectSession } from '../../src/inspect/index.js';
 import { ReactState } from '../../src/machines/reactState.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { ORDER_STATUS_FLOW as FLOW, ORDER_STATUS_STATES, startReceiver, statesOf, tempDir, type Receiver } from './inspectSupport.js';
 
 const cleanups: (() => Promise<void>)[] = [];

@@ -8,7 +8,7 @@ import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { openInspectSession, replayMessages, startInspectorRelay, STATELY_INSPECTOR_URL } from '../../src/inspect/index.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { ORDER_STATUS_FLOW as FLOW, connectAsPage, eventually, statesOf, tempDir } from './inspectSupport.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];

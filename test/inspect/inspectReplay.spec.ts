@@ -6,7 +6,7 @@ import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { createReplayCursor, openInspectSession, reactMachineDefinition, replayMessages } from '../../src/inspect/index.js';
 import { ReactState } from '../../src/machines/reactState.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { ORDER_STATUS_FLOW as FLOW, expectReplayOf, startReceiver, tempDir, type Receiver } from './inspectSupport.js';
 
 const cleanups: (() => Promise<void>)[] = [];

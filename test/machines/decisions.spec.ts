@@ -12,7 +12,7 @@ import { runDetails } from '../../src/events/stepDetails.js';
 import type { WaitAnswer } from '../../src/events/pendingWait.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { resumeRun, startRun, type RunHandle } from '../../src/runtime/runAgent.js';
-import { answerWaitingRun, settleRun, type RunSettlement } from '../../src/runtime/answerWaitingRun.js';
+import { answerWaitingRun, settleRun, type RunSettlement } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { exitCodeOf, ExitCode } from '../../src/cli/exitCodes.js';
 import { ErrorCode } from '../../src/errors.js';

@@ -12,7 +12,7 @@ import { runSteps } from '../../src/events/runSteps.js';
 import { runDetails } from '../../src/events/stepDetails.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { startRun } from '../../src/runtime/runAgent.js';
-import { answerWaitingRun, settleRun, type RunSettlement } from '../../src/runtime/answerWaitingRun.js';
+import { answerWaitingRun, settleRun, type RunSettlement } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { validateFlow } from '../../src/flows/validateFlow.js';
 import { ECHO_TOOL, echoFlow } from '../editor/echoFlow.js';
 

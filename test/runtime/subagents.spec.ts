@@ -6,7 +6,7 @@ import { ErrorCode } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
 import { encodeJsonlLog, readJsonlLog } from '../../src/events/jsonlEventStore.js';
-import { resumeFromLog, runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { resumeFromLog, runFlowFile } from '../../src/host/embeddedFlowRun.js';
 
 /**
  * Subagents in embedded mode: a parent flow whose agent.ref runs a child flow in the same process,

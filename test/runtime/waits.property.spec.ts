@@ -9,7 +9,7 @@ import { createRunPathCheck } from '../../src/events/runPath.js';
 import type { RunWait, WaitAnswer } from '../../src/events/pendingWait.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { resumeRun, startRun, type RunHandle } from '../../src/runtime/runAgent.js';
-import { answerWaitingRun, settleRun, type RunSettlement } from '../../src/runtime/answerWaitingRun.js';
+import { answerWaitingRun, settleRun, type RunSettlement } from '../../src/host/answerWaitingRun.js';
 import { ErrorCode } from '../../src/errors.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 

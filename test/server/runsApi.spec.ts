@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunEventsResponse, RunListResponse, RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { readVerifiedLog } from '../support/cli.js';
 import { GATE_TOOL, answer, call, openGate, resetGates, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
 

@@ -5,7 +5,7 @@ import type { ToolDefinition } from '../../src/actors/tool.js';
 import type { MetricData } from '@opentelemetry/sdk-metrics';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import type { WaitAnswer } from '../../src/events/pendingWait.js';
-import { answerWaitingRun, settleRun } from '../../src/runtime/answerWaitingRun.js';
+import { answerWaitingRun, settleRun } from '../../src/host/answerWaitingRun.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { startRun } from '../../src/runtime/runAgent.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';

@@ -13,7 +13,7 @@ import { subagentPrefix } from '../../src/nats/cluster/clusterSubagents.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { formatTraceparent, otelTraceIdOf, rootSpanIdOf } from '../../src/telemetry/traceContext.js';
 import { REPO_ROOT } from '../support/cli.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';

@@ -10,7 +10,7 @@ import type { ToolContext } from '../../src/actors/tool.js';
 import { createPostgresTool, type PostgresTool } from '../../src/actors/tools/postgresTool.js';
 import type { ToolPostgresConfig } from '../../src/contracts/schema-types.js';
 import { loadFlowFile } from '../../src/flows/loadFlow.js';
-import { runFlowFile } from '../../src/runtime/embeddedFlowRun.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 
 /** The test database (trust auth): CI and the developers' machines run one on 127.0.0.1. */
 const DATABASE_URL = process.env.REDFLOW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

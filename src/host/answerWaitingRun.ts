@@ -1,8 +1,8 @@
 import type { AgentEnvelope } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { RunWait, WaitAnswer } from '../events/pendingWait.js';
-import { resumeRun, type RunEnvironment, type RunHandle, type RunResult } from './runAgent.js';
-import { isRunWaiting } from './runWaitingError.js';
+import { resumeRun, type RunEnvironment, type RunHandle, type RunResult } from '../runtime/runAgent.js';
+import { isRunWaiting } from '../runtime/runWaitingError.js';
 
 /** Options of {@link answerWaitingRun}: the run's environment (its log is read from `store`), which run, and the answer. */
 export interface AnswerWaitingRunOptions extends RunEnvironment {

@@ -5,23 +5,23 @@ import type { AgentCoreReactConfig, ParentCall, ToolSpec } from '../contracts/sc
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { openJsonlEventStore, readJsonlLog, type JsonlFsyncMode } from '../events/jsonlEventStore.js';
-import { readResumableLog } from './resumableLog.js';
+import { readResumableLog } from '../runtime/resumableLog.js';
 import type { LogProblem } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
 import { judgeAnswer, type WaitAnswer } from '../events/pendingWait.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
-import type { RunChunk } from './serveActors.js';
+import type { RunChunk } from '../runtime/serveActors.js';
 import { Subject } from '../actors/subjects.js';
-import { buildFlowActors, type FlowActors } from './flowActors.js';
-import { serveActors, type ServedActors } from './embeddedActors.js';
-import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from './runAgent.js';
-import type { Clock } from './clock.js';
-import { randomIds, type IdSource } from './ids.js';
-import { admitRun } from '../host/admission.js';
-import { embeddedSubagents } from './embeddedSubagents.js';
-import type { SubagentHost } from './subagentTool.js';
+import { buildFlowActors, type FlowActors } from '../runtime/flowActors.js';
+import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
+import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from '../runtime/runAgent.js';
+import type { Clock } from '../runtime/clock.js';
+import { randomIds, type IdSource } from '../runtime/ids.js';
+import { admitRun } from './admission.js';
+import { embeddedSubagents } from '../runtime/embeddedSubagents.js';
+import type { SubagentHost } from '../runtime/subagentTool.js';
 
 /** Where embedded runs keep their logs unless told otherwise. */
 export const DEFAULT_RUNS_DIR = path.join('.redflow', 'runs');
