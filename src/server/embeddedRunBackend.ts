@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo, RedflowError } from '../errors.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { followJsonlLog } from '../events/jsonlFollow.js';
@@ -11,7 +11,6 @@ import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '
 import { isValidTraceId, randomIds, type IdSource } from '../runtime/ids.js';
 import type { RunHandle } from '../runtime/runAgent.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
-import { ApiError } from './apiErrors.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { flowIdOfPath } from './flowIds.js';
 import type { AbortAnswer, InspectorFactory, RunBackend } from './runBackend.js';
