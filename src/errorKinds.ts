@@ -6,8 +6,10 @@ import { ErrorCode } from './errors.js';
  * and the CLI's exit codes (`exitCodeOfError` in `src/cli/exitCodes.ts`) are derived.
  *
  * - `invalid_input`: the request or command's own input is wrong (fix it and ask again);
- * - `invalid_data`: the request is fine, but what it names is not (a stored flow, log or memory,
- *   a flow's wiring, an agent definition);
+ * - `invalid_data`: the request is fine, but what it names is not (a stored flow or memory past the
+ *   limits, a flow's wiring, an agent definition);
+ * - `corrupt`: a run's log or a conversation's memory is damaged: a file the command was given (the
+ *   CLI's user can repair it, `redflow resume` a torn log), but a server's own store that failed;
  * - `usage`: the command line is wrong;
  * - `unauthorized`: a token is missing or wrong;
  * - `forbidden`: refused whatever the token (a `Host` that is not local);
@@ -22,6 +24,7 @@ import { ErrorCode } from './errors.js';
 export type ErrorKind =
   | 'invalid_input'
   | 'invalid_data'
+  | 'corrupt'
   | 'usage'
   | 'unauthorized'
   | 'forbidden'
@@ -108,7 +111,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   TOOL_DENIED: I,
 
   // Memory actors. A conversation's memory that cannot be read (a damaged file) or is past the limits.
-  MEMORY_FAILED: D,
+  MEMORY_FAILED: 'corrupt',
   MEMORY_KEY_INVALID: 'invalid_input',
   MEMORY_RECORD_TOO_DEEP: D,
   MEMORY_RECORD_TOO_LARGE: D,
@@ -123,16 +126,16 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   SUBJECT_PREFIX_INVALID: I,
 
   // Event log: a log that is not one (`run --log` on a damaged log; `redflow resume` repairs a torn one).
-  LOG_RECORD_CORRUPT: D,
-  LOG_RECORD_TORN: D,
-  LOG_SEQUENCE_GAP: D,
+  LOG_RECORD_CORRUPT: 'corrupt',
+  LOG_RECORD_TORN: 'corrupt',
+  LOG_SEQUENCE_GAP: 'corrupt',
   LOG_CONCURRENT_WRITER: 'conflict',
-  LOG_EMPTY: D,
+  LOG_EMPTY: 'corrupt',
   LOG_NOT_FOUND: 'not_found',
   LOG_STORE_UNAVAILABLE: 'unavailable',
   JETSTREAM_NOT_ENABLED: 'unavailable',
-  LOG_TRACE_MISMATCH: D,
-  LOG_PATH_INVALID: D,
+  LOG_TRACE_MISMATCH: 'corrupt',
+  LOG_PATH_INVALID: 'corrupt',
   LOG_CLOSED: I,
   LOG_CURSOR_INVALID: I,
 
@@ -232,6 +235,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
 const HTTP_STATUS_OF_KIND: { readonly [K in ErrorKind]: number } = {
   invalid_input: 400,
   invalid_data: 422,
+  corrupt: 500,
   usage: 400,
   unauthorized: 401,
   forbidden: 403,

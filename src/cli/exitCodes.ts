@@ -50,6 +50,7 @@ export function exitCodeOf(outcome: RunOutcome): ExitCode {
 const EXIT_CODE_OF_KIND: { readonly [K in ErrorKind]: ExitCode } = {
   invalid_input: ExitCode.DataError,
   invalid_data: ExitCode.DataError,
+  corrupt: ExitCode.DataError,
   conflict: ExitCode.DataError,
   too_large: ExitCode.DataError,
   // A missing or wrong --token is the command line's to fix.

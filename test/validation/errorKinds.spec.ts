@@ -28,7 +28,8 @@ describe('the error-kind table', () => {
       [ErrorCode.NO_MODEL, 422, ExitCode.DataError],
       [ErrorCode.NODE_RED_TAB_NOT_FOUND, 422, ExitCode.DataError],
       [ErrorCode.TRANSPORT_TIMEOUT, 503, ExitCode.Unavailable],
-      [ErrorCode.LOG_RECORD_CORRUPT, 422, ExitCode.DataError],
+      // A damaged log: the CLI's user gave it, but a server's own store failed.
+      [ErrorCode.LOG_RECORD_CORRUPT, 500, ExitCode.DataError],
       [ErrorCode.RUN_TRACE_ID_TAKEN, 409, ExitCode.DataError],
     ];
     for (const [code, status, exit] of expected) {
