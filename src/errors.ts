@@ -333,6 +333,35 @@ export class RedflowError extends Error {
   }
 }
 
+/** One wrong field of a request body: its JSON pointer and what is wrong with it. */
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * A {@link RedflowError} with what a client needs to fix its request: the flow diagnostics of a
+ * flow that does not validate (each a `FlowDiagnostic` of `src/flows/diagnostics.ts`), the wrong
+ * fields of a body, or the headers a status calls for (`Allow` on a 405).
+ *
+ * @example
+ * ```ts
+ * throw new ApiError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${traceId}`));
+ * ```
+ */
+export class ApiError extends RedflowError {
+  constructor(
+    info: ErrorInfo,
+    readonly extra: {
+      readonly diagnostics?: readonly (ErrorInfo & { readonly severity: 'error' | 'warning'; readonly nodeId?: string; readonly edgeId?: string })[];
+      readonly headers?: Readonly<Record<string, string>>;
+      readonly fields?: readonly FieldError[];
+    } = {},
+  ) {
+    super(info);
+  }
+}
+
 /** Builds an {@link ErrorInfo} without `undefined` members, so it serialises identically everywhere. */
 export function errorInfo(
   code: ErrorCode,

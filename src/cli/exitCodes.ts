@@ -1,4 +1,6 @@
 import type { RunOutcome } from '../contracts/schema-types.js';
+import type { ErrorCode } from '../errors.js';
+import { errorKindOf, type ErrorKind } from '../errorKinds.js';
 
 /**
  * The `redflow` command's exit codes (sysexits-style where one fits), defined once and listed in
@@ -42,4 +44,33 @@ export function exitCodeOf(outcome: RunOutcome): ExitCode {
   if (outcome.status === 'delegate') return ExitCode.Delegated;
   if (outcome.status === 'blocked') return ExitCode.RunFailed;
   return ExitCode.Ok;
+}
+
+/** The exit code of each kind of error (see `src/errorKinds.ts`). */
+const EXIT_CODE_OF_KIND: { readonly [K in ErrorKind]: ExitCode } = {
+  invalid_input: ExitCode.DataError,
+  invalid_data: ExitCode.DataError,
+  corrupt: ExitCode.DataError,
+  conflict: ExitCode.DataError,
+  too_large: ExitCode.DataError,
+  // A missing or wrong --token is the command line's to fix.
+  usage: ExitCode.Usage,
+  unauthorized: ExitCode.Usage,
+  forbidden: ExitCode.Usage,
+  not_found: ExitCode.NoInput,
+  missing_file: ExitCode.NoInput,
+  unavailable: ExitCode.Unavailable,
+  internal: ExitCode.Internal,
+};
+
+/**
+ * The exit code of a command that failed with a Redflow error of this code.
+ *
+ * @example
+ * ```ts
+ * exitCodeOfError(ErrorCode.FLOW_NOT_FOUND); // ExitCode.NoInput (66)
+ * ```
+ */
+export function exitCodeOfError(code: ErrorCode): ExitCode {
+  return EXIT_CODE_OF_KIND[errorKindOf(code)];
 }

@@ -97,15 +97,8 @@ export const serve: Command = {
     const runsDir = path.resolve((values.runs as string | undefined) ?? DEFAULT_RUNS_DIR);
     const s = styles(output.color);
     const log = (text: string) => line(output.err, s.dim(`${new Date().toISOString()} ${text}`));
-    try {
-      // Checked before connecting anywhere; a refusal is a wrong command line (64), not a failure.
-      assertTokenForHost(host, token);
-    } catch (error) {
-      if (!(error instanceof RedflowError)) throw error;
-      line(output.err, s.red(`error ${error.code}: ${error.message}`));
-      if (error.hint) line(output.err, `hint: ${error.hint}`);
-      return ExitCode.Usage;
-    }
+    // Checked before connecting anywhere; SERVE_TOKEN_REQUIRED is a wrong command line (exit 64).
+    assertTokenForHost(host, token);
 
     if (!values.inspect) {
       for (const flag of ['inspect-port', 'inspect-url', 'no-open'] as const) {

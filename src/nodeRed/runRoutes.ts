@@ -1,4 +1,5 @@
 import { ErrorCode, RedflowError, toErrorInfo } from '../errors.js';
+import { httpStatusOf } from '../errorKinds.js';
 import type { WaitAnswer } from '../events/pendingWait.js';
 import type { RunSummary } from '../server/apiTypes.js';
 import type { AgentHost } from './agentHost.js';
@@ -15,20 +16,6 @@ const MAX_LIST_LIMIT = 1000;
 export type AgentRunSummary = RunSummary & { readonly agent: string };
 
 type Response = Parameters<AdminHandler>[1];
-
-/** The HTTP status of the errors these routes answer with; other Redflow errors are the agent's state (409). */
-const STATUS: Partial<Record<string, number>> = {
-  [ErrorCode.HTTP_BODY_INVALID]: 400,
-  [ErrorCode.HTTP_QUERY_INVALID]: 400,
-  [ErrorCode.RUN_INPUT_INVALID]: 400,
-  [ErrorCode.RUN_INPUT_TOO_DEEP]: 400,
-  [ErrorCode.RUN_INPUT_TOO_LARGE]: 400,
-  [ErrorCode.MEMORY_KEY_INVALID]: 400,
-  [ErrorCode.RUN_NOT_FOUND]: 404,
-  [ErrorCode.NODE_RED_AGENT_NOT_RUNNING]: 404,
-  [ErrorCode.SERVER_CLOSING]: 503,
-  [ErrorCode.LOG_STORE_UNAVAILABLE]: 503,
-};
 
 /**
  * Registers the admin routes through which Redflow's editor (`redflow serve --node-red`) runs the
@@ -149,14 +136,14 @@ export function registerRunRoutes(RED: NodeRedApi, hosts: ReadonlyMap<string, Ag
   });
 }
 
-/** Sends what `work` resolves with, or its error as `{ error }` with the status of its code. */
+/** Sends what `work` resolves with, or its error as `{ error }` with the status of its code (the API's: `httpStatusOf`). */
 async function answer(res: Response, work: () => Promise<[number, unknown]>): Promise<void> {
   try {
     const [status, body] = await work();
     res.status(status).json(body);
   } catch (error) {
     const info = toErrorInfo(error, ErrorCode.HTTP_INTERNAL_ERROR);
-    const status = error instanceof RedflowError ? (STATUS[info.code] ?? 409) : 500;
+    const status = error instanceof RedflowError ? httpStatusOf(info.code) : 500;
     res.status(status).json({ error: { code: info.code, message: info.message, ...(info.hint !== undefined && { hint: info.hint }) } });
   }
 }

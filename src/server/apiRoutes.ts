@@ -1,11 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { validators } from '../contracts/schemas.js';
-import { ErrorCode, errorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo } from '../errors.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import type { FlowValidation } from '../flows/validateFlow.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';
 import { isValidTraceId } from '../runtime/ids.js';
-import { ApiError } from './apiErrors.js';
 import {
   ApiRoute,
   type FlowDocument,

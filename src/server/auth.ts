@@ -1,8 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
-import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { ApiError } from './apiErrors.js';
+import { ApiError, ErrorCode, errorInfo, RedflowError } from '../errors.js';
 
 /** The environment variable `redflow serve` reads its bearer token from when `--token` is not given. */
 export const TOKEN_ENV = 'REDFLOW_TOKEN';

@@ -1,6 +1,5 @@
 import path from 'node:path';
-import { ErrorCode, errorInfo } from '../errors.js';
-import { ApiError } from './apiErrors.js';
+import { ApiError, ErrorCode, errorInfo } from '../errors.js';
 
 /**
  * How deep flows may sit in the flows directory: at most this many folders above the file

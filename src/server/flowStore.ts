@@ -2,14 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { FlowDefinition } from '../contracts/schema-types.js';
-import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo, RedflowError } from '../errors.js';
 import { locateJsonSyntaxError } from '../files/jsonSyntaxError.js';
 import { MAX_FLOW_FILE_BYTES } from '../flows/loadFlow.js';
 import { type FlowValidation, type ResolvedFlow, validateFlow } from '../flows/validateFlow.js';
 import { validateFlowTree } from '../flows/agentRefs.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { checkFlowFiles } from '../flows/flowFiles.js';
-import { ApiError } from './apiErrors.js';
 import type { FlowSummary } from './apiTypes.js';
 import { FLOW_FILE_EXTENSION, MAX_FLOW_FOLDER_DEPTH, flowFilePath, flowIdOfPath, flowIdProblem, isInside } from './flowIds.js';
 

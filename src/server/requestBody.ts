@@ -1,7 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { ErrorCode, errorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo } from '../errors.js';
 import { locateJsonSyntaxError } from '../files/jsonSyntaxError.js';
-import { ApiError } from './apiErrors.js';
 
 /** The largest request body the API reads unless a route says otherwise: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;

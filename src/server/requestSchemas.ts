@@ -1,7 +1,6 @@
 import type { ErrorObject } from 'ajv';
 import { describeSchemaErrors, validators } from '../contracts/schemas.js';
-import { ErrorCode, errorInfo } from '../errors.js';
-import { ApiError } from './apiErrors.js';
+import { ApiError, ErrorCode, errorInfo } from '../errors.js';
 import type { AbortRunRequest, AnswerRequest, ApprovalRequest, StartRunRequest, ToolResultRequest } from './apiTypes.js';
 
 type Validate = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };

@@ -1,7 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { ErrorCode, errorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
-import { ApiError } from './apiErrors.js';
 import { StreamEvent, type RunResponse } from './apiTypes.js';
 import { openEventStream } from './eventStream.js';
 import { activityAsData, createActivityDeriver, type AgentActivityEvent } from '../agents/activity.js';

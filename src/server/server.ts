@@ -1,10 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo, RedflowError } from '../errors.js';
 import { redactSecrets, registerSecret } from '../secrets/secrets.js';
 import { withSecretScope } from '../secrets/secretScope.js';
-import { ApiError } from './apiErrors.js';
 import { apiRoutes } from './apiRoutes.js';
 import { assertLocalHostHeader, assertTokenForHost, authorize } from './auth.js';
 import { DEFAULT_EDITOR_DIR, createEditorFiles } from './editorFiles.js';

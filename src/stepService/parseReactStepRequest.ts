@@ -1,7 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { SchemaFile, describeSchemaErrors, loadSchema } from '../contracts/schemas.js';
-import { ErrorCode, errorInfo } from '../errors.js';
-import { ApiError, type FieldError } from '../server/apiErrors.js';
+import { ApiError, ErrorCode, errorInfo, type FieldError } from '../errors.js';
 import type { ReactStepRequest } from './reactStepTypes.js';
 
 let validate: ValidateFunction<ReactStepRequest> | undefined;

@@ -1,5 +1,5 @@
 import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
-import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo, type ErrorInfo, RedflowError } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import { createRunPathCheck } from '../events/runPath.js';
@@ -14,7 +14,6 @@ import { startRun } from '../host/startRun.js';
 import { DEFAULT_ANSWER_RESERVE, budgetOf } from '../runtime/contextBudgetFor.js';
 import { limitToolResult } from '../runtime/dataLimits.js';
 import { redactReply } from '../runtime/redactReply.js';
-import { ApiError } from '../server/apiErrors.js';
 import { parseTextAction, parseToolSignatures, type ToolSignature } from '../validation/actionSyntax.js';
 import { looksLikeJson } from '../validation/validateTextAnswer.js';
 import { buildSystemPrompt } from '../machines/prompt.js';

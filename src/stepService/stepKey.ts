@@ -1,7 +1,6 @@
-import { ErrorCode, errorInfo } from '../errors.js';
+import { ApiError, ErrorCode, errorInfo } from '../errors.js';
 import { REDACTED } from '../secrets/secrets.js';
 import { addScopedSecret } from '../secrets/secretScope.js';
-import { ApiError } from '../server/apiErrors.js';
 
 /** Shortest `llmKey` taken: providers' keys are far longer, and a short one would match ordinary words. */
 export const MIN_STEP_KEY_CHARS = 20;

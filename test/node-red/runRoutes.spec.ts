@@ -104,7 +104,7 @@ describe('running a Node-RED agent through its admin routes', () => {
 
   it('answers a coded error for an agent that does not run, an unknown run, and a bad body or query', async () => {
     await loadFlow(userDir, echoFlow(toolThenFinal));
-    expect((await post<{ error: { code: string } }>('/redflow/agents/nope/runs', { input: 'x' }, 404)).error.code).toBe('NODE_RED_AGENT_NOT_RUNNING');
+    expect((await post<{ error: { code: string } }>('/redflow/agents/nope/runs', { input: 'x' }, 409)).error.code).toBe('NODE_RED_AGENT_NOT_RUNNING');
     expect((await post<{ error: { code: string } }>('/redflow/agents/agent/runs', { conversationId: 'c' }, 400)).error.code).toBe('HTTP_BODY_INVALID');
     expect((await get<{ error: { code: string } }>('/redflow/runs/0123456789abcdef0123456789abcdef/events', 404)).error.code).toBe('RUN_NOT_FOUND');
     expect((await get<{ error: { code: string } }>('/redflow/runs?limit=0', 400)).error.code).toBe('HTTP_QUERY_INVALID');
@@ -112,7 +112,7 @@ describe('running a Node-RED agent through its admin routes', () => {
 
   it('refuses a run of an agent whose wiring is wrong with the wiring\'s code', async () => {
     await loadFlow(userDir, echoFlow(toolThenFinal, { wires: [['answer'], [], ['echo'], []] }));
-    const refused = await post<{ error: { code: string; message: string } }>('/redflow/agents/agent/runs', { input: 'x' }, 409);
+    const refused = await post<{ error: { code: string; message: string } }>('/redflow/agents/agent/runs', { input: 'x' }, 422);
     expect(refused.error.code).toBe('NO_MODEL');
   });
 });

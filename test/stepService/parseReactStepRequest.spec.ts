@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validators } from '../../src/contracts/schemas.js';
-import { ErrorCode } from '../../src/errors.js';
-import { ApiError, errorAnswer } from '../../src/server/apiErrors.js';
+import { ApiError, ErrorCode } from '../../src/errors.js';
+import { errorAnswer } from '../../src/server/apiErrors.js';
 import { parseReactStepRequest } from '../../src/stepService/parseReactStepRequest.js';
 
 /** The request of the endpoint's own documentation, as a client sends it. */

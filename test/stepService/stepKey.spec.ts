@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/errors.js';
-import { ApiError } from '../../src/server/apiErrors.js';
+import { ApiError, ErrorCode } from '../../src/errors.js';
 import { REDACTED, redactSecrets } from '../../src/secrets/secrets.js';
 import { withSecretScope } from '../../src/secrets/secretScope.js';
 import { holdStepKey } from '../../src/stepService/stepKey.js';

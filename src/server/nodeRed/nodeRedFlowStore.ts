@@ -1,5 +1,5 @@
 import type { FlowDefinition } from '../../contracts/schema-types.js';
-import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { ApiError, ErrorCode, errorInfo, RedflowError } from '../../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from '../../flows/diagnostics.js';
 import { FlowInvalidError } from '../../flows/loadValidFlow.js';
 import { isNodeType, NodeType } from '../../flows/nodeTypes.js';
@@ -8,7 +8,6 @@ import { readMetadata } from '../../flows/nodeRed/flowMetadata.js';
 import { nodeRedToRedflow } from '../../flows/nodeRed/fromNodeRed.js';
 import { TAB_TYPE, redflowTabs, type NodeRedFlowNode, type NodeRedTab } from '../../flows/nodeRed/nodeRedFlows.js';
 import { NODE_RED_TYPE_OF, redflowToNodeRed } from '../../flows/nodeRed/toNodeRed.js';
-import { ApiError } from '../apiErrors.js';
 import type { FlowSummary } from '../apiTypes.js';
 import { flowIdProblem } from '../flowIds.js';
 import type { FlowStore } from '../flowStore.js';
