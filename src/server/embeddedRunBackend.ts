@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { ApiError, ErrorCode, errorInfo, RedflowError } from '../errors.js';
+import { ErrorCode, errorInfo, RedflowError } from '../errors.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { followJsonlLog } from '../events/jsonlFollow.js';
