@@ -67,8 +67,67 @@ export { Outcome } from './machines/outcomes.js';
 export { validateFlow, loadFlowFile } from './flows/index.js';
 export type { FlowValidation } from './flows/index.js';
 
-// The documents the schemas describe.
-export type { AgentCoreReactConfig, AgentEnvelope, FlowDefinition, RunOutcome, ToolSpec, TokenUsage } from './contracts/schema-types.js';
+// The documents the schemas describe (schemas/*.schema.json; the types are generated from them).
+import type * as Schema from './contracts/schema-types.js';
+/**
+ * An agent's ReAct settings, the `config` of a flow's `agent.core.react` node
+ * (`schemas/agent-core-react-config.schema.json`).
+ *
+ * @example
+ * ```ts
+ * const agent: AgentCoreReactConfig = { strategy: 'react', maxIterations: 5, allowedTools: ['lookup_order'], requiresApproval: ['refund'] };
+ * ```
+ */
+export type AgentCoreReactConfig = Schema.AgentCoreReactConfig;
+/**
+ * A run's state as the fold of its log rebuilds it (`schemas/agent-envelope.schema.json`).
+ *
+ * @example
+ * ```ts
+ * const envelope: AgentEnvelope = fold(events);
+ * console.log(envelope.state.iteration, envelope.tools.history.length);
+ * ```
+ */
+export type AgentEnvelope = Schema.AgentEnvelope;
+/**
+ * A flow document: its nodes and edges (`schemas/flow.schema.json`), what `redflow run` and the editor read.
+ *
+ * @example
+ * ```ts
+ * const flow: FlowDefinition = JSON.parse(await readFile('flow.json', 'utf8'));
+ * const validation = validateFlow(flow);
+ * ```
+ */
+export type FlowDefinition = Schema.FlowDefinition;
+/**
+ * How a run ended: `status` (`done`, `done_partial`, `escalate`, `delegate`, `blocked`), its
+ * `reason`, and the answer, output, question or error that goes with it.
+ *
+ * @example
+ * ```ts
+ * const { outcome }: { outcome: RunOutcome } = await run.result;
+ * if (outcome.status === 'blocked') console.error(outcome.reason, outcome.error?.code);
+ * ```
+ */
+export type RunOutcome = Schema.RunOutcome;
+/**
+ * A tool as the model is told of it, and as `run.started` records it: name, description, input schema.
+ *
+ * @example
+ * ```ts
+ * const spec: ToolSpec = { name: 'lookup_order', description: 'Finds an order by id', inputSchema: { type: 'object' } };
+ * ```
+ */
+export type ToolSpec = Schema.ToolSpec;
+/**
+ * The tokens a model call used, as its provider reported them (on `model.answered`, summed on the run).
+ *
+ * @example
+ * ```ts
+ * const usage: TokenUsage | undefined = event.type === 'model.answered' ? event.data.usage : undefined;
+ * ```
+ */
+export type TokenUsage = Schema.TokenUsage;
 
 // Errors, secrets, telemetry.
 export { ErrorCode, RedflowError } from './errors.js';

@@ -4,6 +4,13 @@ export type MemoryRecord = Record<string, unknown>;
 /**
  * Where `memory.kv` keeps memories, keyed by conversation id. Implementations: in-process, file,
  * and (distributed mode) NATS KV. Conversation ids are checked with `isValidConversationId`.
+ *
+ * @example
+ * ```ts
+ * const memory: MemoryStore = createFileMemoryStore('.redflow/memory');
+ * await memory.save('conversation-1', { summary: 'asked about order A-1001' });
+ * const record = await memory.load('conversation-1'); // undefined for a conversation never saved
+ * ```
  */
 export interface MemoryStore {
   load(conversationId: string): Promise<MemoryRecord | undefined>;

@@ -32,7 +32,16 @@ export interface HandlerContext {
 /** Answers requests on one subject. A thrown error becomes `{ ok: false, error }` for the requester. */
 export type RequestHandler<Req = unknown, Res = unknown> = (data: Req, context: HandlerContext) => Promise<Res> | Res;
 
-/** A published message, as a subscriber sees it. */
+/**
+ * A published message, as a subscriber sees it.
+ *
+ * @example
+ * ```ts
+ * const transport: Transport = createInProcessTransport();
+ * transport.serve('demo.echo', (data) => data);
+ * const reply = await transport.request('demo.echo', { hi: 1 }, { timeoutMs: 1000 });
+ * ```
+ */
 export interface TransportMessage<T = unknown> {
   readonly subject: string;
   readonly data: T;

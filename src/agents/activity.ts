@@ -18,6 +18,14 @@ export interface ActivityToolCall {
  *
  * Every event but the chunks is read off the run's log, so the activity of a run can be rebuilt
  * from its log (without the chunks, which the log does not keep: it has each answer once, whole).
+ *
+ * @example
+ * ```ts
+ * for await (const activity of await executor.start(agent, { inputs })) {
+ *   if (activity.type === 'content_chunk') process.stdout.write(activity.content);
+ *   if (activity.type === 'tool_call_start') console.log('calls', activity.toolCall.name);
+ * }
+ * ```
  */
 export type AgentActivityEvent =
   | { readonly type: 'turn_start'; readonly turnNumber: number }

@@ -32,7 +32,14 @@ import { requireJsonSchema } from './schemaToJson.js';
 import { renderTemplate } from './template.js';
 import { terminateReasonOf, type TerminateReason } from './terminateReason.js';
 
-/** How an {@link AgentExecutor} runs every definition it is given. */
+/**
+ * How an {@link AgentExecutor} runs every definition it is given.
+ *
+ * @example
+ * ```ts
+ * const executor = new AgentExecutor({ model: createScriptedModel([{ action: 'final', message: 'hi', confidence: 0.9 }]), runsDir: '.redflow/runs' } satisfies AgentExecutorOptions);
+ * ```
+ */
 export interface AgentExecutorOptions {
   /** The model to use instead of the one each definition's `modelConfig` describes (a shared client, a scripted model in tests). */
   readonly model?: ModelActor;
@@ -48,7 +55,15 @@ export interface AgentExecutorOptions {
   readonly fsync?: JsonlFsyncMode;
 }
 
-/** Options of one run. */
+/**
+ * Options of one run.
+ *
+ * @example
+ * ```ts
+ * const options: ExecuteOptions = { inputs: { question: 'Where is order A-1001?' }, signal: AbortSignal.timeout(60_000) };
+ * const result = await executor.execute(agent, options);
+ * ```
+ */
 export interface ExecuteOptions {
   /** The values of the definition's inputs, by name: checked against `inputConfig`, put in for `${name}`. */
   readonly inputs?: Readonly<Record<string, unknown>>;
@@ -100,7 +115,16 @@ export type ResumeAgentOptions = Pick<ExecuteOptions, 'signal' | 'onActivity' | 
     readonly answer?: GivenAnswer;
   };
 
-/** How a definition's run ended. */
+/**
+ * How a definition's run ended.
+ *
+ * @example
+ * ```ts
+ * const result: AgentResult<{ answer: string }> = await executor.execute(agent, { inputs: { question: 'Where is order A-1001?' } });
+ * if (result.success) console.log(result.output?.answer);
+ * else console.error(result.terminateReason, result.error);
+ * ```
+ */
 export interface AgentResult<TOutput = unknown> {
   /** True when the run reached its goal: a final answer (matching `outputConfig`, when there is one). */
   readonly success: boolean;
@@ -138,6 +162,13 @@ export interface AgentResult<TOutput = unknown> {
 /**
  * A definition's run under way. Iterate it (`for await (const activity of run)`) for its activity
  * from the start; `result` settles when it has ended and its log is closed.
+ *
+ * @example
+ * ```ts
+ * const run: AgentRun = await executor.start(agent, { inputs: { question: 'Where is order A-1001?' } });
+ * for await (const activity of run) console.log(activity.type);
+ * const result = await run.result;
+ * ```
  */
 export interface AgentRun<TOutput = unknown> extends AsyncIterable<AgentActivityEvent> {
   readonly traceId: string;

@@ -14,6 +14,16 @@ import { requireJsonSchema } from './schemaToJson.js';
  * the model's next observation. Make one with {@link defineTool} to have `execute` typed.
  *
  * A plain {@link ToolDefinition} (a JSON Schema and `execute`) is one too.
+ *
+ * @example
+ * ```ts
+ * const lookup: AgentTool = defineTool({
+ *   name: 'lookup_order',
+ *   description: 'Finds an order by id',
+ *   inputSchema: z.object({ orderId: z.string() }),
+ *   execute: async ({ orderId }) => ({ orderId, status: 'shipped' }),
+ * });
+ * ```
  */
 export interface AgentTool<Input extends AgentSchema = AgentSchema, Return = unknown> {
   /** 1–64 letters, digits, `_` or `-`; unique among the definition's tools. */

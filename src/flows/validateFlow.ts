@@ -42,7 +42,15 @@ export interface ResolvedFlow {
   readonly outputs: readonly FlowNode[];
 }
 
-/** The result of {@link validateFlow}: every error found (or the resolved flow), and the warnings. */
+/**
+ * The result of {@link validateFlow}: every error found (or the resolved flow), and the warnings.
+ *
+ * @example
+ * ```ts
+ * const validation: FlowValidation = validateFlow(JSON.parse(text));
+ * if (!validation.ok) for (const error of validation.errors) console.error(error.code, error.message);
+ * ```
+ */
 export type FlowValidation =
   | { readonly ok: true; readonly flow: ResolvedFlow; readonly warnings: FlowDiagnostic[] }
   | { readonly ok: false; readonly errors: FlowDiagnostic[]; readonly warnings: FlowDiagnostic[] };

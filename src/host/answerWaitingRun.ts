@@ -4,7 +4,15 @@ import type { RunWait, WaitAnswer } from '../events/pendingWait.js';
 import { resumeRun, type RunEnvironment, type RunHandle, type RunResult } from '../runtime/runAgent.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 
-/** Options of {@link answerWaitingRun}: the run's environment (its log is read from `store`), which run, and the answer. */
+/**
+ * Options of {@link answerWaitingRun}: the run's environment (its log is read from `store`), which run, and the answer.
+ *
+ * @example
+ * ```ts
+ * const options: AnswerWaitingRunOptions = { ...environment, traceId, answer: { kind: 'approval', approved: true } };
+ * const run = await answerWaitingRun(options);
+ * ```
+ */
 export interface AnswerWaitingRunOptions extends RunEnvironment {
   readonly traceId: string;
   readonly answer: WaitAnswer;
@@ -41,7 +49,15 @@ export async function answerWaitingRun(options: AnswerWaitingRunOptions): Promis
   return resumeRun({ ...options, events });
 }
 
-/** How a run settled in this process: it ended, or it waits for an answer (parked in its log). */
+/**
+ * How a run settled in this process: it ended, or it waits for an answer (parked in its log).
+ *
+ * @example
+ * ```ts
+ * const settled: RunSettlement = await settleRun(startRun({ ...environment, input: 'refund order A-1001' }));
+ * if (settled.kind === 'waiting') console.log(settled.wait.kind, settled.wait.tool); // 'approval' 'refund'
+ * ```
+ */
 export type RunSettlement =
   | ({ readonly kind: 'ended' } & RunResult)
   | {

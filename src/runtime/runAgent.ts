@@ -29,7 +29,15 @@ export interface RunMemory {
   readonly maxTurns?: number;
 }
 
-/** What every run needs, new or resumed. */
+/**
+ * What every run needs, new or resumed.
+ *
+ * @example
+ * ```ts
+ * const actors = serveActors({ model: createScriptedModel([{ action: 'final', message: 'hi', confidence: 0.9 }]), tools: [] });
+ * const environment: RunEnvironment = { ...actors, agent: { strategy: 'react', maxIterations: 3, allowedTools: [] }, store: createMemoryEventStore() };
+ * ```
+ */
 export interface RunEnvironment {
   readonly agent: AgentCoreReactConfig;
   /** The allowed tools, as the model is told about them. */
@@ -65,7 +73,15 @@ export interface RunEnvironment {
   readonly sessionId?: string;
 }
 
-/** Options of {@link startRun}. */
+/**
+ * Options of {@link startRun}.
+ *
+ * @example
+ * ```ts
+ * const options: StartRunOptions = { ...environment, input: 'Where is order A-1001?', onEvent: (event) => console.log(event.seq, event.type) };
+ * const run = startRun(options);
+ * ```
+ */
 export interface StartRunOptions extends RunEnvironment {
   readonly input: unknown;
   readonly traceId?: string;
@@ -79,7 +95,15 @@ export interface StartRunOptions extends RunEnvironment {
   readonly parent?: ParentCall;
 }
 
-/** How a run ended. */
+/**
+ * How a run ended.
+ *
+ * @example
+ * ```ts
+ * const { outcome, envelope, lastSeq }: RunResult = await startRun({ ...environment, input: 'hi' }).result;
+ * console.log(outcome.status, outcome.answer, envelope.state.iteration, lastSeq);
+ * ```
+ */
 export interface RunResult {
   readonly traceId: string;
   readonly outcome: RunOutcome;
@@ -89,7 +113,16 @@ export interface RunResult {
   readonly lastSeq: number;
 }
 
-/** A run under way. */
+/**
+ * A run under way.
+ *
+ * @example
+ * ```ts
+ * const run: RunHandle = startRun({ ...environment, input: 'hi' });
+ * setTimeout(() => run.abort('took too long'), 30_000);
+ * const { outcome } = await run.result;
+ * ```
+ */
 export interface RunHandle {
   readonly traceId: string;
   /**
@@ -135,7 +168,15 @@ export function startRun(options: StartRunOptions): RunHandle {
   });
 }
 
-/** Options of {@link resumeRun}: the environment, and the run's log as read back. */
+/**
+ * Options of {@link resumeRun}: the environment, and the run's log as read back.
+ *
+ * @example
+ * ```ts
+ * const { events } = await store.read(traceId);
+ * const run = resumeRun({ ...environment, events } satisfies ResumeRunOptions);
+ * ```
+ */
 export interface ResumeRunOptions extends RunEnvironment {
   readonly events: readonly AgentEvent[];
   /**

@@ -30,7 +30,19 @@ export class RunWaitingError extends RedflowError {
   }
 }
 
-/** True when a run's `result` rejected because the run waits for an answer (it is parked in its log). */
+/**
+ * True when a run's `result` rejected because the run waits for an answer (it is parked in its log).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await run.result;
+ * } catch (error) {
+ *   if (!isRunWaiting(error)) throw error;
+ *   console.log(`run ${error.traceId} waits for ${error.wait.kind}`); // parked in its log: answer it later
+ * }
+ * ```
+ */
 export function isRunWaiting(error: unknown): error is RunWaitingError {
   return error instanceof RunWaitingError;
 }

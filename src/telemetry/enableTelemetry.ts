@@ -12,7 +12,14 @@ export interface MeterProviderLike {
   getMeter(name: string, version?: string): unknown;
 }
 
-/** Options of {@link enableTelemetry}. */
+/**
+ * Options of {@link enableTelemetry}.
+ *
+ * @example
+ * ```ts
+ * await enableTelemetry({ captureContent: false } satisfies TelemetryOptions);
+ * ```
+ */
 export interface TelemetryOptions {
   /** Where spans go. Default: the process's global tracer provider, the one the OpenTelemetry SDK registered. */
   readonly tracerProvider?: TracerProviderLike;
@@ -63,7 +70,14 @@ export async function enableTelemetry(options: TelemetryOptions = {}): Promise<v
   };
 }
 
-/** Turns telemetry off: later runs and calls record nothing (spans already open still end). */
+/**
+ * Turns telemetry off: later runs and calls record nothing (spans already open still end).
+ *
+ * @example
+ * ```ts
+ * disableTelemetry(); // runs started from now on record no spans or metrics
+ * ```
+ */
 export function disableTelemetry(): void {
   setActiveTelemetry(undefined);
   flushable = undefined;
@@ -72,6 +86,11 @@ export function disableTelemetry(): void {
 /**
  * Hands what the providers hold to their exporters (`forceFlush`), waiting at most `timeoutMs`:
  * what a short-lived process does before it exits. Does nothing while telemetry is off.
+ *
+ * @example
+ * ```ts
+ * await flushTelemetry(2000); // before process.exit, so the last spans reach the collector
+ * ```
  */
 export async function flushTelemetry(timeoutMs = 5000): Promise<void> {
   if (flushable === undefined) return;
