@@ -12,9 +12,7 @@ import type {
 import type { ErrorInfo } from '../errors.js';
 import type { RecordedFact } from '../events/eventTypes.js';
 import type { RunWait } from '../events/pendingWait.js';
-import type { ModelRequest } from '../actors/model.js';
-import type { ToolRequest, ToolResult } from '../actors/tool.js';
-import type { MemoryAppendRequest } from '../actors/serveActors.js';
+import type { MemoryAppendRequest, ModelRequest, ToolRequest, ToolResult } from './protocol.js';
 import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
 import type { ContextBudget } from './contextBudget.js';
 
