@@ -27,7 +27,7 @@ export { reactMachine, ReactState } from './machines/reactMachine.js';
 export type { ReactMachineInput, ResumePoint, ResumeAt, ReactEvent, TransportCommand } from './machines/reactTypes.js';
 export { Outcome } from './machines/outcomes.js';
 export { buildSystemPrompt, buildMessages, REACT_PROMPT_TEMPLATE } from './machines/prompt.js';
-export { StopCondition } from './machines/stopConditions.js';
+export { StopCondition } from './events/stopConditions.js';
 export { validateModelAnswer, defaultAnswerLimits } from './validation/validateModelAnswer.js';
 export type { AnswerRules, AnswerLimits, AnswerValidation } from './validation/validateModelAnswer.js';
 
@@ -76,7 +76,7 @@ export { startRun, resumeRun } from './runtime/runAgent.js';
 export { answerWaitingRun, settleRun } from './runtime/answerWaitingRun.js';
 export type { AnswerWaitingRunOptions, RunSettlement } from './runtime/answerWaitingRun.js';
 export { RunWaitingError, isRunWaiting } from './runtime/runWaitingError.js';
-export { DEFAULT_WAIT_TIMEOUT_MS } from './machines/waits.js';
+export { DEFAULT_WAIT_TIMEOUT_MS } from './events/waits.js';
 export type { StartRunOptions, ResumeRunOptions, RunHandle, RunResult, RunEnvironment } from './runtime/runAgent.js';
 export { serveActors } from './runtime/embeddedActors.js';
 export { buildFlowActors } from './runtime/flowActors.js';
@@ -97,8 +97,8 @@ export type { Clock } from './runtime/clock.js';
 export { randomIds, createSequentialIds } from './runtime/ids.js';
 export type { IdSource } from './runtime/ids.js';
 
-export { runSteps, stateAfter } from './events/runSteps.js';
-export type { RunStep } from './events/runSteps.js';
+export { runSteps, stateAfter } from './machines/runSteps.js';
+export type { RunStep } from './machines/runSteps.js';
 
 export type { AgentDefinition, PromptConfig, ModelConfig, RunConfig, ToolConfig, InputConfig, InputSpec, OutputConfig } from './agents/agentDefinition.js';
 export { checkAgentDefinition, checkAgentInputs, defineAgent } from './agents/agentDefinition.js';

@@ -31,10 +31,10 @@ import type {
   TransportActorInput,
   TransportCommand,
 } from './reactTypes.js';
-import { confidenceThreshold, iterationLimit, lastConfidence } from './stopConditions.js';
+import { confidenceThreshold, iterationLimit, lastConfidence } from '../events/stopConditions.js';
 import { ReactState } from './reactState.js';
 import { RESUME_ENTRY, RESUME_POINTS } from './resumeTable.js';
-import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from './waits.js';
+import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
 import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 
 export { ReactState } from './reactState.js';
