@@ -1,4 +1,4 @@
-import { assertEvent, assign, emit, fromCallback, sendTo, setup } from 'xstate';
+import { assertEvent, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type {
   Handoff,
   HumanQuestion,
@@ -23,7 +23,6 @@ import { Outcome } from './outcomes.js';
 import { modelMessages, systemPromptFor } from './prompt.js';
 import type {
   FactEmitted,
-  NothingEmitted,
   ReactContext,
   ReactEvent,
   ReactMachineInput,
@@ -66,21 +65,31 @@ function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['
   return { conversationId: memory.conversationId, turn, maxTurns: memory.maxTurns, ending: end };
 }
 
-/**
- * Records one fact: the context update of a recording action. The envelope becomes
- * `evolve(envelope, fact)` (with `more` of the context), and the fact is kept for `emitFact`, the
- * action after it, which hands it to the host's recorder to stamp and append. So the live envelope
- * is the fold of the log by construction. (A plain `assign` and `emit` pair: XState resolves them
- * at a fraction of what `enqueueActions` costs, on the loop's hot path.)
- */
-function record(context: ReactContext, fact: RecordedFact, more?: Partial<ReactContext>): Partial<ReactContext> {
-  const envelope = evolve(context.envelope, fact);
-  // Members first, spread last: V8 gives `{ ...more, envelope }` a fresh hidden class every time.
-  return more === undefined ? { envelope, fact } : { envelope, fact, ...more };
+/** What a recording action records: the fact, and what else of the context changes with it. */
+interface Recorded {
+  readonly fact: RecordedFact;
+  readonly more: Partial<ReactContext> | undefined;
 }
 
-/** What a recording action returns when there is nothing to record: `emitFact` then emits nothing. */
-const NOTHING_RECORDED: Partial<ReactContext> = { fact: undefined };
+/** The fact a recording action records (with `more` of the context): see {@link recording}. */
+function record(fact: RecordedFact, more?: Partial<ReactContext>): Recorded {
+  return { fact, more };
+}
+
+/**
+ * A recording action: records the fact `factOf` gives (if any) in one step. The envelope becomes
+ * `evolve(envelope, fact)`, and the fact is emitted for the host's recorder to stamp and append,
+ * so the live envelope is the fold of the log by construction.
+ */
+function recording(factOf: (args: { readonly context: ReactContext; readonly event: ReactEvent }) => Recorded | undefined) {
+  return enqueueActions<ReactContext, ReactEvent, undefined, ReactEvent, never, never, never, never, FactEmitted>(({ context, event, enqueue }) => {
+    const recorded = factOf({ context, event });
+    if (recorded === undefined) return;
+    const envelope = evolve(context.envelope, recorded.fact);
+    enqueue.assign(recorded.more === undefined ? { envelope } : { envelope, ...recorded.more });
+    enqueue.emit({ type: 'fact', fact: recorded.fact });
+  });
+}
 
 /** Where the answer being judged comes: every iteration but the first follows an observation. */
 function positionOf(context: ReactContext, reasoningHidden: boolean): AnswerPosition {
@@ -138,7 +147,7 @@ function resumeTransitions() {
     guard: { type: 'resumesAt' as const, params: { at } },
     target: RESUME_ENTRY[at],
     // A run resumed before its first model request makes it; an answer not yet judged is judged again.
-    actions: at === 'model' ? (['recordRunResumed', 'emitFact', 'recordModelRequested', 'emitFact'] as const) : at === 'validating' ? (['recordRunResumed', 'emitFact', 'validateAnswer'] as const) : (['recordRunResumed', 'emitFact'] as const),
+    actions: at === 'model' ? (['recordRunResumed', 'recordModelRequested'] as const) : at === 'validating' ? (['recordRunResumed', 'validateAnswer'] as const) : (['recordRunResumed'] as const),
   }));
 }
 
@@ -168,7 +177,7 @@ export const reactMachine = setup({
     context: {} as ReactContext,
     events: {} as ReactEvent,
     input: {} as ReactMachineInput,
-    emitted: {} as FactEmitted | NothingEmitted,
+    emitted: {} as FactEmitted,
   },
   actors: {
     /** Placeholder: the host must provide the transport actor. */
@@ -224,9 +233,7 @@ export const reactMachine = setup({
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
   actions: {
-    // Follows every recording action: hands the fact it recorded to the host.
-    emitFact: emit(({ context }): FactEmitted | NothingEmitted => (context.fact === undefined ? { type: 'nothing' } : { type: 'fact', fact: context.fact })),
-    recordRunStarted: assign(({ context }) => {
+    recordRunStarted: recording(({ context }) => {
       const { run } = context.settings;
       const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
         input: run.input,
@@ -242,16 +249,16 @@ export const reactMachine = setup({
         ...(run.context !== undefined && { context: run.context }),
         ...(run.parent !== undefined && { parent: run.parent }),
       };
-      return record(context, { type: AgentEventType.RunStarted, iteration: 0, data });
+      return record({ type: AgentEventType.RunStarted, iteration: 0, data });
     }),
-    recordRunResumed: assign(({ context }) => {
-      return record(context, {
+    recordRunResumed: recording(({ context }) => {
+      return record({
         type: AgentEventType.RunResumed,
         iteration: context.envelope.state.iteration,
         data: { afterSeq: context.settings.resume?.afterSeq ?? 0 },
       });
     }),
-    recordModelRequested: assign(({ context }) => {
+    recordModelRequested: recording(({ context }) => {
       const { systemPrompt, contextBudget } = context.settings;
       const data: ModelRequestedData = { prompt: systemPrompt };
       // What is left out to fit the window is decided here and logged, so the log says what the
@@ -260,7 +267,7 @@ export const reactMachine = setup({
         const { omitted } = modelMessages(systemPrompt, context.envelope, contextBudget);
         if (omitted > 0) data.omittedMessages = omitted;
       }
-      return record(context, { type: AgentEventType.ModelRequested, iteration: context.envelope.state.iteration + 1, data });
+      return record({ type: AgentEventType.ModelRequested, iteration: context.envelope.state.iteration + 1, data });
     }),
     sendModelRequest: sendTo('transport', ({ context }): TransportCommand => ({
       type: 'model.request',
@@ -270,7 +277,7 @@ export const reactMachine = setup({
         messages: modelMessages(context.settings.systemPrompt, context.envelope, context.settings.contextBudget).messages,
       },
     })),
-    recordModelAnswered: assign(({ context, event }) => {
+    recordModelAnswered: recording(({ context, event }) => {
       assertEvent(event, 'model.answer');
       const { rules, agent } = context.settings;
       const tooLong = event.text.length > rules.limits.maxChars;
@@ -287,7 +294,7 @@ export const reactMachine = setup({
       if (logged.thoughtHidden) data.thoughtHidden = true;
       if (logged.rejection !== undefined) data.rejection = logged.rejection;
       const fact: RecordedFact = { type: AgentEventType.ModelAnswered, iteration: context.envelope.state.iteration, data };
-      return record(context, fact, { validation, answerLength: tooLong ? event.text.length : undefined });
+      return record(fact, { validation, answerLength: tooLong ? event.text.length : undefined });
     }),
     endWithModelFailure: assign(({ event }) => {
       assertEvent(event, 'model.failure');
@@ -315,17 +322,17 @@ export const reactMachine = setup({
         },
       };
     }),
-    recordOutputRejected: assign(({ context }) => {
+    recordOutputRejected: recording(({ context }) => {
       const output = context.validation?.ok === true ? context.validation.output : undefined;
-      return record(context, {
+      return record({
         type: AgentEventType.OutputRejected,
         iteration: context.envelope.state.iteration,
         data: { output: output?.value ?? null, errors: [...(output?.errors ?? [])] },
       });
     }),
-    recordHumanRequested: assign(({ context }) => {
+    recordHumanRequested: recording(({ context }) => {
       const answer = validAnswer(context);
-      if (answer === undefined) return NOTHING_RECORDED;
+      if (answer === undefined) return undefined;
       const input = (answer.input ?? {}) as { question?: string; reason?: string; context?: unknown };
       const iteration = context.envelope.state.iteration;
       const data: HumanRequestedData = {
@@ -339,12 +346,12 @@ export const reactMachine = setup({
       if (input.context !== undefined) data.context = input.context;
       if (answer.confidence !== undefined) data.confidence = answer.confidence;
       if (context.settings.agent.debug && answer.thought !== undefined) data.thought = answer.thought;
-      return record(context, { type: AgentEventType.HumanRequested, iteration, data });
+      return record({ type: AgentEventType.HumanRequested, iteration, data });
     }),
-    recordHumanAnswered: assign(({ context, event }) => {
+    recordHumanAnswered: recording(({ context, event }) => {
       assertEvent(event, 'human.answer');
       const iteration = context.envelope.state.iteration;
-      return record(context, { type: AgentEventType.HumanAnswered, iteration, data: { key: `${context.settings.traceId}:${iteration}`, answer: event.text } });
+      return record({ type: AgentEventType.HumanAnswered, iteration, data: { key: `${context.settings.traceId}:${iteration}`, answer: event.text } });
     }),
     endWithUnansweredQuestion: assign(({ context }) => ({ ending: ending(AgentEventType.RunCompleted, Outcome.unanswered(openQuestion(context))) })),
     endWithDelegation: assign(({ context }) => {
@@ -353,10 +360,10 @@ export const reactMachine = setup({
       const handoff: Handoff = { agentId: input.agent_id ?? '', task: input.task ?? '' };
       return { ending: ending(AgentEventType.RunCompleted, Outcome.delegated(handoff, answer?.message)) };
     }),
-    recordToolRequested: assign(({ context }) => {
+    recordToolRequested: recording(({ context }) => {
       const answer = validAnswer(context);
       const call = answerCall(context);
-      if (answer === undefined || call === undefined) return NOTHING_RECORDED;
+      if (answer === undefined || call === undefined) return undefined;
       const iteration = context.envelope.state.iteration;
       const data: ToolRequestedData = {
         tool: call.tool,
@@ -373,9 +380,9 @@ export const reactMachine = setup({
       // The log says the run waits, and for how long: its readers need no config to know.
       const wait = waitAfterRequest(context.settings.agent, context.settings.tools, data.tool);
       if (wait !== undefined) data.wait = wait;
-      return record(context, { type: AgentEventType.ToolRequested, iteration, data });
+      return record({ type: AgentEventType.ToolRequested, iteration, data });
     }),
-    recordToolApproved: assign(({ context, event }) => {
+    recordToolApproved: recording(({ context, event }) => {
       assertEvent(event, 'tool.approve');
       const call = currentCall(context);
       const tool = call?.tool ?? '';
@@ -383,9 +390,9 @@ export const reactMachine = setup({
       if (event.reason !== undefined) data.reason = event.reason;
       const wait = waitAfterApproval(context.settings.agent, context.settings.tools, tool);
       if (wait !== undefined) data.wait = wait;
-      return record(context, { type: AgentEventType.ToolApproved, iteration: context.envelope.state.iteration, data });
+      return record({ type: AgentEventType.ToolApproved, iteration: context.envelope.state.iteration, data });
     }),
-    recordToolDenied: assign(({ context, event }) => {
+    recordToolDenied: recording(({ context, event }) => {
       assertEvent(event, 'tool.deny');
       const call = currentCall(context);
       const tool = call?.tool ?? '';
@@ -397,7 +404,7 @@ export const reactMachine = setup({
       );
       const data: ToolDeniedData = { tool, idempotencyKey: call?.idempotencyKey ?? '', error };
       if (event.reason !== undefined) data.reason = event.reason;
-      return record(context, { type: AgentEventType.ToolDenied, iteration: context.envelope.state.iteration, data });
+      return record({ type: AgentEventType.ToolDenied, iteration: context.envelope.state.iteration, data });
     }),
     endWithWaitExpired: assign(({ context }, params: { kind: 'approval' | 'client' }) => ({
       ending: ending(AgentEventType.RunFailed, Outcome.waitExpired(params.kind, currentCall(context)?.tool ?? '', waitTimeoutOf(context.settings.agent))),
@@ -415,7 +422,7 @@ export const reactMachine = setup({
         },
       };
     }),
-    recordToolCompleted: assign(({ context, event }) => {
+    recordToolCompleted: recording(({ context, event }) => {
       assertEvent(event, 'tool.result');
       const call = currentCall(context);
       const { result } = event;
@@ -424,7 +431,7 @@ export const reactMachine = setup({
       else data.error = result.error;
       data.durationMs = event.durationMs;
       if (call?.childTraceId !== undefined) data.childTraceId = call.childTraceId;
-      return record(context, { type: AgentEventType.ToolCompleted, iteration: context.envelope.state.iteration, data });
+      return record({ type: AgentEventType.ToolCompleted, iteration: context.envelope.state.iteration, data });
     }),
     endWithConfidenceStop: assign(({ context }) => ({
       ending: ending(
@@ -440,34 +447,30 @@ export const reactMachine = setup({
     endWithAbort: assign(({ event }) => ({
       ending: ending(AgentEventType.RunFailed, Outcome.aborted(event.type === 'abort' ? event.reason : undefined)),
     })),
-    recordMemoryRequested: assign(({ context }) => {
+    recordMemoryRequested: recording(({ context }) => {
       const { memory } = context.settings;
-      if (memory === undefined || context.ending === undefined) return NOTHING_RECORDED;
+      if (memory === undefined || context.ending === undefined) return undefined;
       const data = memoryRequest(context, memory, context.ending);
-      return record(context, { type: AgentEventType.MemoryRequested, iteration: context.envelope.state.iteration, data }, { memoryRequested: data });
+      return record({ type: AgentEventType.MemoryRequested, iteration: context.envelope.state.iteration, data }, { memoryRequested: data });
     }),
     sendMemoryRequest: sendTo('transport', ({ context }): TransportCommand => {
       // savingMemory is entered only with the save requested (recorded, or read from the log).
       const { conversationId, turn, maxTurns } = context.memoryRequested as MemoryRequestedData;
       return { type: 'memory.request', request: { conversationId, turn, maxTurns } };
     }),
-    recordMemorySaved: assign(({ context, event }) => {
+    recordMemorySaved: recording(({ context, event }) => {
       assertEvent(event, 'memory.saved');
-      return record(
-        context,
-        { type: AgentEventType.MemorySaved, iteration: context.envelope.state.iteration, data: { durationMs: event.durationMs } },
-        { memoryDone: true },
-      );
+      return record({ type: AgentEventType.MemorySaved, iteration: context.envelope.state.iteration, data: { durationMs: event.durationMs } }, { memoryDone: true });
     }),
     endWithMemoryFailure: assign(({ context, event }) => {
       assertEvent(event, 'memory.failure');
       return { ending: ending(AgentEventType.RunFailed, Outcome.memoryFailed(event.error, context.ending?.data.outcome)), memoryDone: true };
     }),
-    recordEnding: assign(({ context }) => {
-      if (context.ending === undefined) return NOTHING_RECORDED;
+    recordEnding: recording(({ context }) => {
+      if (context.ending === undefined) return undefined;
       const { type, data } = context.ending;
       const iteration = context.envelope.state.iteration;
-      return record(context, type === AgentEventType.RunCompleted ? { type, iteration, data } : { type: AgentEventType.RunFailed, iteration, data });
+      return record(type === AgentEventType.RunCompleted ? { type, iteration, data } : { type: AgentEventType.RunFailed, iteration, data });
     }),
   },
 }).createMachine({
@@ -492,7 +495,6 @@ export const reactMachine = setup({
     ending: input.resume?.memoryRequested?.ending,
     memoryRequested: input.resume?.memoryRequested,
     memoryDone: input.resume?.at === 'concluding',
-    fact: undefined,
   }),
   invoke: {
     id: 'transport',
@@ -508,7 +510,7 @@ export const reactMachine = setup({
   states: {
     [ReactState.Starting]: {
       always: [
-        { guard: 'startsNewRun', target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'emitFact', 'recordModelRequested', 'emitFact'] },
+        { guard: 'startsNewRun', target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'recordModelRequested'] },
         // A resumed run enters the state its log ends in (src/machines/resumeTable.ts).
         ...resumeTransitions(),
       ],
@@ -516,22 +518,22 @@ export const reactMachine = setup({
     [ReactState.AwaitingModel]: {
       entry: 'sendModelRequest',
       on: {
-        'model.answer': { target: ReactState.Validating, actions: ['recordModelAnswered', 'emitFact'] },
+        'model.answer': { target: ReactState.Validating, actions: ['recordModelAnswered'] },
         'model.failure': { target: ReactState.Concluding, actions: 'endWithModelFailure' },
       },
     },
     [ReactState.Validating]: {
       always: [
         { guard: 'answerIsInvalid', target: ReactState.Concluding, actions: 'endWithRejectedAnswer' },
-        { guard: 'outputNeedsRepair', target: ReactState.AwaitingModel, actions: ['recordOutputRejected', 'emitFact', 'recordModelRequested', 'emitFact'] },
+        { guard: 'outputNeedsRepair', target: ReactState.AwaitingModel, actions: ['recordOutputRejected', 'recordModelRequested'] },
         { guard: 'answerIsFinal', target: ReactState.Concluding, actions: 'endWithFinalAnswer' },
-        { guard: 'answerAsksPerson', target: ReactState.AwaitingHuman, actions: ['recordHumanRequested', 'emitFact'] },
+        { guard: 'answerAsksPerson', target: ReactState.AwaitingHuman, actions: ['recordHumanRequested'] },
         // A delegation to another agent ends the run with its handoff; one to a connected subagent
         // is a call of it, and goes on below like a tool call.
         { guard: 'answerDelegates', target: ReactState.Concluding, actions: 'endWithDelegation' },
-        { guard: 'toolNeedsApproval', target: ReactState.AwaitingApproval, actions: ['recordToolRequested', 'emitFact'] },
-        { guard: 'toolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolRequested', 'emitFact'] },
-        { target: ReactState.AwaitingTool, actions: ['recordToolRequested', 'emitFact'] },
+        { guard: 'toolNeedsApproval', target: ReactState.AwaitingApproval, actions: ['recordToolRequested'] },
+        { guard: 'toolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolRequested'] },
+        { target: ReactState.AwaitingTool, actions: ['recordToolRequested'] },
       ],
     },
     // The waits for an answer from outside. Nothing is sent from here: the host parks the run in
@@ -539,52 +541,52 @@ export const reactMachine = setup({
     [ReactState.AwaitingApproval]: {
       on: {
         'tool.approve': [
-          { guard: 'approvedToolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolApproved', 'emitFact'] },
-          { target: ReactState.AwaitingTool, actions: ['recordToolApproved', 'emitFact'] },
+          { guard: 'approvedToolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolApproved'] },
+          { target: ReactState.AwaitingTool, actions: ['recordToolApproved'] },
         ],
-        'tool.deny': { target: ReactState.CheckingStop, actions: ['recordToolDenied', 'emitFact'] },
+        'tool.deny': { target: ReactState.CheckingStop, actions: ['recordToolDenied'] },
         'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'approval' } } },
       },
     },
     [ReactState.AwaitingClient]: {
       on: {
-        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted', 'emitFact'] },
+        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted'] },
         'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'client' } } },
       },
     },
     // No answer in time (or a host that cannot wait) leaves the question as the outcome: escalate.
     [ReactState.AwaitingHuman]: {
       on: {
-        'human.answer': { target: ReactState.CheckingStop, actions: ['recordHumanAnswered', 'emitFact'] },
+        'human.answer': { target: ReactState.CheckingStop, actions: ['recordHumanAnswered'] },
         'wait.expire': { target: ReactState.Concluding, actions: 'endWithUnansweredQuestion' },
       },
     },
     [ReactState.AwaitingTool]: {
       entry: 'sendToolRequest',
       on: {
-        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted', 'emitFact'] },
+        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted'] },
       },
     },
     [ReactState.CheckingStop]: {
       always: [
         { guard: 'confidenceThresholdReached', target: ReactState.Concluding, actions: 'endWithConfidenceStop' },
         { guard: 'iterationLimitReached', target: ReactState.Concluding, actions: 'endWithIterationLimit' },
-        { target: ReactState.AwaitingModel, actions: ['recordModelRequested', 'emitFact'] },
+        { target: ReactState.AwaitingModel, actions: ['recordModelRequested'] },
       ],
     },
     // Every ending passes here: the conversation's memory is saved as a step of its own (logged,
     // and resumed like any other effect) before the terminal event, so no turn is lost to a crash.
     [ReactState.Concluding]: {
       always: [
-        { guard: 'savesMemory', target: ReactState.SavingMemory, actions: ['recordMemoryRequested', 'emitFact'] },
-        { guard: 'endsInFailure', target: ReactState.Error, actions: ['recordEnding', 'emitFact'] },
-        { target: ReactState.Done, actions: ['recordEnding', 'emitFact'] },
+        { guard: 'savesMemory', target: ReactState.SavingMemory, actions: ['recordMemoryRequested'] },
+        { guard: 'endsInFailure', target: ReactState.Error, actions: ['recordEnding'] },
+        { target: ReactState.Done, actions: ['recordEnding'] },
       ],
     },
     [ReactState.SavingMemory]: {
       entry: 'sendMemoryRequest',
       on: {
-        'memory.saved': { target: ReactState.Concluding, actions: ['recordMemorySaved', 'emitFact'] },
+        'memory.saved': { target: ReactState.Concluding, actions: ['recordMemorySaved'] },
         'memory.failure': { target: ReactState.Concluding, actions: 'endWithMemoryFailure' },
         // The ending is decided; the save is bounded by the memory call's own timeout.
         abort: {},

@@ -97,8 +97,6 @@ export interface ReactContext {
   readonly memoryRequested: MemoryRequestedData | undefined;
   /** True once the memory step is over (saved, or failed and folded into the ending). */
   readonly memoryDone: boolean;
-  /** The fact the last recording action recorded, until `emitFact` hands it to the host. */
-  readonly fact: RecordedFact | undefined;
 }
 
 /**
@@ -139,11 +137,6 @@ export type TransportCommand =
 export interface FactEmitted {
   readonly type: 'fact';
   readonly fact: RecordedFact;
-}
-
-/** Emitted instead of a fact by a recording step that had nothing to record (a guard let it through without an answer); nobody needs it. */
-export interface NothingEmitted {
-  readonly type: 'nothing';
 }
 
 /** Input of the transport actor the machine invokes. */
