@@ -2,7 +2,7 @@
 // the fold and answer validation import no I/O (only types may come from elsewhere).
 import tseslint from 'typescript-eslint';
 
-const pure = ['src/machines/**/*.ts', 'src/events/evolve.ts', 'src/events/eventTypes.ts', 'src/events/resumePoint.ts', 'src/validation/**/*.ts', 'src/flows/nodeTypes.ts', 'src/flows/edgeRules.ts'];
+const pure = ['src/machines/**/*.ts', 'src/events/evolve.ts', 'src/events/eventTypes.ts', 'src/events/resumePoint.ts', 'src/events/eventOrder.ts', 'src/events/waits.ts', 'src/events/stopConditions.ts', 'src/validation/**/*.ts', 'src/flows/nodeTypes.ts', 'src/flows/edgeRules.ts'];
 
 // The editor runs in the browser: its globals, and no Node module (vite.config.ts is its build script, run by Node).
 const browserGlobals = Object.fromEntries(

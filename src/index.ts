@@ -57,7 +57,7 @@ export { fold, evolve } from './events/evolve.js';
 export type { EventStore } from './events/eventStore.js';
 export { createMemoryEventStore } from './events/memoryEventStore.js';
 export { openJsonlEventStore } from './events/jsonlEventStore.js';
-export { runSteps } from './events/runSteps.js';
+export { runSteps } from './machines/runSteps.js';
 
 // The statechart.
 export { reactMachine, ReactState } from './machines/reactMachine.js';

@@ -1,27 +1,6 @@
-import type { TokenUsage } from '../contracts/schema-types.js';
+import type { ModelAnswer, ModelRequest } from '../machines/protocol.js';
 
-/** One chat message of a model request. */
-export interface ChatMessage {
-  readonly role: 'system' | 'user' | 'assistant';
-  readonly content: string;
-}
-
-/** What the core asks a model actor for each iteration. */
-export interface ModelRequest {
-  readonly traceId: string;
-  readonly iteration: number;
-  readonly messages: readonly ChatMessage[];
-}
-
-/** A model actor's answer: the raw text, validated by the core, not by the actor. */
-export interface ModelAnswer {
-  readonly text: string;
-  readonly usage?: TokenUsage;
-  /** How many attempts it took (retries included). */
-  readonly attempts: number;
-  /** Why the model stopped, in its provider's words (`stop`, `length`, `end_turn`), when it said: for telemetry, never logged. */
-  readonly finishReasons?: readonly string[];
-}
+export type { ChatMessage, ModelAnswer, ModelRequest } from '../machines/protocol.js';
 
 /**
  * What the process hosting a model gives one call besides the request. It travels beside the

@@ -1,4 +1,3 @@
-import type { ErrorInfo } from '../errors.js';
 
 /** What a tool's `execute` is given besides its (already validated) input. */
 export interface ToolContext {
@@ -47,16 +46,4 @@ export interface ToolDefinition<Input = Record<string, unknown>, Output = unknow
   execute(input: Input, context: ToolContext): Promise<Output> | Output;
 }
 
-/** What the core sends on a tool's subject. */
-export interface ToolRequest {
-  readonly traceId: string;
-  readonly iteration: number;
-  readonly tool: string;
-  readonly input: Record<string, unknown>;
-  readonly idempotencyKey: string;
-}
-
-/** A tool's result as data: a failure is an observation the model sees next iteration. */
-export type ToolResult =
-  | { readonly ok: true; readonly output: unknown }
-  | { readonly ok: false; readonly error: ErrorInfo };
+export type { ToolRequest, ToolResult } from '../machines/protocol.js';

@@ -1,5 +1,5 @@
 import type { ErrorInfoData, RunOutcome } from '../contracts/schema-types.js';
-import type { AnswerVerdict, IterationDetails, RunDetails } from '../events/stepDetails.js';
+import type { AnswerVerdict, IterationDetails, RunDetails } from '../machines/stepDetails.js';
 import { formatOutcome } from './timeline.js';
 import { styles } from './output.js';
 

@@ -2,7 +2,7 @@ import type { LogProblem } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { formatSteps } from './formatSteps.js';
 import { line, styles, type Output } from './output.js';
-import { runDetails } from '../events/stepDetails.js';
+import { runDetails } from '../machines/stepDetails.js';
 
 /**
  * Prints a run's steps in detail (`redflow replay --steps`): as text, or with `json` as

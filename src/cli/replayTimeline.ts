@@ -1,7 +1,7 @@
 import type { AgentEnvelope, TokenUsage } from '../contracts/schema-types.js';
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
-import { runDetails } from '../events/stepDetails.js';
-import { stepInProgress } from '../events/stepInProgress.js';
+import { runDetails } from '../machines/stepDetails.js';
+import { stepInProgress } from '../machines/stepInProgress.js';
 import { styles } from './output.js';
 import { formatStep, formatTokenTotal, sumTokens } from './timeline.js';
 

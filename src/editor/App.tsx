@@ -4,7 +4,7 @@
  */
 import { ReactFlowProvider, useEdgesState, useNodesState, useReactFlow } from '@xyflow/react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { runSteps } from '../events/runSteps.js';
+import { runSteps } from '../machines/runSteps.js';
 import type { FlowDiagnostic } from '../flows/diagnostics.js';
 import { isCoreType, isModelType, isToolType } from '../flows/nodeTypes.js';
 import type { FlowSummary, ValidationResponse } from '../server/apiTypes.js';

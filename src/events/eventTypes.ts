@@ -15,6 +15,7 @@ import type {
   ToolDeniedData,
   ToolRequestedData,
 } from '../contracts/schema-types.js';
+import type { ErrorInfo } from '../errors.js';
 
 /**
  * The event types of a run's log, one per statechart transition. Defined once; the schema
@@ -94,3 +95,10 @@ export const terminalEventTypes: ReadonlySet<AgentEventType> = new Set([
 export function isTerminal(event: { readonly type: AgentEventType }): boolean {
   return terminalEventTypes.has(event.type);
 }
+
+/**
+ * A tool's result as data, as `tool.completed` records it: a failure is an observation the model
+ * sees next iteration. (Part of the machine's protocol, `machines/protocol.ts`; defined here, below
+ * the machine, because a wait's answer carries one too.)
+ */
+export type ToolResult = { readonly ok: true; readonly output: unknown } | { readonly ok: false; readonly error: ErrorInfo };

@@ -6,8 +6,7 @@
  */
 import type { HumanQuestion, ToolRequestedData, WaitStart } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
-import type { ToolResult } from '../actors/tool.js';
-import { AgentEventType, isTerminal, type AgentEvent } from './eventTypes.js';
+import { AgentEventType, isTerminal, type AgentEvent, type ToolResult } from './eventTypes.js';
 
 /** A wait the run is in: the call (or question) it is about, and its deadline. */
 export interface RunWait {

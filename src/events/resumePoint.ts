@@ -1,11 +1,28 @@
-import type { AgentEnvelope, RunOutcome, RunStartedData } from '../contracts/schema-types.js';
+import type { AgentEnvelope, MemoryRequestedData, RunOutcome, RunStartedData } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
-import type { ResumePoint } from '../machines/reactTypes.js';
 import { AgentEventType, type AgentEvent } from './eventTypes.js';
 import { fold } from './evolve.js';
 import { createRunPathCheck } from './runPath.js';
-import { waitOfEvent } from './pendingWait.js';
-import { resumeAtAfter } from '../machines/resumeTable.js';
+import { waitOfEvent, type RunWait } from './pendingWait.js';
+import { resumeAtAfter, type ResumeAt } from './eventOrder.js';
+
+/** What a resumed run starts from: the fold of its log and the position in the loop. */
+export interface ResumePoint {
+  readonly envelope: AgentEnvelope;
+  readonly at: ResumeAt;
+  /** The seq of the last good event in the log. */
+  readonly afterSeq: number;
+  /** The logged answer's original length, when the log holds it truncated. */
+  readonly answerLength?: number;
+  /** The logged verdict on the answer, when the log withholds the answer's text. */
+  readonly rejection?: ErrorInfo;
+  /** The logged answer had its thought (and reflection) taken out: it gave them. */
+  readonly reasoningHidden?: boolean;
+  /** The logged save of the run's turn, when the run was saving its memory. */
+  readonly memoryRequested?: MemoryRequestedData;
+  /** What the run waits for, when it resumes at `approval`, `client` or `human`. */
+  readonly wait?: RunWait;
+}
 
 /** What a run's log says about it: finished with an outcome, or where to pick it up. */
 export type LogStatus =
@@ -15,7 +32,7 @@ export type LogStatus =
 /**
  * Reads a run's position off its log (the resume entry points of docs/architecture.md): the fold
  * of the events, and the state to continue from, given the last event that is not a
- * `run.resumed` (`resumeAtAfter`, the one table of `src/machines/resumeTable.ts`). Pure.
+ * `run.resumed` (`resumeAtAfter`, the one event-order table of `./eventOrder.ts`). Pure.
  *
  * @throws RedflowError LOG_EMPTY when the log does not begin with `run.started`, LOG_PATH_INVALID
  *   when it is not a path the statechart can take (see `createRunPathCheck`).

@@ -1,47 +1,8 @@
 import type { WaitStart } from '../contracts/schema-types.js';
 import { AgentEventType, isTerminal, type AgentEvent } from './eventTypes.js';
-import { waitAfterApproval, waitAfterRequest } from '../machines/waits.js';
-import { iterationLimit } from '../machines/stopConditions.js';
-
-/**
- * The events that may follow each event type in a run's log: the statechart's own transitions,
- * one recorded event per step (`concluding` and `checkingStop` record nothing of their own).
- * `run.resumed` may follow any event but a terminal one, and is then followed by what could have
- * followed the event before it. Endings (`run.completed`, `run.failed`) are checked apart, since
- * which may come depends on the run's conversation and on its memory step.
- */
-const NEXT: { readonly [T in AgentEventType]: readonly AgentEventType[] } = {
-  [AgentEventType.RunStarted]: [AgentEventType.ModelRequested],
-  [AgentEventType.RunResumed]: [],
-  // An answer, or the end: a model failure, an abort, the timeout.
-  [AgentEventType.ModelRequested]: [AgentEventType.ModelAnswered, AgentEventType.RunFailed],
-  // A tool call, a question to a person, an output sent back for repair, or the end: a final
-  // answer, a delegation, an invalid answer.
-  [AgentEventType.ModelAnswered]: [
-    AgentEventType.ToolRequested,
-    AgentEventType.HumanRequested,
-    AgentEventType.OutputRejected,
-    AgentEventType.RunCompleted,
-    AgentEventType.RunFailed,
-  ],
-  // The result, the decision on a call that waits for one, or the end: an abort, the timeout, the
-  // wait's deadline (which of these may come depends on the call's wait, checked apart).
-  [AgentEventType.ToolRequested]: [AgentEventType.ToolCompleted, AgentEventType.ToolApproved, AgentEventType.ToolDenied, AgentEventType.RunFailed],
-  // The result (of the tool, or of the client that runs it), or the end.
-  [AgentEventType.ToolApproved]: [AgentEventType.ToolCompleted, AgentEventType.RunFailed],
-  // The next iteration, or a stop condition.
-  [AgentEventType.ToolCompleted]: [AgentEventType.ModelRequested, AgentEventType.RunCompleted],
-  [AgentEventType.ToolDenied]: [AgentEventType.ModelRequested, AgentEventType.RunCompleted],
-  // The answer, or the end: no answer in time (escalate), an abort, the timeout.
-  [AgentEventType.HumanRequested]: [AgentEventType.HumanAnswered, AgentEventType.RunCompleted, AgentEventType.RunFailed],
-  [AgentEventType.HumanAnswered]: [AgentEventType.ModelRequested, AgentEventType.RunCompleted],
-  // The repair turn.
-  [AgentEventType.OutputRejected]: [AgentEventType.ModelRequested],
-  [AgentEventType.MemoryRequested]: [AgentEventType.MemorySaved, AgentEventType.RunFailed],
-  [AgentEventType.MemorySaved]: [AgentEventType.RunCompleted, AgentEventType.RunFailed],
-  [AgentEventType.RunCompleted]: [],
-  [AgentEventType.RunFailed]: [],
-};
+import { mayFollow } from './eventOrder.js';
+import { iterationLimit } from './stopConditions.js';
+import { waitAfterApproval, waitAfterRequest } from './waits.js';
 
 /** What the log says so far: enough to judge the next event. */
 interface PathState {
@@ -150,14 +111,12 @@ function judgeStep(s: PathState, event: AgentEvent): string | undefined {
   const from = s.last.type;
   if (event.type === AgentEventType.MemoryRequested) {
     if (!s.conversation) return 'memory.requested in a run that keeps no conversation';
-    if (from === AgentEventType.RunStarted || from === AgentEventType.MemoryRequested || from === AgentEventType.MemorySaved) {
-      return `memory.requested cannot follow ${from}`;
-    }
+    if (!mayFollow(from, event.type)) return `memory.requested cannot follow ${from}`;
     if (event.iteration !== s.iteration) return `memory.requested is at iteration ${event.iteration}, not ${s.iteration}`;
     s.ending = event.data.ending.type;
     return undefined;
   }
-  if (!NEXT[from].includes(event.type)) return `${event.type} cannot follow ${from}`;
+  if (!mayFollow(from, event.type)) return `${event.type} cannot follow ${from}`;
   switch (event.type) {
     case AgentEventType.ModelRequested: {
       const iteration = s.iteration + 1;

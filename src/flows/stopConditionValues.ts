@@ -4,7 +4,7 @@
  * browser-safe: flow validation reports them as `NODE_CONFIG_INVALID`, and the editor shows the
  * same messages next to the General tab's rows.
  */
-import { StopCondition } from '../machines/stopConditions.js';
+import { StopCondition } from '../events/stopConditions.js';
 import { describeValue } from './describeValue.js';
 
 /** Highest `maxIterations` the schema allows; bounds `iteration_limit` when `maxIterations` itself is invalid. */

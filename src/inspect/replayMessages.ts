@@ -3,7 +3,7 @@ import type { AnyEventObject } from 'xstate';
 import type { AgentEnvelope } from '../contracts/schema-types.js';
 import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
-import { runSteps, stateAfter, type RunStep } from '../events/runSteps.js';
+import { runSteps, stateAfter, type RunStep } from '../machines/runSteps.js';
 import { reactMachine } from '../machines/reactMachine.js';
 import { ReactState } from '../machines/reactState.js';
 import { toJsonSafe } from './jsonSafe.js';

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../actors/model.js';
+import type { ChatMessage } from './protocol.js';
 
 /**
  * How many tokens a model request may take, and how to count them. The counter is a pure function

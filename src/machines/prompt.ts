@@ -1,5 +1,5 @@
 import type { AgentCoreReactConfig, AgentEnvelope, Exchange, ToolCall, ToolSpec } from '../contracts/schema-types.js';
-import type { ChatMessage } from '../actors/model.js';
+import type { ChatMessage } from './protocol.js';
 import { fitMessages, omitOldest, type ContextBudget } from './contextBudget.js';
 
 /** The prompt every run starts from (one JSON action per iteration); `{{tools}}` becomes the allowed tools. */

@@ -1,136 +1,11 @@
-import { assertEvent, assign, emit, fromCallback, sendTo, setup } from 'xstate';
-import type {
-  Handoff,
-  HumanQuestion,
-  HumanRequestedData,
-  MemoryRequestedData,
-  ModelAnsweredData,
-  ModelRequestedData,
-  RunEndedData,
-  RunEnding,
-  RunOutcome,
-  ToolApprovedData,
-  ToolCompletedData,
-  ToolDeniedData,
-  ToolRequestedData,
-} from '../contracts/schema-types.js';
-import { ErrorCode, errorInfo } from '../errors.js';
-import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
-import { emptyEnvelope, evolve } from '../events/evolve.js';
-import { validateModelAnswer, type AnswerPosition, type AnswerValidation } from '../validation/validateModelAnswer.js';
-import { answerForLog } from '../validation/answerForLog.js';
-import { Outcome } from './outcomes.js';
-import { modelMessages, systemPromptFor } from './prompt.js';
-import type {
-  FactEmitted,
-  NothingEmitted,
-  ReactContext,
-  ReactEvent,
-  ReactMachineInput,
-  ResumeAt,
-  TransportActorInput,
-  TransportCommand,
-} from './reactTypes.js';
-import { confidenceThreshold, iterationLimit, lastConfidence } from './stopConditions.js';
+import { emptyEnvelope } from '../events/evolve.js';
+import { systemPromptFor } from './prompt.js';
+import { reactSetup } from './reactSetup.js';
+import type { TransportActorInput } from './reactTypes.js';
 import { ReactState } from './reactState.js';
 import { RESUME_ENTRY, RESUME_POINTS } from './resumeTable.js';
-import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from './waits.js';
-import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 
 export { ReactState } from './reactState.js';
-
-/** The data of `run.completed` for a final answer (the thought only in debug; the output checked when the agent has an outputSchema). */
-function finalAnswerData(validation: Extract<AnswerValidation, { ok: true }>, debug: boolean | undefined, checked: boolean): RunEndedData {
-  const { answer, output } = validation;
-  const data: RunEndedData = {
-    outcome:
-      output === undefined
-        ? Outcome.finalAnswer(answer.message)
-        : Outcome.structuredAnswer(answer.message ?? JSON.stringify(output.value) ?? '', output.value, output.errors, checked),
-  };
-  if (answer.confidence !== undefined) data.confidence = answer.confidence;
-  if (debug && answer.thought !== undefined) data.thought = answer.thought;
-  return data;
-}
-
-/** A run that ends with `outcome`: `run.completed` when it produced what it could, else `run.failed`. */
-function ending(type: RunEnding['type'], outcome: RunOutcome): RunEnding {
-  return { type, data: { outcome } };
-}
-
-/** The save of the run's turn (what the memory actor is asked, and what `memory.requested` logs). */
-function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['settings']['memory']>, end: RunEnding): MemoryRequestedData {
-  const { outcome } = end.data;
-  const turn: MemoryRequestedData['turn'] = { input: context.envelope.input, outcome: outcome.status, traceId: context.settings.traceId };
-  if (outcome.answer !== undefined) turn.answer = outcome.answer;
-  return { conversationId: memory.conversationId, turn, maxTurns: memory.maxTurns, ending: end };
-}
-
-/**
- * Records one fact: the context update of a recording action. The envelope becomes
- * `evolve(envelope, fact)` (with `more` of the context), and the fact is kept for `emitFact`, the
- * action after it, which hands it to the host's recorder to stamp and append. So the live envelope
- * is the fold of the log by construction. (A plain `assign` and `emit` pair: XState resolves them
- * at a fraction of what `enqueueActions` costs, on the loop's hot path.)
- */
-function record(context: ReactContext, fact: RecordedFact, more?: Partial<ReactContext>): Partial<ReactContext> {
-  const envelope = evolve(context.envelope, fact);
-  // Members first, spread last: V8 gives `{ ...more, envelope }` a fresh hidden class every time.
-  return more === undefined ? { envelope, fact } : { envelope, fact, ...more };
-}
-
-/** What a recording action returns when there is nothing to record: `emitFact` then emits nothing. */
-const NOTHING_RECORDED: Partial<ReactContext> = { fact: undefined };
-
-/** Where the answer being judged comes: every iteration but the first follows an observation. */
-function positionOf(context: ReactContext, reasoningHidden: boolean): AnswerPosition {
-  return { afterObservation: context.envelope.state.iteration > 1, reasoningHidden };
-}
-
-/** The current iteration's tool call: the last one requested (one tool call per iteration). */
-function currentCall(context: ReactContext) {
-  const { history } = context.envelope.tools;
-  return history[history.length - 1];
-}
-
-/** The answer being judged, when it is valid. */
-function validAnswer(context: ReactContext) {
-  const { validation } = context;
-  return validation?.ok === true ? validation.answer : undefined;
-}
-
-/** The call the answer being judged makes: a valid tool call, or a delegation to a connected subagent (called like a tool). */
-interface AnswerCall {
-  readonly tool: string;
-  readonly input: ToolRequestedData['input'];
-  readonly confidence: number;
-}
-
-/** The call of the answer being judged, when it makes one: see {@link AnswerCall}. */
-function answerCall(context: ReactContext): AnswerCall | undefined {
-  const answer = validAnswer(context);
-  if (answer?.action === 'tool') return { tool: answer.tool as string, input: (answer.input ?? {}) as ToolRequestedData['input'], confidence: answer.confidence as number };
-  if (answer?.action !== 'delegate') return undefined;
-  const subagent = delegatedSubagent(context.settings.agent, context.settings.tools, answer.input);
-  if (subagent === undefined) return undefined;
-  // A delegation names no confidence of its own: 0 keeps a confidence threshold from ending the run on it.
-  return { tool: subagent, input: { task: (answer.input as { task?: unknown }).task }, confidence: answer.confidence ?? 0 };
-}
-
-/** The tool of the answer being judged, when it calls one. */
-function answerTool(context: ReactContext): string | undefined {
-  return answerCall(context)?.tool;
-}
-
-/** The question the run waits on: the last exchange, asked by the model. */
-function openQuestion(context: ReactContext): HumanQuestion {
-  const exchanges = context.envelope.exchanges ?? [];
-  const asked = exchanges[exchanges.length - 1];
-  const question: HumanQuestion = { action: asked?.kind === 'request_info' ? 'request_info' : 'escalate', question: asked?.question ?? '' };
-  if (asked?.reason !== undefined) question.reason = asked.reason;
-  if (asked?.context !== undefined) question.context = asked.context;
-  return question;
-}
 
 /** The transitions out of `starting` for a resumed run: into the state the resume table gives each resume point. */
 function resumeTransitions() {
@@ -138,7 +13,7 @@ function resumeTransitions() {
     guard: { type: 'resumesAt' as const, params: { at } },
     target: RESUME_ENTRY[at],
     // A run resumed before its first model request makes it; an answer not yet judged is judged again.
-    actions: at === 'model' ? (['recordRunResumed', 'emitFact', 'recordModelRequested', 'emitFact'] as const) : at === 'validating' ? (['recordRunResumed', 'emitFact', 'validateAnswer'] as const) : (['recordRunResumed', 'emitFact'] as const),
+    actions: at === 'model' ? (['recordRunResumed', 'recordModelRequested'] as const) : at === 'validating' ? (['recordRunResumed', 'validateAnswer'] as const) : (['recordRunResumed'] as const),
   }));
 }
 
@@ -163,314 +38,7 @@ function resumeTransitions() {
  * actor.start();
  * ```
  */
-export const reactMachine = setup({
-  types: {
-    context: {} as ReactContext,
-    events: {} as ReactEvent,
-    input: {} as ReactMachineInput,
-    emitted: {} as FactEmitted | NothingEmitted,
-  },
-  actors: {
-    /** Placeholder: the host must provide the transport actor. */
-    transport: fromCallback<TransportCommand, TransportActorInput>(({ sendBack, receive }) => {
-      receive((command) => {
-        const error = errorInfo(ErrorCode.TRANSPORT_NO_RESPONDER, 'the machine was started without a transport actor', {
-          hint: 'provide one with reactMachine.provide({ actors: { transport } })',
-        });
-        if (command.type === 'model.request') sendBack({ type: 'model.failure', error, durationMs: 0 });
-        else if (command.type === 'tool.request') sendBack({ type: 'tool.result', result: { ok: false, error }, durationMs: 0 });
-        else sendBack({ type: 'memory.failure', error, durationMs: 0 });
-      });
-    }),
-  },
-  guards: {
-    resumesAt: ({ context }, params: { at: ResumeAt }) => context.settings.resume?.at === params.at,
-    startsNewRun: ({ context }) => context.settings.resume === undefined,
-    answerIsInvalid: ({ context }) => context.validation?.ok === false,
-    answerIsFinal: ({ context }) => validAnswer(context)?.action === 'final',
-    // One repair turn per run, and only with an iteration left for it.
-    outputNeedsRepair: ({ context }) => {
-      const { validation, settings, envelope } = context;
-      return (
-        settings.agent.outputRepair === true &&
-        validation?.ok === true &&
-        validation.output?.errors !== undefined &&
-        !(envelope.exchanges ?? []).some((exchange) => exchange.kind === 'output_repair') &&
-        envelope.state.iteration < iterationLimit(settings.agent).limit
-      );
-    },
-    answerAsksPerson: ({ context }) => {
-      const action = validAnswer(context)?.action;
-      return action === 'escalate' || action === 'request_info';
-    },
-    // A delegation to a connected subagent is a call of it, like a tool's; any other ends the run.
-    answerDelegates: ({ context }) => validAnswer(context)?.action === 'delegate' && answerCall(context) === undefined,
-    toolNeedsApproval: ({ context }) => {
-      const tool = answerTool(context);
-      return tool !== undefined && needsApproval(context.settings.agent, tool);
-    },
-    toolRunsOnClient: ({ context }) => {
-      const tool = answerTool(context);
-      return tool !== undefined && runsOnClient(context.settings.tools, tool);
-    },
-    approvedToolRunsOnClient: ({ context }) => runsOnClient(context.settings.tools, currentCall(context)?.tool ?? ''),
-    confidenceThresholdReached: ({ context }) => {
-      const threshold = confidenceThreshold(context.settings.agent);
-      const confidence = lastConfidence(context.envelope);
-      return threshold !== undefined && confidence !== undefined && confidence >= threshold;
-    },
-    iterationLimitReached: ({ context }) => context.envelope.state.iteration >= iterationLimit(context.settings.agent).limit,
-    savesMemory: ({ context }) => context.settings.memory !== undefined && !context.memoryDone,
-    endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
-  },
-  actions: {
-    // Follows every recording action: hands the fact it recorded to the host.
-    emitFact: emit(({ context }): FactEmitted | NothingEmitted => (context.fact === undefined ? { type: 'nothing' } : { type: 'fact', fact: context.fact })),
-    recordRunStarted: assign(({ context }) => {
-      const { run } = context.settings;
-      const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
-        input: run.input,
-        startedAt: run.startedAt,
-        agent: context.settings.agent,
-        tools: [...context.settings.tools],
-        ...(run.memory !== undefined && { memory: run.memory }),
-        ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
-        ...(run.flow !== undefined && { flow: run.flow }),
-        // Kept for a run resumed after a wait: each stretch of its work gets the same bound.
-        ...(context.settings.timeoutMs !== undefined && { timeoutMs: context.settings.timeoutMs }),
-        ...(run.history !== undefined && { history: [...run.history] }),
-        ...(run.context !== undefined && { context: run.context }),
-        ...(run.parent !== undefined && { parent: run.parent }),
-      };
-      return record(context, { type: AgentEventType.RunStarted, iteration: 0, data });
-    }),
-    recordRunResumed: assign(({ context }) => {
-      return record(context, {
-        type: AgentEventType.RunResumed,
-        iteration: context.envelope.state.iteration,
-        data: { afterSeq: context.settings.resume?.afterSeq ?? 0 },
-      });
-    }),
-    recordModelRequested: assign(({ context }) => {
-      const { systemPrompt, contextBudget } = context.settings;
-      const data: ModelRequestedData = { prompt: systemPrompt };
-      // What is left out to fit the window is decided here and logged, so the log says what the
-      // model saw; the send below leaves out the same (fitting is deterministic).
-      if (contextBudget !== undefined) {
-        const { omitted } = modelMessages(systemPrompt, context.envelope, contextBudget);
-        if (omitted > 0) data.omittedMessages = omitted;
-      }
-      return record(context, { type: AgentEventType.ModelRequested, iteration: context.envelope.state.iteration + 1, data });
-    }),
-    sendModelRequest: sendTo('transport', ({ context }): TransportCommand => ({
-      type: 'model.request',
-      request: {
-        traceId: context.settings.traceId,
-        iteration: context.envelope.state.iteration,
-        messages: modelMessages(context.settings.systemPrompt, context.envelope, context.settings.contextBudget).messages,
-      },
-    })),
-    recordModelAnswered: assign(({ context, event }) => {
-      assertEvent(event, 'model.answer');
-      const { rules, agent } = context.settings;
-      const tooLong = event.text.length > rules.limits.maxChars;
-      // Judged here rather than on entering `validating`: one context update less per iteration.
-      const position = positionOf(context, false);
-      const validation = validateModelAnswer(event.text, rules, event.text.length, position);
-      // An oversized answer is logged cut, with its length, so a resumed run judges it the same
-      // way; a thought (and a reflection) is left out unless in debug.
-      const logged = answerForLog(event.text, validation, rules, agent.debug === true, position);
-      const data: ModelAnsweredData = { text: logged.text, durationMs: event.durationMs };
-      if (tooLong) data.originalLength = event.text.length;
-      data.attempts = event.attempts;
-      if (event.usage !== undefined) data.usage = event.usage;
-      if (logged.thoughtHidden) data.thoughtHidden = true;
-      if (logged.rejection !== undefined) data.rejection = logged.rejection;
-      const fact: RecordedFact = { type: AgentEventType.ModelAnswered, iteration: context.envelope.state.iteration, data };
-      return record(context, fact, { validation, answerLength: tooLong ? event.text.length : undefined });
-    }),
-    endWithModelFailure: assign(({ event }) => {
-      assertEvent(event, 'model.failure');
-      return { ending: ending(AgentEventType.RunFailed, Outcome.modelFailed(event.error)) };
-    }),
-    validateAnswer: assign({
-      validation: ({ context }) => {
-        const { resume } = context.settings;
-        if (resume?.rejection !== undefined) return { ok: false, error: resume.rejection };
-        const logged = context.envelope.model?.lastResponse;
-        const text = typeof logged === 'string' ? logged : '';
-        return validateModelAnswer(text, context.settings.rules, context.answerLength ?? text.length, positionOf(context, resume?.reasoningHidden === true));
-      },
-    }),
-    endWithRejectedAnswer: assign(({ context }) => {
-      if (context.validation?.ok !== false) return {};
-      return { ending: ending(AgentEventType.RunFailed, Outcome.invalidAnswer(context.validation.error)) };
-    }),
-    endWithFinalAnswer: assign(({ context }) => {
-      if (context.validation?.ok !== true) return {};
-      return {
-        ending: {
-          type: AgentEventType.RunCompleted,
-          data: finalAnswerData(context.validation, context.settings.agent.debug, context.settings.rules.outputCheck !== undefined),
-        },
-      };
-    }),
-    recordOutputRejected: assign(({ context }) => {
-      const output = context.validation?.ok === true ? context.validation.output : undefined;
-      return record(context, {
-        type: AgentEventType.OutputRejected,
-        iteration: context.envelope.state.iteration,
-        data: { output: output?.value ?? null, errors: [...(output?.errors ?? [])] },
-      });
-    }),
-    recordHumanRequested: assign(({ context }) => {
-      const answer = validAnswer(context);
-      if (answer === undefined) return NOTHING_RECORDED;
-      const input = (answer.input ?? {}) as { question?: string; reason?: string; context?: unknown };
-      const iteration = context.envelope.state.iteration;
-      const data: HumanRequestedData = {
-        action: answer.action === 'request_info' ? 'request_info' : 'escalate',
-        question: input.question ?? '',
-        // One question per iteration: like a call's idempotency key, the iteration names it.
-        key: `${context.settings.traceId}:${iteration}`,
-        wait: waitForHuman(context.settings.agent),
-      };
-      if (input.reason !== undefined) data.reason = input.reason;
-      if (input.context !== undefined) data.context = input.context;
-      if (answer.confidence !== undefined) data.confidence = answer.confidence;
-      if (context.settings.agent.debug && answer.thought !== undefined) data.thought = answer.thought;
-      return record(context, { type: AgentEventType.HumanRequested, iteration, data });
-    }),
-    recordHumanAnswered: assign(({ context, event }) => {
-      assertEvent(event, 'human.answer');
-      const iteration = context.envelope.state.iteration;
-      return record(context, { type: AgentEventType.HumanAnswered, iteration, data: { key: `${context.settings.traceId}:${iteration}`, answer: event.text } });
-    }),
-    endWithUnansweredQuestion: assign(({ context }) => ({ ending: ending(AgentEventType.RunCompleted, Outcome.unanswered(openQuestion(context))) })),
-    endWithDelegation: assign(({ context }) => {
-      const answer = validAnswer(context);
-      const input = (answer?.input ?? {}) as { agent_id?: string; task?: string };
-      const handoff: Handoff = { agentId: input.agent_id ?? '', task: input.task ?? '' };
-      return { ending: ending(AgentEventType.RunCompleted, Outcome.delegated(handoff, answer?.message)) };
-    }),
-    recordToolRequested: assign(({ context }) => {
-      const answer = validAnswer(context);
-      const call = answerCall(context);
-      if (answer === undefined || call === undefined) return NOTHING_RECORDED;
-      const iteration = context.envelope.state.iteration;
-      const data: ToolRequestedData = {
-        tool: call.tool,
-        input: call.input,
-        confidence: call.confidence,
-        // One tool call per iteration, so trace and iteration identify the call, and a call
-        // re-sent after a crash carries the same key.
-        idempotencyKey: `${context.settings.traceId}:${iteration}`,
-      };
-      // The run a subagent call starts is named by the call: the log links the two before it starts.
-      if (isSubagent(context.settings.tools, call.tool)) data.childTraceId = childTraceIdOf(context.settings.traceId, iteration);
-      if (answer.message !== undefined) data.message = answer.message;
-      if (context.settings.agent.debug && answer.thought !== undefined) data.thought = answer.thought;
-      // The log says the run waits, and for how long: its readers need no config to know.
-      const wait = waitAfterRequest(context.settings.agent, context.settings.tools, data.tool);
-      if (wait !== undefined) data.wait = wait;
-      return record(context, { type: AgentEventType.ToolRequested, iteration, data });
-    }),
-    recordToolApproved: assign(({ context, event }) => {
-      assertEvent(event, 'tool.approve');
-      const call = currentCall(context);
-      const tool = call?.tool ?? '';
-      const data: ToolApprovedData = { tool, idempotencyKey: call?.idempotencyKey ?? '' };
-      if (event.reason !== undefined) data.reason = event.reason;
-      const wait = waitAfterApproval(context.settings.agent, context.settings.tools, tool);
-      if (wait !== undefined) data.wait = wait;
-      return record(context, { type: AgentEventType.ToolApproved, iteration: context.envelope.state.iteration, data });
-    }),
-    recordToolDenied: assign(({ context, event }) => {
-      assertEvent(event, 'tool.deny');
-      const call = currentCall(context);
-      const tool = call?.tool ?? '';
-      // The denial is the model's next observation: it must say why, so the model can do otherwise.
-      const error = errorInfo(
-        ErrorCode.TOOL_DENIED,
-        event.reason === undefined ? `the call to ${tool} was denied by the person reviewing it` : `the call to ${tool} was denied by the person reviewing it: ${event.reason}`,
-        { hint: 'do not repeat this call as it was; change it or answer without it' },
-      );
-      const data: ToolDeniedData = { tool, idempotencyKey: call?.idempotencyKey ?? '', error };
-      if (event.reason !== undefined) data.reason = event.reason;
-      return record(context, { type: AgentEventType.ToolDenied, iteration: context.envelope.state.iteration, data });
-    }),
-    endWithWaitExpired: assign(({ context }, params: { kind: 'approval' | 'client' }) => ({
-      ending: ending(AgentEventType.RunFailed, Outcome.waitExpired(params.kind, currentCall(context)?.tool ?? '', waitTimeoutOf(context.settings.agent))),
-    })),
-    sendToolRequest: sendTo('transport', ({ context }): TransportCommand => {
-      const call = currentCall(context);
-      return {
-        type: 'tool.request',
-        request: {
-          traceId: context.settings.traceId,
-          iteration: call?.iteration ?? context.envelope.state.iteration,
-          tool: call?.tool ?? '',
-          input: (call?.input ?? {}) as Record<string, unknown>,
-          idempotencyKey: call?.idempotencyKey ?? '',
-        },
-      };
-    }),
-    recordToolCompleted: assign(({ context, event }) => {
-      assertEvent(event, 'tool.result');
-      const call = currentCall(context);
-      const { result } = event;
-      const data: ToolCompletedData = { tool: call?.tool ?? '', idempotencyKey: call?.idempotencyKey ?? '', ok: result.ok, durationMs: 0 };
-      if (result.ok) data.output = result.output;
-      else data.error = result.error;
-      data.durationMs = event.durationMs;
-      if (call?.childTraceId !== undefined) data.childTraceId = call.childTraceId;
-      return record(context, { type: AgentEventType.ToolCompleted, iteration: context.envelope.state.iteration, data });
-    }),
-    endWithConfidenceStop: assign(({ context }) => ({
-      ending: ending(
-        AgentEventType.RunCompleted,
-        Outcome.confidenceReached(confidenceThreshold(context.settings.agent) ?? 1, lastConfidence(context.envelope) ?? 1, context.envelope),
-      ),
-    })),
-    endWithIterationLimit: assign(({ context }) => {
-      const { limit, byCondition } = iterationLimit(context.settings.agent);
-      return { ending: ending(AgentEventType.RunCompleted, Outcome.iterationLimit(limit, byCondition)) };
-    }),
-    endWithTimeout: assign(({ context }) => ({ ending: ending(AgentEventType.RunFailed, Outcome.timedOut(context.settings.timeoutMs)) })),
-    endWithAbort: assign(({ event }) => ({
-      ending: ending(AgentEventType.RunFailed, Outcome.aborted(event.type === 'abort' ? event.reason : undefined)),
-    })),
-    recordMemoryRequested: assign(({ context }) => {
-      const { memory } = context.settings;
-      if (memory === undefined || context.ending === undefined) return NOTHING_RECORDED;
-      const data = memoryRequest(context, memory, context.ending);
-      return record(context, { type: AgentEventType.MemoryRequested, iteration: context.envelope.state.iteration, data }, { memoryRequested: data });
-    }),
-    sendMemoryRequest: sendTo('transport', ({ context }): TransportCommand => {
-      // savingMemory is entered only with the save requested (recorded, or read from the log).
-      const { conversationId, turn, maxTurns } = context.memoryRequested as MemoryRequestedData;
-      return { type: 'memory.request', request: { conversationId, turn, maxTurns } };
-    }),
-    recordMemorySaved: assign(({ context, event }) => {
-      assertEvent(event, 'memory.saved');
-      return record(
-        context,
-        { type: AgentEventType.MemorySaved, iteration: context.envelope.state.iteration, data: { durationMs: event.durationMs } },
-        { memoryDone: true },
-      );
-    }),
-    endWithMemoryFailure: assign(({ context, event }) => {
-      assertEvent(event, 'memory.failure');
-      return { ending: ending(AgentEventType.RunFailed, Outcome.memoryFailed(event.error, context.ending?.data.outcome)), memoryDone: true };
-    }),
-    recordEnding: assign(({ context }) => {
-      if (context.ending === undefined) return NOTHING_RECORDED;
-      const { type, data } = context.ending;
-      const iteration = context.envelope.state.iteration;
-      return record(context, type === AgentEventType.RunCompleted ? { type, iteration, data } : { type: AgentEventType.RunFailed, iteration, data });
-    }),
-  },
-}).createMachine({
+export const reactMachine = reactSetup.createMachine({
   id: 'react',
   context: ({ input }) => ({
     settings: {
@@ -492,7 +60,6 @@ export const reactMachine = setup({
     ending: input.resume?.memoryRequested?.ending,
     memoryRequested: input.resume?.memoryRequested,
     memoryDone: input.resume?.at === 'concluding',
-    fact: undefined,
   }),
   invoke: {
     id: 'transport',
@@ -508,7 +75,7 @@ export const reactMachine = setup({
   states: {
     [ReactState.Starting]: {
       always: [
-        { guard: 'startsNewRun', target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'emitFact', 'recordModelRequested', 'emitFact'] },
+        { guard: 'startsNewRun', target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'recordModelRequested'] },
         // A resumed run enters the state its log ends in (src/machines/resumeTable.ts).
         ...resumeTransitions(),
       ],
@@ -516,22 +83,22 @@ export const reactMachine = setup({
     [ReactState.AwaitingModel]: {
       entry: 'sendModelRequest',
       on: {
-        'model.answer': { target: ReactState.Validating, actions: ['recordModelAnswered', 'emitFact'] },
+        'model.answer': { target: ReactState.Validating, actions: ['recordModelAnswered'] },
         'model.failure': { target: ReactState.Concluding, actions: 'endWithModelFailure' },
       },
     },
     [ReactState.Validating]: {
       always: [
         { guard: 'answerIsInvalid', target: ReactState.Concluding, actions: 'endWithRejectedAnswer' },
-        { guard: 'outputNeedsRepair', target: ReactState.AwaitingModel, actions: ['recordOutputRejected', 'emitFact', 'recordModelRequested', 'emitFact'] },
+        { guard: 'outputNeedsRepair', target: ReactState.AwaitingModel, actions: ['recordOutputRejected', 'recordModelRequested'] },
         { guard: 'answerIsFinal', target: ReactState.Concluding, actions: 'endWithFinalAnswer' },
-        { guard: 'answerAsksPerson', target: ReactState.AwaitingHuman, actions: ['recordHumanRequested', 'emitFact'] },
+        { guard: 'answerAsksPerson', target: ReactState.AwaitingHuman, actions: ['recordHumanRequested'] },
         // A delegation to another agent ends the run with its handoff; one to a connected subagent
         // is a call of it, and goes on below like a tool call.
         { guard: 'answerDelegates', target: ReactState.Concluding, actions: 'endWithDelegation' },
-        { guard: 'toolNeedsApproval', target: ReactState.AwaitingApproval, actions: ['recordToolRequested', 'emitFact'] },
-        { guard: 'toolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolRequested', 'emitFact'] },
-        { target: ReactState.AwaitingTool, actions: ['recordToolRequested', 'emitFact'] },
+        { guard: 'toolNeedsApproval', target: ReactState.AwaitingApproval, actions: ['recordToolRequested'] },
+        { guard: 'toolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolRequested'] },
+        { target: ReactState.AwaitingTool, actions: ['recordToolRequested'] },
       ],
     },
     // The waits for an answer from outside. Nothing is sent from here: the host parks the run in
@@ -539,52 +106,52 @@ export const reactMachine = setup({
     [ReactState.AwaitingApproval]: {
       on: {
         'tool.approve': [
-          { guard: 'approvedToolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolApproved', 'emitFact'] },
-          { target: ReactState.AwaitingTool, actions: ['recordToolApproved', 'emitFact'] },
+          { guard: 'approvedToolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolApproved'] },
+          { target: ReactState.AwaitingTool, actions: ['recordToolApproved'] },
         ],
-        'tool.deny': { target: ReactState.CheckingStop, actions: ['recordToolDenied', 'emitFact'] },
+        'tool.deny': { target: ReactState.CheckingStop, actions: ['recordToolDenied'] },
         'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'approval' } } },
       },
     },
     [ReactState.AwaitingClient]: {
       on: {
-        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted', 'emitFact'] },
+        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted'] },
         'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'client' } } },
       },
     },
     // No answer in time (or a host that cannot wait) leaves the question as the outcome: escalate.
     [ReactState.AwaitingHuman]: {
       on: {
-        'human.answer': { target: ReactState.CheckingStop, actions: ['recordHumanAnswered', 'emitFact'] },
+        'human.answer': { target: ReactState.CheckingStop, actions: ['recordHumanAnswered'] },
         'wait.expire': { target: ReactState.Concluding, actions: 'endWithUnansweredQuestion' },
       },
     },
     [ReactState.AwaitingTool]: {
       entry: 'sendToolRequest',
       on: {
-        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted', 'emitFact'] },
+        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted'] },
       },
     },
     [ReactState.CheckingStop]: {
       always: [
         { guard: 'confidenceThresholdReached', target: ReactState.Concluding, actions: 'endWithConfidenceStop' },
         { guard: 'iterationLimitReached', target: ReactState.Concluding, actions: 'endWithIterationLimit' },
-        { target: ReactState.AwaitingModel, actions: ['recordModelRequested', 'emitFact'] },
+        { target: ReactState.AwaitingModel, actions: ['recordModelRequested'] },
       ],
     },
     // Every ending passes here: the conversation's memory is saved as a step of its own (logged,
     // and resumed like any other effect) before the terminal event, so no turn is lost to a crash.
     [ReactState.Concluding]: {
       always: [
-        { guard: 'savesMemory', target: ReactState.SavingMemory, actions: ['recordMemoryRequested', 'emitFact'] },
-        { guard: 'endsInFailure', target: ReactState.Error, actions: ['recordEnding', 'emitFact'] },
-        { target: ReactState.Done, actions: ['recordEnding', 'emitFact'] },
+        { guard: 'savesMemory', target: ReactState.SavingMemory, actions: ['recordMemoryRequested'] },
+        { guard: 'endsInFailure', target: ReactState.Error, actions: ['recordEnding'] },
+        { target: ReactState.Done, actions: ['recordEnding'] },
       ],
     },
     [ReactState.SavingMemory]: {
       entry: 'sendMemoryRequest',
       on: {
-        'memory.saved': { target: ReactState.Concluding, actions: ['recordMemorySaved', 'emitFact'] },
+        'memory.saved': { target: ReactState.Concluding, actions: ['recordMemorySaved'] },
         'memory.failure': { target: ReactState.Concluding, actions: 'endWithMemoryFailure' },
         // The ending is decided; the save is bounded by the memory call's own timeout.
         abort: {},

@@ -11,55 +11,13 @@ import type {
 } from '../contracts/schema-types.js';
 import type { ErrorInfo } from '../errors.js';
 import type { RecordedFact } from '../events/eventTypes.js';
-import type { RunWait } from '../events/pendingWait.js';
-import type { ModelRequest } from '../actors/model.js';
-import type { ToolRequest, ToolResult } from '../actors/tool.js';
-import type { MemoryAppendRequest } from '../runtime/serveActors.js';
+import type { ResumePoint } from '../events/resumePoint.js';
+import type { MemoryAppendRequest, ModelRequest, ToolRequest, ToolResult } from './protocol.js';
 import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
 import type { ContextBudget } from './contextBudget.js';
 
-/**
- * Where a resumed run picks up, derived from the last event of its log:
- * - `model`: the run started but its first model request was not logged;
- * - `modelResend`: a model request was logged without an answer: ask again;
- * - `validating`: an answer was logged but not judged: validate it again (deterministic);
- * - `toolResend`: a tool request was logged without a result: re-send it with the same key;
- * - `approval`: the call waits for a person's approve or deny (its request, or nothing since, was logged last);
- * - `client`: the call waits for its result from the client that runs it;
- * - `human`: the model asked a person (escalate, request_info) and waits for the answer;
- * - `checkingStop`: a tool result (or a denial) was logged: decide whether to go on;
- * - `memoryResend`: the turn's save was logged without its result: send it again (it is idempotent);
- * - `concluding`: the turn was saved: record the ending decided before the save.
- */
-export type ResumeAt =
-  | 'model'
-  | 'modelResend'
-  | 'validating'
-  | 'toolResend'
-  | 'approval'
-  | 'client'
-  | 'human'
-  | 'checkingStop'
-  | 'memoryResend'
-  | 'concluding';
-
-/** What a resumed run starts from: the fold of its log and the position in the loop. */
-export interface ResumePoint {
-  readonly envelope: AgentEnvelope;
-  readonly at: ResumeAt;
-  /** The seq of the last good event in the log. */
-  readonly afterSeq: number;
-  /** The logged answer's original length, when the log holds it truncated. */
-  readonly answerLength?: number;
-  /** The logged verdict on the answer, when the log withholds the answer's text. */
-  readonly rejection?: ErrorInfo;
-  /** The logged answer had its thought (and reflection) taken out: it gave them. */
-  readonly reasoningHidden?: boolean;
-  /** The logged save of the run's turn, when the run was saving its memory. */
-  readonly memoryRequested?: MemoryRequestedData;
-  /** What the run waits for, when it resumes at `approval`, `client` or `human`. */
-  readonly wait?: RunWait;
-}
+export type { ResumeAt } from '../events/eventOrder.js';
+export type { ResumePoint } from '../events/resumePoint.js';
 
 /** Where a run keeps its conversation: the turn is added to it before the run's ending is recorded. */
 export interface RunMemorySettings {
@@ -139,8 +97,6 @@ export interface ReactContext {
   readonly memoryRequested: MemoryRequestedData | undefined;
   /** True once the memory step is over (saved, or failed and folded into the ending). */
   readonly memoryDone: boolean;
-  /** The fact the last recording action recorded, until `emitFact` hands it to the host. */
-  readonly fact: RecordedFact | undefined;
 }
 
 /**
@@ -181,11 +137,6 @@ export type TransportCommand =
 export interface FactEmitted {
   readonly type: 'fact';
   readonly fact: RecordedFact;
-}
-
-/** Emitted instead of a fact by a recording step that had nothing to record (a guard let it through without an answer); nobody needs it. */
-export interface NothingEmitted {
-  readonly type: 'nothing';
 }
 
 /** Input of the transport actor the machine invokes. */

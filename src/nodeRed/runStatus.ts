@@ -1,6 +1,6 @@
 import type { RunOutcome } from '../contracts/schema-types.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { stateAfter } from '../events/runSteps.js';
+import { stateAfter } from '../machines/runSteps.js';
 import type { NodeStatus } from './nodeRedApi.js';
 
 /** Node-RED shows about this much of a status before it gets hard to read. */

@@ -1,7 +1,8 @@
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import { compileUserSchema } from '../contracts/schemas.js';
 import type { MemoryRecord, MemoryStore } from '../actors/memory.js';
-import { appendTurn, type ConversationTurn } from '../actors/memory/conversationMemory.js';
+import { appendTurn } from '../actors/memory/conversationMemory.js';
+import type { MemoryAppendRequest } from '../machines/protocol.js';
 import type { ModelActor, ModelAnswer, ModelRequest } from '../actors/model.js';
 import { createReasoningFilter } from '../actors/models/reasoningFilter.js';
 import { Subject, isSubjectToken } from '../actors/subjects.js';
@@ -172,13 +173,7 @@ async function executeTool(tool: ToolDefinition, request: ToolRequest, signal: A
   }
 }
 
-/** What a run sends its memory actor at the end: the turn to add to the conversation. */
-export interface MemoryAppendRequest {
-  readonly conversationId: string;
-  readonly turn: ConversationTurn;
-  /** Turns kept (older ones are dropped). */
-  readonly maxTurns: number;
-}
+export type { MemoryAppendRequest } from '../machines/protocol.js';
 
 /** Serves a memory store on the load and append subjects of memory node `memoryId`. */
 export function serveMemory(transport: Transport, prefix: string, memoryId: string, store: MemoryStore): Subscription {

@@ -17,7 +17,7 @@ import { redactReply } from '../runtime/redactReply.js';
 import { parseTextAction, parseToolSignatures, type ToolSignature } from '../validation/actionSyntax.js';
 import { looksLikeJson } from '../validation/validateTextAnswer.js';
 import { buildSystemPrompt } from '../machines/prompt.js';
-import { waitTimeoutOf } from '../machines/waits.js';
+import { waitTimeoutOf } from '../events/waits.js';
 import { fitStepContext } from './fitStepContext.js';
 import type { ConversationTurn, ReactStepRequest, ReactStepResponse } from './reactStepTypes.js';
 import { asRecorded, matchHistory, matchQuery, sessionPosition, sessionTraceId, type ClientCall, type ClientObservation, type SessionPosition } from './sessionTurns.js';

@@ -6,7 +6,7 @@ import type { ChatMessage, ModelActor, ModelAnswer, ModelRequest } from '../../s
 import type { ToolDefinition } from '../../src/actors/tool.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { createInProcessMemoryStore } from '../../src/actors/memory/inProcessMemoryStore.js';
-import { runDetails } from '../../src/events/stepDetails.js';
+import { runDetails } from '../../src/machines/stepDetails.js';
 import { cutText, formatSteps, STEP_TEXT_LIMIT } from '../../src/cli/formatSteps.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { activeNodesAfter, runErrors, runViewAt } from '../../src/editor/run/runView.js';
 import { parseRunInput } from '../../src/flows/runInput.js';
-import { runSteps } from '../../src/events/runSteps.js';
+import { runSteps } from '../../src/machines/runSteps.js';
 import { ReactState } from '../../src/machines/reactState.js';
 import { countingTool, runScripted } from '../support/harness.js';
 

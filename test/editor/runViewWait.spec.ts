@@ -3,7 +3,7 @@ import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { durationText } from '../../src/editor/panels/WaitFacts.js';
 import { runViewAt } from '../../src/editor/run/runView.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
-import { runSteps } from '../../src/events/runSteps.js';
+import { runSteps } from '../../src/machines/runSteps.js';
 import { answerWaitingRun, settleRun } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';

@@ -9,7 +9,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { expect } from 'vitest';
 import { isTerminal, type AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
-import { runSteps } from '../../src/events/runSteps.js';
+import { runSteps } from '../../src/machines/runSteps.js';
 import { reactMachineDefinition } from '../../src/inspect/index.js';
 import { ReactState } from '../../src/machines/reactState.js';
 import { CLI, REPO_ROOT } from '../support/cli.js';

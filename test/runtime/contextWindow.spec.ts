@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage, ModelRequest } from '../../src/actors/model.js';
 import type { HistoryMessage } from '../../src/contracts/schema-types.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
-import { runDetails } from '../../src/events/stepDetails.js';
+import { runDetails } from '../../src/machines/stepDetails.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';

@@ -4,7 +4,7 @@
  * an entry looks like (`{ type, value? }`, `value` untyped); the ranges are flow
  * validation's own (src/flows/stopConditionValues.ts, shared), so the messages are the same. What each condition does is src/machines/stopConditions.ts.
  */
-import { StopCondition } from '../../machines/stopConditions.js';
+import { StopCondition } from '../../events/stopConditions.js';
 import { iterationLimitBound, stopConditionValueProblems } from '../../flows/stopConditionValues.js';
 import type { ConfigIssue } from './configSchemas.js';
 

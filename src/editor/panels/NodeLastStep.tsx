@@ -4,7 +4,7 @@
  * and the verdict on it), as of the scrubber's position. Read from the same step details as the
  * Runtime tab's timeline rows.
  */
-import type { IterationDetails, RunDetails } from '../../events/stepDetails.js';
+import type { IterationDetails, RunDetails } from '../../machines/stepDetails.js';
 import { StepDetails, type StepPart } from './StepDetails.js';
 
 /** The node's props: which calls are its own, and the run's steps. */

@@ -12,7 +12,7 @@ import { StepDetails } from './StepDetails.js';
 import { LiveAnswerPanel } from '../run/LiveAnswerView.js';
 import { WaitFacts } from './WaitFacts.js';
 import { RunViewState } from '../run/runViewMachine.js';
-import { stepInProgress, type StepActivity } from '../../events/stepInProgress.js';
+import { stepInProgress, type StepActivity } from '../../machines/stepInProgress.js';
 import type { IterationStep } from '../../contracts/schema-types.js';
 
 /** What a row under way says in place of a finished step's figures. */

@@ -7,8 +7,8 @@
  */
 import { createContext, useContext, useEffect, useRef, useState } from 'react';
 import type { ErrorInfoData, Exchange } from '../../contracts/schema-types.js';
-import type { AnswerVerdict, IterationDetails, ModelCallDetails, RunDetails, ToolCallDetails } from '../../events/stepDetails.js';
-import { stepInProgress } from '../../events/stepInProgress.js';
+import type { AnswerVerdict, IterationDetails, ModelCallDetails, RunDetails, ToolCallDetails } from '../../machines/stepDetails.js';
+import { stepInProgress } from '../../machines/stepInProgress.js';
 
 /** Longer texts are cut to this many characters until "show all" is clicked. */
 const CUT_AT = 600;

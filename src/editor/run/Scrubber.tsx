@@ -1,5 +1,5 @@
 /** Steps through a run's log: a range input over its events; everything else follows its position. */
-import type { RunStep } from '../../events/runSteps.js';
+import type { RunStep } from '../../machines/runSteps.js';
 
 /** The scrubber's props. */
 export interface ScrubberProps {

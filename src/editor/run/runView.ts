@@ -8,8 +8,8 @@ import { ErrorCode } from '../../errors.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { emptyEnvelope } from '../../events/evolve.js';
 import { pendingWait, type RunWait } from '../../events/pendingWait.js';
-import type { RunStep } from '../../events/runSteps.js';
-import { runDetailsOfSteps, type RunDetails } from '../../events/stepDetails.js';
+import type { RunStep } from '../../machines/runSteps.js';
+import { runDetailsOfSteps, type RunDetails } from '../../machines/stepDetails.js';
 import { isCoreType, isModelType, isOutputType, isToolType } from '../../flows/nodeTypes.js';
 import type { ReactState } from '../../machines/reactState.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fold } from '../../src/events/evolve.js';
-import { runSteps, stateAfter } from '../../src/events/runSteps.js';
+import { runSteps, stateAfter } from '../../src/machines/runSteps.js';
 import { reactMachine } from '../../src/machines/reactMachine.js';
 import { ReactState } from '../../src/machines/reactState.js';
 import { agentConfig, answer, runScripted } from '../support/harness.js';

@@ -1,10 +1,10 @@
 import type { AgentEnvelope } from '../contracts/schema-types.js';
-import type { ReactState } from '../machines/reactState.js';
-import { stateAfter } from '../machines/resumeTable.js';
-import type { AgentEvent } from './eventTypes.js';
-import { emptyEnvelope, evolve } from './evolve.js';
+import type { AgentEvent } from '../events/eventTypes.js';
+import { emptyEnvelope, evolve } from '../events/evolve.js';
+import type { ReactState } from './reactState.js';
+import { stateAfter } from './resumeTable.js';
 
-export { stateAfter } from '../machines/resumeTable.js';
+export { stateAfter } from './resumeTable.js';
 
 /** One step of a run as read back from its log: the event, the state after it, the envelope after it. */
 export interface RunStep {

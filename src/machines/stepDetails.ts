@@ -1,5 +1,5 @@
 /** A run's log read back step by step, for `redflow replay --steps` and the editor's step details (pure: no I/O). */
-import type { ChatMessage } from '../actors/model.js';
+import type { ChatMessage } from './protocol.js';
 import type {
   ErrorInfoData,
   Exchange,
@@ -12,9 +12,9 @@ import type {
   ToolRequestedData,
   WaitStart,
 } from '../contracts/schema-types.js';
-import { AgentEventType, type AgentEvent } from './eventTypes.js';
+import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
+import { messagesShown } from './prompt.js';
 import { runSteps, type RunStep } from './runSteps.js';
-import { messagesShown } from '../machines/prompt.js';
 
 /**
  * What the core made of a model's answer, read from the event after `model.answered`:

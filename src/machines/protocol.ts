@@ -1,0 +1,47 @@
+/**
+ * The machine's protocol: the messages the REACT statechart exchanges with its model, tool and
+ * memory actors over the transport. The machine owns them; actors import them from here.
+ */
+import type { ConversationTurnData, TokenUsage } from '../contracts/schema-types.js';
+
+export type { ToolResult } from '../events/eventTypes.js';
+
+/** One chat message of a model request. */
+export interface ChatMessage {
+  readonly role: 'system' | 'user' | 'assistant';
+  readonly content: string;
+}
+
+/** What the core asks a model actor for each iteration. */
+export interface ModelRequest {
+  readonly traceId: string;
+  readonly iteration: number;
+  readonly messages: readonly ChatMessage[];
+}
+
+/** A model actor's answer: the raw text, validated by the core, not by the actor. */
+export interface ModelAnswer {
+  readonly text: string;
+  readonly usage?: TokenUsage;
+  /** How many attempts it took (retries included). */
+  readonly attempts: number;
+  /** Why the model stopped, in its provider's words (`stop`, `length`, `end_turn`), when it said: for telemetry, never logged. */
+  readonly finishReasons?: readonly string[];
+}
+
+/** What the core sends on a tool's subject. */
+export interface ToolRequest {
+  readonly traceId: string;
+  readonly iteration: number;
+  readonly tool: string;
+  readonly input: Record<string, unknown>;
+  readonly idempotencyKey: string;
+}
+
+/** What a run sends its memory actor at the end: the turn to add to the conversation. */
+export interface MemoryAppendRequest {
+  readonly conversationId: string;
+  readonly turn: Readonly<ConversationTurnData>;
+  /** Turns kept (older ones are dropped). */
+  readonly maxTurns: number;
+}

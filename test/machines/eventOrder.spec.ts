@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { EVENT_ORDER, type ResumeAt } from '../../src/events/eventOrder.js';
+import { AgentEventType } from '../../src/events/eventTypes.js';
+import { reactMachine } from '../../src/machines/reactMachine.js';
+import { ReactState } from '../../src/machines/reactState.js';
+
+/**
+ * The event-order table (src/events/eventOrder.ts) against the statechart it describes: the test
+ * walks the machine's own definition, reads which events each transition records (its `record*`
+ * actions), and checks that what may follow each event, and where a run whose log ends with it
+ * resumes, are what the table says. The machine and the table cannot drift apart unnoticed.
+ */
+
+interface Transition {
+  readonly source: string;
+  readonly target: string | undefined;
+  readonly guard: { readonly type: string; readonly params?: { readonly at?: ResumeAt } } | undefined;
+  readonly actions: readonly string[];
+}
+
+type RawTransition = { target?: string; guard?: string | { type: string; params?: { at?: ResumeAt } }; actions?: unknown };
+type RawState = { always?: RawTransition[]; on?: Record<string, RawTransition | RawTransition[]>; type?: string };
+
+const config = reactMachine.config as unknown as { on: Record<string, RawTransition>; states: Record<string, RawState> };
+
+function transition(source: string, raw: RawTransition): Transition {
+  const actions = ([] as unknown[]).concat(raw.actions ?? []).map((a) => (typeof a === 'string' ? a : (a as { type: string }).type));
+  const guard = typeof raw.guard === 'string' ? { type: raw.guard } : raw.guard;
+  return { source, target: raw.target?.replace(/^\./, ''), guard, actions };
+}
+
+/** Every transition of a state, its own and the machine-wide ones it does not override. */
+function transitionsOf(state: string): Transition[] {
+  const node = config.states[state] as RawState;
+  if (node.type === 'final') return [];
+  const own = Object.values(node.on ?? {}).flat();
+  const inherited = Object.entries(config.on)
+    .filter(([event]) => node.on?.[event] === undefined)
+    .map(([, raw]) => raw);
+  return [...(node.always ?? []), ...own, ...inherited].map((raw) => transition(state, raw)).filter((t) => t.target !== undefined);
+}
+
+const eventTypes = new Set<string>(Object.values(AgentEventType));
+
+/** The events a transition records, in order: `recordToolRequested` records `tool.requested`; `recordEnding` the ending its target names. */
+function recorded(t: Transition): string[] {
+  return t.actions
+    .filter((action) => action.startsWith('record'))
+    .map((action) => {
+      if (action === 'recordEnding') return t.target === ReactState.Error ? AgentEventType.RunFailed : AgentEventType.RunCompleted;
+      const type = action
+        .slice('record'.length)
+        .replace(/([a-z])([A-Z])/g, '$1.$2')
+        .toLowerCase();
+      expect(eventTypes, `${action} names no event type`).toContain(type);
+      return type;
+    });
+}
+
+const isResume = (t: Transition) => t.guard?.type === 'resumesAt';
+
+/**
+ * The first events recorded from `state` on, through transitions that record nothing. `memoryDone`:
+ * the run has left `savingMemory`, so `concluding` does not save again (its `savesMemory` guard).
+ */
+function firstRecorded(state: string, memoryDone: boolean, seen = new Set<string>()): Set<string> {
+  const found = new Set<string>();
+  const key = `${state}:${memoryDone}`;
+  if (seen.has(key)) return found;
+  seen.add(key);
+  for (const t of transitionsOf(state)) {
+    if (isResume(t) || (memoryDone && t.guard?.type === 'savesMemory')) continue;
+    const events = recorded(t);
+    if (events.length > 0) found.add(events[0] as string);
+    else for (const event of firstRecorded(t.target as string, memoryDone || state === ReactState.SavingMemory, seen)) found.add(event);
+  }
+  return found;
+}
+
+const all = Object.keys(config.states).flatMap(transitionsOf);
+const resumes = new Map(all.filter(isResume).map((t) => [t.guard?.params?.at as ResumeAt, t]));
+/** What may follow each event in the machine, the states it is recorded into, and what is recorded with it after it. */
+const machineFollows = new Map<string, Set<string>>();
+const statesAfter = new Map<string, Set<string>>();
+const recordedWith = new Map<string, { rest: string[]; target: string }>();
+for (const t of all.filter((t) => !isResume(t))) {
+  const events = recorded(t);
+  events.forEach((event, i) => {
+    const follows = machineFollows.get(event) ?? new Set<string>();
+    machineFollows.set(event, follows);
+    if (i < events.length - 1) {
+      follows.add(events[i + 1] as string);
+      recordedWith.set(event, { rest: events.slice(i + 1), target: t.target as string });
+      return;
+    }
+    for (const next of firstRecorded(t.target as string, t.source === ReactState.SavingMemory)) follows.add(next);
+    statesAfter.set(event, (statesAfter.get(event) ?? new Set<string>()).add(t.target as string));
+  });
+}
+
+/** The two endings as one: which of them comes depends on the run, not on the transitions. */
+const ending = (types: Iterable<string>) => new Set([...types].map((type) => (type === AgentEventType.RunFailed ? AgentEventType.RunCompleted : type)));
+
+describe('the event-order table agrees with the statechart', () => {
+  const checked = Object.values(AgentEventType).filter((type) => type !== AgentEventType.RunResumed);
+
+  it('should find every event type recorded by some transition of the machine', () => {
+    const types = new Set([...machineFollows.keys(), ...[...resumes.values()].flatMap(recorded)]);
+    expect([...types].sort()).toEqual([...Object.values(AgentEventType)].sort());
+  });
+
+  it.each(checked)('should let after %s what the machine may record next', (type) => {
+    expect(ending(EVENT_ORDER[type].next)).toEqual(ending(machineFollows.get(type) ?? []));
+  });
+
+  it.each(checked.filter((type) => EVENT_ORDER[type].resumeAt !== undefined))('should resume a log ending with %s where the machine stood after it', (type) => {
+    const { resumeAt, waits } = EVENT_ORDER[type];
+    const resume = resumes.get(resumeAt as ResumeAt);
+    expect(resume, `the machine has no resume transition for ${resumeAt}`).toBeDefined();
+    const with_ = recordedWith.get(type);
+    if (with_ !== undefined) {
+      // Recorded on one transition with what follows it: a resumed run records the rest itself.
+      expect(resume?.target).toBe(with_.target);
+      expect(recorded(resume as Transition)).toEqual([AgentEventType.RunResumed, ...with_.rest]);
+      return;
+    }
+    expect(recorded(resume as Transition)).toEqual([AgentEventType.RunResumed]);
+    const entered = [resumeAt as ResumeAt, ...waits].map((at) => resumes.get(at)?.target);
+    expect(new Set(entered)).toEqual(statesAfter.get(type));
+  });
+
+  it('should resume nowhere after an ending, and end in the final states', () => {
+    expect(EVENT_ORDER[AgentEventType.RunCompleted].resumeAt).toBeUndefined();
+    expect(EVENT_ORDER[AgentEventType.RunFailed].resumeAt).toBeUndefined();
+    expect(statesAfter.get(AgentEventType.RunCompleted)).toEqual(new Set([ReactState.Done]));
+    expect(statesAfter.get(AgentEventType.RunFailed)).toEqual(new Set([ReactState.Error]));
+  });
+});
