@@ -11,7 +11,7 @@ import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { postAnswer } from './answerOverHttp.js';
 import { loggedDefinitionModule, resumeDefinitionLog } from './definitionRun.js';
-import type { Command } from './commands.js';
+import type { Command } from './command.js';
 import { report } from './runReport.js';
 import { ExitCode } from './exitCodes.js';
 import { line, styles, type Output } from './output.js';

@@ -4,7 +4,7 @@ import { Subject } from '../actors/subjects.js';
 import { openTraceToRead } from '../nats/cluster/openTraceToRead.js';
 import { parseTraceEvents } from '../nats/cluster/traceEvent.js';
 import { crashHook, help, parse, usageError } from './args.js';
-import type { Command } from './commands.js';
+import type { Command } from './command.js';
 import { ExitCode } from './exitCodes.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';

@@ -1,3 +1,4 @@
+import type { Command } from './command.js';
 import { readFile } from 'node:fs/promises';
 import { parseRunInput } from '../flows/runInput.js';
 import { isValidTraceId } from '../runtime/ids.js';
@@ -17,7 +18,7 @@ import { ExitCode } from './exitCodes.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
 import { tail, worker } from './clusterCommands.js';
-import { line, styles, type Output } from './output.js';
+import { line, styles } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { formatOutcome } from './timeline.js';
 import { formatReplayTimeline } from './replayTimeline.js';
@@ -35,14 +36,6 @@ import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './al
 import { isDefinitionModulePath } from '../agents/definitionModule.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { loggedDefinitionModule, resumeDefinitionLog, runDefinitionFile } from './definitionRun.js';
-
-/** A subcommand of `redflow`. */
-export interface Command {
-  readonly name: string;
-  readonly summary: string;
-  readonly usage: string;
-  run(args: readonly string[], output: Output): Promise<ExitCode>;
-}
 
 
 /** `--input` text: JSON when it is a JSON object or array, otherwise the text itself. */

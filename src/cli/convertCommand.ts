@@ -10,7 +10,7 @@ import { nodeRedToRedflow } from '../flows/nodeRed/fromNodeRed.js';
 import { parseNodeRedFlows } from '../flows/nodeRed/nodeRedFlows.js';
 import { NODE_RED_TYPE_OF, redflowToNodeRed } from '../flows/nodeRed/toNodeRed.js';
 import { help, parse, usageError } from './args.js';
-import type { Command } from './commands.js';
+import type { Command } from './command.js';
 import { ExitCode } from './exitCodes.js';
 import { line, styles } from './output.js';
 

@@ -11,7 +11,7 @@ import { openInspectSession, type InspectSession, type InspectSessionOptions } f
 import { DEFAULT_RUNS_DIR } from '../host/embeddedFlowRun.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { help, parse, usageError } from './args.js';
-import type { Command } from './commands.js';
+import type { Command } from './command.js';
 import { ExitCode } from './exitCodes.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';

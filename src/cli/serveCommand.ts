@@ -11,7 +11,7 @@ import { createNodeRedRunBackend } from '../server/nodeRed/nodeRedRunBackend.js'
 import { DEFAULT_FLOWS_DIR, DEFAULT_HOST, DEFAULT_PORT, createRedflowServer } from '../server/server.js';
 import { help, parse, usageError } from './args.js';
 import { allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
-import type { Command } from './commands.js';
+import type { Command } from './command.js';
 import { ExitCode } from './exitCodes.js';
 import { exitAfterGrace, stopWithin } from './stopWithin.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, natsUrl, subjectPrefix } from './natsOptions.js';

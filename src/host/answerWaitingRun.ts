@@ -1,7 +1,8 @@
 import type { AgentEnvelope } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { RunWait, WaitAnswer } from '../events/pendingWait.js';
-import { resumeRun, type RunEnvironment, type RunHandle, type RunResult } from '../runtime/runAgent.js';
+import { resumeRun } from '../runtime/runAgent.js';
+import type { RunEnvironment, RunHandle, RunResult } from '../runtime/runSession.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 
 /**

@@ -1,4 +1,5 @@
-import { startRun as startAdmittedRun, type RunHandle, type StartRunOptions } from '../runtime/runAgent.js';
+import { startRun as startAdmittedRun, type StartRunOptions } from '../runtime/runAgent.js';
+import type { RunHandle } from '../runtime/runSession.js';
 import { admitRun } from './admission.js';
 
 /**

@@ -6,7 +6,7 @@ import type { Subscription } from '../actors/transport.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';
 import { NodeType } from '../flows/nodeTypes.js';
 import type { ActorSubjects } from '../runtime/transportActor.js';
-import type { RunMemory } from '../runtime/runAgent.js';
+import type { RunMemory } from '../runtime/runSession.js';
 import { buildMemoryStore } from '../runtime/buildMemoryStore.js';
 import { buildModel } from '../runtime/buildModel.js';
 import { buildTools } from '../runtime/buildTools.js';

@@ -9,7 +9,8 @@ import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.j
 import { isValidConversationId } from '../actors/memory.js';
 import { admitRun } from '../host/admission.js';
 import { randomIds } from '../runtime/ids.js';
-import { resumeRun, startRun, type RunHandle, type RunMemory, type RunResult } from '../runtime/runAgent.js';
+import { resumeRun, startRun } from '../runtime/runAgent.js';
+import type { RunHandle, RunMemory, RunResult } from '../runtime/runSession.js';
 import type { AgentActors } from './agentActors.js';
 import { currentWiring, releaseGeneration, startGeneration, withHint, type DescribedDiagnostic, type Generation } from './agentGeneration.js';
 import { showInDebugSidebar } from './debugSidebar.js';

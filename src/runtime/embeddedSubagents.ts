@@ -8,7 +8,7 @@ import { childTraceIdOf } from '../machines/subagents.js';
 import type { ToolContext, ToolDefinition } from '../actors/tool.js';
 import { isValidTraceId } from './ids.js';
 import { readResumableLog } from './resumableLog.js';
-import type { RunResult } from './runAgent.js';
+import type { RunResult } from './runSession.js';
 import { isRunWaiting } from './runWaitingError.js';
 import { SUBAGENT_INPUT_SCHEMA, subagentOutput, type SubagentDefinition, type SubagentHost } from './subagentTool.js';
 

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { SecretRegistry } from './secrets.js';
+import type { SecretRegistry } from './secretRegistry.js';
 
 /**
  * The secret scopes the current asynchronous context is in, outermost first (see `secrets/secretScope.ts`).

@@ -11,7 +11,7 @@ import { RunHost } from '../host/runHost.js';
 import type { AnsweredRun } from '../host/takeAnswer.js';
 import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '../host/embeddedFlowRun.js';
 import { isValidTraceId, randomIds, type IdSource } from '../runtime/ids.js';
-import type { RunHandle } from '../runtime/runAgent.js';
+import type { RunHandle } from '../runtime/runSession.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { flowIdOfPath } from './flowIds.js';

@@ -9,7 +9,7 @@ import type { ToolResult } from '../actors/tool.js';
 import { answerWaitingRun, settleRun, type RunSettlement } from '../host/answerWaitingRun.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { serveActors } from '../runtime/embeddedActors.js';
-import type { RunHandle } from '../runtime/runAgent.js';
+import type { RunHandle } from '../runtime/runSession.js';
 import { startRun } from '../host/startRun.js';
 import { DEFAULT_ANSWER_RESERVE, budgetOf } from '../runtime/contextBudgetFor.js';
 import { limitToolResult } from '../runtime/dataLimits.js';

@@ -1,15 +1,9 @@
 import type { ModelResponse } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
-import { parseTextAction, textWithoutThought, type ToolSignature } from './actionSyntax.js';
-import type { AnswerRules, AnswerValidation } from './validateModelAnswer.js';
+import { parseTextAction, textWithoutThought } from './actionSyntax.js';
+import type { AnswerRules, AnswerValidation, TextActionRules } from './answerTypes.js';
 
-/**
- * Answers in the text ReAct form are accepted besides JSON (the step service's sessions, whose
- * tools are described in prose): the tools a prose list declares, so positional arguments get names.
- */
-export interface TextActionRules {
-  readonly signatures: readonly ToolSignature[];
-}
+export type { TextActionRules } from './answerTypes.js';
 
 /**
  * Judges an answer written as `Thought: … / Action: name(…)` or `Final Answer: …`. A tool call is

@@ -8,7 +8,8 @@ import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { RunHost } from '../../src/host/runHost.js';
 import { settleRun } from '../../src/host/answerWaitingRun.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
-import { resumeRun, startRun, type RunHandle } from '../../src/runtime/runAgent.js';
+import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
+import type { RunHandle } from '../../src/runtime/runSession.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 
 const closers: (() => Promise<void>)[] = [];

@@ -13,7 +13,8 @@ import { createOpenAiChatModel } from '../../src/actors/models/openAiChatModel.j
 import type { ToolDefinition } from '../../src/actors/tool.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
-import { resumeRun, startRun, type RunResult } from '../../src/runtime/runAgent.js';
+import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
+import type { RunResult } from '../../src/runtime/runSession.js';
 import { isRunWaiting } from '../../src/runtime/runWaitingError.js';
 import { registerSecret } from '../../src/secrets/secrets.js';
 import { disableTelemetry, enableTelemetry } from '../../src/telemetry/enableTelemetry.js';
