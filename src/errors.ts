@@ -288,6 +288,18 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 /**
  * An error as plain data: what every actor reply, event and CLI report carries.
  * `hint` tells a user how to fix it when there is something to do.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await runFlowFile({ flowPath: 'flow.json', input: 'hi' });
+ * } catch (error) {
+ *   if (error instanceof RedflowError) {
+ *     const info: ErrorInfo = error.toInfo();
+ *     console.error(info.code, info.message, info.hint ?? '');
+ *   }
+ * }
+ * ```
  */
 export interface ErrorInfo {
   readonly code: ErrorCode;

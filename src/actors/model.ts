@@ -28,7 +28,14 @@ export interface ModelCallOptions {
   readonly onChunk?: ((chunk: ModelChunk) => void) | undefined;
 }
 
-/** One piece of a streamed answer (see {@link ModelCallOptions.onChunk}). */
+/**
+ * One piece of a streamed answer (see {@link ModelCallOptions.onChunk}).
+ *
+ * @example
+ * ```ts
+ * const answer = await model.complete(request, signal, { onChunk: (chunk: ModelChunk) => process.stdout.write(chunk.text) });
+ * ```
+ */
 export interface ModelChunk {
   /** The text that follows the pieces before it in the same attempt. */
   readonly text: string;
@@ -51,6 +58,15 @@ export function deliverChunk(onChunk: ((chunk: ModelChunk) => void) | undefined,
 /**
  * A model: turns a request into answer text. Does all the I/O (HTTP, retries) and honours `signal`.
  * Failures are thrown as `RedflowError` with a `MODEL_*` code.
+ *
+ * @example
+ * ```ts
+ * const echo: ModelActor = {
+ *   kind: 'echo',
+ *   complete: async (request) => ({ text: JSON.stringify({ action: 'final', message: request.messages.at(-1)?.content ?? '', confidence: 1 }), attempts: 1 }),
+ * };
+ * const actors = serveActors({ model: echo, tools: [] });
+ * ```
  */
 export interface ModelActor {
   /** What kind of model this is, for messages: `scripted`, `openai`, `anthropic`, … */

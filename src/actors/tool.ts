@@ -1,5 +1,18 @@
 
-/** What a tool's `execute` is given besides its (already validated) input. */
+/**
+ * What a tool's `execute` is given besides its (already validated) input.
+ *
+ * @example
+ * ```ts
+ * const refund: ToolDefinition<{ orderId: string }> = {
+ *   name: 'refund',
+ *   description: 'Refunds an order',
+ *   inputSchema: { type: 'object', required: ['orderId'], properties: { orderId: { type: 'string' } } },
+ *   // The key is the same when a call is re-sent after a crash: the payment provider refunds once.
+ *   execute: ({ orderId }, context: ToolContext) => payments.refund(orderId, { idempotencyKey: context.idempotencyKey, signal: context.signal }),
+ * };
+ * ```
+ */
 export interface ToolContext {
   /** Aborted when the run is aborted or times out, or the tool's own timeout passes. */
   readonly signal: AbortSignal;

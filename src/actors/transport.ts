@@ -32,16 +32,7 @@ export interface HandlerContext {
 /** Answers requests on one subject. A thrown error becomes `{ ok: false, error }` for the requester. */
 export type RequestHandler<Req = unknown, Res = unknown> = (data: Req, context: HandlerContext) => Promise<Res> | Res;
 
-/**
- * A published message, as a subscriber sees it.
- *
- * @example
- * ```ts
- * const transport: Transport = createInProcessTransport();
- * transport.serve('demo.echo', (data) => data);
- * const reply = await transport.request('demo.echo', { hi: 1 }, { timeoutMs: 1000 });
- * ```
- */
+/** A published message, as a subscriber sees it. */
 export interface TransportMessage<T = unknown> {
   readonly subject: string;
   readonly data: T;
@@ -71,6 +62,13 @@ export interface ServeOptions {
  * in-process transport passes them by reference, so neither side may mutate what it sent or got.
  *
  * Implementations: in-process (embedded), NATS (distributed), Node-RED wires.
+ *
+ * @example
+ * ```ts
+ * const transport: Transport = createInProcessTransport();
+ * transport.serve('demo.echo', (data) => data);
+ * const reply = await transport.request('demo.echo', { hi: 1 }, { timeoutMs: 1000 });
+ * ```
  */
 export interface Transport {
   request<Req, Res>(subject: string, data: Req, options: RequestOptions): Promise<Reply<Res>>;

@@ -23,6 +23,13 @@ export interface FollowOptions {
  * Where a run's events are appended. One store may hold many runs (memory, JetStream) or one
  * (a JSONL file). `append` resolves once the event is as durable as the store promises; it
  * rejects with `LOG_CONCURRENT_WRITER` when `event.seq` is not the next sequence of its run.
+ *
+ * @example
+ * ```ts
+ * const store: EventStore = await openJsonlEventStore('.redflow/runs/run-1.jsonl');
+ * const { events, problems } = await store.read('run-1');
+ * for await (const event of store.follow('run-1', events.length)) console.log(event.seq, event.type);
+ * ```
  */
 export interface EventStore {
   append(event: AgentEvent): Promise<void>;

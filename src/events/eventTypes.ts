@@ -20,6 +20,13 @@ import type { ErrorInfo } from '../errors.js';
 /**
  * The event types of a run's log, one per statechart transition. Defined once; the schema
  * (`agent-event.schema.json`) lists the same values and a test keeps the two equal.
+ *
+ * @example
+ * ```ts
+ * const run = startRun({ ...environment, input: 'hi', onEvent: (event) => {
+ *   if (event.type === AgentEventType.ToolRequested) console.log('calls', event.data.tool);
+ * } });
+ * ```
  */
 export const AgentEventType = {
   RunStarted: 'run.started',
@@ -77,6 +84,14 @@ export type RecordedFact = {
 
 /**
  * One record of the event log (`agent-event.schema.json`), typed by its `type`.
+ *
+ * @example
+ * ```ts
+ * const { events } = await store.read(traceId);
+ * for (const event of events as AgentEvent[]) {
+ *   if (event.type === 'model.answered') console.log(event.seq, event.data.usage?.totalTokens); // data narrowed by type
+ * }
+ * ```
  */
 export type AgentEvent = {
   [T in AgentEventType]: Omit<AgentEventRecord, 'type' | 'data'> & {
@@ -100,5 +115,11 @@ export function isTerminal(event: { readonly type: AgentEventType }): boolean {
  * A tool's result as data, as `tool.completed` records it: a failure is an observation the model
  * sees next iteration. (Part of the machine's protocol, `machines/protocol.ts`; defined here, below
  * the machine, because a wait's answer carries one too.)
+ *
+ * @example
+ * ```ts
+ * const result: ToolResult = { ok: true, output: { status: 'shipped' } };
+ * await answerWaitingRun({ ...environment, traceId, answer: { kind: 'client', result } }); // a client tool's result
+ * ```
  */
 export type ToolResult = { readonly ok: true; readonly output: unknown } | { readonly ok: false; readonly error: ErrorInfo };

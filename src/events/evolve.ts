@@ -39,6 +39,12 @@ export function emptyEnvelope(traceId: string): AgentEnvelope {
 /**
  * The fold: the envelope after one more event. Pure and total: it never throws, never mutates its
  * arguments, and is the only place an envelope changes, for the live run and for replay alike.
+ *
+ * @example
+ * ```ts
+ * let envelope = emptyEnvelope(traceId);
+ * for (const event of events) envelope = evolve(envelope, event); // the same as fold(events)
+ * ```
  */
 export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvelope {
   switch (event.type) {

@@ -8,7 +8,18 @@ import type { HumanQuestion, ToolRequestedData, WaitStart } from '../contracts/s
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import { AgentEventType, isTerminal, type AgentEvent, type ToolResult } from './eventTypes.js';
 
-/** A wait the run is in: the call (or question) it is about, and its deadline. */
+/**
+ * A wait the run is in: the call (or question) it is about, and its deadline.
+ *
+ * @example
+ * ```ts
+ * const settled = await settleRun(run);
+ * if (settled.kind === 'waiting') {
+ *   const wait: RunWait = settled.wait;
+ *   console.log(wait.kind, wait.tool, wait.input, wait.deadline); // 'approval' 'refund' { orderId: 'A-1001' } '2026-…'
+ * }
+ * ```
+ */
 export interface RunWait {
   /**
    * `approval`: a person approves or denies the call; `client`: the client runs the tool and posts
@@ -52,7 +63,15 @@ export type WaitAnswer =
 /** An answer about the call itself (a decision, a result), as clients give them. */
 export type CallAnswer = Extract<WaitAnswer, { kind: 'approval' | 'client' }>;
 
-/** Every answer a client gives: about a call, or a person's answer to the model's question. */
+/**
+ * Every answer a client gives: about a call, or a person's answer to the model's question.
+ *
+ * @example
+ * ```ts
+ * const answer: GivenAnswer = { kind: 'approval', approved: false, reason: 'refunds over 100 need a manager' };
+ * await answerWaitingRun({ ...environment, traceId, answer });
+ * ```
+ */
 export type GivenAnswer = Extract<WaitAnswer, { kind: 'approval' | 'client' | 'human' }>;
 
 /** How an answer fits a run's log: the wait it answers, or why it does not fit (a coded error). */

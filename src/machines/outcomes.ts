@@ -7,6 +7,11 @@ import { partialAnswer } from './partialAnswer.js';
  * state: done (final answer), done_partial (a stop condition), escalate (iteration limit, or a
  * question to a person nobody answered), delegate (the task handed to another agent), blocked
  * (errors); `reason` says which way it got there.
+ *
+ * @example
+ * ```ts
+ * const outcome = Outcome.finalAnswer('Order A-1001 shipped.'); // { status: 'done', reason: 'final_answer', answer: 'Order A-1001 shipped.' }
+ * ```
  */
 export const Outcome = {
   finalAnswer(answer: string | undefined): RunOutcome {

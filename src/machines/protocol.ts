@@ -6,20 +6,46 @@ import type { ConversationTurnData, TokenUsage } from '../contracts/schema-types
 
 export type { ToolResult } from '../events/eventTypes.js';
 
-/** One chat message of a model request. */
+/**
+ * One chat message of a model request.
+ *
+ * @example
+ * ```ts
+ * const messages: ChatMessage[] = [
+ *   { role: 'system', content: 'You are a support agent.' },
+ *   { role: 'user', content: 'Where is order A-1001?' },
+ * ];
+ * ```
+ */
 export interface ChatMessage {
   readonly role: 'system' | 'user' | 'assistant';
   readonly content: string;
 }
 
-/** What the core asks a model actor for each iteration. */
+/**
+ * What the core asks a model actor for each iteration.
+ *
+ * @example
+ * ```ts
+ * const request: ModelRequest = { traceId: 'run-1', iteration: 1, messages: [{ role: 'user', content: 'Where is order A-1001?' }] };
+ * const answer = await model.complete(request, AbortSignal.timeout(30_000));
+ * ```
+ */
 export interface ModelRequest {
   readonly traceId: string;
   readonly iteration: number;
   readonly messages: readonly ChatMessage[];
 }
 
-/** A model actor's answer: the raw text, validated by the core, not by the actor. */
+/**
+ * A model actor's answer: the raw text, validated by the core, not by the actor.
+ *
+ * @example
+ * ```ts
+ * const answer: ModelAnswer = await model.complete(request, signal);
+ * console.log(answer.text, answer.usage?.totalTokens, answer.attempts);
+ * ```
+ */
 export interface ModelAnswer {
   readonly text: string;
   readonly usage?: TokenUsage;
@@ -29,7 +55,14 @@ export interface ModelAnswer {
   readonly finishReasons?: readonly string[];
 }
 
-/** What the core sends on a tool's subject. */
+/**
+ * What the core sends on a tool's subject.
+ *
+ * @example
+ * ```ts
+ * const request: ToolRequest = { traceId: 'run-1', iteration: 2, tool: 'lookup_order', input: { orderId: 'A-1001' }, idempotencyKey: 'run-1:2' };
+ * ```
+ */
 export interface ToolRequest {
   readonly traceId: string;
   readonly iteration: number;

@@ -2,6 +2,14 @@
  * The REACT statechart's states, defined once: the machine, the editor's statechart view and the
  * inspector replay all use these names. Kept apart from the machine so the browser can import
  * the names without the machine.
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(reactMachine, { input });
+ * actor.subscribe((snapshot) => {
+ *   if (snapshot.value === ReactState.AwaitingApproval) console.log('waits for a person');
+ * });
+ * ```
  */
 export const ReactState = {
   Starting: 'starting',
