@@ -10,11 +10,14 @@ import { ANY_STATE, statechartFromMachine, transitionTaken, type StatechartTrans
 
 type StateNodeData = { label: string; final: boolean; initial: boolean; current: boolean; any: boolean };
 type StateNode = Node<StateNodeData, 'state'>;
+type ParentNode = Node<{ label: string }, 'parent'>;
 
 const graph = statechartFromMachine(reactMachine);
 
 const COLUMN_X = [0, 215, 430];
 const ROW_Y = 54;
+/** Wide enough for the longest state name and a margin either side. */
+const PARENT_WIDTH = 150;
 
 function StateNodeView({ id, data }: NodeProps<StateNode>) {
   const classes = ['sc-state'];
@@ -35,7 +38,35 @@ function StateNodeView({ id, data }: NodeProps<StateNode>) {
   );
 }
 
-const stateNodeTypes = { state: memo(StateNodeView) };
+/** A parent state (`waiting`, `ending`): a labelled box behind the states in it. */
+function ParentNodeView({ id, data }: NodeProps<ParentNode>) {
+  return (
+    <div className="sc-parent" data-testid={`statechart-parent-${id}`}>
+      {data.label}
+    </div>
+  );
+}
+
+const stateNodeTypes = { state: memo(StateNodeView), parent: memo(ParentNodeView) };
+
+/** The boxes of the parent states, around the rows and columns of the states in each. */
+const parentNodes: ParentNode[] = [...new Set(graph.states.flatMap((state) => (state.parent ? [state.parent] : [])))].map((parent) => {
+  const members = graph.states.filter((state) => state.parent === parent);
+  const x = (state: { column: number }) => COLUMN_X[state.column] ?? 0;
+  const left = Math.min(...members.map(x));
+  const top = Math.min(...members.map((state) => state.row)) * ROW_Y;
+  const bottom = Math.max(...members.map((state) => state.row)) * ROW_Y;
+  return {
+    id: parent,
+    type: 'parent',
+    position: { x: left - 10, y: top - 18 },
+    style: { width: Math.max(...members.map(x)) - left + PARENT_WIDTH, height: bottom - top + 50 },
+    data: { label: parent },
+    zIndex: -1,
+    draggable: false,
+    selectable: false,
+  };
+});
 
 const rowOf = new Map(graph.states.map((state) => [state.id, state]));
 
@@ -73,8 +104,8 @@ export interface StatechartViewProps {
 }
 
 function StatechartDiagram({ current, previous }: StatechartViewProps) {
-  const nodes = useMemo((): StateNode[] => {
-    const states = graph.states.map((state) => ({
+  const nodes = useMemo((): (StateNode | ParentNode)[] => {
+    const states: (StateNode | ParentNode)[] = graph.states.map((state) => ({
       id: state.id,
       type: 'state' as const,
       position: { x: COLUMN_X[state.column] ?? 0, y: state.row * ROW_Y },
@@ -94,7 +125,7 @@ function StatechartDiagram({ current, previous }: StatechartViewProps) {
         selectable: false,
       });
     }
-    return states;
+    return [...parentNodes, ...states];
   }, [current]);
   const edges = useMemo(() => {
     const taken = transitionTaken(graph, previous, current);
