@@ -116,10 +116,12 @@ function StatechartDiagram({ current, previous }: StatechartViewProps) {
     const anyTarget = graph.transitions.find((t) => t.source === ANY_STATE);
     const anchor = anyTarget ? graph.states.find((s) => s.id === anyTarget.target) : undefined;
     if (anchor) {
+      // Above its target, or above the box of the parent state the target is in.
+      const top = Math.min(...graph.states.filter((s) => s.id === anchor.id || (anchor.parent !== undefined && s.parent === anchor.parent)).map((s) => s.row));
       states.push({
         id: ANY_STATE,
         type: 'state',
-        position: { x: COLUMN_X[anchor.column] ?? 0, y: (anchor.row - 1.1) * ROW_Y },
+        position: { x: COLUMN_X[anchor.column] ?? 0, y: (top - 1.1) * ROW_Y - (anchor.parent === undefined ? 0 : 18) },
         data: { label: 'any state', final: false, initial: false, current: false, any: true },
         draggable: false,
         selectable: false,
