@@ -5,7 +5,7 @@ import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import { runSteps, stateAfter, type RunStep } from '../machines/runSteps.js';
 import { reactMachine } from '../machines/reactMachine.js';
-import { ReactState } from '../machines/reactState.js';
+import { ReactState, stateValueOf } from '../machines/reactState.js';
 import { toJsonSafe } from './jsonSafe.js';
 import type { InspectorActorMessage, InspectorEventMessage, InspectorMessage, InspectorSnapshotMessage } from './inspectorMessage.js';
 
@@ -70,7 +70,8 @@ export function replayActorMessage(traceId: string, time?: string): InspectorAct
 
 /**
  * What one step of a log becomes in the inspector: the log event, sent to the actor, then the
- * snapshot after it — its value the statechart state the event was recorded in, its context the
+ * snapshot after it — its value the statechart state the event was recorded in (nested in its
+ * parent state, as a live snapshot's is), its context the
  * folded envelope, its status `done` once the run has ended (both `done` and `error` are final).
  */
 export function replayStepMessages(step: RunStep): [InspectorEventMessage, InspectorSnapshotMessage] {
@@ -89,7 +90,7 @@ export function replayStepMessages(step: RunStep): [InspectorEventMessage, Inspe
       event: wireEvent,
       snapshot: toJsonSafe({
         status: ended ? 'done' : 'active',
-        value: step.state,
+        value: stateValueOf(step.state),
         context,
         ...(ended && outcome !== undefined && { output: outcome }),
       }) as InspectorSnapshotMessage['snapshot'],

@@ -2,16 +2,22 @@ import { emptyEnvelope } from '../events/evolve.js';
 import { systemPromptFor } from './prompt.js';
 import { reactSetup } from './reactSetup.js';
 import type { TransportActorInput } from './reactTypes.js';
-import { ReactState } from './reactState.js';
+import { GROUP_OF, ReactState, ReactStateGroup } from './reactState.js';
 import { RESUME_ENTRY, RESUME_POINTS } from './resumeTable.js';
 
 export { ReactState } from './reactState.js';
+
+/** The target of a transition into `state`, from anywhere in the machine: `#react.waiting.awaitingHuman`. */
+function to(state: ReactState): string {
+  const group = GROUP_OF[state];
+  return `#react.${group === undefined ? '' : `${group}.`}${state}`;
+}
 
 /** The transitions out of `starting` for a resumed run: into the state the resume table gives each resume point. */
 function resumeTransitions() {
   return RESUME_POINTS.map((at) => ({
     guard: { type: 'resumesAt' as const, params: { at } },
-    target: RESUME_ENTRY[at],
+    target: to(RESUME_ENTRY[at]),
     // A run resumed before its first model request makes it; an answer not yet judged is judged again.
     actions: at === 'model' ? (['recordRunResumed', 'recordModelRequested'] as const) : at === 'validating' ? (['recordRunResumed', 'validateAnswer'] as const) : (['recordRunResumed'] as const),
   }));
@@ -24,8 +30,10 @@ function resumeTransitions() {
  * answer from outside first: awaitingApproval (a person approves, → awaitingTool, or denies, →
  * checkingStop) and awaitingClient (the client runs the tool and its result comes back); the
  * model may ask a person (escalate, request_info: awaitingHuman, whose answer is the next
- * observation) or hand its task to another agent (delegate: the run ends `delegate`). The host
- * parks a waiting run in its log and resumes it into the wait when the answer comes. It only
+ * observation) or hand its task to another agent (delegate: the run ends `delegate`). The three
+ * waits sit in the parent state `waiting`, concluding and savingMemory in `ending` (where abort
+ * and timeout no longer change the ending), as the docs' diagram draws them. The host parks a
+ * waiting run in its log and resumes it into the wait when the answer comes. It only
  * orchestrates, validates and routes: every effect goes through the long-lived `transport` actor
  * it invokes, which the host provides with `reactMachine.provide({ actors: { transport } })`. It
  * reads no clock and sets no timer: the host sends `timeout` when the run's time is up, and
@@ -69,13 +77,13 @@ export const reactMachine = reactSetup.createMachine({
   initial: ReactState.Starting,
   // Both come from outside: the host owns the clock, so the run timeout is its timer, not ours.
   on: {
-    abort: { target: `.${ReactState.Concluding}`, actions: 'endWithAbort' },
-    timeout: { target: `.${ReactState.Concluding}`, actions: 'endWithTimeout' },
+    abort: { target: to(ReactState.Concluding), actions: 'endWithAbort' },
+    timeout: { target: to(ReactState.Concluding), actions: 'endWithTimeout' },
   },
   states: {
     [ReactState.Starting]: {
       always: [
-        { guard: 'startsNewRun', target: ReactState.AwaitingModel, actions: ['recordRunStarted', 'recordModelRequested'] },
+        { guard: 'startsNewRun', target: to(ReactState.AwaitingModel), actions: ['recordRunStarted', 'recordModelRequested'] },
         // A resumed run enters the state its log ends in (src/machines/resumeTable.ts).
         ...resumeTransitions(),
       ],
@@ -83,79 +91,90 @@ export const reactMachine = reactSetup.createMachine({
     [ReactState.AwaitingModel]: {
       entry: 'sendModelRequest',
       on: {
-        'model.answer': { target: ReactState.Validating, actions: ['recordModelAnswered'] },
-        'model.failure': { target: ReactState.Concluding, actions: 'endWithModelFailure' },
+        'model.answer': { target: to(ReactState.Validating), actions: ['recordModelAnswered'] },
+        'model.failure': { target: to(ReactState.Concluding), actions: 'endWithModelFailure' },
       },
     },
     [ReactState.Validating]: {
       always: [
-        { guard: 'answerIsInvalid', target: ReactState.Concluding, actions: 'endWithRejectedAnswer' },
-        { guard: 'outputNeedsRepair', target: ReactState.AwaitingModel, actions: ['recordOutputRejected', 'recordModelRequested'] },
-        { guard: 'answerIsFinal', target: ReactState.Concluding, actions: 'endWithFinalAnswer' },
-        { guard: 'answerAsksPerson', target: ReactState.AwaitingHuman, actions: ['recordHumanRequested'] },
+        { guard: 'answerIsInvalid', target: to(ReactState.Concluding), actions: 'endWithRejectedAnswer' },
+        { guard: 'outputNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordOutputRejected', 'recordModelRequested'] },
+        { guard: 'answerIsFinal', target: to(ReactState.Concluding), actions: 'endWithFinalAnswer' },
+        { guard: 'answerAsksPerson', target: to(ReactState.AwaitingHuman), actions: ['recordHumanRequested'] },
         // A delegation to another agent ends the run with its handoff; one to a connected subagent
         // is a call of it, and goes on below like a tool call.
-        { guard: 'answerDelegates', target: ReactState.Concluding, actions: 'endWithDelegation' },
-        { guard: 'toolNeedsApproval', target: ReactState.AwaitingApproval, actions: ['recordToolRequested'] },
-        { guard: 'toolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolRequested'] },
-        { target: ReactState.AwaitingTool, actions: ['recordToolRequested'] },
+        { guard: 'answerDelegates', target: to(ReactState.Concluding), actions: 'endWithDelegation' },
+        { guard: 'toolNeedsApproval', target: to(ReactState.AwaitingApproval), actions: ['recordToolRequested'] },
+        { guard: 'toolRunsOnClient', target: to(ReactState.AwaitingClient), actions: ['recordToolRequested'] },
+        { target: to(ReactState.AwaitingTool), actions: ['recordToolRequested'] },
       ],
     },
     // The waits for an answer from outside. Nothing is sent from here: the host parks the run in
-    // its log (no process holds it) and resumes it into this state with the answer.
-    [ReactState.AwaitingApproval]: {
-      on: {
-        'tool.approve': [
-          { guard: 'approvedToolRunsOnClient', target: ReactState.AwaitingClient, actions: ['recordToolApproved'] },
-          { target: ReactState.AwaitingTool, actions: ['recordToolApproved'] },
-        ],
-        'tool.deny': { target: ReactState.CheckingStop, actions: ['recordToolDenied'] },
-        'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'approval' } } },
-      },
-    },
-    [ReactState.AwaitingClient]: {
-      on: {
-        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted'] },
-        'wait.expire': { target: ReactState.Concluding, actions: { type: 'endWithWaitExpired', params: { kind: 'client' } } },
-      },
-    },
-    // No answer in time (or a host that cannot wait) leaves the question as the outcome: escalate.
-    [ReactState.AwaitingHuman]: {
-      on: {
-        'human.answer': { target: ReactState.CheckingStop, actions: ['recordHumanAnswered'] },
-        'wait.expire': { target: ReactState.Concluding, actions: 'endWithUnansweredQuestion' },
+    // its log (no process holds it) and resumes it into one of these states with the answer.
+    [ReactStateGroup.Waiting]: {
+      // XState asks for one; every transition in names the wait it enters.
+      initial: ReactState.AwaitingApproval,
+      states: {
+        [ReactState.AwaitingApproval]: {
+          on: {
+            'tool.approve': [
+              { guard: 'approvedToolRunsOnClient', target: to(ReactState.AwaitingClient), actions: ['recordToolApproved'] },
+              { target: to(ReactState.AwaitingTool), actions: ['recordToolApproved'] },
+            ],
+            'tool.deny': { target: to(ReactState.CheckingStop), actions: ['recordToolDenied'] },
+            'wait.expire': { target: to(ReactState.Concluding), actions: { type: 'endWithWaitExpired', params: { kind: 'approval' } } },
+          },
+        },
+        [ReactState.AwaitingClient]: {
+          on: {
+            'tool.result': { target: to(ReactState.CheckingStop), actions: ['recordToolCompleted'] },
+            'wait.expire': { target: to(ReactState.Concluding), actions: { type: 'endWithWaitExpired', params: { kind: 'client' } } },
+          },
+        },
+        // No answer in time (or a host that cannot wait) leaves the question as the outcome: escalate.
+        [ReactState.AwaitingHuman]: {
+          on: {
+            'human.answer': { target: to(ReactState.CheckingStop), actions: ['recordHumanAnswered'] },
+            'wait.expire': { target: to(ReactState.Concluding), actions: 'endWithUnansweredQuestion' },
+          },
+        },
       },
     },
     [ReactState.AwaitingTool]: {
       entry: 'sendToolRequest',
       on: {
-        'tool.result': { target: ReactState.CheckingStop, actions: ['recordToolCompleted'] },
+        'tool.result': { target: to(ReactState.CheckingStop), actions: ['recordToolCompleted'] },
       },
     },
     [ReactState.CheckingStop]: {
       always: [
-        { guard: 'confidenceThresholdReached', target: ReactState.Concluding, actions: 'endWithConfidenceStop' },
-        { guard: 'iterationLimitReached', target: ReactState.Concluding, actions: 'endWithIterationLimit' },
-        { target: ReactState.AwaitingModel, actions: ['recordModelRequested'] },
+        { guard: 'confidenceThresholdReached', target: to(ReactState.Concluding), actions: 'endWithConfidenceStop' },
+        { guard: 'iterationLimitReached', target: to(ReactState.Concluding), actions: 'endWithIterationLimit' },
+        { target: to(ReactState.AwaitingModel), actions: ['recordModelRequested'] },
       ],
     },
-    // Every ending passes here: the conversation's memory is saved as a step of its own (logged,
-    // and resumed like any other effect) before the terminal event, so no turn is lost to a crash.
-    [ReactState.Concluding]: {
-      always: [
-        { guard: 'savesMemory', target: ReactState.SavingMemory, actions: ['recordMemoryRequested'] },
-        { guard: 'endsInFailure', target: ReactState.Error, actions: ['recordEnding'] },
-        { target: ReactState.Done, actions: ['recordEnding'] },
-      ],
-    },
-    [ReactState.SavingMemory]: {
-      entry: 'sendMemoryRequest',
-      on: {
-        'memory.saved': { target: ReactState.Concluding, actions: ['recordMemorySaved'] },
-        'memory.failure': { target: ReactState.Concluding, actions: 'endWithMemoryFailure' },
-        // The ending is decided; the save is bounded by the memory call's own timeout.
-        abort: {},
-        timeout: {},
+    // Every ending passes through concluding: the conversation's memory is saved as a step of its
+    // own (logged, and resumed like any other effect) before the terminal event, so no turn is
+    // lost to a crash. The ending is decided here, so abort and timeout change nothing; the save
+    // is bounded by the memory call's own timeout.
+    [ReactStateGroup.Ending]: {
+      initial: ReactState.Concluding,
+      on: { abort: {}, timeout: {} },
+      states: {
+        [ReactState.Concluding]: {
+          always: [
+            { guard: 'savesMemory', target: to(ReactState.SavingMemory), actions: ['recordMemoryRequested'] },
+            { guard: 'endsInFailure', target: to(ReactState.Error), actions: ['recordEnding'] },
+            { target: to(ReactState.Done), actions: ['recordEnding'] },
+          ],
+        },
+        [ReactState.SavingMemory]: {
+          entry: 'sendMemoryRequest',
+          on: {
+            'memory.saved': { target: to(ReactState.Concluding), actions: ['recordMemorySaved'] },
+            'memory.failure': { target: to(ReactState.Concluding), actions: 'endWithMemoryFailure' },
+          },
+        },
       },
     },
     [ReactState.Done]: { type: 'final' },

@@ -8,7 +8,7 @@ import type { TextActionRules } from '../validation/validateTextAnswer.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import { waitOfEvent, type RunWait, type WaitAnswer } from '../events/pendingWait.js';
 import { reactMachine } from '../machines/reactMachine.js';
-import { ReactState } from '../machines/reactState.js';
+import { ReactStateGroup } from '../machines/reactState.js';
 import type { FactEmitted, ReactEvent, ReactMachineInput, ResumePoint } from '../machines/reactTypes.js';
 import { subagentCallTimeoutMs } from '../machines/subagents.js';
 import type { Transport } from '../actors/transport.js';
@@ -29,9 +29,6 @@ export const runtimeMachine = reactMachine.provide({ actors: { transport: transp
 
 /** What a run starts from: its start, and for a resumed run where it resumes and the answer it takes. */
 export type PreparedRun = Pick<ReactMachineInput, 'run'> & { resume?: ResumePoint; answer?: { answer: WaitAnswer; wait: RunWait } };
-
-/** The states in which a run waits for an answer from outside: the host parks it there. */
-const WAIT_STATES: ReadonlySet<string> = new Set([ReactState.AwaitingApproval, ReactState.AwaitingClient, ReactState.AwaitingHuman]);
 
 type RuntimeActor = Actor<typeof runtimeMachine>;
 type Ending = 'ended' | 'waiting' | 'failed';
@@ -146,7 +143,7 @@ class RunSession implements RunHandle {
       if (this.abortReason) running.send({ type: 'abort', ...this.abortReason });
       if (options.signal?.aborted) this.onSignal?.();
       const waitsWithAnswer = this.pendingAnswer;
-      if (waitsWithAnswer !== undefined && WAIT_STATES.has(String(running.getSnapshot().value))) {
+      if (waitsWithAnswer !== undefined && running.getSnapshot().matches(ReactStateGroup.Waiting)) {
         this.pendingAnswer = undefined;
         running.send(answerEvent(waitsWithAnswer.answer, waitsWithAnswer.wait, clock));
       }
@@ -159,7 +156,7 @@ class RunSession implements RunHandle {
   /** Each snapshot: the run is done, or waits for an answer with none at hand (the host lets it go). */
   observe(snapshot: ReturnType<RuntimeActor['getSnapshot']>): void {
     if (snapshot.status === 'done') this.end('ended');
-    else if (this.pendingAnswer === undefined && WAIT_STATES.has(String(snapshot.value))) this.end('waiting');
+    else if (this.pendingAnswer === undefined && snapshot.matches(ReactStateGroup.Waiting)) this.end('waiting');
   }
 
   /** The run ended or waits: once everything it recorded is in the log, its result is settled. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/cli/exitCodes.js';
 import { AgentEventType } from '../../src/events/eventTypes.js';
 import { reactMachine } from '../../src/machines/reactMachine.js';
-import { ReactState } from '../../src/machines/reactState.js';
+import { ReactState, ReactStateGroup } from '../../src/machines/reactState.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (file: string) => readFile(path.join(root, file), 'utf8');
@@ -18,20 +18,29 @@ interface Transition {
   readonly guard?: string;
 }
 
-/** Every targeted transition of each state (the root's abort and timeout are described apart). */
+type RawState = { readonly always?: unknown; readonly on?: Record<string, unknown>; readonly states?: Record<string, RawState> };
+
+/** Every state of the machine, parent states included, with the parent state it is in (undefined at the root). */
+function machineStates(): { readonly name: string; readonly node: RawState; readonly parent?: string }[] {
+  const walk = (states: Record<string, RawState>, parent?: string): ReturnType<typeof machineStates> =>
+    Object.entries(states).flatMap(([name, node]) => [{ name, node, ...(parent && { parent }) }, ...walk(node.states ?? {}, name)]);
+  return walk((reactMachine.config.states ?? {}) as Record<string, RawState>);
+}
+
+/** Every targeted transition of each state, nested ones included (the root's abort and timeout are described apart). */
 function machineTransitions(): Transition[] {
   type Candidate = { readonly target?: string | readonly string[]; readonly guard?: unknown };
   const asList = (value: unknown): Candidate[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]) as Candidate[];
   const guardName = (guard: unknown): string | undefined =>
     typeof guard === 'string' ? guard : typeof guard === 'object' && guard !== null ? String((guard as { type: unknown }).type) : undefined;
   const transitions: Transition[] = [];
-  for (const [source, node] of Object.entries(reactMachine.config.states ?? {})) {
-    const { always, on } = node as { always?: unknown; on?: Record<string, unknown> };
-    const candidates = [...asList(always), ...Object.values(on ?? {}).flatMap(asList)];
+  for (const { name: source, node } of machineStates()) {
+    const candidates = [...asList(node.always), ...Object.values(node.on ?? {}).flatMap(asList)];
     for (const candidate of candidates) {
       if (candidate.target === undefined) continue;
       const guard = guardName(candidate.guard);
-      for (const target of asList(candidate.target) as unknown as string[]) transitions.push({ source, target, ...(guard && { guard }) });
+      // A target names the state by its path (`#react.ending.concluding`); the diagram by its name.
+      for (const target of asList(candidate.target) as unknown as string[]) transitions.push({ source, target: target.split('.').at(-1) as string, ...(guard && { guard }) });
     }
   }
   return transitions;
@@ -56,6 +65,17 @@ describe('docs/architecture.md', () => {
     expect([...drawn].sort()).toEqual([...defined].sort());
   });
 
+  it('should draw the parent states around the states the machine puts in them', async () => {
+    const doc = await read('docs/architecture.md');
+    const diagram = /```mermaid\n([\s\S]*?)```/.exec(doc)?.[1] ?? '';
+    const drawn = [...diagram.matchAll(/^\s*state (\w+) \{\n([\s\S]*?)^\s*\}/gm)].flatMap(([, parent, body]) =>
+      [...(body as string).matchAll(/^\s*(\w+)\s*$/gm)].map(([, child]) => `${parent} > ${child}`),
+    );
+    const defined = machineStates().flatMap(({ name, parent }) => (parent ? [`${parent} > ${name}`] : []));
+    expect(defined.length).toBeGreaterThan(0);
+    expect(drawn.sort()).toEqual(defined.sort());
+  });
+
   it('should describe every state, guard, resume point, event type and outcome reason', async () => {
     const doc = await read('docs/architecture.md');
     const envelopeSchema = JSON.parse(await read('schemas/envelope.schema.json')) as {
@@ -64,6 +84,7 @@ describe('docs/architecture.md', () => {
     const transitions = machineTransitions();
     const named = [
       ...Object.values(ReactState),
+      ...Object.values(ReactStateGroup),
       ...new Set(transitions.flatMap((t) => (t.guard ? [t.guard] : []))),
       ...Object.values(AgentEventType),
       ...envelopeSchema.definitions.RunOutcome.properties.reason.enum,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANY_STATE, statechartFromMachine, transitionTaken } from '../../src/editor/statechart/statechartGraph.js';
 import { reactMachine } from '../../src/machines/reactMachine.js';
-import { ReactState } from '../../src/machines/reactState.js';
+import { GROUP_OF, ReactState } from '../../src/machines/reactState.js';
 
 describe('the statechart diagram', () => {
   const graph = statechartFromMachine(reactMachine);
@@ -12,6 +12,12 @@ describe('the statechart diagram', () => {
     expect(graph.states.map((s) => s.id).sort()).toEqual(Object.values(ReactState).sort());
     expect(graph.states.find((s) => s.initial)?.id).toBe(ReactState.Starting);
     expect(graph.states.filter((s) => s.final).map((s) => s.id).sort()).toEqual([ReactState.Done, ReactState.Error]);
+  });
+
+  it('should put each state in the parent state the machine puts it in', () => {
+    expect(Object.fromEntries(graph.states.flatMap((s) => (s.parent ? [[s.id, s.parent]] : [])))).toEqual(GROUP_OF);
+    expect(graph.states.find((s) => s.id === ReactState.AwaitingHuman)?.parent).toBe('waiting');
+    expect(graph.states.find((s) => s.id === ReactState.SavingMemory)?.parent).toBe('ending');
   });
 
   it('should draw the transitions of the definition, labelled by event or guard', () => {

@@ -39,10 +39,12 @@ describe('a live run in the inspector', () => {
     const root = messages.find((m) => m.type === '@xstate.actor' && m.sessionId === traceId);
     expect(root).toBeDefined();
     expect(root?.name).toBe('react');
-    const definition = JSON.parse(root?.definition ?? '{}') as { id: string; initial: string; states: Record<string, unknown> };
+    type Definition = { states?: Record<string, Definition> };
+    const definition = JSON.parse(root?.definition ?? '{}') as Definition & { id: string; initial: string };
+    const leaves = (states: Record<string, Definition>): string[] => Object.entries(states).flatMap(([name, node]) => (node.states ? leaves(node.states) : [name]));
     expect(definition.id).toBe('react');
     expect(definition.initial).toBe(ReactState.Starting);
-    expect(Object.keys(definition.states).sort()).toEqual(Object.values(ReactState).sort());
+    expect(leaves(definition.states ?? {}).sort()).toEqual(Object.values(ReactState).sort());
     const transport = messages.find((m) => m.type === '@xstate.actor' && m.sessionId === `${traceId}/transport`);
     expect(transport?.parentId).toBe(traceId);
     expect(messages.indexOf(root!)).toBe(0);

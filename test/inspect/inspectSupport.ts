@@ -11,7 +11,7 @@ import { isTerminal, type AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
 import { runSteps } from '../../src/machines/runSteps.js';
 import { reactMachineDefinition } from '../../src/inspect/index.js';
-import { ReactState } from '../../src/machines/reactState.js';
+import { ReactState, stateValueOf } from '../../src/machines/reactState.js';
 import { CLI, REPO_ROOT } from '../support/cli.js';
 
 /** The flow the inspector tests run: order-status, with its scripted model. */
@@ -26,7 +26,8 @@ export const ORDER_STATUS_STATES = [
   // The final answer ends the run through concluding, which records the ending.
   ReactState.Concluding,
   ReactState.Done,
-];
+  // As the snapshots hold them: concluding inside its parent state, { ending: 'concluding' }.
+].map(stateValueOf);
 
 /** Checks the messages are exactly the replay of `events`: actor, then event + snapshot per event, in order. */
 export function expectReplayOf(messages: readonly WireMessage[], events: readonly AgentEvent[]): void {
@@ -50,7 +51,7 @@ export function expectReplayOf(messages: readonly WireMessage[], events: readonl
     expect(sent?.createdAt).toBe(String(Date.parse(step.event.time)));
     expect(snapshot?.type).toBe('@xstate.snapshot');
     expect(snapshot?.event?.seq).toBe(step.event.seq);
-    expect(snapshot?.snapshot?.value).toBe(step.state);
+    expect(snapshot?.snapshot?.value).toEqual(stateValueOf(step.state));
     expect(snapshot?.snapshot?.context).toEqual({ envelope: JSON.parse(JSON.stringify(step.envelope)) });
     expect(snapshot?.snapshot?.status).toBe(isTerminal(step.event) ? 'done' : 'active');
   });

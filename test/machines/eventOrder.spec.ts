@@ -19,25 +19,37 @@ interface Transition {
 }
 
 type RawTransition = { target?: string; guard?: string | { type: string; params?: { at?: ResumeAt } }; actions?: unknown };
-type RawState = { always?: RawTransition[]; on?: Record<string, RawTransition | RawTransition[]>; type?: string };
+type RawState = { always?: RawTransition[]; on?: Record<string, RawTransition | RawTransition[]>; type?: string; states?: Record<string, RawState> };
 
-const config = reactMachine.config as unknown as { on: Record<string, RawTransition>; states: Record<string, RawState> };
+const config = reactMachine.config as unknown as RawState;
+
+/** Each leaf state (where a run can be), with the `on` of the parent states around it, nearest first, the root's last. */
+const leaves = new Map<string, { node: RawState; outer: RawState['on'][] }>();
+(function walk(states: Record<string, RawState>, outer: RawState['on'][]) {
+  for (const [name, node] of Object.entries(states)) {
+    if (node.states) walk(node.states, [node.on, ...outer]);
+    else leaves.set(name, { node, outer });
+  }
+})(config.states ?? {}, [config.on]);
 
 function transition(source: string, raw: RawTransition): Transition {
   const actions = ([] as unknown[]).concat(raw.actions ?? []).map((a) => (typeof a === 'string' ? a : (a as { type: string }).type));
   const guard = typeof raw.guard === 'string' ? { type: raw.guard } : raw.guard;
-  return { source, target: raw.target?.replace(/^\./, ''), guard, actions };
+  // A target names the state by its path (`#react.ending.concluding`): the leaf is its last part.
+  return { source, target: raw.target?.split('.').at(-1), guard, actions };
 }
 
-/** Every transition of a state, its own and the machine-wide ones it does not override. */
+/** Every transition of a state: its own, and those of the parent states around it that no nearer state overrides. */
 function transitionsOf(state: string): Transition[] {
-  const node = config.states[state] as RawState;
+  const { node, outer } = leaves.get(state) as { node: RawState; outer: RawState['on'][] };
   if (node.type === 'final') return [];
-  const own = Object.values(node.on ?? {}).flat();
-  const inherited = Object.entries(config.on)
-    .filter(([event]) => node.on?.[event] === undefined)
-    .map(([, raw]) => raw);
-  return [...(node.always ?? []), ...own, ...inherited].map((raw) => transition(state, raw)).filter((t) => t.target !== undefined);
+  const handled = new Set(Object.keys(node.on ?? {}));
+  const raws = [...(node.always ?? []), ...Object.values(node.on ?? {}).flat()];
+  for (const on of outer) {
+    for (const [event, raw] of Object.entries(on ?? {})) if (!handled.has(event)) raws.push(...[raw].flat());
+    for (const event of Object.keys(on ?? {})) handled.add(event);
+  }
+  return raws.map((raw) => transition(state, raw)).filter((t) => t.target !== undefined);
 }
 
 const eventTypes = new Set<string>(Object.values(AgentEventType));
@@ -77,7 +89,7 @@ function firstRecorded(state: string, memoryDone: boolean, seen = new Set<string
   return found;
 }
 
-const all = Object.keys(config.states).flatMap(transitionsOf);
+const all = [...leaves.keys()].flatMap(transitionsOf);
 const resumes = new Map(all.filter(isResume).map((t) => [t.guard?.params?.at as ResumeAt, t]));
 /** What may follow each event in the machine, the states it is recorded into, and what is recorded with it after it. */
 const machineFollows = new Map<string, Set<string>>();

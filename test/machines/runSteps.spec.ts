@@ -5,16 +5,20 @@ import { reactMachine } from '../../src/machines/reactMachine.js';
 import { ReactState } from '../../src/machines/reactState.js';
 import { agentConfig, answer, runScripted } from '../support/harness.js';
 
-/** Every `from → to` the machine's definition allows, root-level transitions (abort, timeout) from every state. */
+type StateNode = typeof reactMachine.root;
+/** The states a run can be in under `node`: the node itself, or its children's (a parent state's leaves). */
+const leavesOf = (node: StateNode): StateNode[] => (Object.keys(node.states).length === 0 ? [node] : Object.values(node.states).flatMap(leavesOf));
+/** `node` and every state under it, parent states included. */
+const nodesOf = (node: StateNode): StateNode[] => [node, ...Object.values(node.states).flatMap(nodesOf)];
+
+/** Every `from → to` the machine's definition allows between its leaf states, a parent's transitions (the root's abort, timeout) from each state in it. */
 function machineTransitions(): Set<string> {
   const edges = new Set<string>();
-  const states = Object.values(reactMachine.root.states);
-  for (const node of [reactMachine.root, ...states]) {
+  for (const node of nodesOf(reactMachine.root)) {
     for (const transitions of node.transitions.values()) {
       for (const transition of transitions) {
         for (const target of transition.target ?? []) {
-          const sources = node === reactMachine.root ? states : [node];
-          for (const source of sources) edges.add(`${source.key} → ${target.key}`);
+          for (const source of leavesOf(node)) edges.add(`${source.key} → ${target.key}`);
         }
       }
     }
@@ -32,7 +36,7 @@ function machineTransitions(): Set<string> {
 function macrostepTransitions(): Set<string> {
   const direct = machineTransitions();
   const transient = new Set(
-    Object.values(reactMachine.root.states)
+    leavesOf(reactMachine.root)
       .filter((node) => node.transitions.size === 0 && (node.always?.length ?? 0) > 0 && node.key !== ReactState.Starting)
       .map((node) => node.key),
   );

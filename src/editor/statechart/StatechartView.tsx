@@ -10,11 +10,14 @@ import { ANY_STATE, statechartFromMachine, transitionTaken, type StatechartTrans
 
 type StateNodeData = { label: string; final: boolean; initial: boolean; current: boolean; any: boolean };
 type StateNode = Node<StateNodeData, 'state'>;
+type ParentNode = Node<{ label: string }, 'parent'>;
 
 const graph = statechartFromMachine(reactMachine);
 
 const COLUMN_X = [0, 215, 430];
 const ROW_Y = 54;
+/** Wide enough for the longest state name and a margin either side. */
+const PARENT_WIDTH = 150;
 
 function StateNodeView({ id, data }: NodeProps<StateNode>) {
   const classes = ['sc-state'];
@@ -35,7 +38,35 @@ function StateNodeView({ id, data }: NodeProps<StateNode>) {
   );
 }
 
-const stateNodeTypes = { state: memo(StateNodeView) };
+/** A parent state (`waiting`, `ending`): a labelled box behind the states in it. */
+function ParentNodeView({ id, data }: NodeProps<ParentNode>) {
+  return (
+    <div className="sc-parent" data-testid={`statechart-parent-${id}`}>
+      {data.label}
+    </div>
+  );
+}
+
+const stateNodeTypes = { state: memo(StateNodeView), parent: memo(ParentNodeView) };
+
+/** The boxes of the parent states, around the rows and columns of the states in each. */
+const parentNodes: ParentNode[] = [...new Set(graph.states.flatMap((state) => (state.parent ? [state.parent] : [])))].map((parent) => {
+  const members = graph.states.filter((state) => state.parent === parent);
+  const x = (state: { column: number }) => COLUMN_X[state.column] ?? 0;
+  const left = Math.min(...members.map(x));
+  const top = Math.min(...members.map((state) => state.row)) * ROW_Y;
+  const bottom = Math.max(...members.map((state) => state.row)) * ROW_Y;
+  return {
+    id: parent,
+    type: 'parent',
+    position: { x: left - 10, y: top - 18 },
+    style: { width: Math.max(...members.map(x)) - left + PARENT_WIDTH, height: bottom - top + 50 },
+    data: { label: parent },
+    zIndex: -1,
+    draggable: false,
+    selectable: false,
+  };
+});
 
 const rowOf = new Map(graph.states.map((state) => [state.id, state]));
 
@@ -73,8 +104,8 @@ export interface StatechartViewProps {
 }
 
 function StatechartDiagram({ current, previous }: StatechartViewProps) {
-  const nodes = useMemo((): StateNode[] => {
-    const states = graph.states.map((state) => ({
+  const nodes = useMemo((): (StateNode | ParentNode)[] => {
+    const states: (StateNode | ParentNode)[] = graph.states.map((state) => ({
       id: state.id,
       type: 'state' as const,
       position: { x: COLUMN_X[state.column] ?? 0, y: state.row * ROW_Y },
@@ -85,16 +116,18 @@ function StatechartDiagram({ current, previous }: StatechartViewProps) {
     const anyTarget = graph.transitions.find((t) => t.source === ANY_STATE);
     const anchor = anyTarget ? graph.states.find((s) => s.id === anyTarget.target) : undefined;
     if (anchor) {
+      // Above its target, or above the box of the parent state the target is in.
+      const top = Math.min(...graph.states.filter((s) => s.id === anchor.id || (anchor.parent !== undefined && s.parent === anchor.parent)).map((s) => s.row));
       states.push({
         id: ANY_STATE,
         type: 'state',
-        position: { x: COLUMN_X[anchor.column] ?? 0, y: (anchor.row - 1.1) * ROW_Y },
+        position: { x: COLUMN_X[anchor.column] ?? 0, y: (top - 1.1) * ROW_Y - (anchor.parent === undefined ? 0 : 18) },
         data: { label: 'any state', final: false, initial: false, current: false, any: true },
         draggable: false,
         selectable: false,
       });
     }
-    return states;
+    return [...parentNodes, ...states];
   }, [current]);
   const edges = useMemo(() => {
     const taken = transitionTaken(graph, previous, current);

@@ -13,6 +13,8 @@ export interface StatechartState {
   readonly column: number;
   /** Row in the column (fractional in columns 1 and 2, placed beside their sources). */
   readonly row: number;
+  /** The parent state it is in (`waiting`, `ending`), if any: the diagram draws a box around each parent's states. */
+  readonly parent?: string;
 }
 
 /** How a transition is taken. */
@@ -63,11 +65,18 @@ function guardName(guard: unknown): string | undefined {
   return undefined;
 }
 
+/** The states a run can be in under `node`: the node itself, or its children's (a parent state's leaves). */
+function leavesOf(node: StateNodeLike): StateNodeLike[] {
+  const children = Object.values(node.states);
+  return children.length === 0 ? [node] : children.flatMap(leavesOf);
+}
+
 /**
- * The states and transitions of a flat machine (like `reactMachine`), merged by source and target,
+ * The states and transitions of a machine (like `reactMachine`), merged by source and target,
  * and laid out: the loop a run goes round in one column in the order the machine first reaches
  * it, the states that end a run in a second column and the final states in a third, each beside
- * the states that lead to it.
+ * the states that lead to it. The states drawn are those a run can be in; a parent state is the
+ * `parent` of each state in it, and its transitions are drawn from each of them.
  *
  * @example
  * ```ts
@@ -91,7 +100,13 @@ export function statechartFromMachine(machine: AnyStateMachine): StatechartGraph
   };
 
   for (const [, list] of root.transitions) for (const t of list) add(ANY_STATE, t, 'any');
-  const stateNodes = Object.values(root.states);
+  const stateNodes = leavesOf(root);
+  const parentOf = new Map<string, string>();
+  for (const parent of Object.values(root.states)) {
+    const leaves = leavesOf(parent);
+    for (const leaf of leaves) if (leaf !== parent) parentOf.set(leaf.key, parent.key);
+    for (const [, list] of parent.transitions) for (const t of list) for (const leaf of leaves) if (leaf !== parent) add(leaf.key, t, 'event');
+  }
   for (const node of stateNodes) {
     for (const [, list] of node.transitions) for (const t of list) add(node.key, t, 'event');
     for (const t of node.always ?? []) add(node.key, t, 'always');
@@ -152,7 +167,7 @@ export function statechartFromMachine(machine: AnyStateMachine): StatechartGraph
       placed.push({ id, initial: false, final: column === 2, column, row });
     }
   }
-  const states = placed;
+  const states = placed.map((state) => (parentOf.has(state.id) ? { ...state, parent: parentOf.get(state.id) } : state));
   return { machineId: machine.id, states, transitions };
 }
 
