@@ -110,7 +110,7 @@ export type ResumeAgentOptions = Pick<ExecuteOptions, 'signal' | 'onActivity' | 
      * (`{ kind: 'approval', approved, reason? }`), the result of a client tool
      * (`{ kind: 'client', result: { ok: true, output } }`), or a person's answer to the model's
      * question (`{ kind: 'human', text }`), optionally naming the call or question
-     * (`idempotencyKey`, `iteration`). Judged against the log first (`judgeAnswer`): one that does
+     * (`idempotencyKey`, `iteration`). Judged against the log first (the run host's `takeAnswer`): one that does
      * not fit is refused with its code before anything is recorded.
      */
     readonly answer?: GivenAnswer;

@@ -14,10 +14,11 @@ import { Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../nats/natsTransport.js';
 import { requireJetStream } from '../nats/jetStreamNotEnabled.js';
 import { logStatus } from '../events/resumePoint.js';
-import { beginsWait, judgeAnswer, pendingWait, waitOfEvent, type RunWait } from '../events/pendingWait.js';
+import { beginsWait, pendingWait, waitOfEvent, type RunWait } from '../events/pendingWait.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 import { reportWaiting } from './waitingReport.js';
 import { resumeRun } from '../runtime/runAgent.js';
+import { answerStillDue } from '../host/takeAnswer.js';
 import { ExitCode, exitCodeOf } from './exitCodes.js';
 import { connectFromOptions, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
@@ -179,6 +180,7 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
       const conversationId = status.started.conversationId;
       const transport = createNatsTransport(nc);
       try {
+        const answer = answerStillDue(events, orphan.answer);
         const handle = resumeRun({
           agent: status.started.agent,
           tools: status.started.tools,
@@ -188,7 +190,7 @@ export async function resumeOnCluster(options: ClusterResumeOptions): Promise<Ex
           events,
           attemptTimeoutMs: 30_000,
           // A core worker that died after taking an answer left it in the run's record.
-          ...(orphan.answer !== undefined && judgeAnswer(events, orphan.answer).ok && { answer: orphan.answer }),
+          ...(answer !== undefined && { answer }),
           onEvent: (event) => {
             if (!options.json) options.progress.onEvent(event);
           },

@@ -4,6 +4,8 @@ import type { RunWait, WaitAnswer } from '../events/pendingWait.js';
 import { resumeRun } from '../runtime/runAgent.js';
 import type { RunEnvironment, RunHandle, RunResult } from '../runtime/runSession.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
+import { systemClock } from '../runtime/clock.js';
+import { takeAnswer } from './takeAnswer.js';
 
 /**
  * Options of {@link answerWaitingRun}: the run's environment (its log is read from `store`), which run, and the answer.
@@ -21,17 +23,22 @@ export interface AnswerWaitingRunOptions extends RunEnvironment {
 
 /**
  * Answers a run that waits for an answer from outside, and runs it on: reads its log from
- * `store`, checks that the answer fits the wait the log ends in, resumes the run into its wait
- * (recording `run.resumed`), and hands it the answer, which the statechart records
- * (`tool.approved`, `tool.denied`, `tool.completed`, or the wait's expiry). The run goes on until it
- * ends or waits again; {@link settleRun} tells which.
+ * `store`, takes the answer through the run host ({@link takeAnswer}: it must fit the wait the log
+ * ends in), resumes the run into its wait (recording `run.resumed`), and hands it the answer, which
+ * the statechart records (`tool.approved`, `tool.denied`, `tool.completed`, `human.answered`, or the
+ * wait's expiry). The run goes on until it ends or waits again; {@link settleRun} tells which.
+ *
+ * An answer past the wait's deadline is not taken: the run takes the wait's expiry instead and
+ * ends blocked (`wait_expired`), and once it has, the call rejects with `WAIT_EXPIRED`, as
+ * `redflow serve`'s answer routes refuse it (409) after ending the run so.
  *
  * Exactly one answer per wait within one store writer: the check and the resume read the same log,
  * and a second answer finds the wait answered (`WAIT_ALREADY_ANSWERED`). Between processes, the
  * store keeps a second writer out (a JSONL log's lock; on a cluster, the run's record).
  *
  * @throws RedflowError `LOG_NOT_FOUND` for an unknown run, the first problem of a damaged log,
- *   `RUN_ALREADY_FINISHED`, `RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`, `WAIT_ANSWER_MISMATCH`.
+ *   `RUN_ALREADY_FINISHED`, `RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`, `WAIT_ANSWER_MISMATCH`;
+ *   `WAIT_EXPIRED` for an answer past the deadline (the run has then ended blocked).
  * @example
  * ```ts
  * const handle = await answerWaitingRun({ ...environment, traceId, answer: { kind: 'client', result: { ok: true, output: { temp: 21 } } } });
@@ -47,7 +54,16 @@ export async function answerWaitingRun(options: AnswerWaitingRunOptions): Promis
     );
   }
   if (events.length === 0) throw new RedflowError(errorInfo(ErrorCode.LOG_NOT_FOUND, `no events for run ${options.traceId}`));
-  return resumeRun({ ...options, events });
+  const taken = await takeAnswer(options.traceId, options.answer, {
+    read: async () => events,
+    resume: (run) => resumeRun({ ...options, events: run.events, answer: run.answer }),
+    now: () => (options.clock ?? systemClock).now(),
+  });
+  const { resumed, late } = taken as NonNullable<typeof taken>;
+  if (late === undefined) return resumed;
+  // Refused once the run has taken the expiry: its log says how it ended when the caller looks.
+  await resumed.result.catch(() => undefined);
+  throw late;
 }
 
 /**

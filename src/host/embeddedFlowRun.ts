@@ -8,7 +8,7 @@ import { openJsonlEventStore, readJsonlLog, type JsonlFsyncMode } from '../event
 import { readResumableLog } from '../runtime/resumableLog.js';
 import type { LogProblem } from '../events/eventStore.js';
 import { logStatus } from '../events/resumePoint.js';
-import { judgeAnswer, type WaitAnswer } from '../events/pendingWait.js';
+import type { WaitAnswer } from '../events/pendingWait.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
@@ -18,9 +18,10 @@ import { buildFlowActors, type FlowActors } from '../runtime/flowActors.js';
 import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
 import { resumeRun, startRun } from '../runtime/runAgent.js';
 import type { RunHandle, RunMemory, RunResult } from '../runtime/runSession.js';
-import type { Clock } from '../runtime/clock.js';
+import { systemClock, type Clock } from '../runtime/clock.js';
 import { randomIds, type IdSource } from '../runtime/ids.js';
 import { admitRun } from './admission.js';
+import { takeAnswer } from './takeAnswer.js';
 import { embeddedSubagents } from '../runtime/embeddedSubagents.js';
 import type { SubagentHost } from '../runtime/subagentTool.js';
 
@@ -194,51 +195,76 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
   const read = await readResumableLog(logPath);
   const { repaired } = read;
   const status = logStatus(read.events);
-  // An answer that does not fit is refused before any flow is loaded (and again under the lock).
-  if (options.answer !== undefined) {
-    const verdict = judgeAnswer(read.events, options.answer);
-    if (!verdict.ok) throw new RedflowError(verdict.error);
-  }
-  const flowPath = options.flowPath ?? status.started.flow?.path;
-  if (!flowPath) {
-    throw new RedflowError(
-      errorInfo(ErrorCode.CLI_USAGE, 'the log does not say which flow it ran', { hint: 'give the flow with --flow <file>' }),
-    );
-  }
-  const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
-  const actors = await buildFlowActors(flow, {
-    baseDir,
-    ...optional('allowFiles', options.allowFiles),
-    ...optional('env', options.env),
-    ...optional('script', options.script),
-    ...optional('modelApiKey', options.modelApiKey),
-    subagents: subagentsOf(options, path.dirname(logPath)),
-  });
-  const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync));
-  const served = serve(actors, flow);
-  followChunks(served, (read.events[0] as AgentEvent).traceId, options.onChunk);
-  const conversationId = status.started.conversationId;
-  const memory = runMemory(served, actors, conversationId);
-  // The log decides what the agent is: its config and tools as recorded when the run started.
-  let handle: RunHandle;
-  try {
-    // With the lock held, the log is what it is: another process may have answered the wait first.
-    const events = options.answer === undefined ? read.events : (await readJsonlLog(logPath)).events;
-    handle = resumeRun({
-      ...environment(options, served, status.started.agent, status.started.tools),
-      ...(actors.contextBudget && { contextBudget: actors.contextBudget }),
-      store,
-      events,
-      ...(memory && { memory }),
-      ...(options.answer !== undefined && { answer: options.answer }),
+  const traceId = (read.events[0] as AgentEvent).traceId;
+  // What the run goes on with: its flow's actors, and its log opened for writing (held locked).
+  const open = async () => {
+    const flowPath = options.flowPath ?? status.started.flow?.path;
+    if (!flowPath) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.CLI_USAGE, 'the log does not say which flow it ran', { hint: 'give the flow with --flow <file>' }),
+      );
+    }
+    const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
+    const actors = await buildFlowActors(flow, {
+      baseDir,
+      ...optional('allowFiles', options.allowFiles),
+      ...optional('env', options.env),
+      ...optional('script', options.script),
+      ...optional('modelApiKey', options.modelApiKey),
+      subagents: subagentsOf(options, path.dirname(logPath)),
     });
-  } catch (error) {
-    await store.close();
-    await served.close();
-    await actors.close();
-    throw error;
-  }
-  return embeddedRun(handle, logPath, warnings, served, store.close, actors.close, repaired);
+    const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync)).catch(async (error: unknown) => {
+      await actors.close();
+      throw error;
+    });
+    const served = serve(actors, flow);
+    followChunks(served, traceId, options.onChunk);
+    const close = async () => {
+      await store.close();
+      await served.close();
+      await actors.close();
+    };
+    return { actors, store, served, warnings, close };
+  };
+  // The log decides what the agent is: its config and tools as recorded when the run started.
+  const resume = async (opened: Awaited<ReturnType<typeof open>>, events: readonly AgentEvent[], answer: WaitAnswer | undefined): Promise<EmbeddedRun> => {
+    const { actors, store, served, warnings, close } = opened;
+    const memory = runMemory(served, actors, status.started.conversationId);
+    let handle: RunHandle;
+    try {
+      handle = resumeRun({
+        ...environment(options, served, status.started.agent, status.started.tools),
+        ...(actors.contextBudget && { contextBudget: actors.contextBudget }),
+        store,
+        events,
+        ...(memory && { memory }),
+        ...(answer !== undefined && { answer }),
+      });
+    } catch (error) {
+      await close();
+      throw error;
+    }
+    return embeddedRun(handle, logPath, warnings, served, store.close, actors.close, repaired);
+  };
+  if (options.answer === undefined) return resume(await open(), read.events, undefined);
+  // The run host's answer, with the log's lock as the run's ownership: judged before any flow is
+  // loaded, and again once the lock is held (another process may have answered the wait first).
+  // One past the wait's deadline is its expiry: the run ends blocked with WAIT_EXPIRED, which the
+  // outcome says, so `taken.late` adds nothing here.
+  let opened: Awaited<ReturnType<typeof open>> | undefined;
+  const taken = await takeAnswer(traceId, options.answer, {
+    read: async () => read.events,
+    ownership: {
+      take: async () => {
+        opened = await open();
+        return { events: (await readJsonlLog(logPath)).events };
+      },
+      release: async () => opened?.close(),
+    },
+    resume: (run) => resume(opened as NonNullable<typeof opened>, run.events, run.answer),
+    now: () => (options.clock ?? systemClock).now(),
+  });
+  return (taken as NonNullable<typeof taken>).resumed;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { judgeAnswer as judgeAnswerOf, pendingWait, type WaitAnswer } from '../events/pendingWait.js';
-import { takeAnswer, type AnswerPorts } from './takeAnswer.js';
+import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { refusalOf, takeAnswer, type AnswerPorts } from './takeAnswer.js';
 
 /** The ports and wording a {@link RunHost} works with. */
 export interface RunHostOptions extends AnswerPorts<unknown> {
@@ -79,7 +79,7 @@ export class RunHost {
     const live = await this.options.underWay?.(traceId);
     if (live !== undefined || this.answering.has(traceId)) {
       // Under way here: the answer may not fit at all, or the wait's answer is being taken now.
-      const verdict = live === undefined ? undefined : judgeLive(live, answer);
+      const verdict = live === undefined ? undefined : refusalOf(live, answer);
       if (verdict !== undefined) throw verdict;
       throw new RedflowError(
         errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is taking an answer to its wait already; a wait takes one answer`, {
@@ -176,10 +176,4 @@ export class RunHost {
     timer.unref?.();
     this.timers.set(traceId, timer);
   }
-}
-
-/** The refusal of an answer that does not fit a run under way, if it does not. */
-function judgeLive(events: readonly AgentEvent[], answer: WaitAnswer): RedflowError | undefined {
-  const verdict = judgeAnswerOf(events, answer);
-  return verdict.ok ? undefined : new RedflowError(verdict.error);
 }

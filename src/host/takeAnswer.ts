@@ -86,3 +86,34 @@ export async function takeAnswer<R>(traceId: string, answer: WaitAnswer, ports: 
   );
   return { resumed, wait: verdict.wait, late: expired };
 }
+
+/**
+ * The refusal of an answer that does not fit the run's log (`judgeAnswer`'s error), if it does not:
+ * the run host's word on an answer to a run under way, whose log it does not resume from.
+ *
+ * @example
+ * ```ts
+ * const refused = refusalOf(events, { kind: 'approval', approved: true });
+ * if (refused) throw refused; // RUN_NOT_WAITING, WAIT_ANSWER_MISMATCH, …
+ * ```
+ */
+export function refusalOf(events: readonly AgentEvent[], answer: WaitAnswer): RedflowError | undefined {
+  const verdict = judgeAnswer(events, answer);
+  return verdict.ok ? undefined : new RedflowError(verdict.error);
+}
+
+/**
+ * The answer a host took before it died (a cluster keeps it in the run's record), if the run still
+ * has to take it: `undefined` once its log has it, or when it no longer fits (the run then parks
+ * again). Taken already, it is not judged for lateness again: resuming turns it into the expiry if
+ * the wait's deadline has passed since.
+ *
+ * @example
+ * ```ts
+ * const answer = answerStillDue(events, record.answer);
+ * resumeRun({ ...environment, events, ...(answer !== undefined && { answer }) });
+ * ```
+ */
+export function answerStillDue(events: readonly AgentEvent[], answer: WaitAnswer | undefined): WaitAnswer | undefined {
+  return answer !== undefined && judgeAnswer(events, answer).ok ? answer : undefined;
+}

@@ -96,6 +96,9 @@ export function resumeRun(options: ResumeRunOptions): RunHandle {
   const status = logStatus(options.events);
   const traceId = status.started === undefined ? '' : (options.events[0] as AgentEvent).traceId;
   const lastSeq = (options.events[options.events.length - 1] as AgentEvent).seq;
+  // A safety net: hosts take answers through the run host (host/takeAnswer.ts), which judges them
+  // and turns a late one into the expiry; a resume whose answer does not fit its log is refused here
+  // all the same, and a wait past its deadline expires whoever resumes it.
   if (options.answer !== undefined) {
     const verdict = judgeAnswer(options.events, options.answer);
     if (!verdict.ok) throw new RedflowError(verdict.error);

@@ -3,6 +3,7 @@ import { ApiError, ErrorCode, errorInfo, type ErrorInfo, RedflowError } from '..
 import type { AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import { createRunPathCheck } from '../events/runPath.js';
+import { logStatus } from '../events/resumePoint.js';
 import type { StepLogs } from './stepLogs.js';
 import type { ModelActor } from '../actors/model.js';
 import type { ToolResult } from '../actors/tool.js';
@@ -173,6 +174,19 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
       if (settled.kind !== 'waiting' || settled.wait.kind !== 'human') return settled;
       return settleRun(await answerWaitingRun({ ...environment, traceId, answer: { kind: 'expire' } }));
     };
+    // The client's result for the call the run waits on. One past the wait's deadline is refused
+    // (WAIT_EXPIRED) once the run has ended blocked (wait_expired): the step reports the run so.
+    const answerCall = async (idempotencyKey: string, observation: ClientObservation): Promise<RunSettlement> => {
+      try {
+        return await settle(await answerWaitingRun({ ...environment, traceId, answer: { kind: 'client', idempotencyKey, result: toolResult(observation) } }));
+      } catch (error) {
+        if (!(error instanceof RedflowError && error.code === ErrorCode.WAIT_EXPIRED)) throw error;
+        const { events } = await store.read(traceId);
+        const ended = logStatus(events);
+        if (ended.kind !== 'finished') throw error;
+        return { kind: 'ended', traceId, outcome: ended.outcome, envelope: ended.envelope, lastSeq: (events.at(-1) as AgentEvent).seq };
+      }
+    };
     if (!step.exists) {
       const context = await gatherStepContext(request, step.options.workspace === undefined ? {} : { root: step.options.workspace });
       const fitted = budget === undefined ? context : fitStepContext(context, Math.floor(budget.maxTokens / 2), budget.countTokens);
@@ -205,7 +219,7 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
       for (let behind = position.calls.length; match.kind === 'ahead' && behind > 0; behind -= 1) {
         replaying = match.next;
         try {
-          await settle(await answerWaitingRun({ ...environment, traceId, answer: { kind: 'client', idempotencyKey: match.idempotencyKey, result: toolResult(match.observation) } }));
+          await answerCall(match.idempotencyKey, match.observation);
         } finally {
           replaying = undefined;
         }
@@ -215,13 +229,7 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
       }
       if (match.kind === 'conflict') throw new ApiError(match.error);
       if (match.kind === 'answers') {
-        settlement = await settle(
-          await answerWaitingRun({
-            ...environment,
-            traceId,
-            answer: { kind: 'client', idempotencyKey: match.idempotencyKey, result: toolResult(match.observation) },
-          }),
-        );
+        settlement = await answerCall(match.idempotencyKey, match.observation);
         return respond(step, settlement.envelope, (await store.read(traceId)).events, known, lastAnswer);
       }
       return respond(step, envelope, events, known, undefined);

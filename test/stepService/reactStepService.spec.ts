@@ -6,7 +6,7 @@ import type { ModelActor, ModelRequest } from '../../src/actors/model.js';
 import { validators } from '../../src/contracts/schemas.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { ApiError, ErrorCode } from '../../src/errors.js';
-import { createSteppingClock } from '../../src/runtime/clock.js';
+import { createSteppingClock, systemClock } from '../../src/runtime/clock.js';
 import { createStepService } from '../../src/stepService/reactStepService.js';
 import { jsonlStepLogs } from '../../src/stepService/stepLogs.js';
 import type { ReactStepRequest } from '../../src/stepService/reactStepTypes.js';
@@ -85,6 +85,21 @@ describe('the step service', () => {
     expect((await readJsonlLog(path.join(runsDir, 'sess-1-q1.jsonl'))).events.map((event) => event.type)).toEqual([
       'run.started', 'model.requested', 'model.answered', 'tool.requested', 'run.resumed', 'tool.completed', 'model.requested', 'model.answered', 'run.completed',
     ]);
+  });
+
+  it('answers a step whose observation came past the wait\'s deadline with the run as it ended: blocked, wait_expired, the model not asked again', async () => {
+    const { model, calls } = recordingModel(['Action: code_search(query="auth")', 'Final Answer: never asked']);
+    let now = Date.parse('2026-01-01T00:00:00Z');
+    const service = createStepService({ logs: jsonlStepLogs(runsDir), models: new Map([['gpt-4o', model]]), clock: { ...systemClock, now: () => now } });
+    const step1 = await service.step(first());
+    now += 366 * 24 * 60 * 60 * 1000;
+    const step2 = await service.step(
+      first({ user_query: '', conversation_history: [...step1.updated_conversation_history, { role: 'tool_observation', content: 'too late', toolResult: { success: true, result: 'x' } }], max_iterations_left: 2 }),
+    );
+    expect(validators.reactStepResponse(step2), JSON.stringify(validators.reactStepResponse.errors)).toBe(true);
+    expect(calls).toHaveLength(1);
+    const { events } = await readJsonlLog(path.join(runsDir, 'sess-1-q1.jsonl'));
+    expect(events.at(-1)).toMatchObject({ type: 'run.failed', data: { outcome: { status: 'blocked', reason: 'wait_expired' } } });
   });
 
   it('answers a retried step again without calling the model, and refuses a history that disagrees with the log', async () => {

@@ -12,8 +12,9 @@ import { openJetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
 import type { EventStore } from '../../events/eventStore.js';
 import { logStatus } from '../../events/resumePoint.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
-import { judgeAnswer, pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
+import { pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
 import { RunHost } from '../../host/runHost.js';
+import { answerStillDue } from '../../host/takeAnswer.js';
 import { isRunWaiting } from '../../runtime/runWaitingError.js';
 import { loadValidFlow } from '../../flows/loadValidFlow.js';
 import { planRun } from '../../runtime/runPlan.js';
@@ -472,7 +473,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       }
       // A worker that died after taking an answer left it in the record: the run takes it, unless
       // the log has it already (or the answer no longer fits; then the run parks again).
-      const answer = record.answer !== undefined && judgeAnswer(events, record.answer).ok ? record.answer : undefined;
+      const answer = answerStillDue(events, record.answer);
       resumeOwned(record.traceId, events, record, answer);
       log(`run ${record.traceId} taken over after event ${events.length}`);
     } catch (error) {
