@@ -17,7 +17,7 @@
  */
 
 export { runFlowFile, resumeFromLog } from './host/embeddedFlowRun.js';
-export { startRun } from './host/startRun.js';
+export { startRun } from './host/admission.js';
 export { resumeRun } from './runtime/runAgent.js';
 export type { StartRunOptions, ResumeRunOptions, RunHandle, RunResult, RunEnvironment } from './runtime/runAgent.js';
 export { answerWaitingRun, settleRun } from './host/answerWaitingRun.js';

@@ -5,7 +5,7 @@ import type { WaitKind } from './waits.js';
  * The one "which event may follow which" table of a run's log, and where a run whose log ends with
  * each event picks up. The statechart records one event per step, so this is its transitions as
  * seen in the log: `runPath` checks a log against it, `logStatus` resumes from it, the machine's
- * `starting` state and `stateAfter` (src/machines/resumeTable.ts) read it, and a test walks the
+ * `starting` state and `stateAfter` (src/machines/reactState.ts) read it, and a test walks the
  * machine's definition to keep the two equal (test/machines/eventOrder.spec.ts). Pure data.
  */
 

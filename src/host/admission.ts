@@ -3,6 +3,8 @@ import type { ContextBudget } from '../machines/contextBudget.js';
 import { systemPromptFor } from '../machines/prompt.js';
 import { checkFitsBudget } from '../runtime/contextBudgetFor.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
+import { startRun as startAdmittedRun, type StartRunOptions } from '../runtime/runAgent.js';
+import type { RunHandle } from '../runtime/runSession.js';
 
 /** What {@link admitRun} checks a run's start against. */
 export interface AdmissionRequest {
@@ -41,4 +43,22 @@ export function admitRun(request: AdmissionRequest): void {
   if (request.contextBudget === undefined) return;
   const input = typeof request.input === 'string' ? request.input : (JSON.stringify(request.input) ?? 'null');
   checkFitsBudget([systemPromptFor(request.tools, request.agent), input], request.contextBudget);
+}
+
+/**
+ * Starts a run as a library caller does: admits it ({@link admitRun}: the input's limits and the
+ * model's window), then runs the REACT statechart with its actors reached over `transport`,
+ * appending every transition to `store`.
+ *
+ * @throws RedflowError `RUN_INPUT_TOO_DEEP`, `RUN_INPUT_TOO_LARGE`, `CONTEXT_BUDGET_EXCEEDED`
+ *   (nothing is recorded).
+ * @example
+ * ```ts
+ * const run = startRun({ agent, tools, transport, subjects, store, input: 'Where is order A-1?' });
+ * const { outcome, envelope } = await run.result;
+ * ```
+ */
+export function startRun(options: StartRunOptions): RunHandle {
+  admitRun({ input: options.input, agent: options.agent, tools: options.tools, ...(options.contextBudget !== undefined && { contextBudget: options.contextBudget }) });
+  return startAdmittedRun(options);
 }

@@ -3,7 +3,7 @@ import { systemPromptFor } from './prompt.js';
 import { reactSetup } from './reactSetup.js';
 import type { TransportActorInput } from './reactTypes.js';
 import { GROUP_OF, ReactState, ReactStateGroup } from './reactState.js';
-import { RESUME_ENTRY, RESUME_POINTS } from './resumeTable.js';
+import { RESUME_ENTRY, RESUME_POINTS } from './reactState.js';
 
 export { ReactState } from './reactState.js';
 
@@ -84,7 +84,7 @@ export const reactMachine = reactSetup.createMachine({
     [ReactState.Starting]: {
       always: [
         { guard: 'startsNewRun', target: to(ReactState.AwaitingModel), actions: ['recordRunStarted', 'recordModelRequested'] },
-        // A resumed run enters the state its log ends in (src/machines/resumeTable.ts).
+        // A resumed run enters the state its log ends in (src/machines/reactState.ts).
         ...resumeTransitions(),
       ],
     },

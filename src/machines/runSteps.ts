@@ -2,9 +2,9 @@ import type { AgentEnvelope } from '../contracts/schema-types.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import type { ReactState } from './reactState.js';
-import { stateAfter } from './resumeTable.js';
+import { stateAfter } from './reactState.js';
 
-export { stateAfter } from './resumeTable.js';
+export { stateAfter } from './reactState.js';
 
 /** One step of a run as read back from its log: the event, the state after it, the envelope after it. */
 export interface RunStep {

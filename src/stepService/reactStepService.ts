@@ -11,7 +11,7 @@ import { answerWaitingRun, settleRun, type RunSettlement } from '../host/answerW
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { serveActors } from '../runtime/embeddedActors.js';
 import type { RunHandle } from '../runtime/runSession.js';
-import { startRun } from '../host/startRun.js';
+import { startRun } from '../host/admission.js';
 import { DEFAULT_ANSWER_RESERVE, budgetOf } from '../runtime/contextBudgetFor.js';
 import { limitToolResult } from '../runtime/dataLimits.js';
 import { redactReply } from '../runtime/redactReply.js';

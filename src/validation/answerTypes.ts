@@ -13,9 +13,6 @@ export interface AnswerLimits {
   readonly maxDepth: number;
 }
 
-/** The default {@link AnswerLimits}. */
-export const defaultAnswerLimits: AnswerLimits = { maxChars: 1_000_000, maxDepth: 64 };
-
 /** A compiled schema check: ajv's validate function shape. */
 export interface SchemaCheck {
   (value: unknown): boolean;

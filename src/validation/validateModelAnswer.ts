@@ -3,9 +3,12 @@ import type { ModelResponse } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { scanJsonText } from './scanJsonText.js';
 import { looksLikeJson, validateTextAnswer } from './validateTextAnswer.js';
-import type { AnswerPosition, AnswerRules, AnswerValidation, OutputVerdict } from './answerTypes.js';
+import type { AnswerLimits, AnswerPosition, AnswerRules, AnswerValidation, OutputVerdict } from './answerTypes.js';
 
-export { defaultAnswerLimits, type AnswerLimits, type AnswerPosition, type AnswerRules, type AnswerValidation, type OutputVerdict, type SchemaCheck } from './answerTypes.js';
+/** The default {@link AnswerLimits}. */
+export const defaultAnswerLimits: AnswerLimits = { maxChars: 1_000_000, maxDepth: 64 };
+
+export type { AnswerLimits, AnswerPosition, AnswerRules, AnswerValidation, OutputVerdict, SchemaCheck } from './answerTypes.js';
 
 /** The actions a model may answer with. */
 const ACTIONS: ReadonlySet<unknown> = new Set(['tool', 'final', 'escalate', 'request_info', 'delegate']);

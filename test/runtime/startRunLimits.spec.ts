@@ -3,7 +3,7 @@ import { ErrorCode } from '../../src/errors.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
-import { startRun } from '../../src/host/startRun.js';
+import { startRun } from '../../src/host/admission.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 
 describe('startRun, called as a library', () => {
