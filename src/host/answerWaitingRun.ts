@@ -53,7 +53,7 @@ export async function answerWaitingRun(options: AnswerWaitingRunOptions): Promis
       errorInfo(damage.code, `run ${options.traceId}: ${damage.message}`, { hint: 'the log is damaged and cannot be trusted to resume from' }),
     );
   }
-  if (events.length === 0) throw new RedflowError(errorInfo(ErrorCode.LOG_NOT_FOUND, `no events for run ${options.traceId}`));
+  if (events.length === 0) throw new RedflowError(errorInfo(ErrorCode.LOG_NOT_FOUND, `no events for run ${options.traceId}`, { hint: 'check the trace id, and that `store` is the one the run was started with' }));
   const taken = await takeAnswer(options.traceId, options.answer, {
     read: async () => events,
     resume: (run) => resumeRun({ ...options, events: run.events, answer: run.answer }),

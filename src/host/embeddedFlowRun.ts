@@ -101,14 +101,7 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
   const { flow, baseDir, warnings, flowPath } = await loadValidFlow(options.flowPath, undefined, options.allowFiles);
   const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
   const logPath = path.resolve(options.logPath ?? path.join(DEFAULT_RUNS_DIR, `${traceId}.jsonl`));
-  const actors = await buildFlowActors(flow, {
-    baseDir,
-    ...optional('allowFiles', options.allowFiles),
-    ...optional('env', options.env),
-    ...optional('script', options.script),
-    ...optional('modelApiKey', options.modelApiKey),
-    subagents: subagentsOf(options, path.dirname(logPath)),
-  });
+  const actors = await flowActorsOf(flow, baseDir, options, logPath);
   const { checkInput } = actors;
   // Admitted once, before the log exists: an input the run cannot hold leaves nothing behind.
   admitRun({
@@ -205,14 +198,7 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
       );
     }
     const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
-    const actors = await buildFlowActors(flow, {
-      baseDir,
-      ...optional('allowFiles', options.allowFiles),
-      ...optional('env', options.env),
-      ...optional('script', options.script),
-      ...optional('modelApiKey', options.modelApiKey),
-      subagents: subagentsOf(options, path.dirname(logPath)),
-    });
+    const actors = await flowActorsOf(flow, baseDir, options, logPath);
     const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync)).catch(async (error: unknown) => {
       await actors.close();
       throw error;
@@ -272,6 +258,18 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
  * take the run's environment, fsync policy, clock and subagent event listener (their own events go
  * to it too, and so do their subagents').
  */
+/** The actors of a flow run in this process: its model, tools and memory, its subagents logged beside `logPath`. */
+function flowActorsOf(flow: Parameters<typeof buildFlowActors>[0], baseDir: string, options: EmbeddedOptions & { readonly modelApiKey?: string }, logPath: string) {
+  return buildFlowActors(flow, {
+    baseDir,
+    ...optional('allowFiles', options.allowFiles),
+    ...optional('env', options.env),
+    ...optional('script', options.script),
+    ...optional('modelApiKey', options.modelApiKey),
+    subagents: subagentsOf(options, path.dirname(logPath)),
+  });
+}
+
 function subagentsOf(options: EmbeddedOptions, runsDir: string): SubagentHost {
   const inherited = {
     ...optional('env', options.env),
