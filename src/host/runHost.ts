@@ -1,16 +1,19 @@
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.js';
+import { LiveRun, type LaunchedRun, type LaunchPorts } from './liveRuns.js';
 import { refusalOf, takeAnswer, type AnswerPorts } from './takeAnswer.js';
 
 /** The ports and wording a {@link RunHost} works with. */
 export interface RunHostOptions extends AnswerPorts<unknown> {
   /**
-   * The events so far of a run under way in this process, or `undefined` when it is not: an
-   * answer to a run under way is refused (its wait is being answered, or it waits for nothing).
-   * May wait first for a run that has just logged its wait to let go of its log.
+   * Told when a run launched here parks in a wait (its log closed): the host's own timer ends the
+   * wait at its deadline unless this is given (a cluster keeps parked runs in its records instead).
    */
-  readonly underWay?: (traceId: string) => Promise<readonly AgentEvent[] | undefined> | readonly AgentEvent[] | undefined;
+  readonly onParked?: (traceId: string, error: RunWaitingError) => void | Promise<void>;
+  /** Told when a run launched here fails (not when it ends, stops or parks): for the host's log. */
+  readonly onRunError?: (traceId: string, error: unknown) => void;
   /** The refusal of an answer once the host is closing. */
   readonly closedError: () => RedflowError;
   /** Where a refused answer is told to look for what the run waits for. */
@@ -32,18 +35,21 @@ export interface RunHostOptions extends AnswerPorts<unknown> {
 const LONGEST_TIMER_MS = 2_000_000_000;
 
 /**
- * Owns the answering of a process's waiting runs, once for every host (`redflow serve`, a core
- * worker, Node-RED's agent node, `AgentExecutor`): one answer per wait, judged against the log
- * (see {@link takeAnswer}), a late one turned into the wait's expiry and refused with
- * `WAIT_EXPIRED`, and a timer per parked run that ends its wait at its deadline. Its ports are
- * the run's log (`read`), who owns the run (`ownership`: none in one process, a lease on a
- * cluster) and how the host resumes it (`resume`).
+ * Owns the life of a process's runs, once for every host (`redflow serve`, a core worker,
+ * Node-RED's agent node): the runs under way here ({@link RunHost.launch}, with their events,
+ * their abort and their end), the answer to a parked run's wait (one answer per wait, judged
+ * against the log, see {@link takeAnswer}; a late one turned into the wait's expiry and refused
+ * with `WAIT_EXPIRED`), a timer per parked run that ends its wait at its deadline, and the stop of
+ * every run when the host closes. Its ports are the run's log (`read`), who owns the run
+ * (`ownership`: none in one process, a lease on a cluster), how the host resumes it (`resume`)
+ * and the clock (`now`).
  *
  * @example
  * ```ts
  * const host = new RunHost({ read, resume, closedError: () => new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'closing')) });
- * host.park(traceId, Date.parse(wait.deadline)); // expires the wait at its deadline, unless answered first
- * await host.answer(traceId, { kind: 'approval', approved: true });
+ * await host.launch(traceId, ({ signal, record }) => launchIt({ signal, onEvent: record })); // parks it when it waits
+ * await host.answer(traceId, { kind: 'approval', approved: true }); // resumes it through `resume`
+ * await host.abort(traceId, 'no longer needed');
  * ```
  */
 export class RunHost {
@@ -54,11 +60,108 @@ export class RunHost {
   private readonly timers = new Map<string, ReturnType<typeof setTimeout>>();
   /** The deadline of each run parked here (its timer may have fired): a failed answer parks it again. */
   private readonly parked = new Map<string, number>();
+  /** The runs under way here. */
+  private readonly runs = new Map<string, LiveRun>();
   private closing = false;
-  private readonly startedAt = Date.now();
+  private readonly now: () => number;
+  private readonly startedAt: number;
 
   constructor(options: RunHostOptions) {
     this.options = options;
+    this.now = options.now ?? Date.now;
+    this.startedAt = this.now();
+  }
+
+  /** The run if it is under way here. */
+  live(traceId: string): LiveRun | undefined {
+    return this.runs.get(traceId);
+  }
+
+  /** The trace ids of the runs under way here. */
+  running(): string[] {
+    return [...this.runs.keys()];
+  }
+
+  /**
+   * Runs `launch` as a run under way here from now (with `events`, its log so far, when it
+   * resumes) until `finished` settles: its events are kept as it records them, an abort reaches
+   * it (before its handle exists through `signal`), and when it parks in a wait its deadline is
+   * kept (`onParked`). A launch that throws leaves nothing here.
+   */
+  async launch(traceId: string, launch: (ports: LaunchPorts) => LaunchedRun | Promise<LaunchedRun>, events: readonly AgentEvent[] = []): Promise<LiveRun> {
+    if (this.closing) throw this.options.closedError();
+    const run = new LiveRun(traceId, events);
+    this.runs.set(traceId, run);
+    let launched: LaunchedRun;
+    try {
+      launched = await launch({ signal: run.controller.signal, record: (event) => run.record(event), showChunk: (chunk) => run.showChunk(chunk) });
+    } catch (error) {
+      this.forget(run);
+      throw error;
+    }
+    run.handle = launched.handle;
+    if (run.controller.signal.aborted) launched.handle.abort(String(run.controller.signal.reason));
+    launched.finished
+      .catch(async (error: unknown) => {
+        if (isRunWaiting(error)) {
+          // Parked: the log holds the wait, and no memory here holds the run.
+          if (this.options.onParked) await this.options.onParked(traceId, error);
+          else this.park(traceId, Date.parse(error.wait.deadline));
+        } else if (!(error instanceof RedflowError && error.code === ErrorCode.RUN_STOPPED)) {
+          this.options.onRunError?.(traceId, error);
+        }
+      })
+      .catch((error: unknown) => this.options.onRunError?.(traceId, error))
+      .finally(() => this.forget(run));
+    return run;
+  }
+
+  /**
+   * Aborts a run: one under way here at once, one parked in its log by taking the abort as the
+   * answer to its wait. `'finished'` when it has ended, `'unknown'` when there is no such run.
+   */
+  async abort(traceId: string, reason: string): Promise<'aborting' | 'finished' | 'unknown'> {
+    const run = this.runs.get(traceId);
+    if (run?.parking === true) await run.settled;
+    else if (run !== undefined) {
+      if (run.ended) return 'finished';
+      run.abort(reason);
+      return 'aborting';
+    }
+    const events = await this.options.read(traceId);
+    if (events === undefined) return 'unknown';
+    if (pendingWait(events) === undefined) return 'finished';
+    await this.answer(traceId, { kind: 'abort', reason });
+    return 'aborting';
+  }
+
+  /**
+   * Ends every run under way here, and resolves once each has let go of its log: `abort` ends
+   * them `aborted`; without it they stop unrecorded and go on where they are resumed.
+   */
+  async endRuns(how: { readonly abort: string } | 'stop'): Promise<void> {
+    const runs = [...this.runs.values()];
+    for (const run of runs) {
+      if (how === 'stop') run.handle?.stop();
+      else if (!run.ended) run.abort(how.abort);
+    }
+    await Promise.all(runs.map((run) => run.settled));
+  }
+
+  private forget(run: LiveRun): void {
+    if (this.runs.get(run.traceId) === run) this.runs.delete(run.traceId);
+    run.finish();
+  }
+
+  /**
+   * The events of a run under way here, or `undefined`: an answer to a run under way is refused
+   * (its wait is being answered, or it waits for nothing). A run that has just logged its wait
+   * is waited for while it lets go of its log, and the answer then finds it parked.
+   */
+  private async underWay(traceId: string): Promise<readonly AgentEvent[] | undefined> {
+    const run = this.runs.get(traceId);
+    if (run?.parking === true) await run.settled;
+    return this.runs.get(traceId)?.events;
   }
 
   /** True while an answer to the run's wait is being taken here. */
@@ -76,7 +179,7 @@ export class RunHost {
    */
   async answer(traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> {
     if (this.closing) throw this.options.closedError();
-    const live = await this.options.underWay?.(traceId);
+    const live = await this.underWay(traceId);
     if (live !== undefined || this.answering.has(traceId)) {
       // Under way here: the answer may not fit at all, or the wait's answer is being taken now.
       const verdict = live === undefined ? undefined : refusalOf(live, answer);
@@ -136,11 +239,11 @@ export class RunHost {
     this.parked.set(traceId, deadline);
     const timer = setTimeout(() => {
       this.timers.delete(traceId);
-      if (Date.now() < this.beatAfter(deadline)) return this.park(traceId, deadline);
+      if (this.now() < this.beatAfter(deadline)) return this.park(traceId, deadline);
       // Taking an answer now: looked at again shortly, in case that answer does not resume the run.
       if (this.answering.has(traceId)) return this.retry(traceId, deadline);
       void this.expire(traceId);
-    }, Math.min(Math.max(0, this.beatAfter(deadline) - Date.now()), LONGEST_TIMER_MS));
+    }, Math.min(Math.max(0, this.beatAfter(deadline) - this.now()), LONGEST_TIMER_MS));
     timer.unref?.();
     this.timers.set(traceId, timer);
   }
@@ -159,7 +262,7 @@ export class RunHost {
     this.parked.delete(traceId);
   }
 
-  /** Takes no answer from now on, and ends every timer. */
+  /** Takes no answer and launches no run from now on, and ends every timer ({@link RunHost.endRuns} ends the runs). */
   close(): void {
     this.closing = true;
     for (const timer of this.timers.values()) clearTimeout(timer);

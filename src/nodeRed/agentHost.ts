@@ -3,8 +3,9 @@ import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { logStatus } from '../events/resumePoint.js';
-import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
+import type { WaitAnswer } from '../events/pendingWait.js';
 import { RunHost } from '../host/runHost.js';
+import type { LaunchedRun, LiveRun } from '../host/liveRuns.js';
 import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.js';
 import { isValidConversationId } from '../actors/memory.js';
 import { admitRun } from '../host/admission.js';
@@ -102,19 +103,6 @@ export interface AgentHost {
   recentRuns(limit: number): Promise<RecentRun[]>;
 }
 
-/** A run under way and what its end waits for. */
-interface TrackedRun {
-  readonly handle: RunHandle;
-  /** Its events so far (from its log when it was resumed), in seq order. */
-  readonly events: AgentEvent[];
-  /** The configuration whose actors it uses. */
-  readonly generation: Generation;
-  lastType: string | undefined;
-  readonly onEvent: Set<() => void>;
-  /** Resolves once the run has ended (or stopped) and its log is closed. */
-  ended?: Promise<void>;
-}
-
 /**
  * Starts the runtime of an agent node: checks its wiring as a Redflow flow (a red status with the
  * code and reason when it is wrong), builds and serves its actors, and continues the runs its
@@ -149,12 +137,6 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     node.status(problemStatus(`${info.code}: ${info.message}`));
     node.error(withHint({ code: info.code, message: `the runs' log cannot be opened: ${info.message}`, ...(info.hint !== undefined && { hint: info.hint }) }));
   });
-  const runs = new Map<string, TrackedRun>();
-  /**
-   * Runs whose ending is being settled (the answer sent, the log not yet closed): a stop waits for
-   * them too, or the agent that replaces this one would find their logs still locked.
-   */
-  const settling = new Map<string, Promise<void>>();
   /**
    * While the runs a previous life left unfinished are looked for: the runs this agent started or
    * answered meanwhile. The look lists the log's runs as it goes (a long stream takes a while), so
@@ -188,32 +170,24 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
   };
   RED.events?.on('flows:started', onFlowsStarted);
 
-  function track(handle: RunHandle, used: Generation, events: AgentEvent[]): TrackedRun {
-    const run: TrackedRun = { handle, events, generation: used, lastType: events.at(-1)?.type, onEvent: new Set() };
-    used.users += 1;
-    runs.set(handle.traceId, run);
-    return run;
-  }
-
-  /** Keeps each event of the run in `events` (given to {@link track}) and tells who waits for one. */
-  function eventHandler(traceId: string, debug: boolean, events: AgentEvent[]): (event: AgentEvent) => void {
+  /** Shows each event of the run (its status, the debug sidebar); the host keeps it first. */
+  function eventHandler(debug: boolean, record: (event: AgentEvent) => void): (event: AgentEvent) => void {
     return (event) => {
-      const last = events.at(-1);
-      if (last === undefined || event.seq > last.seq) events.push(event);
-      const run = runs.get(traceId);
-      if (run !== undefined) {
-        run.lastType = event.type;
-        for (const notify of [...run.onEvent]) notify();
-      }
-      if (event.type !== 'run.completed' && event.type !== 'run.failed' && !closing) node.status(runningStatus(event, runs.size));
+      record(event);
+      if (event.type !== 'run.completed' && event.type !== 'run.failed' && !closing) node.status(runningStatus(event, host.running().length));
       if (debug) showInDebugSidebar(RED, node, event);
     };
   }
 
-  /** Sends the run's answer once it has ended, and closes its log. */
-  function settle(run: TrackedRun, log: RunLog, msg: NodeRedMessage, send: SendFunction, done: DoneFunction, resumed: boolean): void {
+  /**
+   * Hands the host a run under way with the configuration `used`: what it settles into sends the
+   * run's answer once it has ended, and closes its log (a run that parks rejects, so the host
+   * keeps its deadline once its log is closed).
+   */
+  function launched(handle: RunHandle, used: Generation, log: RunLog, msg: NodeRedMessage, send: SendFunction, done: DoneFunction, resumed: boolean): LaunchedRun {
+    used.users += 1;
     let waiting: RunWaitingError | undefined;
-    run.ended = run.handle.result
+    const finished = handle.result
       .then(
         (result: RunResult) => {
           if (closing) return done();
@@ -246,26 +220,18 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
         },
       )
       .finally(async () => {
-        runs.delete(run.handle.traceId);
-        for (const notify of [...run.onEvent]) notify();
         await log.close().catch(() => undefined);
-        // Parked, its log closed: an answer may take it from now on.
-        if (waiting !== undefined && !closing) {
-          node.status({ fill: 'yellow', shape: 'ring', text: `waiting: ${waiting.wait.kind} · #${waiting.wait.iteration}` });
-          host.park(waiting.traceId, Date.parse(waiting.wait.deadline));
-        }
-        run.generation.users -= 1;
-        if (!closing) await releaseGeneration(run.generation);
+        if (waiting !== undefined && !closing) node.status({ fill: 'yellow', shape: 'ring', text: `waiting: ${waiting.wait.kind} · #${waiting.wait.iteration}` });
+        used.users -= 1;
+        if (!closing) await releaseGeneration(used);
+        // Parked, its log closed: the host takes an answer from now on.
+        if (waiting !== undefined) throw waiting;
       });
-    const ended = run.ended;
-    const traceId = run.handle.traceId;
-    settling.set(traceId, ended);
-    void ended.finally(() => {
-      if (settling.get(traceId) === ended) settling.delete(traceId);
-    });
+    return { handle, finished };
   }
 
-  async function startOne(msg: NodeRedMessage, send: SendFunction, done: DoneFunction, request: AgentRunRequest): Promise<TrackedRun> {
+  /** Starts a run of the request; resolves with the run under way here and its result. */
+  async function startOne(msg: NodeRedMessage, send: SendFunction, done: DoneFunction, request: AgentRunRequest): Promise<{ run: LiveRun; result: Promise<RunResult> }> {
     const used = generation;
     const ready = await used.actors;
     if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the agent is stopping'));
@@ -294,30 +260,30 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     const traceId = randomIds.traceId();
     takenWhileResuming?.add(traceId);
     const log = await (await logs).create(traceId);
-    const store = log.store;
-    const events: AgentEvent[] = [];
-    let handle: RunHandle;
+    let result!: Promise<RunResult>;
     try {
-      handle = startRun({
-        agent: ready.agent,
-        tools: ready.tools,
-        transport: ready.transport,
-        subjects: ready.subjects,
-        store,
-        input,
-        traceId,
-        flow: { id: node.id },
-        ...(memory !== undefined && { memory }),
-        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
-        onEvent: eventHandler(traceId, ready.agent.debug === true, events),
+      const run = await host.launch(traceId, ({ record }) => {
+        const handle = startRun({
+          agent: ready.agent,
+          tools: ready.tools,
+          transport: ready.transport,
+          subjects: ready.subjects,
+          store: log.store,
+          input,
+          traceId,
+          flow: { id: node.id },
+          ...(memory !== undefined && { memory }),
+          ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+          onEvent: eventHandler(ready.agent.debug === true, record),
+        });
+        result = handle.result;
+        return launched(handle, used, log, msg, send, done, false);
       });
+      return { run, result };
     } catch (error) {
       await log.close();
       throw error;
     }
-    const run = track(handle, used, events);
-    settle(run, log, msg, send, done, false);
-    return run;
   }
 
   async function resumeUnfinished(ready: AgentActors, used: Generation): Promise<void> {
@@ -336,7 +302,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
           continue;
         }
         try {
-          resumeOne(ready, used, run);
+          await resumeOne(ready, used, run);
         } catch (error) {
           await run.log.close();
           report(run.log.logPath ?? run.traceId, error);
@@ -349,24 +315,30 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     }
   }
 
-  function resumeOne(ready: AgentActors, used: Generation, run: UnfinishedRun, answer?: WaitAnswer): void {
+  /** Resumes a run from its log here (with the answer to its wait, when it has one); its log is closed only once it is launched. */
+  async function resumeOne(ready: AgentActors, used: Generation, run: UnfinishedRun, answer?: WaitAnswer): Promise<void> {
     const status = logStatus(run.events);
     if (status.kind === 'finished') return;
     const memory = runMemory(ready, status.started.conversationId);
-    const events = [...run.events];
-    const handle = resumeRun({
-      // The log decides what the agent is: its config and tools as recorded when the run started.
-      agent: status.started.agent,
-      tools: status.started.tools,
-      transport: ready.transport,
-      subjects: ready.subjects,
-      store: run.log.store,
-      events: run.events,
-      ...(answer !== undefined && { answer }),
-      ...(memory !== undefined && { memory }),
-      onEvent: eventHandler(run.traceId, status.started.agent.debug === true, events),
-    });
-    settle(track(handle, used, events), run.log, newMessage(), sendOut, reportError, true);
+    await host.launch(
+      run.traceId,
+      ({ record }) => {
+        const handle = resumeRun({
+          // The log decides what the agent is: its config and tools as recorded when the run started.
+          agent: status.started.agent,
+          tools: status.started.tools,
+          transport: ready.transport,
+          subjects: ready.subjects,
+          store: run.log.store,
+          events: run.events,
+          ...(answer !== undefined && { answer }),
+          ...(memory !== undefined && { memory }),
+          onEvent: eventHandler(status.started.agent.debug === true, record),
+        });
+        return launched(handle, used, run.log, newMessage(), sendOut, reportError, true);
+      },
+      run.events,
+    );
   }
 
   /** A message for a run that no message started: its answer leaves as a new one. */
@@ -374,16 +346,8 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
   const sendOut: SendFunction = (out) => node.send(out);
   const reportError: DoneFunction = (error) => (error === undefined ? undefined : node.error(error));
 
-  /** Answers parked runs and ends their waits at their deadlines (the one implementation, in the run host). */
+  /** Owns the agent's runs: those under way, the answers to parked ones and their deadlines. */
   const host = new RunHost({
-    // A run that has just logged its wait is still letting go of its log (its wait is visible
-    // before it is parked): the answer waits for it to be parked, rather than finding the log locked.
-    underWay: async (traceId) => {
-      const ending = settling.get(traceId);
-      const parking = runs.get(traceId);
-      if (ending !== undefined && (parking === undefined || pendingWait(parking.events) !== undefined)) await ending.catch(() => undefined);
-      return runs.get(traceId)?.events;
-    },
     read: async (traceId) => {
       takenWhileResuming?.add(traceId);
       return (await logs).read(traceId);
@@ -393,7 +357,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
       const ready = await used.actors;
       const log = await (await logs).reopen(traceId);
       try {
-        resumeOne(ready, used, { traceId, events, log }, answer);
+        await resumeOne(ready, used, { traceId, events, log }, answer);
       } catch (error) {
         await log.close();
         throw error;
@@ -402,20 +366,12 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     closedError: () => new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the agent is stopping')),
     onExpireError: (_traceId, error) => node.error(withHint(toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE))),
   });
-  const answerWait = (traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'> => host.answer(traceId, answer);
 
   /** Waits, within the grace period, for a tool call under way to end, so a redeploy does not make it twice. */
-  function callSettled(run: TrackedRun): Promise<void> {
-    if (run.lastType !== 'tool.requested') return Promise.resolve();
-    return new Promise((resolve) => {
-      const finish = (): void => {
-        clearTimeout(timer);
-        run.onEvent.delete(finish);
-        resolve();
-      };
-      const timer = setTimeout(finish, closeGraceMs);
-      run.onEvent.add(finish);
-    });
+  function callSettled(run: LiveRun): Promise<void> {
+    const last = run.events.at(-1);
+    if (last?.type !== 'tool.requested') return Promise.resolve();
+    return run.changed(last.seq, closeGraceMs);
   }
 
   return {
@@ -428,74 +384,41 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     },
 
     async start(request) {
-      const run = await startOne(newMessage(), sendOut, reportError, request);
+      const { run, result } = await startOne(newMessage(), sendOut, reportError, request);
+      // Resolved once the first event is in the log, or the run has ended without one.
+      await run.changed(0, Number.POSITIVE_INFINITY);
       if (run.events.length === 0) {
-        // Resolved once the first event is in the log, or the run has ended without one.
-        await new Promise<void>((resolve) => {
-          const first = (): void => {
-            run.onEvent.delete(first);
-            resolve();
-          };
-          run.onEvent.add(first);
-          void run.handle.result.then(first, first);
-        });
-      }
-      if (run.events.length === 0) {
-        const error = await run.handle.result.then(() => undefined, (thrown: unknown) => thrown);
+        const error = await result.then(() => undefined, (thrown: unknown) => thrown);
         const info = toErrorInfo(error, ErrorCode.LOG_STORE_UNAVAILABLE);
         throw new RedflowError(errorInfo(info.code, `the run ended before recording its start: ${info.message}`, info.hint === undefined ? {} : { hint: info.hint }));
       }
-      return { traceId: run.handle.traceId };
+      return { traceId: run.traceId };
     },
 
     async events(traceId, afterSeq) {
-      const run = runs.get(traceId);
+      const run = host.live(traceId);
       const events = run !== undefined ? run.events : await (await logs).read(traceId);
       if (events === undefined) return undefined;
       return { events: events.filter((event) => event.seq > afterSeq), running: run !== undefined };
     },
 
     waitForEvents(traceId, afterSeq, waitMs) {
-      const run = runs.get(traceId);
-      if (run === undefined || (run.events.at(-1)?.seq ?? 0) > afterSeq) return Promise.resolve();
-      return new Promise((resolve) => {
-        const finish = (): void => {
-          clearTimeout(timer);
-          run.onEvent.delete(finish);
-          resolve();
-        };
-        const timer = setTimeout(finish, waitMs);
-        run.onEvent.add(finish);
-      });
+      return host.live(traceId)?.changed(afterSeq, waitMs) ?? Promise.resolve();
     },
 
-    async abort(traceId, reason) {
-      const run = runs.get(traceId);
-      if (run !== undefined) {
-        run.handle.abort(reason);
-        return 'aborting';
-      }
-      const events = await (await logs).read(traceId);
-      if (events === undefined) return 'unknown';
-      // A parked run takes the abort as the answer to its wait.
-      if (pendingWait(events) === undefined) return 'finished';
-      await answerWait(traceId, { kind: 'abort', reason });
-      return 'aborting';
-    },
+    abort: (traceId, reason) => host.abort(traceId, reason),
 
-    answer: answerWait,
+    answer: (traceId, answer) => host.answer(traceId, answer),
 
     async close(removed) {
       closing = true;
       RED.events?.removeListener('flows:started', onFlowsStarted);
       host.close();
-      const under = [...runs.values()];
-      if (removed) for (const run of under) run.handle.abort('the agent node was removed');
+      if (removed) await host.endRuns({ abort: 'the agent node was removed' });
       else {
-        await Promise.all(under.map((run) => callSettled(run)));
-        for (const run of under) run.handle.stop();
+        await Promise.all(host.running().map((traceId) => host.live(traceId)).map((run) => run && callSettled(run)));
+        await host.endRuns('stop');
       }
-      await Promise.allSettled([...under.map((run) => run.ended), ...settling.values()]);
       for (const used of [generation, ...retired]) {
         used.retired = true;
         used.users = 0;
@@ -505,11 +428,11 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     },
 
     describe() {
-      return { id: node.id, ...(node.z !== undefined && { tab: node.z }), logs: where, errors: generation.errors, warnings: generation.warnings, running: [...runs.keys()] };
+      return { id: node.id, ...(node.z !== undefined && { tab: node.z }), logs: where, errors: generation.errors, warnings: generation.warnings, running: host.running() };
     },
 
     async recentRuns(limit) {
-      return (await logs).recent(new Set(runs.keys()), limit);
+      return (await logs).recent(new Set(host.running()), limit);
     },
   };
 }

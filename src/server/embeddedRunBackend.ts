@@ -4,15 +4,12 @@ import { ErrorCode, errorInfo, RedflowError } from '../errors.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { followJsonlLog } from '../events/jsonlFollow.js';
-import type { RunChunk } from '../runtime/serveActors.js';
-import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
 import { RunHost } from '../host/runHost.js';
 import type { AnsweredRun } from '../host/takeAnswer.js';
-import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile, type EmbeddedRun } from '../host/embeddedFlowRun.js';
+import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile } from '../host/embeddedFlowRun.js';
 import { isValidTraceId, randomIds, type IdSource } from '../runtime/ids.js';
-import type { RunHandle } from '../runtime/runSession.js';
-import { isRunWaiting } from '../runtime/runWaitingError.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { flowIdOfPath } from './flowIds.js';
 import type { AbortAnswer, InspectorFactory, RunBackend } from './runBackend.js';
@@ -38,24 +35,6 @@ export interface EmbeddedRunBackendOptions {
   readonly sweepMs?: number;
   /** How often the runs folder is read again for runs parked by other processes (default 60 s; also at the start). */
   readonly rescanMs?: number;
-}
-
-/** A run under way in this process. */
-interface ActiveRun {
-  readonly traceId: string;
-  readonly flowId: string | undefined;
-  /** Every event so far, in seq order: what `get` answers while the run is under way. */
-  readonly events: AgentEvent[];
-  /** Who sees the pieces of its answers as they stream (never stored). */
-  readonly chunkFollowers: Set<(chunk: RunChunk) => void>;
-  /** Aborts a run whose handle does not exist yet (an abort while it starts). */
-  readonly controller: AbortController;
-  handle: RunHandle | undefined;
-  /** True once the terminal event is in: nothing more will come. */
-  ended: boolean;
-  /** Settles once the run is over (or parked) and its log closed, or its start failed. */
-  readonly settled: Promise<void>;
-  readonly settle: () => void;
 }
 
 /** A finished run's summary, kept while its log file is unchanged (a finished log never changes). */
@@ -97,7 +76,6 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   const flowsDir = path.resolve(options.flowsDir);
   const ids = options.ids ?? randomIds;
   const allowFiles = options.allowFiles ?? [flowsDir];
-  const active = new Map<string, ActiveRun>();
   const summaries = new Map<string, CachedSummary>();
   /** Ends every follow when the backend closes. */
   const closed = new AbortController();
@@ -127,17 +105,16 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   };
 
   const responseOf = async (traceId: string): Promise<RunResponse | undefined> => {
-    const run = active.get(traceId);
-    if (run) return runResponse(run.events, { active: true, ...(run.flowId !== undefined && { flow: run.flowId }) });
-    const events = await readLogged(traceId);
+    const run = host.live(traceId);
+    const events = run?.events ?? (await readLogged(traceId));
     if (!events) return undefined;
     const flow = flowOfLog(events);
-    return runResponse(events, { active: false, ...(flow !== undefined && { flow }) });
+    return runResponse(events, { active: run !== undefined, ...(flow !== undefined && { flow }) });
   };
 
   /** A run's summary for a list; finished logs are summarised once and remembered. */
   const summaryOf = async (traceId: string, file: { mtimeMs: number; size: number }): Promise<RunSummary | undefined> => {
-    if (active.has(traceId)) {
+    if (host.live(traceId) !== undefined) {
       const response = await responseOf(traceId);
       return response && runSummary(response);
     }
@@ -153,91 +130,38 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     return summary;
   };
 
-  /** Hands a piece of a run's answer to the streams that follow it; one that throws loses it, not the run. */
-  const showChunk = (run: ActiveRun, chunk: RunChunk): void => {
-    for (const follower of run.chunkFollowers) {
-      try {
-        follower(chunk);
-      } catch {
-        // A live view's failure is its own.
-      }
-    }
-  };
-
-  const abortRun = (run: ActiveRun, reason: string): void => {
-    if (run.handle) run.handle.abort(reason);
-    else run.controller.abort(reason);
-  };
-
-  /** A run under way here from now: known before its first event is written, so a follower arriving early finds it. */
-  const begin = (traceId: string, flowId: string | undefined, events: AgentEvent[]): ActiveRun => {
-    let settle!: () => void;
-    const settled = new Promise<void>((resolve) => (settle = resolve));
-    const run: ActiveRun = { traceId, flowId, events, chunkFollowers: new Set(), controller: new AbortController(), handle: undefined, ended: false, settled, settle };
-    active.set(traceId, run);
-    return run;
-  };
-
-  /** Keeps the bookkeeping of a run once it is under way: it ends, fails, or parks in a wait. */
-  const watch = (run: ActiveRun, embedded: EmbeddedRun): Promise<unknown> => {
-    run.handle = embedded.handle;
-    const finished = embedded.finished();
-    finished
-      .catch((error: unknown) => {
-        if (isRunWaiting(error)) {
-          // Parked: the log holds the wait; the host keeps only its deadline.
-          host.park(run.traceId, Date.parse(error.wait.deadline));
-          return;
-        }
-        try {
-          options.onRunError?.(run.traceId, error);
-        } catch {
-          // Reporting must not leave the run's bookkeeping undone.
-        }
-      })
-      .finally(() => {
-        active.delete(run.traceId);
-        run.chunkFollowers.clear();
-        run.settle();
-      });
-    return finished;
-  };
-
   /** Resumes a parked run from its log with its answer: under way here again until it ends or waits. */
   const resumeWithAnswer = async ({ traceId, events, answer }: AnsweredRun): Promise<void> => {
-    const run = begin(traceId, flowOfLog(events), [...events]);
-    let embedded: EmbeddedRun;
-    try {
-      const inspect = options.inspector?.(traceId);
-      embedded = await resumeFromLog({
-        logPath: logPathOf(traceId),
-        answer,
-        signal: run.controller.signal,
-        allowFiles,
-        ...(options.env !== undefined && { env: options.env }),
-        ...(options.fsync !== undefined && { fsync: options.fsync }),
-        ...(inspect !== undefined && { inspect }),
-        onEvent: (event) => record(run, event),
-        onChunk: (chunk) => showChunk(run, chunk),
-      });
-    } catch (thrown) {
-      // Not resumed (the flow is gone, another process answered first): the run stays as its log says.
-      active.delete(traceId);
-      run.settle();
-      throw thrown;
-    }
-    void watch(run, embedded);
+    await host.launch(
+      traceId,
+      async ({ signal, record, showChunk }) => {
+        const inspect = options.inspector?.(traceId);
+        const embedded = await resumeFromLog({
+          logPath: logPathOf(traceId),
+          answer,
+          signal,
+          allowFiles,
+          ...(options.env !== undefined && { env: options.env }),
+          ...(options.fsync !== undefined && { fsync: options.fsync }),
+          ...(inspect !== undefined && { inspect }),
+          onEvent: record,
+          onChunk: showChunk,
+        });
+        return { handle: embedded.handle, finished: embedded.finished() };
+      },
+      events,
+    );
   };
 
   /** Answers parked runs and ends their waits at their deadlines (the one implementation, in the run host). */
   const host = new RunHost({
     read: readLogged,
     resume: resumeWithAnswer,
-    underWay: (traceId) => active.get(traceId)?.events,
     closedError: () => new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and resumes no run')),
     busyHint: (traceId) => `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
     expiredHint: "answer before the wait's deadline (GET /api/runs/<traceId> shows it), or raise the agent's waitTimeoutMs",
     onExpireError: (traceId, error) => options.onRunError?.(traceId, error),
+    ...(options.onRunError !== undefined && { onRunError: options.onRunError }),
     // Waits end on the sweeper's beat, as they always have here.
     tickMs: options.sweepMs ?? 1000,
     ...(options.sweepMs !== undefined && { retryMs: options.sweepMs }),
@@ -254,7 +178,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     for (const name of names) {
       if (closing) return;
       const traceId = name.slice(0, -LOG_EXTENSION.length);
-      if (!name.endsWith(LOG_EXTENSION) || !isValidTraceId(traceId) || active.has(traceId)) continue;
+      if (!name.endsWith(LOG_EXTENSION) || !isValidTraceId(traceId) || host.live(traceId) !== undefined) continue;
       const stats = await stat(path.join(runsDir, name)).catch(() => undefined);
       const version = stats ? `${stats.mtimeMs}:${stats.size}` : '';
       if (!stats || scanned.get(traceId) === version) continue;
@@ -278,37 +202,27 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     async start(request) {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and starts no new run'));
       const traceId = ids.traceId();
-      let firstEvent!: () => void;
-      const first = new Promise<void>((resolve) => (firstEvent = resolve));
-      const run = begin(traceId, request.flowId, []);
-      let finished: Promise<unknown>;
-      try {
+      const run = await host.launch(traceId, async ({ signal, record, showChunk }) => {
         const inspect = options.inspector?.(traceId);
         const embedded = await runFlowFile({
           flowPath: request.flowPath,
           input: request.input,
           traceId,
           logPath: logPathOf(traceId),
-          signal: run.controller.signal,
+          signal,
           ...(request.conversationId !== undefined && { conversationId: request.conversationId }),
           ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
           ...(options.env !== undefined && { env: options.env }),
           ...(options.fsync !== undefined && { fsync: options.fsync }),
           allowFiles,
           ...(inspect !== undefined && { inspect }),
-          onEvent: (event) => {
-            record(run, event);
-            firstEvent();
-          },
-          onChunk: (chunk) => showChunk(run, chunk),
+          onEvent: record,
+          onChunk: showChunk,
         });
-        finished = watch(run, embedded);
-      } catch (thrown) {
-        active.delete(traceId);
-        run.settle();
-        throw thrown;
-      }
-      await Promise.race([first, finished.catch(() => undefined)]);
+        return { handle: embedded.handle, finished: embedded.finished() };
+      });
+      // Answered once the run's first event is in its log (or it has ended without one).
+      await run.changed(0, Number.POSITIVE_INFINITY);
       if (run.events.length === 0) {
         throw new RedflowError(errorInfo(ErrorCode.HTTP_INTERNAL_ERROR, `run ${traceId} ended before recording its start`));
       }
@@ -318,8 +232,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     get: responseOf,
 
     async events(traceId, afterSeq) {
-      const run = active.get(traceId);
-      const events = run ? run.events : await readLogged(traceId);
+      const events = host.live(traceId)?.events ?? (await readLogged(traceId));
       return events?.filter((event) => event.seq > afterSeq);
     },
 
@@ -331,10 +244,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
     },
 
     followChunks(traceId, onChunk) {
-      const run = active.get(traceId);
-      if (run === undefined || run.ended) return () => undefined;
-      run.chunkFollowers.add(onChunk);
-      return () => void run.chunkFollowers.delete(onChunk);
+      return host.live(traceId)?.followChunks(onChunk) ?? (() => undefined);
     },
 
     async list({ flow, limit }) {
@@ -364,20 +274,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       return found;
     },
 
-    async abort(traceId, reason): Promise<AbortAnswer> {
-      const run = active.get(traceId);
-      if (run) {
-        if (run.ended) return 'finished';
-        abortRun(run, reason ?? 'aborted through the HTTP API');
-        return 'aborting';
-      }
-      const events = await readLogged(traceId);
-      if (!events) return 'unknown';
-      // A parked run is resumed to take the abort, as it would an answer.
-      if (pendingWait(events) === undefined) return 'finished';
-      await answerWait(traceId, { kind: 'abort', reason: reason ?? 'aborted through the HTTP API' });
-      return 'aborting';
-    },
+    abort: (traceId, reason): Promise<AbortAnswer> => host.abort(traceId, reason ?? 'aborted through the HTTP API'),
 
     answer: answerWait,
 
@@ -386,9 +283,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       closed.abort();
       host.close();
       clearInterval(rescan);
-      const runs = [...active.values()];
-      for (const run of runs) if (!run.ended) abortRun(run, 'the server is shutting down');
-      await Promise.all(runs.map((run) => run.settled));
+      await host.endRuns({ abort: 'the server is shutting down' });
     },
   };
 }
@@ -396,12 +291,4 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
 /** The follow of a trace id that cannot name a log file: no run, ever. */
 async function* unknownRun(traceId: string): AsyncGenerator<AgentEvent> {
   throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${JSON.stringify(traceId.slice(0, 130))}`, { hint: 'GET /api/runs lists the runs' }));
-}
-
-/** Keeps a run's event, in the run's own onEvent call: `get` answers from these while it is under way. */
-function record(run: ActiveRun, event: AgentEvent): void {
-  const last = run.events[run.events.length - 1];
-  if (last !== undefined && event.seq <= last.seq) return;
-  run.events.push(event);
-  if (isTerminal(event)) run.ended = true;
 }
