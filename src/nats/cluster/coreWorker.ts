@@ -14,6 +14,7 @@ import { logStatus } from '../../events/resumePoint.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
 import { RunHost } from '../../host/runHost.js';
+import type { LaunchedRun } from '../../host/liveRuns.js';
 import { answerStillDue } from '../../host/takeAnswer.js';
 import { isRunWaiting } from '../../runtime/runWaitingError.js';
 import { loadValidFlow } from '../../flows/loadValidFlow.js';
@@ -165,10 +166,6 @@ export interface CoreWorker {
   close(): Promise<void>;
 }
 
-interface OwnedRun {
-  readonly handle: RunHandle;
-}
-
 /**
  * A core worker: runs the REACT statechart for the runs it is asked to start (requests on
  * `<prefix>.runs.start`, shared by every core worker in one queue group), with the model and tool
@@ -227,29 +224,29 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
   };
-  const owned = new Map<string, OwnedRun>();
   let closing = false;
 
-  /** `subagent`: the run is another run's subagent, which never parks (its wait ends at once, as if expired). */
-  const track = (traceId: string, handle: RunHandle, subagent: boolean) => {
-    owned.set(traceId, { handle });
-    handle.result.then(
+  /**
+   * What a run's end leaves in its record: none when it ended, its wait when it parked (`subagent`:
+   * the run is another run's subagent, which never parks: its wait ends at once, as if expired).
+   */
+  const launched = (traceId: string, handle: RunHandle, subagent: boolean): LaunchedRun => ({
+    handle,
+    finished: handle.result.then(
       async (result) => {
-        owned.delete(traceId);
         await leases.finish(traceId);
         log(`run ${traceId} ended ${result.outcome.status} (${result.outcome.reason})`);
       },
       async (error: unknown) => {
-        owned.delete(traceId);
         if (isRunWaiting(error)) {
           // Parked in its log: no worker holds it until an answer (or its deadline) comes. A
           // subagent's run is parked already expired, so that if this worker dies before ending
           // the wait below, any core worker's sweep ends it, not the wait's own deadline.
           await leases.park(traceId, subagent ? { ...parkedAs(error.wait), deadline: new Date().toISOString() } : parkedAs(error.wait));
           if (subagent) {
-            // Its caller waits for its outcome, not for a person: the wait ends now (a question, escalate).
+            // Its caller waits for its outcome, not for a person: the wait ends now (a question, escalate), once the host has let it go.
             log(`run ${traceId} is a subagent's: its wait ends now`);
-            await takeAnswer(traceId, { kind: 'expire' }).catch((failure: unknown) => log(`run ${traceId}: cannot end its wait: ${(failure as Error).message}`));
+            queueMicrotask(() => void takeAnswer(traceId, { kind: 'expire' }).catch((failure: unknown) => log(`run ${traceId}: cannot end its wait: ${(failure as Error).message}`)));
             return;
           }
           log(`run ${traceId} waits for ${error.wait.kind === 'approval' ? 'an approval' : 'its client'} of ${error.wait.tool} until ${error.wait.deadline}`);
@@ -258,25 +255,34 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         // Stopped, or another worker owns the run now: leave it to them.
         log(`run ${traceId} left: ${error instanceof RedflowError ? error.code : String(error)}`);
       },
-    );
-  };
+    ),
+  });
 
   /** Resumes a run this worker owns now from its log, with the answer to its wait when it has one. */
   const resumeOwned = (traceId: string, events: readonly AgentEvent[], record: Pick<RunRecord, 'timeoutMs'>, answer?: WaitAnswer) => {
     const { started } = logStatus(events);
     const memory = memoryOf(started.conversationId);
-    const handle = resumeRun({
-      ...environment,
-      agent: started.agent,
-      tools: started.tools,
+    return host.launch(
+      traceId,
+      ({ record: keep }) => {
+        const handle = resumeRun({
+          ...environment,
+          agent: started.agent,
+          tools: started.tools,
+          events,
+          ...(memory && { memory }),
+          // The timeout the client asked for starts again from the takeover.
+          ...(record.timeoutMs !== undefined && { timeoutMs: record.timeoutMs }),
+          ...(answer !== undefined && { answer }),
+          onEvent: (event) => {
+            keep(event);
+            environment.onEvent?.(event);
+          },
+        });
+        return launched(traceId, handle, started.parent !== undefined);
+      },
       events,
-      ...(memory && { memory }),
-      // The timeout the client asked for starts again from the takeover.
-      ...(record.timeoutMs !== undefined && { timeoutMs: record.timeoutMs }),
-      ...(answer !== undefined && { answer }),
-    });
-    track(traceId, handle, started.parent !== undefined);
-    return handle;
+    );
   };
 
   /** The good part of a run's log, or RUN_NOT_FOUND. */
@@ -323,8 +329,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         else await leases.finish(traceId);
       },
     },
-    resume: ({ traceId, events, answer: taken, timeoutMs }) => {
-      resumeOwned(traceId, events, timeoutMs === undefined ? {} : { timeoutMs }, taken);
+    resume: async ({ traceId, events, answer: taken, timeoutMs }) => {
+      await resumeOwned(traceId, events, timeoutMs === undefined ? {} : { timeoutMs }, taken);
       log(`run ${traceId} resumed with ${taken.kind === 'approval' ? (taken.approved ? 'an approval' : 'a denial') : taken.kind === 'client' ? "its client's result" : 'its wait expired'}`);
     },
     closedError: () => new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down', { retryable: true })),
@@ -373,32 +379,32 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       });
       if (!registered) throw traceIdTaken(traceId, 'it is under way');
       const memory = memoryOf(request.conversationId);
-      let stored: () => void = () => undefined;
-      const firstStored = new Promise<'stored'>((resolve) => (stored = () => resolve('stored')));
-      const handle = startRun({
-        ...environment,
-        agent,
-        tools,
-        input: request.input,
-        traceId,
-        flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
-        ...(memory && { memory }),
-        ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
-        ...(request.parent !== undefined && { parent: withCallContext(request.parent, context.headers) }),
-        onEvent: (event) => {
-          if (event.type === AgentEventType.RunStarted) stored();
-          environment.onEvent?.(event);
-        },
-      });
-      track(traceId, handle, request.parent !== undefined);
+      const run = await host.launch(traceId, ({ record }) =>
+        launched(
+          traceId,
+          startRun({
+            ...environment,
+            agent,
+            tools,
+            input: request.input,
+            traceId,
+            flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
+            ...(memory && { memory }),
+            ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
+            ...(request.parent !== undefined && { parent: withCallContext(request.parent, context.headers) }),
+            onEvent: (event) => {
+              record(event);
+              environment.onEvent?.(event);
+            },
+          }),
+          request.parent !== undefined,
+        ),
+      );
       // Answered once the run's first event is stored, not before: a worker that dies in between
       // leaves a record and no log (the next worker drops the record), and its client, never told
       // the run started, finds no log and says so; told it started, the client finds the log.
-      const settled = handle.result.then(
-        () => 'ended' as const,
-        () => 'ended' as const,
-      );
-      if ((await Promise.race([firstStored, settled])) !== 'stored') {
+      await run.changed(0, Number.POSITIVE_INFINITY);
+      if (run.events[0]?.type !== AgentEventType.RunStarted) {
         throw new RedflowError(errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `run ${traceId} ended before its first event was stored`, { retryable: true }));
       }
       log(`run ${traceId} started`);
@@ -408,17 +414,17 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   );
 
   // Aborts: every core worker hears every run's abort; only the owner of the run answers.
-  const aborts = serveRunAborts(options.nc, prefix, owner, (traceId) => owned.get(traceId)?.handle, log);
+  const aborts = serveRunAborts(options.nc, prefix, owner, (traceId) => host.live(traceId)?.handle, log);
   // Answers to parked runs: one core worker of the queue group takes each, and resumes the run.
   const answers = serveRunAnswers(transport, prefix, takeAnswer);
   await options.nc.flush();
 
   // A worker that stalled past its lease may find its runs taken over: it lets them go.
   const checkOwnership = setInterval(() => {
-    for (const [traceId, run] of owned) {
+    for (const traceId of host.running()) {
       if (leases.owns(traceId)) continue;
       log(`run ${traceId}: owned by another worker now, stopping`);
-      run.handle.stop();
+      host.live(traceId)?.handle?.stop();
     }
   }, Math.max(100, Math.floor(leaseMs / 3)));
   checkOwnership.unref();
@@ -451,7 +457,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   }
 
   async function takeOverOne(record: RunRecord): Promise<void> {
-    if (owned.has(record.traceId) || closing) return;
+    if (host.live(record.traceId) !== undefined || closing) return;
     if (!(await leases.claim(record))) return;
     try {
       let read;
@@ -474,7 +480,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       // A worker that died after taking an answer left it in the record: the run takes it, unless
       // the log has it already (or the answer no longer fits; then the run parks again).
       const answer = answerStillDue(events, record.answer);
-      resumeOwned(record.traceId, events, record, answer);
+      await resumeOwned(record.traceId, events, record, answer);
       log(`run ${record.traceId} taken over after event ${events.length}`);
     } catch (error) {
       log(`run ${record.traceId}: cannot take over: ${(error as Error).message}`);
@@ -496,7 +502,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   return {
     owner,
     ...(micro !== undefined && { service: micro }),
-    runs: () => [...owned.keys()],
+    runs: () => host.running(),
     async close() {
       closing = true;
       host.close();
@@ -505,8 +511,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       service.unsubscribe();
       aborts.unsubscribe();
       answers.unsubscribe();
-      for (const run of owned.values()) run.handle.stop();
-      await Promise.allSettled([...owned.values()].map((run) => run.handle.result));
+      await host.endRuns('stop');
       // Its heartbeat goes at once: the other workers take its runs without waiting for the lease.
       await leases.close();
       await micro?.stop();
