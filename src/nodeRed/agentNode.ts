@@ -1,3 +1,5 @@
+import { ErrorCode } from '../errors.js';
+import { httpStatusOf } from '../errorKinds.js';
 import { startAgentHost, type AgentHost } from './agentHost.js';
 import { checkAgentWiring, describeDiagnostic } from './agentWiring.js';
 import type { AdminHandler, NodeRedApi, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
@@ -64,19 +66,19 @@ function registerAgentType(RED: NodeRedApi): void {
   admin.get('/redflow/agents/:id', canRead, (req, res) => {
     const host = hosts.get(req.params.id ?? '');
     if (host === undefined) {
-      res.status(404).json({ error: { code: 'HTTP_NOT_FOUND', message: 'no agent with this id is deployed' } });
+      refuse(res, ErrorCode.HTTP_NOT_FOUND, 'no agent with this id is deployed');
       return;
     }
     const description = host.describe();
     host.recentRuns(RECENT_RUNS).then(
       (runs) => res.json({ ...description, runs }),
-      (error: unknown) => res.status(500).json({ error: { code: 'HTTP_INTERNAL_ERROR', message: String(error) } }),
+      (error: unknown) => refuse(res, ErrorCode.HTTP_INTERNAL_ERROR, String(error)),
     );
   });
   admin.post('/redflow/validate', canRead, (req, res) => {
     const body = req.body as { agent?: unknown; nodes?: unknown } | undefined;
     if (typeof body?.agent !== 'string' || !Array.isArray(body.nodes)) {
-      res.status(400).json({ error: { code: 'HTTP_BODY_INVALID', message: 'send { "agent": "<node id>", "nodes": [<node configurations>] }' } });
+      refuse(res, ErrorCode.HTTP_BODY_INVALID, 'send { "agent": "<node id>", "nodes": [<node configurations>] }');
       return;
     }
     const configs = new Map<string, NodeRedNodeConfig>();
@@ -84,7 +86,7 @@ function registerAgentType(RED: NodeRedApi): void {
       if (typeof config === 'object' && config !== null && typeof config.id === 'string') configs.set(config.id, config);
     }
     if (!configs.has(body.agent)) {
-      res.status(400).json({ error: { code: 'HTTP_BODY_INVALID', message: 'the agent is not among the nodes' } });
+      refuse(res, ErrorCode.HTTP_BODY_INVALID, 'the agent is not among the nodes');
       return;
     }
     const { graph, validation } = checkAgentWiring(body.agent, configs);
@@ -92,4 +94,9 @@ function registerAgentType(RED: NodeRedApi): void {
       list.map((diagnostic) => ({ ...diagnostic, message: describeDiagnostic(diagnostic as Parameters<typeof describeDiagnostic>[0], graph.labels) }));
     res.json({ ok: validation.ok, errors: validation.ok ? [] : describe(validation.errors), warnings: describe(validation.warnings), flow: graph.flow });
   });
+}
+
+/** Answers `{ error }` with the status of its code (the API's table: `httpStatusOf`). */
+function refuse(res: { status(code: number): { json(body: unknown): unknown } }, code: ErrorCode, message: string): void {
+  res.status(httpStatusOf(code)).json({ error: { code, message } });
 }

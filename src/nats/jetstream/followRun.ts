@@ -8,6 +8,7 @@ import { isTerminal, type AgentEvent } from '../../events/eventTypes.js';
 import { checkFollowCursor } from '../../events/follow.js';
 import { isValidTraceId } from '../../runtime/ids.js';
 import { createRunMessageReader } from './runMessage.js';
+import { storeUnavailable } from './storeUnavailable.js';
 
 /** Messages asked for at once: a run's log comes in a few pulls, and a live run's next message as soon as it is stored. */
 const PULL_MESSAGES = 256;
@@ -64,7 +65,7 @@ export async function* followJetStreamRun(nc: NatsConnection, stream: string, pr
     // not recreate while the connection was down. A new one goes on from the last event yielded;
     // a connection closed for good fails its creation, and so does this follow.
     idle = yielded === before ? idle + 1 : 0;
-    if (idle > MAX_IDLE_RESTARTS) throw unavailable(`stopped following run ${traceId}`, new Error('the connection closed'));
+    if (idle > MAX_IDLE_RESTARTS) throw storeUnavailable(`stopped following run ${traceId}`, new Error('the connection closed'));
     await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 100 * 2 ** idle)));
   }
 }
@@ -91,7 +92,7 @@ async function* followOnce(
     messages = await consumer.consume({ max_messages: PULL_MESSAGES });
   } catch (error) {
     await consumer?.delete().catch(() => undefined);
-    throw unavailable(`cannot follow run ${traceId}`, error);
+    throw storeUnavailable(`cannot follow run ${traceId}`, error);
   }
   const stop = () => messages.stop();
   signal?.addEventListener('abort', stop, { once: true });
@@ -109,7 +110,7 @@ async function* followOnce(
       }
     }
   } catch (error) {
-    throw unavailable(`stopped following run ${traceId}`, error);
+    throw storeUnavailable(`stopped following run ${traceId}`, error);
   } finally {
     signal?.removeEventListener('abort', stop);
     stopWatching();
@@ -145,14 +146,3 @@ function timedOut(error: unknown): boolean {
   return false;
 }
 
-function unavailable(message: string, cause: unknown): RedflowError {
-  if (cause instanceof RedflowError) return cause;
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return new RedflowError(
-    errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `${message}: ${detail}`, {
-      hint: 'is nats-server running with JetStream (-js) and reachable?',
-      retryable: true,
-    }),
-    { cause },
-  );
-}

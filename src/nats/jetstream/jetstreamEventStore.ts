@@ -16,6 +16,7 @@ import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { createRunPathCheck } from '../../events/runPath.js';
 import { followJetStreamRun } from './followRun.js';
 import { decodeRunMessage, runProblem } from './runMessage.js';
+import { storeUnavailable } from './storeUnavailable.js';
 
 /** Options of {@link openJetStreamEventStore}. */
 export interface JetStreamEventStoreOptions {
@@ -170,7 +171,7 @@ async function ensureStream(jsm: JetStreamManager, stream: string, prefix: strin
     return;
   } catch (error) {
     if (error instanceof RedflowError) throw error;
-    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamNotFound) throw storeError('cannot read the trace stream', error);
+    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamNotFound) throw storeUnavailable('cannot read the trace stream', error);
   }
   try {
     await jsm.streams.add({
@@ -183,7 +184,7 @@ async function ensureStream(jsm: JetStreamManager, stream: string, prefix: strin
   } catch (error) {
     // Another worker created it at the same moment.
     if (error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE) return;
-    throw storeError(`cannot create the trace stream ${stream}`, error);
+    throw storeUnavailable(`cannot create the trace stream ${stream}`, error);
   }
 }
 
@@ -210,16 +211,16 @@ async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Arr
       try {
         ack = JSON.parse(decoderForAcks.decode(outcome.msg.data)) as typeof ack;
       } catch (error) {
-        throw storeError(`cannot append to ${subject}: the server's acknowledgement is not JSON`, error);
+        throw storeUnavailable(`cannot append to ${subject}: the server's acknowledgement is not JSON`, error);
       }
       // A refusal by the stream is final.
-      if (ack.error) throw storeError(`cannot append to ${subject}`, new Error(ack.error.description ?? `error ${ack.error.code ?? ''}`));
-      if (typeof ack.seq !== 'number') throw storeError(`cannot append to ${subject}: no sequence in the acknowledgement`, undefined);
+      if (ack.error) throw storeUnavailable(`cannot append to ${subject}`, new Error(ack.error.description ?? `error ${ack.error.code ?? ''}`));
+      if (typeof ack.seq !== 'number') throw storeUnavailable(`cannot append to ${subject}: no sequence in the acknowledgement`, undefined);
       return { seq: ack.seq, duplicate: ack.duplicate === true };
     }
-    if (outcome.kind === 'denied') throw storeError(`cannot append to ${subject}`, new Error(outcome.reason));
+    if (outcome.kind === 'denied') throw storeUnavailable(`cannot append to ${subject}`, new Error(outcome.reason));
     // Timeouts, no responders while the server restarts, a dropped connection: another try with the same id.
-    if (Date.now() >= deadline) throw storeError(`cannot append to ${subject}`, new Error(`no acknowledgement (${outcome.kind})`));
+    if (Date.now() >= deadline) throw storeUnavailable(`cannot append to ${subject}`, new Error(`no acknowledgement (${outcome.kind})`));
     await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
   }
 }
@@ -260,7 +261,7 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
       if (got === 0) more = false;
     }
   } catch (error) {
-    throw storeError(`cannot read run ${traceId}`, error);
+    throw storeUnavailable(`cannot read run ${traceId}`, error);
   } finally {
     await consumer.delete().catch(() => undefined);
   }
@@ -282,16 +283,6 @@ function concurrent(event: AgentEvent, why: string): RedflowError {
   );
 }
 
-function storeError(message: string, cause: unknown): RedflowError {
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return new RedflowError(
-    errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `${message}: ${detail}`, {
-      hint: 'is nats-server running with JetStream (-js) and reachable?',
-      retryable: true,
-    }),
-    { cause },
-  );
-}
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;

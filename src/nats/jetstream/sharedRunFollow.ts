@@ -7,6 +7,7 @@ import { isValidTraceId } from '../../runtime/ids.js';
 import { isTerminal, type AgentEvent } from '../../events/eventTypes.js';
 import { orderedConsumer } from './followRun.js';
 import { createRunMessageReader } from './runMessage.js';
+import { storeUnavailable } from './storeUnavailable.js';
 
 /** Messages asked for at once by the one consumer: it carries every followed run's messages. */
 const PULL_MESSAGES = 1024;
@@ -232,13 +233,7 @@ async function* runEvents(traceId: string, follower: Follower, signal: AbortSign
   }
 }
 
+/** The store's failure, said as the end of the follow of every run. */
 function unavailable(message: string, cause?: unknown): RedflowError {
-  if (cause instanceof RedflowError) return cause;
-  return new RedflowError(
-    errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `stopped following runs: ${message}`, {
-      hint: 'is nats-server running with JetStream (-js) and reachable?',
-      retryable: true,
-    }),
-    ...(cause === undefined ? [] : [{ cause }]),
-  );
+  return storeUnavailable(`stopped following runs: ${message}`, cause);
 }
