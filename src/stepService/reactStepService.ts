@@ -20,6 +20,7 @@ import { looksLikeJson } from '../validation/validateTextAnswer.js';
 import { buildSystemPrompt } from '../machines/prompt.js';
 import { waitTimeoutOf } from '../events/waits.js';
 import { fitStepContext } from './fitStepContext.js';
+import { historyLimitProblem } from './historyLimits.js';
 import type { ConversationTurn, ReactStepRequest, ReactStepResponse } from './reactStepTypes.js';
 import { asRecorded, matchHistory, matchQuery, sessionPosition, sessionTraceId, type ClientCall, type ClientObservation, type SessionPosition } from './sessionTurns.js';
 import { gatherStepContext, renderContext } from './workspaceContext.js';
@@ -82,6 +83,8 @@ export function createStepService(options: StepServiceOptions): StepService {
   const clock = options.clock ?? systemClock;
   return {
     async step(request) {
+      const tooLarge = historyLimitProblem(request.conversation_history);
+      if (tooLarge !== undefined) throw new ApiError(tooLarge);
       const position = sessionPosition(request);
       if (!('queryNumber' in position)) throw new ApiError(position);
       const build = options.models.get(request.llm_config.modelName);
