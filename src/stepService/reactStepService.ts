@@ -22,7 +22,7 @@ import { waitTimeoutOf } from '../events/waits.js';
 import { fitStepContext } from './fitStepContext.js';
 import { historyLimitProblem } from './historyLimits.js';
 import type { ConversationTurn, ReactStepRequest, ReactStepResponse } from './reactStepTypes.js';
-import { asRecorded, matchHistory, matchQuery, sessionPosition, sessionTraceId, type ClientCall, type ClientObservation, type SessionPosition } from './sessionTurns.js';
+import { asRecorded, matchHistory, matchQuery, observationOf, sessionPosition, sessionTraceId, type ClientCall, type ClientObservation, type SessionPosition } from './sessionTurns.js';
 import { gatherStepContext, renderContext } from './workspaceContext.js';
 
 /** Model calls a session's query may make when the step does not say (`max_iterations_left`). */
@@ -399,12 +399,22 @@ async function budgetFor(request: ReactStepRequest) {
 /** Earlier turns as the model is shown them: observations as the user's messages. */
 function historyMessages(turns: readonly ConversationTurn[]): HistoryMessage[] {
   return turns.map((turn) => {
-    if (turn.role === 'tool_observation') return { role: 'user', content: `Observation${turn.toolCall ? ` from ${turn.toolCall.name}` : ''}:\n${turn.content}` };
+    if (turn.role === 'tool_observation') return { role: 'user', content: `Observation${turn.toolCall ? ` from ${turn.toolCall.name}` : ''}:\n${observationText(turn)}` };
     if (turn.role === 'assistant' && turn.toolCall !== undefined) {
       return { role: 'assistant', content: JSON.stringify({ action: 'tool', tool: turn.toolCall.name, input: turn.toolCall.parameters }) };
     }
     return { role: turn.role === 'assistant' ? 'assistant' : 'user', content: turn.content };
   });
+}
+
+/**
+ * An earlier query's observation as the model reads it, as its own run showed it: the client's
+ * text and the tool's result (observationOf), one past the reply limits as the call's failure.
+ */
+function observationText(turn: ConversationTurn): string {
+  const result = limitToolResult(toolResult(observationOf(turn)), turn.toolCall?.name ?? 'tool');
+  if (!result.ok) return `error ${result.error.code}: ${result.error.message}`;
+  return typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
 }
 
 function toolResult(observation: ClientObservation): ToolResult {
