@@ -59,11 +59,19 @@ export interface StepModelSettings {
  * @throws RedflowError `MODEL_CONFIG_INVALID` for a setting the provider does not take (a
  *   temperature over 1 for Anthropic).
  */
-export type StepModelFactory = (apiKey: string | undefined, settings?: StepModelSettings) => Promise<ModelActor>;
+export type StepModelFactory = ((apiKey: string | undefined, settings?: StepModelSettings) => Promise<ModelActor>) & {
+  /**
+   * True when the model's server is on this machine (a loopback address: Ollama, vLLM,
+   * llama.cpp), whose key may be short (`ollama`): see holdStepKey. Unset: a remote provider.
+   */
+  readonly servedLocally?: boolean;
+};
 
 /** The step service: one decision per call, on the same statechart and log as every run. */
 export interface StepService {
   step(request: ReactStepRequest): Promise<ReactStepResponse>;
+  /** True when the model named so is served on this machine (its key may be short); false for an unknown name. */
+  servesLocally(modelName: string): boolean;
 }
 
 /**
@@ -82,6 +90,7 @@ export interface StepService {
 export function createStepService(options: StepServiceOptions): StepService {
   const clock = options.clock ?? systemClock;
   return {
+    servesLocally: (modelName) => options.models.get(modelName)?.servedLocally === true,
     async step(request) {
       const tooLarge = historyLimitProblem(request.conversation_history);
       if (tooLarge !== undefined) throw new ApiError(tooLarge);
