@@ -92,7 +92,9 @@ export function createStepService(options: StepServiceOptions): StepService {
   return {
     servesLocally: (modelName) => options.models.get(modelName)?.servedLocally === true,
     async step(request) {
-      const tooLarge = historyLimitProblem(request.conversation_history);
+      const history = request.conversation_history;
+      const queryStart = request.user_query.trim() !== '' ? history.length : history.findLastIndex((turn) => turn.role === 'user');
+      const tooLarge = historyLimitProblem(history, queryStart);
       if (tooLarge !== undefined) throw new ApiError(tooLarge);
       const position = sessionPosition(request);
       if (!('queryNumber' in position)) throw new ApiError(position);

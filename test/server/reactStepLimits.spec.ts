@@ -39,4 +39,18 @@ describe('POST /api/agent/react_step with a history past the limits', () => {
     expect(answer.error).toMatchObject({ code: ErrorCode.REACT_STEP_HISTORY_INVALID, path: '/conversation_history/1/toolCall/parameters' });
     expect(await readdir(runsDir).catch(() => [])).toEqual([]);
   });
+
+  it('answers an earlier query\'s observation nested 100,000 deep with 400 at its turn, leaving no log, where the answer echoing it failed (500)', async () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const text = `{"session_id":"sess-deep-earlier","user_query":"next question","llm_config":{"modelName":"m"},
+      "available_tools_prompt_segment":"You have access to: code_search(query)",
+      "conversation_history":[{"role":"user","content":"q"},
+        {"role":"assistant","content":"","toolCall":{"name":"code_search","parameters":{}}},
+        {"role":"tool_observation","content":"found","toolResult":{"success":true,"result":${deep}}},
+        {"role":"assistant","content":"done"}]}`;
+    const answer = await call(server, 'POST', '/api/agent/react_step', { rawBody: text, headers: { 'content-type': 'application/json' } });
+    expect(answer.status, answer.text).toBe(400);
+    expect(answer.error).toMatchObject({ code: ErrorCode.REACT_STEP_HISTORY_INVALID, path: '/conversation_history/2/toolResult' });
+    expect(await readdir(runsDir).catch(() => [])).toEqual([]);
+  });
 });
