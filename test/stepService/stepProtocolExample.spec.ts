@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ModelActor, ModelRequest } from '../../src/actors/model.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
+import { REDACTED, registerSecret } from '../../src/secrets/secrets.js';
 import { createStepService } from '../../src/stepService/reactStepService.js';
 import { jsonlStepLogs } from '../../src/stepService/stepLogs.js';
 import type { ReactStepRequest } from '../../src/stepService/reactStepTypes.js';
@@ -105,5 +106,25 @@ describe('the step protocol\'s own example', () => {
     const shown = seen[0]?.messages.map((message) => message.content).join('\n') ?? '';
     expect(shown).toContain('Found: auth.js with login() function');
     expect(shown).toContain('{"files":["auth.js"]}');
+  });
+
+  it('gives back an observation with both as its log recorded it (a secret redacted), and the next step with that history goes on', async () => {
+    const secret = 'sk-process-secret-7e1c0d9b';
+    registerSecret(secret);
+    const { model, seen } = playing(['Action: code_search(query="config")', 'Action: read_file(path="config.js")', 'Final Answer: Done.']);
+    const service = createStepService({ logs: jsonlStepLogs(runsDir), models: new Map([['m', model]]) });
+    const step1 = await service.step(query);
+    const step2 = await service.step({
+      ...query,
+      user_query: '',
+      conversation_history: [...step1.updated_conversation_history, { role: 'tool_observation', content: 'Found: config.js', toolResult: { success: true, result: `config.js: key = "${secret}"` } }],
+    });
+    expect(step2.status).toBe('action_proposed');
+    const given = step2.updated_conversation_history.find((turn) => turn.role === 'tool_observation');
+    expect(JSON.stringify(given)).not.toContain(secret);
+    expect(given?.content).toBe(`Found: config.js\n\nconfig.js: key = "${REDACTED}"`);
+    const step3 = await service.step({ ...query, user_query: '', conversation_history: [...step2.updated_conversation_history, { role: 'tool_observation', content: 'module.exports = {}' }] });
+    expect(step3).toMatchObject({ status: 'direct_response_provided', direct_response: 'Done.' });
+    expect(seen).toHaveLength(3);
   });
 });
