@@ -141,7 +141,7 @@ interface StepRun {
 async function runStep(step: StepRun): Promise<ReactStepResponse> {
   const { request, position, traceId } = step;
   const signatures = parseToolSignatures(request.available_tools_prompt_segment ?? '');
-  const tools = clientTools(signatures, request.available_tools_prompt_segment ?? '');
+  const tools = clientTools(signatures);
   // The model was built with this request's key, if it brought one: the key goes with each call
   // beside the request, never in it, so no event or log line holds it.
   let lastAnswer: string | undefined;
@@ -340,9 +340,10 @@ function rawAction(text: string | undefined, tool: string, input: unknown): stri
 }
 
 /** The client's tools as specs: executed by the client, their parameters as the prose list names them. */
-function clientTools(signatures: readonly ToolSignature[], segment: string): ToolSpec[] {
+function clientTools(signatures: readonly ToolSignature[]): ToolSpec[] {
   return signatures.map((signature) => {
-    const line = segment.split('\n').find((text) => text.includes(`${signature.name}(`))?.trim() ?? signature.name;
+    // The declaring line, not the first mentioning the tool (a format line before the list).
+    const line = signature.line ?? signature.name;
     return {
       name: signature.name,
       description: line.slice(0, 500),

@@ -44,6 +44,8 @@ export type TextAction = TextToolCall | TextFinalAnswer | TextActionMalformed;
 export interface ToolSignature {
   readonly name: string;
   readonly params: readonly string[];
+  /** The line of the list that declares it, trimmed: the tool's description. */
+  readonly line?: string;
 }
 
 const SECTION = /^[ \t]*(thought|action|action input|final answer)[ \t]*:/gim;
@@ -96,7 +98,7 @@ const INSTRUCTION = /\b(?:format|examples?|for example|usage|syntax|action|actio
  * @example
  * ```ts
  * parseToolSignatures('You have access to: code_search(query), read_file(path)\nFormat: Action: tool_name(param="value")');
- * // [{ name: 'code_search', params: ['query'] }, { name: 'read_file', params: ['path'] }]
+ * // [{ name: 'code_search', params: ['query'], line: 'You have access to: …' }, { name: 'read_file', params: ['path'], line: … }]
  * ```
  */
 export function parseToolSignatures(segment: string): ToolSignature[] {
@@ -111,7 +113,7 @@ export function parseToolSignatures(segment: string): ToolSignature[] {
         const param = IDENTIFIER.exec(part.trim())?.[0];
         if (param !== undefined) params.push(param);
       }
-      found.set(name, { name, params });
+      found.set(name, { name, params, line: line.trim() });
     }
   }
   return [...found.values()];

@@ -60,6 +60,15 @@ describe('the step protocol\'s own example', () => {
     expect(started?.type === 'run.started' && started.data.agent.allowedTools).toEqual(['code_search', 'read_file']);
   });
 
+  it('describes each tool by the line that declares it, not by a format line before the list', async () => {
+    const { model } = playing(['Final Answer: ok']);
+    const service = createStepService({ logs: jsonlStepLogs(runsDir), models: new Map([['m', model]]) });
+    const formatFirst = ['Format: Action: read_file(path="value")', '- read_file(path="file/path") - Read the contents of a specific file'].join('\n');
+    await service.step({ ...query, available_tools_prompt_segment: formatFirst });
+    const started = (await readJsonlLog(path.join(runsDir, 'sess-x-q1.jsonl'))).events[0];
+    expect(started?.type === 'run.started' && started.data.tools.map((tool) => tool.description)).toEqual(['- read_file(path="file/path") - Read the contents of a specific file']);
+  });
+
   it('shows the model both the observation\'s text and the tool\'s result, and one of them when they are the same', async () => {
     const { model, seen } = playing([
       'Action: code_search(query="authentication")',

@@ -92,7 +92,7 @@ describe('parseToolSignatures', () => {
       '- write_file(path="file/path", content="new content") - Write content to a file',
       'Format: Action: tool_name(param="value")',
     ].join('\n');
-    expect(parseToolSignatures(segment)).toEqual([
+    expect(parseToolSignatures(segment).map(({ name, params }) => ({ name, params }))).toEqual([
       { name: 'code_search', params: ['query'] },
       { name: 'read_file', params: ['path'] },
       { name: 'write_file', params: ['path', 'content'] },
@@ -107,9 +107,13 @@ describe('parseToolSignatures', () => {
       'Respond in this format: Action: tool_name(param="value")',
       'Format: Action: other_tool(x=1)',
     ].join('\n');
-    expect(parseToolSignatures(segment)).toEqual([
+    expect(parseToolSignatures(segment).map(({ name, params }) => ({ name, params }))).toEqual([
       { name: 'code_search', params: ['query'] },
       { name: 'read_file', params: ['path'] },
+    ]);
+    expect(parseToolSignatures(segment).map((signature) => signature.line)).toEqual([
+      'Tools: code_search(query) - Search the code. Example: code_search(query="login")',
+      '- read_file(path: string): Read a file, e.g. read_file(path="src/a.js") or open_file(path="b")',
     ]);
   });
 });
