@@ -224,7 +224,8 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
 
     route('POST', ApiRoute.reactStep, async ({ req, res }) => {
       // The key is a secret of this request's scope only (the server runs each request in one).
-      const request = parseReactStepRequest(holdStepKey(await readJsonBody(req, { maxBytes: MAX_STEP_BODY_BYTES })).body);
+      const body = await readJsonBody(req, { maxBytes: MAX_STEP_BODY_BYTES });
+      const request = parseReactStepRequest(holdStepKey(body, { servesLocally: (name) => context.steps?.servesLocally(name) === true }).body);
       if (context.steps === undefined) throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, 'this server has no step service'));
       const answer = await context.steps.step(request);
       if (answer.error === undefined) return sendJson(res, 200, answer);

@@ -1,27 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIP } from 'node:net';
+import { isLoopbackHost } from '../actors/loopbackHost.js';
 import { ApiError, ErrorCode, errorInfo, RedflowError } from '../errors.js';
 
 /** The environment variable `redflow serve` reads its bearer token from when `--token` is not given. */
 export const TOKEN_ENV = 'REDFLOW_TOKEN';
 
-/**
- * True when `host` (what the server binds to) is reachable only from this machine: `localhost`,
- * `127.0.0.0/8`, `::1` (and `::ffff:127.x.x.x`). `0.0.0.0`, `::` and every other address are not.
- */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const lower = bare.toLowerCase();
-  if (lower === 'localhost' || lower.endsWith('.localhost')) return true;
-  if (isIP(lower) === 4) return lower.startsWith('127.');
-  if (isIP(lower) === 6) {
-    // The URL parser writes IPv6 addresses in one canonical form: `0:0::1` → `[::1]`, `::ffff:127.0.0.1` → `[::ffff:7f00:1]`.
-    const canonical = new URL(`http://[${lower}]/`).hostname;
-    return canonical === '[::1]' || canonical.startsWith('[::ffff:7f');
-  }
-  return false;
-}
+// Where the server binds is judged as a model server's address is: one rule for "this machine only".
+export { isLoopbackHost } from '../actors/loopbackHost.js';
 
 /**
  * Refuses to serve a non-loopback address without a token: anyone who can reach the port could

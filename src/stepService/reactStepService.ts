@@ -20,8 +20,9 @@ import { looksLikeJson } from '../validation/validateTextAnswer.js';
 import { buildSystemPrompt } from '../machines/prompt.js';
 import { waitTimeoutOf } from '../events/waits.js';
 import { fitStepContext } from './fitStepContext.js';
+import { historyLimitProblem } from './historyLimits.js';
 import type { ConversationTurn, ReactStepRequest, ReactStepResponse } from './reactStepTypes.js';
-import { asRecorded, matchHistory, matchQuery, sessionPosition, sessionTraceId, type ClientCall, type ClientObservation, type SessionPosition } from './sessionTurns.js';
+import { asRecorded, matchHistory, matchQuery, observationOf, sessionPosition, sessionTraceId, type ClientCall, type ClientObservation, type SessionPosition } from './sessionTurns.js';
 import { gatherStepContext, renderContext } from './workspaceContext.js';
 
 /** Model calls a session's query may make when the step does not say (`max_iterations_left`). */
@@ -58,11 +59,19 @@ export interface StepModelSettings {
  * @throws RedflowError `MODEL_CONFIG_INVALID` for a setting the provider does not take (a
  *   temperature over 1 for Anthropic).
  */
-export type StepModelFactory = (apiKey: string | undefined, settings?: StepModelSettings) => Promise<ModelActor>;
+export type StepModelFactory = ((apiKey: string | undefined, settings?: StepModelSettings) => Promise<ModelActor>) & {
+  /**
+   * True when the model's server is on this machine (a loopback address: Ollama, vLLM,
+   * llama.cpp), whose key may be short (`ollama`): see holdStepKey. Unset: a remote provider.
+   */
+  readonly servedLocally?: boolean;
+};
 
 /** The step service: one decision per call, on the same statechart and log as every run. */
 export interface StepService {
   step(request: ReactStepRequest): Promise<ReactStepResponse>;
+  /** True when the model named so is served on this machine (its key may be short); false for an unknown name. */
+  servesLocally(modelName: string): boolean;
 }
 
 /**
@@ -81,7 +90,12 @@ export interface StepService {
 export function createStepService(options: StepServiceOptions): StepService {
   const clock = options.clock ?? systemClock;
   return {
+    servesLocally: (modelName) => options.models.get(modelName)?.servedLocally === true,
     async step(request) {
+      const history = request.conversation_history;
+      const queryStart = request.user_query.trim() !== '' ? history.length : history.findLastIndex((turn) => turn.role === 'user');
+      const tooLarge = historyLimitProblem(history, queryStart);
+      if (tooLarge !== undefined) throw new ApiError(tooLarge);
       const position = sessionPosition(request);
       if (!('queryNumber' in position)) throw new ApiError(position);
       const build = options.models.get(request.llm_config.modelName);
@@ -127,7 +141,7 @@ interface StepRun {
 async function runStep(step: StepRun): Promise<ReactStepResponse> {
   const { request, position, traceId } = step;
   const signatures = parseToolSignatures(request.available_tools_prompt_segment ?? '');
-  const tools = clientTools(signatures, request.available_tools_prompt_segment ?? '');
+  const tools = clientTools(signatures);
   // The model was built with this request's key, if it brought one: the key goes with each call
   // beside the request, never in it, so no event or log line holds it.
   let lastAnswer: string | undefined;
@@ -326,9 +340,10 @@ function rawAction(text: string | undefined, tool: string, input: unknown): stri
 }
 
 /** The client's tools as specs: executed by the client, their parameters as the prose list names them. */
-function clientTools(signatures: readonly ToolSignature[], segment: string): ToolSpec[] {
+function clientTools(signatures: readonly ToolSignature[]): ToolSpec[] {
   return signatures.map((signature) => {
-    const line = segment.split('\n').find((text) => text.includes(`${signature.name}(`))?.trim() ?? signature.name;
+    // The declaring line, not the first mentioning the tool (a format line before the list).
+    const line = signature.line ?? signature.name;
     return {
       name: signature.name,
       description: line.slice(0, 500),
@@ -396,12 +411,22 @@ async function budgetFor(request: ReactStepRequest) {
 /** Earlier turns as the model is shown them: observations as the user's messages. */
 function historyMessages(turns: readonly ConversationTurn[]): HistoryMessage[] {
   return turns.map((turn) => {
-    if (turn.role === 'tool_observation') return { role: 'user', content: `Observation${turn.toolCall ? ` from ${turn.toolCall.name}` : ''}:\n${turn.content}` };
+    if (turn.role === 'tool_observation') return { role: 'user', content: `Observation${turn.toolCall ? ` from ${turn.toolCall.name}` : ''}:\n${observationText(turn)}` };
     if (turn.role === 'assistant' && turn.toolCall !== undefined) {
       return { role: 'assistant', content: JSON.stringify({ action: 'tool', tool: turn.toolCall.name, input: turn.toolCall.parameters }) };
     }
     return { role: turn.role === 'assistant' ? 'assistant' : 'user', content: turn.content };
   });
+}
+
+/**
+ * An earlier query's observation as the model reads it, as its own run showed it: the client's
+ * text and the tool's result (observationOf), one past the reply limits as the call's failure.
+ */
+function observationText(turn: ConversationTurn): string {
+  const result = limitToolResult(toolResult(observationOf(turn)), turn.toolCall?.name ?? 'tool');
+  if (!result.ok) return `error ${result.error.code}: ${result.error.message}`;
+  return typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
 }
 
 function toolResult(observation: ClientObservation): ToolResult {

@@ -1,5 +1,7 @@
 import type { ToolCall } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
+import { jsonLimitBreach } from '../validation/jsonValueLimits.js';
+import { defaultAnswerLimits } from '../validation/validateModelAnswer.js';
 import type { ConversationTurn, ReactStepRequest } from './reactStepTypes.js';
 
 /**
@@ -28,7 +30,7 @@ export interface ClientCall {
 /** What the client's execution of a tool gave. */
 export interface ClientObservation {
   readonly ok: boolean;
-  /** The tool's output as the run records it: `toolResult.result`, or the turn's text. */
+  /** The tool's output as the run records it: the turn's text and `toolResult.result` ({@link observationOf}). */
   readonly output: unknown;
   readonly error?: string;
   readonly content: string;
@@ -85,11 +87,36 @@ function callsSince(turns: readonly ConversationTurn[], offset: number): ClientC
   return calls;
 }
 
-function observationOf(turn: ConversationTurn): ClientObservation {
+/**
+ * A `tool_observation` turn as its run records it. The client says what the tool gave twice over:
+ * `content`, the observation as text (the protocol's example puts the finding there, and its
+ * final answer quotes it), and `toolResult` (`result`, or `error` for a failure). The model reads
+ * both, `content` first, and one of them when they say the same; without `toolResult.result` it
+ * reads `content`.
+ */
+export function observationOf(turn: ConversationTurn): ClientObservation {
   const result = turn.toolResult;
   const ok = result?.success ?? true;
-  const output = result !== undefined && 'result' in result && result.result !== undefined ? result.result : turn.content;
-  return { ok, output, content: turn.content, ...(result?.error !== undefined && { error: result.error }) };
+  const given = result !== undefined && 'result' in result && result.result !== undefined;
+  const output = given ? withContent(turn.content, result.result) : turn.content;
+  return { ok, output, content: turn.content, ...(result?.error !== undefined && { error: textWithContent(turn.content, result.error) }) };
+}
+
+/**
+ * `content` and then the tool's result, as text; the result alone when `content` is empty or says
+ * the same. A result past the limits of a tool's reply is left as it is, not written out: its run
+ * records it as the call's failure (TOOL_OUTPUT_TOO_DEEP, …), as any tool's reply.
+ */
+function withContent(content: string, given: unknown): unknown {
+  if (typeof given === 'string') return textWithContent(content, given);
+  if (content.trim() === '' || jsonLimitBreach(given, defaultAnswerLimits) !== undefined) return given;
+  return textWithContent(content, JSON.stringify(given));
+}
+
+function textWithContent(content: string, given: string): string {
+  if (content.trim() === '' || given.trim() === content.trim()) return given;
+  if (given.trim() === '') return content;
+  return `${content}\n\n${given}`;
 }
 
 /**
@@ -109,7 +136,10 @@ export function asRecorded(history: readonly ConversationTurn[], logged: readonl
     if (recorded === undefined || recorded.status === 'requested') return turn;
     const observation = observationOf(turn);
     if (recorded.status === 'succeeded') {
-      return observation.ok && sameJson(recorded.output, observation.output) ? turn : { ...turn, toolResult: { success: true, result: recorded.output } };
+      if (observation.ok && sameJson(recorded.output, observation.output)) return turn;
+      // The turn as the log has it (redacted, say): its text is the recorded output, so the next
+      // step reads the same observation from it.
+      return { ...turn, ...(typeof recorded.output === 'string' && { content: recorded.output }), toolResult: { success: true, result: recorded.output } };
     }
     return observation.ok ? { ...turn, toolResult: { success: false, error: recorded.error?.message ?? 'the call failed' } } : turn;
   });

@@ -1,5 +1,5 @@
 import { ApiError, ErrorCode, errorInfo } from '../errors.js';
-import { REDACTED } from '../secrets/secrets.js';
+import { MIN_SECRET_CHARS, REDACTED } from '../secrets/secrets.js';
 import { addScopedSecret } from '../secrets/secretScope.js';
 
 /** Shortest `llmKey` taken: providers' keys are far longer, and a short one would match ordinary words. */
@@ -10,6 +10,18 @@ const MAX_STEP_KEY_CHARS = 1000;
 
 /** What a provider's key is made of: printable ASCII, no spaces, at least one letter. */
 const KEY_SHAPE = /^(?=.*[A-Za-z])[!-~]+$/;
+
+/** What a local server's key is made of: printable ASCII, no spaces (vLLM's `--api-key` is any token). */
+const LOCAL_KEY_SHAPE = /^[!-~]+$/;
+
+/** How a step's key is judged. */
+export interface StepKeyRules {
+  /**
+   * True when the model named so (the body's `llm_config.modelName`) is served on this machine
+   * (`StepService.servesLocally`). Its key may be of any length: see {@link holdStepKey}.
+   */
+  readonly servesLocally?: (modelName: string) => boolean;
+}
 
 const KEY_PATH = '/user_api_keys/llmKey';
 
@@ -30,28 +42,53 @@ export interface HeldStepKey {
  * and sent to the model. A key pasted into a query, a tool's observation or an id, or sent as the
  * model's name, goes nowhere but into the provider's key header.
  *
+ * A model served on this machine (`rules.servesLocally`: Ollama, vLLM, llama.cpp at a loopback
+ * address) takes a key of any length, printable ASCII without spaces: such servers take a key
+ * their operator chose (`ollama`, a short `--api-key`), and refusing it left a user of a local
+ * server no way to send one. The other rules keep their reason for every remote provider: a key
+ * that cannot be a provider's is a mistake (or a probe) and is refused before any call. A local
+ * key as short as an ordinary word (under 8 characters, or without a letter) is used for the
+ * model's calls and kept out of every record like any key, but is not searched for in the body's
+ * text or redacted from the answer: it would cut that word out of the user's own question and
+ * answer (the secret registry ignores such values for the same reason).
+ *
  * @throws ApiError 400 `HTTP_BODY_INVALID` (path `/user_api_keys/llmKey`) for a key that cannot
- *   be a provider's: shorter than {@link MIN_STEP_KEY_CHARS} or longer than 1000 characters, with
- *   spaces, control or non-ASCII characters, or without a letter. The error never quotes the key.
+ *   be a provider's: shorter than {@link MIN_STEP_KEY_CHARS} (unless the model is served locally)
+ *   or longer than 1000 characters, with spaces, control or non-ASCII characters, or without a
+ *   letter (unless local). The error never quotes the key.
  * @example
  * ```ts
- * const request = parseReactStepRequest(holdStepKey(await readJsonBody(req, { maxBytes })).body);
+ * const body = await readJsonBody(req, { maxBytes });
+ * const request = parseReactStepRequest(holdStepKey(body, { servesLocally: (name) => steps.servesLocally(name) }).body);
  * ```
  */
-export function holdStepKey(body: unknown): HeldStepKey {
+export function holdStepKey(body: unknown, rules: StepKeyRules = {}): HeldStepKey {
   const key = stepKeyOf(body);
   if (key === undefined) return { body };
-  if (key.length < MIN_STEP_KEY_CHARS || key.length > MAX_STEP_KEY_CHARS || !KEY_SHAPE.test(key)) throw keyRefused(key);
+  const local = rules.servesLocally?.(modelNameOf(body)) === true;
+  if (local ? key.length > MAX_STEP_KEY_CHARS || !LOCAL_KEY_SHAPE.test(key) : key.length < MIN_STEP_KEY_CHARS || key.length > MAX_STEP_KEY_CHARS || !KEY_SHAPE.test(key)) {
+    throw keyRefused(key, local);
+  }
+  if (key.length < MIN_SECRET_CHARS || !/[A-Za-z]/.test(key)) return { body };
   addScopedSecret(key);
   const redacted = withoutKey(body, key) as Record<string, unknown>;
   // The one place the key stays: where the step service takes it for the model's calls.
   return { body: { ...redacted, user_api_keys: { ...(redacted.user_api_keys as object), llmKey: key } } };
 }
 
+/** The model the body names, before the schema check: '' when it names none. */
+function modelNameOf(body: unknown): string {
+  const config = (body as { llm_config?: unknown }).llm_config;
+  const name = typeof config === 'object' && config !== null ? (config as { modelName?: unknown }).modelName : undefined;
+  return typeof name === 'string' ? name : '';
+}
+
 /** The 400 for a key that cannot be a provider's: says what is wrong with it, never what it is. */
-function keyRefused(key: string): ApiError {
+function keyRefused(key: string, local: boolean): ApiError {
   const why =
-    key.length < MIN_STEP_KEY_CHARS
+    key === ''
+      ? 'is empty'
+      : !local && key.length < MIN_STEP_KEY_CHARS
       ? `is ${key.length} characters long, shorter than any provider's key (at least ${MIN_STEP_KEY_CHARS})`
       : key.length > MAX_STEP_KEY_CHARS
         ? `is longer than ${MAX_STEP_KEY_CHARS} characters`
@@ -59,7 +96,8 @@ function keyRefused(key: string): ApiError {
           ? 'holds spaces, control or non-ASCII characters'
           : 'has no letter';
   const message = `user_api_keys.llmKey ${why}: it cannot be an API key`;
-  return new ApiError(errorInfo(ErrorCode.HTTP_BODY_INVALID, message, { path: KEY_PATH, hint: 'send the provider\'s API key as it is, without quotes, spaces or line breaks; leave llmKey out to use the server\'s key' }), {
+  const hint = `send the provider's API key as it is, without quotes, spaces or line breaks; leave llmKey out to use the server's key${local ? '' : ` (a model served on the server's machine, at a loopback address, takes a shorter key)`}`;
+  return new ApiError(errorInfo(ErrorCode.HTTP_BODY_INVALID, message, { path: KEY_PATH, hint }), {
     fields: [{ path: KEY_PATH, message: `${why}: it cannot be an API key` }],
   });
 }

@@ -1,4 +1,4 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { EventStore } from '../events/eventStore.js';
 import { openJsonlEventStore } from '../events/jsonlEventStore.js';
@@ -36,7 +36,17 @@ export function jsonlStepLogs(runsDir: string): StepLogs {
     exists: (traceId) => stat(fileOf(traceId)).then((file) => file.size > 0, () => false),
     async open(traceId) {
       await mkdir(runsDir, { recursive: true });
-      return openJsonlEventStore(fileOf(traceId));
+      const store = await openJsonlEventStore(fileOf(traceId));
+      return {
+        ...store,
+        // Opening a log creates its file; a step refused before its first event (a history no run
+        // could have, a query over the token budget) leaves no file behind. Removed before the
+        // close releases the lock, so no other writer can have opened it in between.
+        async close() {
+          if (store.lastSeq() === 0) await unlink(store.path).catch(() => undefined);
+          await store.close();
+        },
+      };
     },
   };
 }

@@ -4,6 +4,8 @@ import type { ModelLlmConfig } from '../contracts/schema-types.js';
 import { describeSchemaErrors, validators } from '../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { locateJsonSyntaxError } from '../files/jsonSyntaxError.js';
+import { isLoopbackUrl } from '../actors/loopbackHost.js';
+import { resolveModelConfig } from '../actors/models/nodeModel.js';
 import { buildModel } from '../runtime/buildModel.js';
 import type { StepModelFactory } from './reactStepService.js';
 
@@ -62,9 +64,24 @@ export async function loadStepModels(file: string, env: NodeJS.ProcessEnv): Prom
     }
     const plan = { model: { nodeId: name, config: config as ModelLlmConfig }, baseDir };
     // A step's own settings (its llm_config) go over the file's, for that step only.
-    found.set(name, (apiKey, settings = {}) => buildModel({ ...plan, model: { ...plan.model, config: { ...plan.model.config, ...settings } } }, { env, modelApiKey: apiKey }));
+    const build = (apiKey: string | undefined, settings = {}) => buildModel({ ...plan, model: { ...plan.model, config: { ...plan.model.config, ...settings } } }, { env, modelApiKey: apiKey });
+    found.set(name, Object.assign(build, { servedLocally: servedLocally(config as ModelLlmConfig, env) }));
   }
   return found;
+}
+
+/**
+ * True when the model's server is on this machine: a scripted model, or a server at a loopback
+ * address (`localhost`, `127.x`, `::1`), as Ollama, vLLM and llama.cpp are by default.
+ */
+function servedLocally(config: ModelLlmConfig, env: NodeJS.ProcessEnv): boolean {
+  if (config.provider === 'scripted') return true;
+  try {
+    return isLoopbackUrl(resolveModelConfig(config, env, { keyGiven: true }).config.baseUrl);
+  } catch {
+    // A config its provider refuses is refused at the step, with its own error: no key is local to it.
+    return false;
+  }
 }
 
 function invalid(message: string, hint: string, where?: string): RedflowError {

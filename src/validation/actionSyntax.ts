@@ -44,6 +44,8 @@ export type TextAction = TextToolCall | TextFinalAnswer | TextActionMalformed;
 export interface ToolSignature {
   readonly name: string;
   readonly params: readonly string[];
+  /** The line of the list that declares it, trimmed: the tool's description. */
+  readonly line?: string;
 }
 
 const SECTION = /^[ \t]*(thought|action|action input|final answer)[ \t]*:/gim;
@@ -81,25 +83,38 @@ export function parseTextAction(text: string, signatures: readonly ToolSignature
 }
 
 /**
- * The tools a prose tool list declares: every `name(param, other="example")` in it.
+ * Where a line of a tool list stops declaring tools: an instruction about how to answer
+ * (`Format: Action: tool_name(param="value")`, `Example: read_file(path="a.js")`, `e.g. …`). The
+ * calls after it show the syntax with placeholders or sample values; they declare no tool, and
+ * read as declarations they would offer the model a tool the client does not have.
+ */
+const INSTRUCTION = /\b(?:format|examples?|for example|usage|syntax|action|action input|final answer|thought|observation)\s*:|\be\.g\./i;
+
+/**
+ * The tools a prose tool list declares: every `name(param, other="example")` in it, but those in
+ * an instruction (a line's text from `Format:`, `Example:`, `Action:`, `e.g.` … on: see
+ * {@link INSTRUCTION}).
  *
  * @example
  * ```ts
- * parseToolSignatures('You have access to: code_search(query), read_file(path)');
- * // [{ name: 'code_search', params: ['query'] }, { name: 'read_file', params: ['path'] }]
+ * parseToolSignatures('You have access to: code_search(query), read_file(path)\nFormat: Action: tool_name(param="value")');
+ * // [{ name: 'code_search', params: ['query'], line: 'You have access to: …' }, { name: 'read_file', params: ['path'], line: … }]
  * ```
  */
 export function parseToolSignatures(segment: string): ToolSignature[] {
   const found = new Map<string, ToolSignature>();
-  for (const match of segment.matchAll(/([A-Za-z_][\w.-]*)\s*\(([^()]*)\)/g)) {
-    const name = match[1] as string;
-    if (found.has(name)) continue;
-    const params: string[] = [];
-    for (const part of splitTopLevel(match[2] as string)) {
-      const param = IDENTIFIER.exec(part.trim())?.[0];
-      if (param !== undefined) params.push(param);
+  for (const line of segment.split('\n')) {
+    const declaring = line.slice(0, INSTRUCTION.exec(line)?.index ?? line.length);
+    for (const match of declaring.matchAll(/([A-Za-z_][\w.-]*)\s*\(([^()]*)\)/g)) {
+      const name = match[1] as string;
+      if (found.has(name)) continue;
+      const params: string[] = [];
+      for (const part of splitTopLevel(match[2] as string)) {
+        const param = IDENTIFIER.exec(part.trim())?.[0];
+        if (param !== undefined) params.push(param);
+      }
+      found.set(name, { name, params, line: line.trim() });
     }
-    found.set(name, { name, params });
   }
   return [...found.values()];
 }

@@ -26,7 +26,18 @@ beforeAll(async () => {
   const root = await dirs.make('redflow-step-key-scope-');
   runsDir = path.join(root, 'runs');
   const modelsFile = path.join(root, 'models.json');
-  await writeFile(modelsFile, JSON.stringify({ models: { 'gpt-4o': { provider: 'openai', baseUrl: openai.baseUrl, model: 'gpt-4o', maxRetries: 0 } } }));
+  await writeFile(
+    modelsFile,
+    JSON.stringify({
+      models: {
+        'gpt-4o': { provider: 'openai', baseUrl: openai.baseUrl, model: 'gpt-4o', maxRetries: 0 },
+        // OpenAI's own API: never called here, every step naming it is refused before any call.
+        remote: { provider: 'openai', model: 'gpt-4o', maxRetries: 0 },
+        // A vLLM server on this machine, as a local user runs one (here the fake, on 127.0.0.1).
+        local: { provider: 'vllm', baseUrl: openai.baseUrl, model: 'llama3.1', maxRetries: 0 },
+      },
+    }),
+  );
   const steps = createStepService({ logs: jsonlStepLogs(runsDir), models: await loadStepModels(modelsFile, {}) });
   server = await createRedflowServer({ flowsDir: path.join(root, 'flows'), runsDir, editorDir: path.join(root, 'editor'), port: 0, env: {}, steps });
 });
@@ -36,12 +47,12 @@ afterAll(async () => {
   await dirs.cleanup();
 });
 
-const stepBody = (session: string, llmKey: string) => ({
+const stepBody = (session: string, llmKey: string, modelName = 'gpt-4o') => ({
   session_id: session,
   user_query: 'Which word is the longest you know?',
   conversation_history: [],
   available_tools_prompt_segment: 'You have access to: code_search(query)',
-  llm_config: { modelName: 'gpt-4o' },
+  llm_config: { modelName },
   user_api_keys: { llmKey },
   max_iterations_left: 2,
 });
@@ -83,13 +94,27 @@ describe('a step\'s key is a secret of its own request', () => {
 
   it('refuses a key that cannot be a provider\'s with 400 HTTP_BODY_INVALID naming the field, before any model call', async () => {
     const before = openai.requests.length;
-    for (const key of ['sk-short', 'sk-a key with spaces-0123456789', 'sk-line\nbreak-0123456789abcdef']) {
-      const refused = await call(server, 'POST', '/api/agent/react_step', { body: stepBody('sess-bad-key', key) });
+    for (const key of ['sk-short', 'ollama', 'sk-a key with spaces-0123456789', 'sk-line\nbreak-0123456789abcdef']) {
+      const refused = await call(server, 'POST', '/api/agent/react_step', { body: stepBody('sess-bad-key', key, 'remote') });
       expect(refused.status, refused.text).toBe(400);
       expect(refused.error).toMatchObject({ code: ErrorCode.HTTP_BODY_INVALID, path: '/user_api_keys/llmKey' });
       expect((refused.json as { fields?: unknown }).fields).toEqual([{ path: '/user_api_keys/llmKey', message: expect.any(String) as unknown }]);
       expect(refused.text).not.toContain(key.slice(0, 8));
     }
     expect(openai.requests.length).toBe(before);
+  });
+
+  it('takes a local server\'s short key (vLLM\'s --api-key, Ollama\'s "ollama") for a model served on this machine, and sends it', async () => {
+    openai.enqueue({ kind: 'completion', content: 'Final Answer: Ollama runs models locally.' });
+    const before = openai.requests.length;
+    const taken = await call(server, 'POST', '/api/agent/react_step', { body: { ...stepBody('sess-local-key', 'ollama', 'local'), user_query: 'What does ollama do?' } });
+    expect(taken.status, taken.text).toBe(200);
+    expect(taken.json).toMatchObject({ status: 'direct_response_provided', direct_response: 'Ollama runs models locally.' });
+    expect(openai.requests[before]?.headers.authorization).toBe('Bearer ollama');
+    // A key as short as a word is not cut out of the user's own question.
+    expect(JSON.stringify(openai.requests[before]?.body)).toContain('What does ollama do?');
+    const spaced = await call(server, 'POST', '/api/agent/react_step', { body: stepBody('sess-local-key-2', 'oll ama', 'local') });
+    expect(spaced.status, spaced.text).toBe(400);
+    expect(spaced.error).toMatchObject({ code: ErrorCode.HTTP_BODY_INVALID, path: '/user_api_keys/llmKey' });
   });
 });

@@ -66,4 +66,20 @@ describe('holdStepKey', () => {
     expect(holdStepKey(numeric).body).toBe(numeric);
     expect(holdStepKey([KEY]).body).toEqual([KEY]);
   });
+
+  it('takes a key of any length for a model served on this machine, and keeps the remote providers\' rules for the others', () => {
+    const body = (llmKey: string, modelName: string) => ({ user_query: 'Is ollama up? token-abc123', llm_config: { modelName }, user_api_keys: { llmKey } });
+    const rules = { servesLocally: (name: string) => name === 'llama-local' };
+    withSecretScope(() => {
+      // As short as a word: used, and not cut out of the user's own text.
+      expect(holdStepKey(body('ollama', 'llama-local'), rules).body).toEqual(body('ollama', 'llama-local'));
+      expect(holdStepKey(body('12345', 'llama-local'), rules).body).toEqual(body('12345', 'llama-local'));
+      // Long enough to be a secret: redacted, as any key.
+      expect((holdStepKey(body('token-abc123', 'llama-local'), rules).body as { user_query: string }).user_query).toBe(`Is ollama up? ${REDACTED}`);
+      expect(redactSecrets('token-abc123')).toBe(REDACTED);
+    });
+    for (const [key, model] of [['ollama', 'gpt-4o'], ['oll ama', 'llama-local'], ['', 'llama-local']] as const) {
+      expect(() => holdStepKey(body(key, model), rules), `${key} for ${model}`).toThrow(ApiError);
+    }
+  });
 });

@@ -92,11 +92,28 @@ describe('parseToolSignatures', () => {
       '- write_file(path="file/path", content="new content") - Write content to a file',
       'Format: Action: tool_name(param="value")',
     ].join('\n');
-    expect(parseToolSignatures(segment)).toEqual([
+    expect(parseToolSignatures(segment).map(({ name, params }) => ({ name, params }))).toEqual([
       { name: 'code_search', params: ['query'] },
       { name: 'read_file', params: ['path'] },
       { name: 'write_file', params: ['path', 'content'] },
-      { name: 'tool_name', params: ['param'] },
+    ]);
+  });
+
+  it('takes no tool from an instruction: a format line, an example, an `Action:` showing the syntax', () => {
+    const segment = [
+      'Tools: code_search(query) - Search the code. Example: code_search(query="login")',
+      '- read_file(path: string): Read a file, e.g. read_file(path="src/a.js") or open_file(path="b")',
+      'Example: list_dir(path=".")',
+      'Respond in this format: Action: tool_name(param="value")',
+      'Format: Action: other_tool(x=1)',
+    ].join('\n');
+    expect(parseToolSignatures(segment).map(({ name, params }) => ({ name, params }))).toEqual([
+      { name: 'code_search', params: ['query'] },
+      { name: 'read_file', params: ['path'] },
+    ]);
+    expect(parseToolSignatures(segment).map((signature) => signature.line)).toEqual([
+      'Tools: code_search(query) - Search the code. Example: code_search(query="login")',
+      '- read_file(path: string): Read a file, e.g. read_file(path="src/a.js") or open_file(path="b")',
     ]);
   });
 });
