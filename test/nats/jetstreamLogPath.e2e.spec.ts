@@ -42,7 +42,7 @@ afterAll(async () => {
 });
 
 /** A real run (one tool call, then the answer) logged in the stream; its events as stored. */
-async function loggedRun(traceId: string): Promise<AgentEvent[]> {
+async function loggedRun(traceId: string): Promise<readonly AgentEvent[]> {
   const echo = countingTool();
   const actors = serveActors({ model: createScriptedModel([answer.tool('echo', { text: 'a' }), answer.final(ANSWER)]), tools: [echo.tool] });
   const run = startRun({ ...actors, agent: agentConfig(), store, input: 'go', traceId, clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z')) });
