@@ -267,7 +267,11 @@ describe('openJsonlEventStore', () => {
     it('should take over a lock file with no pid in it', async () => {
       await writeFile(`${file}.lock`, '');
       const store = await openJsonlEventStore(file);
+      // The new owner is this process, and it writes.
+      expect((await readFile(`${file}.lock`, 'utf8')).trim()).toBe(String(process.pid));
+      await store.append(started());
       await store.close();
+      expect(await exists(`${file}.lock`)).toBe(false);
     });
 
     it('should refuse repairTornTail while a writer has the log open', async () => {
