@@ -100,7 +100,7 @@ describe('createScriptedModel', () => {
     setTimeout(() => controller.abort(), 20);
     const error = await caught(model.complete(request(1), controller.signal));
     expect(error.code).toBe(ErrorCode.RUN_ABORTED);
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(5_000); // far from the 10 s+ it would take otherwise; generous for a loaded machine
   });
 
   it('should throw RUN_ABORTED at once for an already aborted signal', async () => {
