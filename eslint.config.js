@@ -1,5 +1,6 @@
 // Lint: typescript-eslint's recommended rules, plus the purity rule (docs/architecture.md) — the statechart,
 // the fold and answer validation import no I/O (only types may come from elsewhere).
+import vitest from '@vitest/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
 const pure = ['src/machines/**/*.ts', 'src/events/evolve.ts', 'src/events/eventTypes.ts', 'src/events/resumePoint.ts', 'src/events/eventOrder.ts', 'src/events/waits.ts', 'src/events/stopConditions.ts', 'src/validation/**/*.ts', 'src/flows/nodeTypes.ts', 'src/flows/edgeRules.ts'];
@@ -38,6 +39,18 @@ export default tseslint.config(
   {
     files: ['src/editor/**/*.ts', 'src/editor/**/*.tsx'],
     languageOptions: { globals: browserGlobals, parserOptions: { ecmaFeatures: { jsx: true } } },
+  },
+  // Tests: every test asserts something (helpers named expect*/assert* count), and no expect hides
+  // behind a condition (a warning until the remaining ones are rewritten: `npx eslint test` lists them).
+  // typescript-eslint's no-floating-promises needs type information, which made `eslint .` about
+  // three times slower for no finding in test/: not enabled.
+  {
+    files: ['test/**/*.ts'],
+    plugins: { vitest },
+    rules: {
+      'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*', '*.expect*'] }],
+      'vitest/no-conditional-expect': 'warn',
+    },
   },
   {
     files: ['src/editor/**/*.ts', 'src/editor/**/*.tsx'],

@@ -1,5 +1,6 @@
-import { configDefaults, defineConfig, mergeConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import { fileURLToPath } from 'node:url';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { configValidators } from './src/editor/configValidatorsPlugin.js';
 
 /**
  * `npm run test:unit`: the tests that need no service and no build, for quick feedback while
@@ -8,11 +9,13 @@ import base from './vitest.config.js';
  * `npm run build` writes: docker-compose.yml's commands against the built CLI, and the editor's
  * production build. `npm test` runs everything.
  */
-export default mergeConfig(
-  base,
-  defineConfig({
-    test: {
-      exclude: [...configDefaults.exclude, '**/*.int.spec.ts', '**/*.e2e.spec.ts', 'test/deploy/compose.spec.ts', 'test/editor/build.spec.ts'],
-    },
-  }),
-);
+export default defineConfig({
+  plugins: [configValidators(fileURLToPath(new URL('./schemas', import.meta.url)))],
+  test: {
+    include: ['test/**/*.spec.ts'],
+    exclude: [...configDefaults.exclude, '**/*.int.spec.ts', '**/*.e2e.spec.ts', 'test/deploy/compose.spec.ts', 'test/editor/build.spec.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});

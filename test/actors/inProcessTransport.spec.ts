@@ -45,7 +45,7 @@ describe('the in-process transport', () => {
     const reply = await transport.request('t.slow', null, { timeoutMs: 60 });
     expect(reply).toMatchObject({ ok: false, error: { code: ErrorCode.TRANSPORT_TIMEOUT, retryable: true } });
     expect(Date.now() - started).toBeGreaterThanOrEqual(55);
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(5_000); // far from the 10 s+ it would take otherwise; generous for a loaded machine
     await transport.close();
   });
 

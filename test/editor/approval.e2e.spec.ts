@@ -9,16 +9,16 @@ import type { ChildProcess } from 'node:child_process';
 import { cp, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import type { RunResponse } from '../../src/server/apiTypes.js';
-import { ROOT, SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { ROOT, SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 let dir: string;
 let url: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 /** Runs the example from the toolbar and waits until its refund waits for approval; the run's trace id. */
@@ -49,7 +49,7 @@ describe.skipIf(SKIP_BROWSER)('an approval given in the editor, in Chromium at 1
     await cp(path.join(example, 'tools'), path.join(flowsDir, 'tools'), { recursive: true });
     await mkdir(SCREENSHOTS, { recursive: true });
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
   }, 60_000);

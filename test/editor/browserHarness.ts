@@ -3,6 +3,9 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
+import { openFileBrowser, type FileBrowser } from '../support/sharedChromium.js';
+
+export type { FileBrowser };
 
 // What the editor's browser tests share: Debian's Chromium (never a downloaded one), a real
 // `redflow serve` process (the built CLI), and where screenshots go.
@@ -14,6 +17,15 @@ export const SCREENSHOTS = path.join(ROOT, 'artifacts/screenshots');
 export const SKIP_BROWSER = process.env.REDFLOW_SKIP_BROWSER_TESTS === '1';
 if (!SKIP_BROWSER && !existsSync(CHROMIUM)) {
   throw new Error(`no Chromium at ${CHROMIUM}: install Debian's (apt-get install chromium), set CHROMIUM_PATH, or set REDFLOW_SKIP_BROWSER_TESTS=1`);
+}
+
+/**
+ * The browser of one test file: pages (each in a context of its own) of the Chromium its test
+ * process shares between the files it runs (test/support/sharedChromium.ts); `close()` closes this
+ * file's pages only.
+ */
+export function openChromium(): Promise<FileBrowser> {
+  return openFileBrowser(launchChromium);
 }
 
 /** Starts headless Chromium with the flags this closed network needs (no background connections). */

@@ -2,10 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
-import { SCREENSHOTS, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 import { chatModelFlow } from './chatModelFlow.js';
 
 // The setup of the editor's browser tests of one flow whose model is a local Chat Completions
@@ -37,7 +37,7 @@ export async function openChatModelEditor(flowId: string, name: string, options:
   await writeFile(path.join(flowsDir, `${flowId}.json`), JSON.stringify(chatModelFlow(model.baseUrl, name)));
   await mkdir(SCREENSHOTS, { recursive: true });
   let server: ChildProcess | undefined;
-  let browser: Browser | undefined;
+  let browser: FileBrowser | undefined;
   const close = async () => {
     await browser?.close();
     server?.kill('SIGTERM');
@@ -46,7 +46,7 @@ export async function openChatModelEditor(flowId: string, name: string, options:
   };
   try {
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
     return {

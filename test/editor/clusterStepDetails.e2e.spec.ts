@@ -11,12 +11,12 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removePrefix } from '../distributed/clusterSupport.js';
 import { killAll, startRedflow, type RedflowProcess } from '../distributed/workerProcess.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
 
 /** The flow's id in the flows directory and in the file (the workers host it by the latter). */
@@ -31,7 +31,7 @@ const workers: RedflowProcess[] = [];
 let serve: ChildProcess | undefined;
 let nc: NatsConnection | undefined;
 let dir: string;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 const rows = () => page.locator('[data-testid="timeline-row"]');
@@ -72,7 +72,7 @@ describe.skipIf(SKIP_BROWSER)('step details of a run on a cluster (serve --nats,
     workers.push(startRedflow(['worker', flowPath, '--role', 'core,memory', ...cluster]), startRedflow(['worker', flowPath, '--role', 'model,tool', ...cluster]));
     await Promise.all(workers.map((worker) => worker.ready()));
     const url = await startServe(flowsDir, undefined, (child) => (serve = child), cluster);
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
   }, 60_000);

@@ -5,16 +5,16 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Locator, type Page } from 'playwright-core';
+import { type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 const FLOW_NODES = '[data-testid="canvas"] .react-flow__node';
 const FLOW_EDGES = '[data-testid="canvas"] .react-flow__edge';
 
 let dir: string;
 const servers: ChildProcess[] = [];
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 async function center(locator: Locator): Promise<{ x: number; y: number }> {
@@ -48,7 +48,7 @@ describe.skipIf(SKIP_BROWSER)('connections in the editor, in Chromium, against r
     dir = await mkdtemp(path.join(tmpdir(), 'redflow-connections-'));
     await mkdir(path.join(dir, 'flows'), { recursive: true });
     const url = await startServe(path.join(dir, 'flows'), path.join(dir, 'runs'), (child) => servers.push(child));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     await page.goto(url);
     await page.waitForSelector('[data-testid="palette"]');

@@ -9,10 +9,10 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
-import { SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 const FLOW_NODES = '[data-testid="canvas"] .react-flow__node';
 const ANSWERS = [
@@ -22,7 +22,7 @@ const ANSWERS = [
 
 let dir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 let policy: string | undefined;
 /** What the page reported: `securitypolicyviolation` events and console errors naming the policy. */
@@ -42,7 +42,7 @@ describe.skipIf(SKIP_BROWSER)('the editor under redflow serve’s Content Securi
     await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
     await writeFile(path.join(flowsDir, 'echo-agent.json'), JSON.stringify(echoFlow(ANSWERS, 'Echo')));
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     // Init scripts run outside the page's policy: a listener there sees every violation.
     await page.addInitScript(() => {

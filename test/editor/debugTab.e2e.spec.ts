@@ -10,10 +10,10 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 import { ECHO_TOOL } from './echoFlow.js';
 import { holdTool } from './holdTool.js';
 
@@ -48,7 +48,7 @@ let dir: string;
 let holdFile: string;
 let model: FakeChatServer;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 const rows = () => page.locator('[data-testid="timeline-row"]');
@@ -86,7 +86,7 @@ describe.skipIf(SKIP_BROWSER)('the Runtime / Debug tab: thoughts, tokens and the
     await writeFile(path.join(flowsDir, 'guarded.json'), JSON.stringify(debugFlow(model.baseUrl, false, true)));
     await mkdir(SCREENSHOTS, { recursive: true });
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
     await page.waitForSelector('[data-testid="flow-select"] option[value="debug-off"]', { state: 'attached' });

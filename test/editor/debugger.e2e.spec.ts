@@ -9,10 +9,10 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Dialog, type Page } from 'playwright-core';
+import { type Dialog, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 const screenshots = SCREENSHOTS;
 const skip = SKIP_BROWSER;
@@ -26,7 +26,7 @@ const BAD_FLOW = 'broken-agent';
 let dir: string;
 let server: ChildProcess | undefined;
 let url: string;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 async function startServer(flowsDir: string, runsDir: string): Promise<string> {
@@ -77,7 +77,7 @@ describe.skipIf(skip)('the editor as a debugger, in Chromium at 1280×720', () =
     await writeFile(path.join(flowsDir, `${BAD_FLOW}.json`), JSON.stringify(echoFlow(['not json'], 'Broken agent')));
     await mkdir(screenshots, { recursive: true });
     url = await startServer(flowsDir, path.join(dir, 'runs'));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
     await page.waitForSelector(`[data-testid="flow-select"] option[value="${BAD_FLOW}"]`, { state: 'attached' });

@@ -10,9 +10,9 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Locator, type Page } from 'playwright-core';
+import { type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 const screenshots = SCREENSHOTS;
 const skip = SKIP_BROWSER;
@@ -60,7 +60,7 @@ const FAILING_TOOL_ANSWERS = [
 let dir: string;
 const servers: ChildProcess[] = [];
 let url: string;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 async function startServer(flowsDir: string, runsDir: string, extra: readonly string[] = []): Promise<string> {
@@ -118,7 +118,7 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     await writeFile(path.join(flowsDir, 'tools/slowEcho.mjs'), SLOW_TOOL);
     await mkdir(screenshots, { recursive: true });
     url = await startServer(flowsDir, path.join(dir, 'runs'));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     // No internet here: the inspector's page is a stub, the test only checks that the popup opens.
     await page.context().route('https://stately.ai/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>inspector</title>' }));

@@ -8,10 +8,10 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
-import { SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 import { holdTool } from './holdTool.js';
 
 /** A failing tool call, then the final answer: the run leaves a ✖ on the echo node. */
@@ -33,7 +33,7 @@ let dir: string;
 let holdFile: string;
 let flowsDir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 async function openFlow(id: string): Promise<void> {
@@ -83,7 +83,7 @@ describe.skipIf(SKIP_BROWSER)('switching flows in the editor, in Chromium at 128
     await writeFile(path.join(flowsDir, 'tools/hold.mjs'), holdTool(holdFile));
     await writeFile(path.join(flowsDir, 'held-agent.json'), JSON.stringify(holdFlow()));
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
   }, 30_000);

@@ -8,10 +8,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 /** A good tool call, a failing one, then the final answer. */
 const ANSWERS = [
@@ -23,7 +23,7 @@ const ANSWERS = [
 let dir: string;
 let flowsDir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 async function openFlow(id: string): Promise<void> {
@@ -51,7 +51,7 @@ describe.skipIf(SKIP_BROWSER)('flows and runs in the editor, in Chromium at 1280
     await writeFile(flowFile('doomed-agent'), JSON.stringify(echoFlow(ANSWERS)));
     await writeFile(flowFile('old-name'), JSON.stringify(echoFlow(ANSWERS)));
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
   }, 30_000);

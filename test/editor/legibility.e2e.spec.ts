@@ -10,9 +10,9 @@ import type { ChildProcess } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { ROOT, SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 const FLOW_ID = 'order-status/flow';
 const FLOW_NODES = '[data-testid="canvas"] .react-flow__node';
@@ -24,7 +24,7 @@ const NODE_TEXT = ['.rf-node__head', '.rf-node__title', '.rf-node__summary', '.r
 let dir: string;
 let server: ChildProcess | undefined;
 let url: string;
-let browser: Browser;
+let browser: FileBrowser;
 let examples: string[];
 
 /** Waits until the canvas's viewport stops moving (fitView runs on the next animation frame). */
@@ -83,7 +83,7 @@ describe.skipIf(SKIP_BROWSER)('the editor is legible (the examples, Chromium)', 
     examples = (await readdir(flowsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => `${entry.name}/flow`);
     await mkdir(SCREENSHOTS, { recursive: true });
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     // Runs of order-status for the Runs list (a scripted model: each takes milliseconds).
     for (let i = 0; i < 5; i++) {
       const started = await fetch(new URL('api/runs', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ flow: FLOW_ID, input: `Where is order A-100${i}?` }) });

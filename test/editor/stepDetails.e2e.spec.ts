@@ -7,11 +7,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../support/cli.js';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 const screenshots = SCREENSHOTS;
 const skip = SKIP_BROWSER;
@@ -31,7 +31,7 @@ const LONG_INPUT = `echo please. ${'Where is my order? '.repeat(50)}`;
 
 let dir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 async function startServer(flowsDir: string, runsDir: string): Promise<string> {
@@ -76,7 +76,7 @@ describe.skipIf(skip)('the step details of the Runtime tab, in Chromium at 1280Ã
     expect(denied.code, denied.stderr).toBe(0);
     await mkdir(screenshots, { recursive: true });
     const url = await startServer(flowsDir, path.join(dir, 'runs'));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
     await page.waitForSelector('[data-testid="flow-select"] option[value="broken-agent"]', { state: 'attached' });

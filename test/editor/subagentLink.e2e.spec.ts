@@ -6,13 +6,13 @@ import type { ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { ROOT, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 let dir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let page: Page;
 
 const rows = () => page.locator('[data-testid="timeline-row"]');
@@ -30,7 +30,7 @@ describe.skipIf(SKIP_BROWSER)('a subagent call in the step details, in Chromium'
     // The counter's tool writes here; the server's process (and so its subagent runs) inherits it.
     process.env.COUNTER_FILE = path.join(dir, 'count');
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(url);
     await page.waitForSelector('[data-testid="flow-select"] option[value="parent"]', { state: 'attached' });

@@ -267,7 +267,11 @@ describe('openJsonlEventStore', () => {
     it('should take over a lock file with no pid in it', async () => {
       await writeFile(`${file}.lock`, '');
       const store = await openJsonlEventStore(file);
+      // The new owner is this process, and it writes.
+      expect((await readFile(`${file}.lock`, 'utf8')).trim()).toBe(String(process.pid));
+      await store.append(started());
       await store.close();
+      expect(await exists(`${file}.lock`)).toBe(false);
     });
 
     it('should refuse repairTornTail while a writer has the log open', async () => {
@@ -306,7 +310,9 @@ describe('openJsonlEventStore', () => {
       const spy = await datasyncSpy();
       const store = await openJsonlEventStore(file, { fsync: { intervalMs: 20 } });
       await store.append(started());
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      // The timer's sync comes, whenever the loaded machine runs it; then, nothing new, no other.
+      await expect.poll(() => spy.mock.calls.length, { timeout: 5000, interval: 10 }).toBe(1);
+      await new Promise((resolve) => setTimeout(resolve, 100));
       expect(spy).toHaveBeenCalledTimes(1);
       await store.close();
       expect(spy).toHaveBeenCalledTimes(1); // nothing new to sync

@@ -130,7 +130,9 @@ describe('the inspector relay', () => {
     const closed = new Promise<void>((resolve) => page.socket.once('close', () => resolve()));
     await relay.stop();
     await closed;
+    expect(page.socket.readyState).toBe(page.socket.CLOSED);
     const again = await startInspectorRelay({ port: relay.port, open: false });
+    expect(again.port).toBe(relay.port);
     await again.stop();
   });
 });

@@ -191,7 +191,7 @@ describe('retryWithBackoff', () => {
     setTimeout(() => controller.abort(), 20);
     const promise = retryWithBackoff(attempt, { signal: controller.signal, baseDelayMs: 10_000, random: () => 1 });
     await expect(promise).rejects.toMatchObject({ code: ErrorCode.RUN_ABORTED });
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(5_000); // far from the 10 s+ it would take otherwise; generous for a loaded machine
     expect(attempt).toHaveBeenCalledTimes(1);
   });
 

@@ -3,6 +3,7 @@ import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import type { ModelRequest } from '../../src/actors/model.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { caught } from '../support/modelCalls.js';
+import { thrown } from '../support/thrown.js';
 
 function request(iteration: number): ModelRequest {
   return { traceId: 'trace-1', iteration, messages: [{ role: 'user', content: 'hi' }] };
@@ -74,14 +75,10 @@ describe('createScriptedModel', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
     for (const bad of [undefined, cyclic, 10n, () => 1]) {
-      try {
-        createScriptedModel(['ok', bad]);
-        throw new Error('expected createScriptedModel to throw');
-      } catch (error) {
-        expect(error).toBeInstanceOf(RedflowError);
-        expect((error as RedflowError).code).toBe(ErrorCode.MODEL_CONFIG_INVALID);
-        expect((error as RedflowError).path).toBe('/answers/1');
-      }
+      const error = thrown(() => createScriptedModel(['ok', bad]));
+      expect(error).toBeInstanceOf(RedflowError);
+      expect((error as RedflowError).code).toBe(ErrorCode.MODEL_CONFIG_INVALID);
+      expect((error as RedflowError).path).toBe('/answers/1');
     }
   });
 
@@ -100,7 +97,7 @@ describe('createScriptedModel', () => {
     setTimeout(() => controller.abort(), 20);
     const error = await caught(model.complete(request(1), controller.signal));
     expect(error.code).toBe(ErrorCode.RUN_ABORTED);
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(performance.now() - started).toBeLessThan(5_000); // far from the 10 s+ it would take otherwise; generous for a loaded machine
   });
 
   it('should throw RUN_ABORTED at once for an already aborted signal', async () => {

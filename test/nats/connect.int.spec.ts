@@ -83,8 +83,10 @@ describe('connectNats', () => {
         await connectNats({ servers: users.url, nkeySeed: seed }),
         await connectNats({ servers: tokens.url, token: 't0ken' }),
       ]) {
-        await nc.flush();
+        // A round trip to the server, which only an authenticated connection makes.
+        expect(await nc.rtt()).toBeGreaterThanOrEqual(0);
         await nc.close();
+        expect(nc.isClosed()).toBe(true);
       }
     });
 

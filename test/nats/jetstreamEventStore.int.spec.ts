@@ -1,5 +1,5 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
 import { Storage, Subject } from '../../src/actors/subjects.js';
@@ -221,10 +221,8 @@ describe('the JetStream event store', () => {
 
   it('should report a message that is not an event, and fold nothing after it', async () => {
     await store.append(started('junk'));
-    nc.publish(Subject.trace(prefix, 'junk', 'model.requested'), new TextEncoder().encode('{"not":"an event"}'));
-    await nc.flush();
-    await eventually(() => true);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Stored once the stream acknowledges it.
+    await jetstream(nc).publish(Subject.trace(prefix, 'junk', 'model.requested'), new TextEncoder().encode('{"not":"an event"}'));
     const { events, problems } = await store.read('junk');
     expect(events).toHaveLength(1);
     expect(problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });
@@ -233,9 +231,7 @@ describe('the JetStream event store', () => {
   it('should refuse a message of several events whole when one of them is not an event', async () => {
     await store.append(started('junk-batch'));
     const valid = resumed('junk-batch', 2, '2026-01-01T00:00:01.000Z');
-    nc.publish(Subject.trace(prefix, 'junk-batch', 'run.resumed'), new TextEncoder().encode(JSON.stringify([valid, { not: 'an event' }])));
-    await nc.flush();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await jetstream(nc).publish(Subject.trace(prefix, 'junk-batch', 'run.resumed'), new TextEncoder().encode(JSON.stringify([valid, { not: 'an event' }])));
     const { events, problems } = await store.read('junk-batch');
     expect(events).toHaveLength(1);
     expect(problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });

@@ -176,11 +176,11 @@ describe('deploy/nats/redflow.conf', () => {
     const tool = await connectAs('tool');
     tool.nc.subscribe('_INBOX.>');
     tool.nc.subscribe('_INBOX_core.>');
-    await violation(tool, 'subscription', '_INBOX.>');
-    await violation(tool, 'subscription', '_INBOX_core.>');
+    expect(await violation(tool, 'subscription', '_INBOX.>')).toBeInstanceOf(PermissionViolationError);
+    expect(await violation(tool, 'subscription', '_INBOX_core.>')).toBeInstanceOf(PermissionViolationError);
     const core = await connectAs('core');
     core.nc.subscribe('_INBOX_tool.>');
-    await violation(core, 'subscription', '_INBOX_tool.>');
+    expect(await violation(core, 'subscription', '_INBOX_tool.>')).toBeInstanceOf(PermissionViolationError);
   });
 
   it('should run the real workers under their own users (core, model and tool) for a client (`redflow run`, then `replay`)', async () => {

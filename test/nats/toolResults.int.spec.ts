@@ -118,10 +118,12 @@ function describeToolResultStoreContract(name: string, handles: () => [ToolResul
     it('should keep a renewed lease alive past its first end', async () => {
       const [store, other] = handles();
       const key = newKey();
-      await store.claim(key, 'slow#1', 300);
-      await sleep(150);
-      expect(await store.renew(key, 'slow#1', 300)).toBe(true);
-      await sleep(200); // 350 ms after the claim, 200 ms after the renewal
+      // Renewed at once for much longer, then asked again once the first lease has ended: the
+      // margins are seconds, not the scheduling of a loaded machine.
+      const claimed = await store.claim(key, 'slow#1', 1000);
+      expect(claimed).toMatchObject({ kind: 'claimed' });
+      expect(await store.renew(key, 'slow#1', 4000)).toBe(true);
+      await sleep(Math.max(0, (claimed.kind === 'claimed' ? claimed.until : 0) - Date.now()) + 100);
       expect(await other.claim(key, 'eager#1', 300)).toMatchObject({ kind: 'busy', owner: 'slow#1' });
     });
 
@@ -223,13 +225,13 @@ describe('the NATS KV tool result store', () => {
 
   it('should complete a key after its own renewal, and after a takeover keep the first stored result', async () => {
     const key = newKey();
-    await natsStore.claim(key, 'a#1', 200);
-    expect(await natsStore.renew(key, 'a#1', 200)).toBe(true);
+    await natsStore.claim(key, 'a#1', 5000);
+    expect(await natsStore.renew(key, 'a#1', 5000)).toBe(true);
     expect((await natsStore.complete(key, 'a#1', success('a'))).result).toEqual(success('a'));
 
     const taken = newKey();
-    await natsStore.claim(taken, 'a#1', 100);
-    await sleep(150);
+    const claimed = await natsStore.claim(taken, 'a#1', 100);
+    await sleep(Math.max(0, (claimed.kind === 'claimed' ? claimed.until : 0) - Date.now()) + 50); // a's lease has ended
     expect(await otherNatsStore.claim(taken, 'b#1', 5000)).toMatchObject({ kind: 'claimed' });
     // a's write at its claim's revision is refused; it reads, finds b's claim, and stores its result first.
     expect((await natsStore.complete(taken, 'a#1', success('a'))).owner).toBe('a#1');

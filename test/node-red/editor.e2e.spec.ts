@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium } from '../editor/browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser } from '../editor/browserHarness.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { ROOT, deployFlows, freePort, inject, nodeRedInstalls, startNodeRed, userDirWithRedflow, type NodeRedProcess } from './nodeRedProcess.js';
 
@@ -31,7 +31,7 @@ async function showTab(page: Page, tab: string): Promise<void> {
 describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor with the Redflow nodes", (install) => {
   let nodeRed: NodeRedProcess;
   let userDir: string;
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
 
   beforeAll(async () => {
@@ -47,7 +47,7 @@ describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor
       if (Date.now() > deadline) throw new Error(`the example's run left no log in ${runsDir}:\n${nodeRed.output()}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   }, 120_000);
 

@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FlowDefinition } from '../../src/contracts/schema-types.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
@@ -20,7 +20,7 @@ import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import type { RunResponse } from '../../src/server/apiTypes.js';
 import { nodeRedAdmin, type NodeRedAdmin } from '../../src/server/nodeRed/nodeRedAdmin.js';
 import { nodeRedFlowStore } from '../../src/server/nodeRed/nodeRedFlowStore.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium } from '../editor/browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser } from '../editor/browserHarness.js';
 import { runCli } from '../support/cli.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { ROOT, freePort, nodeRedInstalls, startNodeRed, userDirWithRedflow, type NodeRedProcess } from './nodeRedProcess.js';
@@ -363,10 +363,10 @@ describe('redflow serve --node-red on a real Node-RED (adminAuth on)', () => {
 });
 
 describe.skipIf(SKIP_BROWSER)('Redflow\'s editor on a Node-RED, in Chromium at 1280×720', () => {
-  let browser: Browser;
+  let browser: FileBrowser;
   let page: Page;
   beforeAll(async () => {
-    browser = await launchChromium();
+    browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
     await page.goto(api);
   }, 30_000);

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,14 @@ describe('supported Node versions', () => {
     expect(loop?.[2]).toContain('npm exec --yes --package="node@$major"');
     expect(loop?.[2]).toContain('node_modules/vitest/vitest.mjs run');
     expect(ci.indexOf('npm test')).toBeLessThan(ci.indexOf('for major in'));
+  });
+
+  it('should run, on Node 22 and 24, test files that all exist, the tests of a real Node-RED and of the package among them', async () => {
+    const ci = await read('.ci/run');
+    const list = /^NODE_VERSION_TESTS=\(\n([\s\S]*?)\n\)/m.exec(ci)?.[1]?.trim().split(/\s+/) ?? [];
+    expect(list).toEqual(expect.arrayContaining(['test/packaging/', 'test/node-red/nodeRed.e2e.spec.ts', 'test/cli/cli.e2e.spec.ts']));
+    for (const entry of list) expect(existsSync(path.join(root, entry)), entry).toBe(true);
+    expect(/for major in [\d ]+; do\n[\s\S]*?"\$\{NODE_VERSION_TESTS\[@\]\}"\n/.test(ci)).toBe(true);
   });
 
   it('should run the Docker image on the newest of them in every stage', async () => {

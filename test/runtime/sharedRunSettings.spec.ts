@@ -36,7 +36,10 @@ describe('settings shared by the runs of one tool list', () => {
     expect(validateModelAnswer(call, answerRulesFor(agent, tools)).ok).toBe(true);
     expect(validateModelAnswer(call, answerRulesFor({ ...agent, allowedTools: [] }, tools)).ok).toBe(false);
     const final = JSON.stringify({ action: 'final', message: 'done', confidence: 1, output: 'not a number' });
-    expect(answerRulesFor({ ...agent, outputSchema: { type: 'number' } }, tools).outputCheck).toBeDefined();
+    // The output schema's verdict: the text output is refused, a number taken.
+    const numeric = answerRulesFor({ ...agent, outputSchema: { type: 'number' } }, tools);
+    expect(numeric.outputCheck?.('not a number')).toEqual([expect.any(String)]);
+    expect(numeric.outputCheck?.(42)).toBe(true);
     expect(validateModelAnswer(final, answerRulesFor(agent, tools)).ok).toBe(true);
     const textActions = { enabled: true } as unknown as Parameters<typeof answerRulesFor>[3];
     expect(answerRulesFor(agent, tools, undefined, textActions).textActions).toBe(textActions);

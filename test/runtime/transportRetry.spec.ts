@@ -60,7 +60,7 @@ describe('re-sending requests that fail in delivery', () => {
       store: createMemoryEventStore(),
       input: 'x',
     }).result;
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(5_000); // far from the 10 s+ it would take otherwise; generous for a loaded machine
     expect(outcome.reason).toBe('final_answer');
     expect(envelope.tools.history[0]?.error?.code).toBe(ErrorCode.TRANSPORT_NO_RESPONDER);
     await actors.close();

@@ -153,8 +153,9 @@ describe('the run stream', () => {
     const reader = await openSse(t.server, `/api/runs/${traceId}/stream`);
     await reader.waitFor((f) => f.id === '4');
     await reader.waitFor((f) => f.comment === 'keepalive');
+    // Still open: the run goes on after the wait, and the same stream carries it to its end.
     await openGate();
-    await endOf(reader);
+    expect(await endOf(reader)).toMatchObject({ status: 'finished', outcome: { answer: 'after a wait' } });
   });
 
   it('should stop following when the client goes, and still close promptly', async () => {

@@ -62,12 +62,12 @@ describe("a worker's queue depth", () => {
       const calls = Array.from({ length: 3 }, (_, n) =>
         transport.request<unknown, ToolResult>(
           Subject.tool(prefix, 'sleep'),
-          { traceId: `qd-${n}`, iteration: 1, tool: 'sleep', input: { ms: 800 }, idempotencyKey: `qd-${n}:1` },
-          { timeoutMs: 5000 },
+          { traceId: `qd-${n}`, iteration: 1, tool: 'sleep', input: { ms: 2000 }, idempotencyKey: `qd-${n}:1` },
+          { timeoutMs: 10_000 },
         ),
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(await depth()).toEqual([['tool', 3]]);
+      // All three under way at once (each sleeps 2 s), seen whenever they have all arrived.
+      await expect.poll(() => depth(), { timeout: 1800, interval: 20 }).toEqual([['tool', 3]]);
       expect((await Promise.all(calls)).every((reply) => reply.ok && reply.data.ok)).toBe(true);
       expect(await depth()).toEqual([['tool', 0]]);
     } finally {
