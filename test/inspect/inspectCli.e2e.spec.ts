@@ -67,6 +67,41 @@ describe('redflow run --inspect (a real process)', () => {
     expect(r.messages.filter((m) => m.type === '@xstate.actor').map((m) => m.sessionId)).toEqual(['cli-live-1', 'cli-live-1/transport']);
   });
 
+  it("with its relay: says the inspector is a hosted page, and exits once the page has the run", async () => {
+    const { dir, remove } = await tempDir();
+    cleanups.push(remove);
+    const cli = startCli(['run', FLOW, '--input', 'Where is A-1001?', '--trace-id', 'cli-page-1', '--inspect', '--inspect-port', '0', '--no-open'], dir);
+    cleanups.push(() => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    });
+    await eventually(() => /inspector: http:\/\/127\.0\.0\.1:\d+ \(open it in a browser\)/.test(cli.stderr()), 10_000, 'the relay to be ready');
+    expect(cli.stderr()).toContain('the Stately inspector is a hosted page (it loads from stately.ai): the browser needs internet access');
+    expect(cli.stderr()).toContain("Redflow's own editor: `redflow serve`");
+    const pageUrl = /inspector: (http:\/\/127\.0\.0\.1:\d+)/.exec(cli.stderr())?.[1] as string;
+    const page = await connectAsPage(pageUrl);
+    cleanups.push(() => page.close());
+    await eventually(() => statesOf(page.messages, 'cli-page-1').length === ORDER_STATUS_STATES.length, 10_000, 'the run on the page');
+    // What the relay's page says once the hosted inspector listens.
+    page.socket.send(JSON.stringify({ type: '@redflow.page', inspector: 'loaded' }));
+    expect(await cli.exited).toBe(0);
+    expect(cli.stdout()).toContain('Order A-1001 shipped');
+    expect(cli.stderr()).toContain(`inspector: ${pageUrl} received the run`);
+    expect(statesOf(page.messages, 'cli-page-1')).toEqual(ORDER_STATUS_STATES);
+  }, 30_000);
+
+  it('with its relay and no page that opens: exits on its own after a bounded wait, saying how to see the run later', async () => {
+    const { dir, remove } = await tempDir();
+    cleanups.push(remove);
+    const cli = startCli(['run', FLOW, '--input', 'Where is A-1001?', '--trace-id', 'cli-no-page-1', '--inspect', '--inspect-port', '0', '--no-open'], dir);
+    cleanups.push(() => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    });
+    const exited = await Promise.race([cli.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 40_000))]);
+    expect(exited).toBe(0);
+    expect(cli.stdout()).toContain('Order A-1001 shipped');
+    expect(cli.stderr()).toMatch(/inspector: no page opened http:\/\/127\.0\.0\.1:\d+ within 15 s of the run's end; `redflow inspect cli-no-page-1` shows the run again/);
+  }, 60_000);
+
   it('names a new trace id itself, so the inspector session is the run log\'s', async () => {
     const r = await receiver();
     const { dir, remove } = await tempDir();
