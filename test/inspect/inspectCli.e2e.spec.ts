@@ -257,4 +257,23 @@ describe('redflow inspect with its relay (a real process)', () => {
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(0);
   });
+
+  it('says the inspector is a hosted page, and says so again when its page cannot load it, while it serves', async () => {
+    const { dir, logPath } = await finishedRun('cli-relay-offline-1');
+    const cli = startCli(['inspect', logPath, '--inspect-port', '0', '--no-open'], dir);
+    cleanups.push(() => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    });
+    await eventually(() => /Ctrl-C stops the relay/.test(cli.stderr()), 10_000, 'the relay to be ready');
+    expect(cli.stderr()).toContain('the Stately inspector is a hosted page (it loads from stately.ai)');
+    const pageUrl = /open (http:\/\/127\.0\.0\.1:\d+) to step through it/.exec(cli.stdout())?.[1] as string;
+    const page = await connectAsPage(pageUrl);
+    cleanups.push(() => page.close());
+    // What the relay's page says when the hosted inspector has not answered in time.
+    page.socket.send(JSON.stringify({ type: '@redflow.page', inspector: 'unavailable' }));
+    await eventually(() => cli.stderr().includes('the browser could not load the hosted Stately inspector (stately.ai): check its internet access'), 10_000, 'the warning');
+    expect(cli.stderr()).toContain("Redflow's own editor: `redflow serve`, open the run");
+    cli.child.kill('SIGINT');
+    expect(await cli.exited).toBe(0);
+  });
 });
