@@ -3,7 +3,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { DEFAULT_INSPECTOR_LOAD_TIMEOUT_MS, PAGE_REPORT_TYPE, bridgePage, type InspectorPageReport } from './bridgePage.js';
+import { DEFAULT_INSPECTOR_LOAD_TIMEOUT_MS, bridgePage } from './bridgePage.js';
+import { createPageWatch, pageReport, type InspectorPageState } from './pageWatch.js';
+
+export type { InspectorPageState } from './pageWatch.js';
 
 /** The relay's port unless told otherwise: the one @statelyai/inspect's relay uses. */
 export const DEFAULT_RELAY_PORT = 8080;
@@ -12,12 +15,6 @@ export const STATELY_INSPECTOR_URL = 'https://stately.ai/inspect';
 /** How long {@link InspectorRelay.stop} lets pages read what was sent to them before it cuts them off. */
 const CLOSE_GRACE_MS = 1000;
 
-/**
- * What the relay knows of its pages: a page's report on the hosted inspector (the latest, `loaded`
- * first if any page loaded it), `loading` when a page is open but has not reported yet, `none`
- * when no page has opened.
- */
-export type InspectorPageState = InspectorPageReport | 'loading' | 'none';
 /** Messages the relay keeps for a page that connects late (a browser opening after the run). */
 export const DEFAULT_RELAY_BUFFER = 10_000;
 /** And at most this many characters of them: live snapshots carry the whole envelope. */
@@ -203,56 +200,6 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
         await new Promise<void>((resolve) => server.close(() => resolve()));
       })();
       return stopping;
-    },
-  };
-}
-
-/** A page's report on the hosted inspector, when `message` is one (checked without parsing every message). */
-function pageReport(message: string): InspectorPageReport | undefined {
-  if (!message.startsWith(`{"type":"${PAGE_REPORT_TYPE}"`)) return undefined;
-  try {
-    const { inspector } = JSON.parse(message) as { inspector?: unknown };
-    return inspector === 'loaded' || inspector === 'unavailable' ? inspector : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** What the relay's pages have said about the hosted inspector, and who waits to hear it. */
-function createPageWatch() {
-  let opened = false;
-  let report: InspectorPageReport | undefined;
-  let stopped = false;
-  const waiters = new Set<() => void>();
-  const state = (): InspectorPageState => report ?? (opened ? 'loading' : 'none');
-  const wake = () => {
-    for (const waiter of [...waiters]) waiter();
-  };
-  return {
-    opened() {
-      opened = true;
-    },
-    reported(next: InspectorPageReport) {
-      // One page that shows the inspector is enough: a later page's trouble does not undo it.
-      if (report !== 'loaded') report = next;
-      wake();
-    },
-    stopped() {
-      stopped = true;
-      wake();
-    },
-    wait(timeoutMs?: number): Promise<InspectorPageState> {
-      return new Promise((resolve) => {
-        let timer: NodeJS.Timeout | undefined;
-        const done = () => {
-          waiters.delete(done);
-          if (timer !== undefined) clearTimeout(timer);
-          resolve(state());
-        };
-        if (report !== undefined || stopped) return done();
-        waiters.add(done);
-        if (timeoutMs !== undefined) timer = setTimeout(done, timeoutMs);
-      });
     },
   };
 }
