@@ -60,7 +60,8 @@ JSON object with --input; \`redflow resume <log>\` continues its run.
 ${allowFilesOptionHelp}
   --inspect             show the run's statechart live in the Stately inspector (with --nats, where
                         it runs in a worker: its events, replayed as they arrive); with redflow's
-                        relay (the default) the page keeps showing the run after it ends, until Ctrl-C
+                        relay (the default) the command exits once the page has the run, or at most
+                        15 s after the run ends (no page, or the hosted inspector cannot load)
 Exit codes: 0 done (or done_partial), 1 blocked (error), 2 escalated, 3 waiting (for an approval, a client tool's
 result or a person's answer: redflow approve|deny|tool-result|answer goes on), 4 delegated, 64 usage, 65 invalid flow or input (a file it names
 outside the allowed folders, an input nested deeper than 64 levels or over 1,000,000 characters), 66 missing file,

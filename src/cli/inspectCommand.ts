@@ -13,6 +13,7 @@ import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { help, parse, usageError } from './args.js';
 import type { Command } from './command.js';
 import { ExitCode } from './exitCodes.js';
+import { RUN_PAGE_WAIT_MS, sayInspectorIsHosted, sayWhatThePageShowed } from './inspectorPage.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
 
@@ -29,7 +30,8 @@ export const inspectOptionSpecs: NonNullable<ParseArgsConfig['options']> = {
 /** The help text of {@link inspectOptionSpecs}. */
 export const inspectOptionsHelp = `Stately inspector:
   --inspect-port <n>      the port of the relay redflow starts (default ${DEFAULT_RELAY_PORT}; 0: any free port);
-                          its page, http://127.0.0.1:<n>, shows the Stately inspector
+                          its page, http://127.0.0.1:<n>, shows the Stately inspector: a hosted
+                          page (stately.ai), so the browser needs internet access
   --inspect-url <ws-url>  send to a relay or receiver already running (e.g. ws://127.0.0.1:8080); start none
   --no-open               do not open the relay's page in the browser`;
 
@@ -53,8 +55,11 @@ export function inspectSessionOptions(values: Values, usage: string, output: Out
   };
 }
 
-/** Resolves on the first Ctrl-C (or SIGTERM): how a relay is told it may stop. */
-function untilInterrupted(): Promise<void> {
+/**
+ * Resolves on the first Ctrl-C (or SIGTERM): how a relay is told it may stop. An aborted `signal`
+ * gives the signals back to Node's default (the promise then never resolves).
+ */
+function untilInterrupted(signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
@@ -63,14 +68,22 @@ function untilInterrupted(): Promise<void> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    signal?.addEventListener('abort', () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    });
   });
 }
 
 /** Says where the inspector is, on stderr (stdout may be the run's JSON). */
 function announce(session: InspectSession, output: Output): void {
   const s = styles(output.color);
-  if (session.pageUrl === undefined) line(output.err, s.dim(`inspector: sending to ${session.socketUrl}`));
-  else line(output.err, s.cyan(`inspector: ${session.pageUrl}${session.opened ? ' (opening in your browser)' : ' (open it in a browser)'}`));
+  if (session.pageUrl === undefined) {
+    line(output.err, s.dim(`inspector: sending to ${session.socketUrl}`));
+    return;
+  }
+  line(output.err, s.cyan(`inspector: ${session.pageUrl}${session.opened ? ' (opening in your browser)' : ' (open it in a browser)'}`));
+  sayInspectorIsHosted(output);
 }
 
 /** What `redflow run --inspect` needs from the inspector. */
@@ -79,7 +92,10 @@ export interface RunInspector {
   embedded(traceId: string | undefined): { readonly traceId: string; readonly inspect: (event: InspectionEvent) => void };
   /** The progress printer, also replaying each event into the inspector as it arrives (`--nats`). */
   following<P extends { onEvent(event: AgentEvent): void }>(progress: P): P;
-  /** After the run: waits until everything is sent; with redflow's relay, keeps it serving until Ctrl-C. */
+  /**
+   * After the run: waits until everything is sent; with redflow's relay, until its page has the
+   * run (or found the hosted inspector cannot load), at most {@link RUN_PAGE_WAIT_MS}.
+   */
   finish(): Promise<void>;
   close(): Promise<void>;
 }
@@ -103,10 +119,12 @@ export async function openRunInspector(values: Values, usage: string, output: Ou
   if (natsUrl(values) && mode.json) throw usageError('--inspect with --nats follows the printed events, so it cannot be combined with --json', usage);
   const session = await openInspectSession(inspectSessionOptions(values, usage, output));
   announce(session, output);
+  let inspectedTraceId: string | undefined;
   return {
     embedded(traceId) {
       // The inspector names the run's actor after its trace id, so the id is chosen here, before the run.
       const id = traceId ?? randomIds.traceId();
+      inspectedTraceId = id;
       return { traceId: id, inspect: session.inspectRun(id) };
     },
     following(progress) {
@@ -122,9 +140,14 @@ export async function openRunInspector(values: Values, usage: string, output: Ou
     async finish() {
       await session.flush();
       if (session.pageUrl === undefined) return;
-      // The page may not have opened yet: the relay keeps the run for it until told to stop.
-      line(output.err, styles(output.color).cyan(`inspector: ${session.pageUrl} shows the run; Ctrl-C stops the relay`));
-      await untilInterrupted();
+      // The page may not have opened yet: the relay keeps the run for it, but not for ever, nor
+      // past a Ctrl-C. Closing the session then lets the page read what it was sent.
+      const waited = new AbortController();
+      const state = await Promise.race([session.waitForPage(RUN_PAGE_WAIT_MS), untilInterrupted(waited.signal).then(() => undefined)]);
+      waited.abort();
+      const log = (values.log as string | undefined) ?? inspectedTraceId ?? '<traceId>';
+      const again = `\`redflow inspect ${log}${natsUrl(values) ? ' --nats <url>' : ''}\``;
+      if (state !== undefined) sayWhatThePageShowed(state, session.pageUrl, again, output);
     },
     close: () => session.close(),
   };
@@ -225,6 +248,12 @@ export const inspect: Command = {
         else line(output.out, `open ${session.pageUrl} to step through it${session.opened ? ' (opening in your browser)' : ''}`);
       }
       if (session.pageUrl !== undefined) {
+        const pageUrl = session.pageUrl;
+        sayInspectorIsHosted(output);
+        // Told once, while it serves: a page that cannot load the hosted inspector is not silent.
+        void session.waitForPage().then((state) => {
+          if (state === 'unavailable') sayWhatThePageShowed(state, pageUrl, '', output);
+        });
         if (sent.messages > DEFAULT_RELAY_BUFFER) {
           line(output.err, s.yellow(`the relay keeps the last ${DEFAULT_RELAY_BUFFER} messages: a page opened from now on misses the start of the run`));
         }

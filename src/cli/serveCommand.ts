@@ -17,6 +17,7 @@ import { exitAfterGrace, stopWithin } from './stopWithin.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, natsUrl, subjectPrefix } from './natsOptions.js';
 import { line, styles } from './output.js';
 import { inspectOptionSpecs, inspectOptionsHelp, inspectSessionOptions } from './inspectCommand.js';
+import { sayInspectorIsHosted } from './inspectorPage.js';
 import { openInspectSession, type InspectSession } from '../inspect/index.js';
 import type { InspectorFactory } from '../server/runBackend.js';
 import { createStepService } from '../stepService/reactStepService.js';
@@ -120,6 +121,7 @@ export const serve: Command = {
     const session: InspectSession | undefined = values.inspect ? await openInspectSession(inspectSessionOptions(values, serveUsage, output)) : undefined;
     const closeSession = async () => session?.close().catch(() => undefined);
     if (session) line(output.err, s.cyan(`inspector: ${session.pageUrl ?? session.socketUrl}`));
+    if (session?.pageUrl !== undefined) sayInspectorIsHosted(output);
     const inspector: InspectorFactory | undefined = session && ((traceId) => session.inspectRun(traceId));
     // Checked before connecting anywhere: a wrong models file stops the server with its reason.
     const stepModels = values.models === undefined ? new Map() : await loadStepModels(values.models as string, process.env);

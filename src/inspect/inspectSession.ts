@@ -4,7 +4,7 @@ import type { RedflowError } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import type { ReactContext } from '../machines/reactTypes.js';
 import { connectInspectorSocket, type InspectorSocket } from './inspectorSocket.js';
-import { startInspectorRelay, type InspectorRelay } from './inspectorRelay.js';
+import { startInspectorRelay, type InspectorPageState, type InspectorRelay } from './inspectorRelay.js';
 import { JSON_SAFE_MAX_DEPTH } from './jsonSafe.js';
 import { createReplayCursor, replayMessages } from './replayMessages.js';
 
@@ -60,6 +60,12 @@ export interface InspectSession {
   follow(): (event: AgentEvent) => void;
   /** Resolves once everything handed to the session so far has been written to the socket. */
   flush(): Promise<void>;
+  /**
+   * With the relay this session started: resolves once its page has loaded the hosted inspector
+   * (or found it cannot), or after `timeoutMs`, with what the relay knows of its pages then.
+   * Without a relay: `none` at once.
+   */
+  waitForPage(timeoutMs?: number): Promise<InspectorPageState>;
   /** Flushes, closes the socket, and stops the relay this session started. Idempotent. */
   close(): Promise<void>;
 }
@@ -214,6 +220,7 @@ export async function openInspectSession(options: InspectSessionOptions = {}): P
       };
     },
     flush,
+    waitForPage: (timeoutMs) => relay?.waitForPage(timeoutMs) ?? Promise.resolve('none'),
     close() {
       closing ??= (async () => {
         await flush().catch(() => undefined);

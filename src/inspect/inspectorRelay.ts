@@ -3,11 +3,18 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocket, WebSocketServer } from 'ws';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { DEFAULT_INSPECTOR_LOAD_TIMEOUT_MS, bridgePage } from './bridgePage.js';
+import { createPageWatch, pageReport, type InspectorPageState } from './pageWatch.js';
+
+export type { InspectorPageState } from './pageWatch.js';
 
 /** The relay's port unless told otherwise: the one @statelyai/inspect's relay uses. */
 export const DEFAULT_RELAY_PORT = 8080;
-/** The Stately inspector UI the relay's page embeds. */
+/** The Stately inspector UI the relay's page embeds: a hosted page, so the browser needs the internet. */
 export const STATELY_INSPECTOR_URL = 'https://stately.ai/inspect';
+/** How long {@link InspectorRelay.stop} lets pages read what was sent to them before it cuts them off. */
+const CLOSE_GRACE_MS = 1000;
+
 /** Messages the relay keeps for a page that connects late (a browser opening after the run). */
 export const DEFAULT_RELAY_BUFFER = 10_000;
 /** And at most this many characters of them: live snapshots carry the whole envelope. */
@@ -23,6 +30,8 @@ export interface InspectorRelayOptions {
   readonly open?: boolean;
   /** The inspector UI to embed (default {@link STATELY_INSPECTOR_URL}). */
   readonly inspectorUrl?: string;
+  /** How long the page waits for that UI before it says it cannot load it (default 10 s). */
+  readonly inspectorLoadTimeoutMs?: number;
   /** How many messages to keep for pages that connect later (default {@link DEFAULT_RELAY_BUFFER}). */
   readonly bufferSize?: number;
   /** How many characters of messages to keep for them (default {@link DEFAULT_RELAY_BUFFER_CHARS}). */
@@ -38,46 +47,19 @@ export interface InspectorRelay {
   readonly socketUrl: string;
   /** Whether the browser was asked to open the page. */
   readonly opened: boolean;
-  /** Disconnects every client and stops listening. Idempotent. */
+  /**
+   * Resolves once a page has reported on the hosted inspector (`loaded` or `unavailable`), or
+   * after `timeoutMs` (default: no limit) or when the relay stops, with what it knows then.
+   */
+  waitForPage(timeoutMs?: number): Promise<InspectorPageState>;
+  /**
+   * Closes every client (a page first reads what was already sent to it, for up to a second) and
+   * stops listening. Idempotent.
+   */
   stop(): Promise<void>;
 }
 
 const LOOPBACK_NAMES: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
-
-/** The page: the same bridge as @statelyai/inspect's relay, connecting back to the host that served it. */
-function bridgePage(inspectorUrl: string): string {
-  const src = inspectorUrl.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-  return `<!DOCTYPE html>
-<html>
-<head>
-  <meta charset="utf-8">
-  <title>Redflow – Stately inspector</title>
-  <style>* { margin: 0; padding: 0; } html, body { height: 100%; } iframe { width: 100%; height: 100%; border: none; }</style>
-</head>
-<body>
-  <iframe id="inspector" src="${src}"></iframe>
-  <script>
-    // The inspector says "@statelyai.connected" once it listens; until then messages wait here.
-    const iframe = document.getElementById('inspector');
-    const buffer = [];
-    let connected = false;
-    window.addEventListener('message', (e) => {
-      if (e.data && e.data.type === '@statelyai.connected') {
-        connected = true;
-        buffer.forEach((event) => iframe.contentWindow.postMessage(event, '*'));
-        buffer.length = 0;
-      }
-    });
-    const ws = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host);
-    ws.onmessage = (event) => {
-      const data = JSON.parse(event.data);
-      if (connected) iframe.contentWindow.postMessage(data, '*');
-      else buffer.push(data);
-    };
-  </script>
-</body>
-</html>`;
-}
 
 /** The host part of a Host header or an origin's authority, without the port. */
 function hostName(authority: string | undefined): string | undefined {
@@ -113,7 +95,7 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
   const bufferSize = options.bufferSize ?? DEFAULT_RELAY_BUFFER;
   const bufferChars = options.bufferChars ?? DEFAULT_RELAY_BUFFER_CHARS;
   const loopback = LOOPBACK_NAMES.has(host);
-  const page = bridgePage(options.inspectorUrl ?? STATELY_INSPECTOR_URL);
+  const page = bridgePage(options.inspectorUrl ?? STATELY_INSPECTOR_URL, options.inspectorLoadTimeoutMs ?? DEFAULT_INSPECTOR_LOAD_TIMEOUT_MS);
   // Bound to loopback, only loopback names are served: a page whose name was rebound to 127.0.0.1 gets nothing.
   const hostAllowed = (header: string | undefined) => !loopback || LOOPBACK_NAMES.has(hostName(header) ?? '');
 
@@ -131,12 +113,20 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
   });
   const buffer: string[] = [];
   let buffered = 0;
-  wss.on('connection', (client) => {
+  const pages = createPageWatch();
+  wss.on('connection', (client, request) => {
+    // A browser sends an Origin: that client is a page; redflow's own sockets send none.
+    if (request.headers.origin) pages.opened();
     for (const message of buffer) client.send(message);
     client.on('error', () => undefined);
     client.on('message', (data, isBinary) => {
       if (isBinary) return;
       const message = data.toString();
+      const report = pageReport(message);
+      if (report !== undefined) {
+        pages.reported(report);
+        return;
+      }
       buffer.push(message);
       buffered += message.length;
       // The oldest go first: a late page sees the end of a long session rather than the relay running out of memory.
@@ -186,14 +176,29 @@ export async function startInspectorRelay(options: InspectorRelayOptions = {}): 
     pageUrl,
     socketUrl: `ws://${authority}`,
     opened,
+    waitForPage: (timeoutMs) => pages.wait(timeoutMs),
     stop() {
-      stopping ??= new Promise<void>((resolve) => {
-        // ws does not close the connections of a server it shares: end them here, or a browser tab keeps the process alive.
+      stopping ??= (async () => {
+        pages.stopped();
+        // A close frame follows what was sent before it, so a page reads the whole run first; but
+        // ws does not close the connections of a server it shares, and a browser tab that does not
+        // answer would keep the process alive: whatever is left after the grace is cut off.
+        for (const client of wss.clients) client.close(1001, 'the relay stops');
+        await new Promise<void>((resolve) => {
+          const cutOff = setTimeout(resolve, CLOSE_GRACE_MS);
+          const check = () => {
+            if (wss.clients.size > 0) return;
+            clearTimeout(cutOff);
+            resolve();
+          };
+          for (const client of wss.clients) client.once('close', check);
+          check();
+        });
         for (const client of wss.clients) client.terminate();
         wss.close();
         server.closeAllConnections();
-        server.close(() => resolve());
-      });
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      })();
       return stopping;
     },
   };

@@ -9,6 +9,7 @@ import { runLogExists } from '../nats/cluster/runLogExists.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { listRunStarts } from '../nats/serve/natsRunList.js';
 import { runResponse } from '../server/runSummary.js';
+import { lastAction } from './lastAction.js';
 import type { RecentRun } from './recentRuns.js';
 import type { RunLog, RunLogs } from './runLogs.js';
 
@@ -73,6 +74,7 @@ export async function openJetStreamRunLogs(settings: NatsLogSettings, agentId: s
           const { events } = await store.read(started.traceId);
           const response = runResponse(events, { active: running.has(started.traceId) });
           if (response === undefined) continue;
+          const last = lastAction(events);
           runs.push({
             traceId: response.traceId,
             status: response.status,
@@ -82,6 +84,7 @@ export async function openJetStreamRunLogs(settings: NatsLogSettings, agentId: s
             ...(response.outcome !== undefined && { outcome: response.outcome }),
             ...(response.waiting !== undefined && { waiting: response.waiting }),
             timeline: response.envelope.observability.events,
+            ...(last !== undefined && { lastAction: last }),
             replay: `redflow replay ${response.traceId} --nats ${servers} --prefix ${prefix} --steps`,
           });
         }

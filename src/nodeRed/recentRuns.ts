@@ -5,6 +5,7 @@ import { isErrno } from '../events/fileLock.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { RunSummary } from '../server/apiTypes.js';
 import { runResponse } from '../server/runSummary.js';
+import { lastAction, type LastAction } from './lastAction.js';
 
 /** A run as the agent's Runtime / Debug tab lists it. */
 export interface RecentRun {
@@ -20,6 +21,8 @@ export interface RecentRun {
   readonly waiting?: RunSummary['waiting'];
   /** One line per iteration: action, tool, confidence, duration, error code. */
   readonly timeline: readonly IterationStep[];
+  /** The answer it ended with, or the last tool it called with its input. */
+  readonly lastAction?: LastAction;
   /** The log file, for a run logged to a file. */
   readonly logPath?: string;
   /** The command that shows the run again, step by step. */
@@ -57,6 +60,7 @@ export async function recentRuns(runsDir: string, running: ReadonlySet<string>, 
     const first = events[0];
     const response = first === undefined ? undefined : runResponse(events, { active: running.has(first.traceId) });
     if (response === undefined) continue;
+    const last = lastAction(events);
     runs.push({
       traceId: response.traceId,
       status: response.status,
@@ -66,6 +70,7 @@ export async function recentRuns(runsDir: string, running: ReadonlySet<string>, 
       ...(response.outcome !== undefined && { outcome: response.outcome }),
       ...(response.waiting !== undefined && { waiting: response.waiting }),
       timeline: response.envelope.observability.events,
+      ...(last !== undefined && { lastAction: last }),
       logPath: file,
       replay: `redflow replay ${file} --steps`,
     });

@@ -277,6 +277,8 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     expect(await page.locator('[data-testid="timeline-row"]').count()).toBe(1);
     await shot('scrubber');
 
+    // The button says it opens a hosted page (no internet: a blank popup) and where else to look.
+    expect(await page.getAttribute('[data-testid="open-inspector"]', 'title')).toContain('a hosted page (stately.ai) in a popup, so it needs internet access');
     const popupOpened = page.waitForEvent('popup');
     await page.click('[data-testid="open-inspector"]');
     const popup = await popupOpened;

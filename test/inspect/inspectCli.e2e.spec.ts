@@ -67,6 +67,41 @@ describe('redflow run --inspect (a real process)', () => {
     expect(r.messages.filter((m) => m.type === '@xstate.actor').map((m) => m.sessionId)).toEqual(['cli-live-1', 'cli-live-1/transport']);
   });
 
+  it("with its relay: says the inspector is a hosted page, and exits once the page has the run", async () => {
+    const { dir, remove } = await tempDir();
+    cleanups.push(remove);
+    const cli = startCli(['run', FLOW, '--input', 'Where is A-1001?', '--trace-id', 'cli-page-1', '--inspect', '--inspect-port', '0', '--no-open'], dir);
+    cleanups.push(() => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    });
+    await eventually(() => /inspector: http:\/\/127\.0\.0\.1:\d+ \(open it in a browser\)/.test(cli.stderr()), 10_000, 'the relay to be ready');
+    expect(cli.stderr()).toContain('the Stately inspector is a hosted page (it loads from stately.ai): the browser needs internet access');
+    expect(cli.stderr()).toContain("Redflow's own editor: `redflow serve`");
+    const pageUrl = /inspector: (http:\/\/127\.0\.0\.1:\d+)/.exec(cli.stderr())?.[1] as string;
+    const page = await connectAsPage(pageUrl);
+    cleanups.push(() => page.close());
+    await eventually(() => statesOf(page.messages, 'cli-page-1').length === ORDER_STATUS_STATES.length, 10_000, 'the run on the page');
+    // What the relay's page says once the hosted inspector listens.
+    page.socket.send(JSON.stringify({ type: '@redflow.page', inspector: 'loaded' }));
+    expect(await cli.exited).toBe(0);
+    expect(cli.stdout()).toContain('Order A-1001 shipped');
+    expect(cli.stderr()).toContain(`inspector: ${pageUrl} received the run`);
+    expect(statesOf(page.messages, 'cli-page-1')).toEqual(ORDER_STATUS_STATES);
+  }, 30_000);
+
+  it('with its relay and no page that opens: exits on its own after a bounded wait, saying how to see the run later', async () => {
+    const { dir, remove } = await tempDir();
+    cleanups.push(remove);
+    const cli = startCli(['run', FLOW, '--input', 'Where is A-1001?', '--trace-id', 'cli-no-page-1', '--inspect', '--inspect-port', '0', '--no-open'], dir);
+    cleanups.push(() => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    });
+    const exited = await Promise.race([cli.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 40_000))]);
+    expect(exited).toBe(0);
+    expect(cli.stdout()).toContain('Order A-1001 shipped');
+    expect(cli.stderr()).toMatch(/inspector: no page opened http:\/\/127\.0\.0\.1:\d+ within 15 s of the run's end; `redflow inspect cli-no-page-1` shows the run again/);
+  }, 60_000);
+
   it('names a new trace id itself, so the inspector session is the run log\'s', async () => {
     const r = await receiver();
     const { dir, remove } = await tempDir();
@@ -219,6 +254,25 @@ describe('redflow inspect with its relay (a real process)', () => {
     cleanups.push(() => page.close());
     await eventually(() => page.messages.length === 1 + 2 * events.length, 5000, 'the replay');
     expect(page.messages).toEqual(replayMessages(events).map(wire));
+    cli.child.kill('SIGINT');
+    expect(await cli.exited).toBe(0);
+  });
+
+  it('says the inspector is a hosted page, and says so again when its page cannot load it, while it serves', async () => {
+    const { dir, logPath } = await finishedRun('cli-relay-offline-1');
+    const cli = startCli(['inspect', logPath, '--inspect-port', '0', '--no-open'], dir);
+    cleanups.push(() => {
+      if (cli.child.exitCode === null) cli.child.kill('SIGKILL');
+    });
+    await eventually(() => /Ctrl-C stops the relay/.test(cli.stderr()), 10_000, 'the relay to be ready');
+    expect(cli.stderr()).toContain('the Stately inspector is a hosted page (it loads from stately.ai)');
+    const pageUrl = /open (http:\/\/127\.0\.0\.1:\d+) to step through it/.exec(cli.stdout())?.[1] as string;
+    const page = await connectAsPage(pageUrl);
+    cleanups.push(() => page.close());
+    // What the relay's page says when the hosted inspector has not answered in time.
+    page.socket.send(JSON.stringify({ type: '@redflow.page', inspector: 'unavailable' }));
+    await eventually(() => cli.stderr().includes('the browser could not load the hosted Stately inspector (stately.ai): check its internet access'), 10_000, 'the warning');
+    expect(cli.stderr()).toContain("Redflow's own editor: `redflow serve`, open the run");
     cli.child.kill('SIGINT');
     expect(await cli.exited).toBe(0);
   });

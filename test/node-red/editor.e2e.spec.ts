@@ -5,28 +5,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser } from '../editor/browserHarness.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
+import { showTab } from './agentDialog.js';
 import { ROOT, deployFlows, freePort, inject, nodeRedInstalls, startNodeRed, userDirWithRedflow, type NodeRedProcess } from './nodeRedProcess.js';
 
 const TAB = '7f3a0c1d5e2b4a69';
 const AGENT = 'c41e0a7f9b2d6e03';
 const INJECT = 'c41e0a7f9b2d6e01';
-
-/**
- * Shows one of the agent dialog's tabs. Node-RED's tabs take two clicks in quick succession for a
- * double click, and ignore the second: click again until the tab shows.
- */
-async function showTab(page: Page, tab: string): Promise<void> {
-  for (let attempt = 0; attempt < 10; attempt += 1) {
-    await page.click(`#red-ui-tab-redflow-agent-tab-${tab} a`);
-    try {
-      await page.locator(`#redflow-agent-tab-${tab}`).waitFor({ state: 'visible', timeout: 500 });
-      return;
-    } catch {
-      // clicked too soon after the previous click: again
-    }
-  }
-  throw new Error(`the ${tab} tab does not show`);
-}
 
 describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor with the Redflow nodes", (install) => {
   let nodeRed: NodeRedProcess;

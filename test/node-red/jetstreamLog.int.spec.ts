@@ -74,7 +74,11 @@ describe('an agent node whose runs are logged in JetStream (redflow.nats)', () =
 
     const described = (await helper.request().get('/redflow/agents/agent').expect(200)).body as { logs: string; runs: { traceId: string; replay: string }[] };
     expect(described.logs).toContain(Storage.traceStream(PREFIX));
-    expect(described.runs[0]).toMatchObject({ traceId: redflow.traceId, replay: expect.stringContaining(`--nats ${NATS_URL} --prefix ${PREFIX}`) });
+    expect(described.runs[0]).toMatchObject({
+      traceId: redflow.traceId,
+      replay: expect.stringContaining(`--nats ${NATS_URL} --prefix ${PREFIX}`),
+      lastAction: { kind: 'answer', status: 'done', answer: 'A-1 has shipped' },
+    });
   });
 
   it('continues on start a run the stream holds unfinished, once', async () => {

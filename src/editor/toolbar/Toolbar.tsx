@@ -110,7 +110,7 @@ export function Toolbar(props: ToolbarProps) {
         </button>
       </form>
       <div className="toolbar__group">
-        <button type="button" className="btn btn--ghost" onClick={props.onInspect} disabled={!props.canInspect} data-testid="open-inspector" title="replay the current run in the Stately inspector (opens a popup)">
+        <button type="button" className="btn btn--ghost" onClick={props.onInspect} disabled={!props.canInspect} data-testid="open-inspector" title="replay the current run in the Stately inspector: a hosted page (stately.ai) in a popup, so it needs internet access; without it, the Statechart view here shows the same run">
           <span className="toolbar__long">Open in Stately inspector</span>
           <span className="toolbar__short">Inspector</span>
         </button>
