@@ -88,7 +88,9 @@ export async function acquireLock(path: string): Promise<Lock> {
       throw new RedflowError({
         code: ErrorCode.LOG_CONCURRENT_WRITER,
         message: `${path} is being written by process ${pid}${pid === process.pid ? ' (this process)' : ''}`,
-        hint: `only one writer per log: wait for process ${pid} to finish, or delete ${lockPath} if you are sure it is not writing`,
+        // Never "delete the lock": its process is alive, and a second writer would corrupt the run.
+        // A lock outlives only a dead process, and the next writer takes that one over by itself.
+        hint: `only one writer per log: wait for process ${pid} to finish (a lock whose process has died is taken over by the next writer)`,
         path,
       });
     }
