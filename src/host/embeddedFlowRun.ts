@@ -167,7 +167,9 @@ export interface ResumeOptions extends EmbeddedOptions {
   /**
    * The answer to the wait the log ends in (an approval, a client tool's result, the deadline
    * passing): the run resumes into its wait and takes it. Judged against the log as read once its
-   * lock is held, so of two processes answering one wait, one wins and the other is refused.
+   * lock is held, so of two processes answering one wait, one wins and the other is refused
+   * (`WAIT_ALREADY_ANSWERED`). One past the wait's deadline is not taken: the run takes the
+   * expiry and ends blocked (`wait_expired`), and then `resumeFromLog` rejects with `WAIT_EXPIRED`.
    */
   readonly answer?: WaitAnswer;
 }
@@ -235,8 +237,8 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
   if (options.answer === undefined) return resume(await open(), read.events, undefined);
   // The run host's answer, with the log's lock as the run's ownership: judged before any flow is
   // loaded, and again once the lock is held (another process may have answered the wait first).
-  // One past the wait's deadline is its expiry: the run ends blocked with WAIT_EXPIRED, which the
-  // outcome says, so `taken.late` adds nothing here.
+  // One past the wait's deadline is its expiry: the run ends blocked (wait_expired), and the
+  // answer is then refused with WAIT_EXPIRED, as answerWaitingRun and the HTTP routes refuse it.
   let opened: Awaited<ReturnType<typeof open>> | undefined;
   const taken = await takeAnswer(traceId, options.answer, {
     read: async () => read.events,
@@ -252,7 +254,11 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
     resume: (run) => resume(opened as NonNullable<typeof opened>, run.events, run.answer),
     now: () => (options.clock ?? systemClock).now(),
   });
-  return (taken as NonNullable<typeof taken>).resumed;
+  const { resumed, late } = taken as NonNullable<typeof taken>;
+  if (late === undefined) return resumed;
+  // Refused once the run has taken the expiry and ended: its log says how when the caller looks.
+  await resumed.finished().catch(() => undefined);
+  throw late;
 }
 
 /**

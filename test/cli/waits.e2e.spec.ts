@@ -105,6 +105,21 @@ describe('redflow run with a run that waits', () => {
     expect(resumed.stderr).toContain('WAIT_EXPIRED');
   });
 
+  it('should refuse an approval past the wait\'s deadline with WAIT_EXPIRED (exit 65, as its help says), the run ending blocked', async () => {
+    const { cwd, log } = await project([waitAnswer.echo('late'), waitAnswer.final('never')], { waitTimeoutMs: 1 });
+    expect((await runCli(['run', 'flow.json', '--input', 'hi', '--trace-id', 'w5'], { cwd })).code).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const late = await runCli(['approve', 'w5'], { cwd });
+    expect(late.code, late.stderr).toBe(65);
+    expect(late.stderr).toContain('error WAIT_EXPIRED');
+    const help = await runCli(['approve', '--help'], { cwd });
+    expect(help.stdout).toMatch(/65 [^\n]*\n?[^\n]*WAIT_EXPIRED/);
+    // The call was never made; the run took the wait's expiry instead.
+    expect(await echoEffects(cwd)).toEqual([]);
+    const { events } = await readVerifiedLog(log('w5'));
+    expect(events.at(-1)?.data.outcome).toMatchObject({ status: 'blocked', reason: 'wait_expired' });
+  });
+
   it('should refuse what the wait does not take, and a wrong command line, with their codes', async () => {
     const { cwd } = await project([waitAnswer.ask(), waitAnswer.final('ok')]);
     expect((await runCli(['run', 'flow.json', '--input', 'hi', '--trace-id', 'w4'], { cwd })).code).toBe(3);
