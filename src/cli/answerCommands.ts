@@ -37,7 +37,8 @@ const commonSpecs = {
 const commonHelp = `Where the run is:
   <log.jsonl>           a run's log: the run is answered and goes on in this process, as \`redflow resume\`
                         would continue it, until it ends or waits again (--flow, --script, --timeout,
-                        --allow-files as for resume); a trace id alone looks in ${DEFAULT_RUNS_DIR}
+                        --allow-files as for resume: the flow and the script of \`run --script\` are
+                        the log's unless given); a trace id alone looks in ${DEFAULT_RUNS_DIR}
   --server <url>        a \`redflow serve\`: the answer is posted to its HTTP API, and the run goes on there
                         (--token <token> or REDFLOW_TOKEN when it has one)
   --nats <url>          a cluster: one core worker takes the answer and resumes the run

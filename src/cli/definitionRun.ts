@@ -3,6 +3,7 @@ import type { AgentActivityEvent } from '../agents/activity.js';
 import { AgentExecutor, type AgentRun } from '../agents/agentExecutor.js';
 import { isDefinitionModulePath, loadAgentDefinitionModule } from '../agents/definitionModule.js';
 import { createScriptedModel } from '../actors/models/scriptedModel.js';
+import { readAnswersFile } from '../runtime/flowActors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { GivenAnswer } from '../events/pendingWait.js';
@@ -21,6 +22,8 @@ interface DefinitionCommand {
   readonly progress: ReturnType<typeof createProgressPrinter>;
   /** Scripted answers replacing the definition's model (`--script`). */
   readonly script?: readonly unknown[];
+  /** The file `script` was read from, absolute: `run` records it in the log for a resume. */
+  readonly scriptFile?: string;
   /** Called with each event once it is in the log (the crash hook of the tests). */
   readonly onEvent?: (event: AgentEvent) => void;
 }
@@ -74,6 +77,7 @@ export async function runDefinitionFile(
   const run = await executorFor(command).start(definition, {
     inputs: inputs as Record<string, unknown>,
     modulePath: command.file,
+    ...(command.scriptFile !== undefined && { scriptFile: command.scriptFile }),
     ...(command.logPath !== undefined && { logPath: command.logPath }),
     ...(command.traceId !== undefined && { traceId: command.traceId }),
     ...viewers(command),
@@ -91,7 +95,11 @@ export async function resumeDefinitionLog(
 ): Promise<ExitCode> {
   const definition = await loadAgentDefinitionModule(command.file);
   if (!command.json) command.progress.resumeFrom(command.events);
-  const run = await executorFor(command).resume(definition, {
+  // A run started with `--script` goes on with it unless given another (a missing file is ANSWERS_FILE_NOT_FOUND).
+  const first = command.events[0];
+  const recorded = first?.type === 'run.started' ? first.data.flow?.script : undefined;
+  const script = command.script ?? (recorded === undefined ? undefined : await readAnswersFile(recorded));
+  const run = await executorFor({ ...command, ...(script !== undefined && { script }) }).resume(definition, {
     logPath: command.logPath,
     ...(command.answer !== undefined && { answer: command.answer }),
     ...viewers(command),

@@ -14,7 +14,7 @@ import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
 import type { RunChunk } from '../runtime/serveActors.js';
 import { Subject } from '../actors/subjects.js';
-import { buildFlowActors, type FlowActors } from '../runtime/flowActors.js';
+import { buildFlowActors, readAnswersFile, type FlowActors } from '../runtime/flowActors.js';
 import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
 import { resumeRun, startRun } from '../runtime/runAgent.js';
 import type { RunHandle, RunMemory, RunResult } from '../runtime/runSession.js';
@@ -74,6 +74,11 @@ export interface FlowRunOptions extends EmbeddedOptions {
   readonly conversationId?: string;
   /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
   readonly parent?: ParentCall;
+  /**
+   * The file `script` was read from (`run --script`), absolute: recorded in `run.started`
+   * (`flow.script`), so a resume from the log answers with the same script, not the flow's model.
+   */
+  readonly scriptFile?: string;
 }
 
 /** A run of a flow file, under way. */
@@ -147,7 +152,7 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
     store,
     input: options.input,
     traceId,
-    flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
+    flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath, ...optional('script', options.scriptFile) },
     ...(memory && { memory }),
     ...(options.parent !== undefined && { parent: options.parent }),
   });
@@ -159,7 +164,7 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
   return embeddedRun(handle, logPath, warnings, served, closeLog, actors.close);
 }
 
-/** Options of {@link resumeFromLog}. */
+/** Options of {@link resumeFromLog}: `script` replaces the one the run was started with (`run.started`'s `flow.script`), if any. */
 export interface ResumeOptions extends EmbeddedOptions {
   readonly logPath: string;
   /** The flow to take the actors from; default the flow recorded in the log. */
@@ -200,7 +205,10 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
       );
     }
     const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
-    const actors = await flowActorsOf(flow, baseDir, options, logPath);
+    // A run started with a script goes on with it (a missing file is ANSWERS_FILE_NOT_FOUND), unless given another.
+    const recordedScript = status.started.flow?.script;
+    const script = options.script ?? (recordedScript === undefined ? undefined : await readAnswersFile(recordedScript));
+    const actors = await flowActorsOf(flow, baseDir, { ...options, ...optional('script', script) }, logPath);
     const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync)).catch(async (error: unknown) => {
       await actors.close();
       throw error;

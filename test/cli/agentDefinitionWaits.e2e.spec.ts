@@ -93,4 +93,19 @@ describe('redflow run of an agent definition that waits', () => {
     const { events } = await readVerifiedLog(path.join(dir, 'run.jsonl'));
     expect(events.find((e) => e.type === 'tool.denied')?.data).toMatchObject({ tool: 'refund', reason: 'over the limit' });
   }, 90_000);
+  it('should go on with the script the run was started with (run --script) when approve answers it', async () => {
+    await writeFile(
+      path.join(dir, 'answers.json'),
+      JSON.stringify([
+        { action: 'tool', tool: 'refund', input: { order: 'S-9', amount: 9 }, confidence: 0.6 },
+        { action: 'final', message: 'The script refunded 9 EUR.', confidence: 0.95 },
+      ]),
+    );
+    const run = await runCli(['run', 'refund-desk.ts', '--input', '{"order": "A-1"}', '--log', 'run.jsonl', '--script', 'answers.json'], { cwd: dir });
+    expect(run.code, run.stderr).toBe(3);
+    const approved = await runCli(['approve', 'run.jsonl'], { cwd: dir });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout.trim()).toBe('The script refunded 9 EUR.');
+    expect(await refunds()).toEqual(['S-9 9']);
+  });
 });

@@ -2,6 +2,7 @@
 // log (exit 3, saying how to answer), and `redflow approve|deny|tool-result` answer it from the log
 // and run it on; answers the wait does not take are refused with their codes.
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readVerifiedLog, runCli } from '../support/cli.js';
@@ -118,6 +119,20 @@ describe('redflow run with a run that waits', () => {
     expect(await echoEffects(cwd)).toEqual([]);
     const { events } = await readVerifiedLog(log('w5'));
     expect(events.at(-1)?.data.outcome).toMatchObject({ status: 'blocked', reason: 'wait_expired' });
+  });
+
+  it('should go on with the script a run was started with (run --script) when approve answers it', async () => {
+    // The flow's own model would answer differently: the answers after the approval must be the script's.
+    const { cwd, log } = await project([waitAnswer.final('the flow\'s model'), waitAnswer.final('the flow\'s model')]);
+    await writeFile(path.join(cwd, 'answers.json'), JSON.stringify([waitAnswer.echo('scripted'), waitAnswer.final('the script\'s answer')]));
+    const run = await runCli(['run', 'flow.json', '--input', 'hi', '--trace-id', 'w6', '--script', 'answers.json'], { cwd });
+    expect(run.code, run.stderr).toBe(3);
+    const approved = await runCli(['approve', 'w6'], { cwd });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout.trim()).toBe('the script\'s answer');
+    expect(await echoEffects(cwd)).toEqual(['w6:1']);
+    const { events } = await readVerifiedLog(log('w6'));
+    expect(events[0]?.data).toMatchObject({ flow: { script: path.join(cwd, 'answers.json') } });
   });
 
   it('should refuse what the wait does not take, and a wrong command line, with their codes', async () => {
