@@ -118,6 +118,25 @@ export async function acquireLock(path: string): Promise<Lock> {
   });
 }
 
+/**
+ * Removes `<path>.lock` when the process it names has died: taken over and released, as the next
+ * writer would. A run that ended before its process was killed is never written again, so
+ * nothing else would clear its lock. A lock whose process is alive stays, whoever asks.
+ */
+export async function clearDeadLock(path: string): Promise<void> {
+  const held = await readLockFile(`${path}.lock`);
+  if (held === undefined) return;
+  const pid = parsePid(held);
+  if (pid !== undefined && isAlive(pid)) return;
+  try {
+    await (await acquireLock(path)).release();
+  } catch (error) {
+    // Taken meanwhile by a live writer: it releases the lock itself.
+    if (error instanceof RedflowError && error.code === ErrorCode.LOG_CONCURRENT_WRITER) return;
+    throw error;
+  }
+}
+
 async function releaseLock(lockPath: string, mine: string): Promise<void> {
   // Only remove the lock if it is still ours.
   if ((await readLockFile(lockPath)) === mine) await unlink(lockPath).catch(() => undefined);
