@@ -8,6 +8,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { GivenAnswer } from '../events/pendingWait.js';
 import type { EmbeddedRun } from '../host/embeddedFlowRun.js';
+import { lateAnswerRefusal } from '../host/takeAnswer.js';
 import type { ExitCode } from './exitCodes.js';
 import { usageError } from './args.js';
 import { line, styles, type Output } from './output.js';
@@ -99,11 +100,19 @@ export async function resumeDefinitionLog(
   const first = command.events[0];
   const recorded = first?.type === 'run.started' ? first.data.flow?.script : undefined;
   const script = command.script ?? (recorded === undefined ? undefined : await readAnswersFile(recorded));
+  // An answer past the wait's deadline: the executor takes the expiry instead, and the command is
+  // refused (WAIT_EXPIRED, exit 65) once the run has ended, as for a flow's run.
+  const late = command.answer === undefined ? undefined : lateAnswerRefusal(command.events, command.answer, Date.now());
   const run = await executorFor({ ...command, ...(script !== undefined && { script }) }).resume(definition, {
     logPath: command.logPath,
     ...(command.answer !== undefined && { answer: command.answer }),
     ...viewers(command),
   });
+  if (late !== undefined) {
+    await run.result.catch(() => undefined);
+    command.progress.done();
+    throw late;
+  }
   if (run.repaired && !command.json) {
     line(command.output.err, styles(command.output.color).yellow(`the log's last record was torn (line ${run.repaired.position}); it was cut off`));
   }
