@@ -7,7 +7,7 @@ import { readAnswersFile } from '../runtime/flowActors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { GivenAnswer } from '../events/pendingWait.js';
-import type { EmbeddedRun } from '../host/embeddedFlowRun.js';
+import { heldByAnother, type EmbeddedRun } from '../host/embeddedFlowRun.js';
 import { lateAnswerRefusal } from '../host/takeAnswer.js';
 import type { ExitCode } from './exitCodes.js';
 import { usageError } from './args.js';
@@ -103,11 +103,16 @@ export async function resumeDefinitionLog(
   // An answer past the wait's deadline: the executor takes the expiry instead, and the command is
   // refused (WAIT_EXPIRED, exit 65) once the run has ended, as for a flow's run.
   const late = command.answer === undefined ? undefined : lateAnswerRefusal(command.events, command.answer, Date.now());
-  const run = await executorFor({ ...command, ...(script !== undefined && { script }) }).resume(definition, {
-    logPath: command.logPath,
-    ...(command.answer !== undefined && { answer: command.answer }),
-    ...viewers(command),
-  });
+  const run = await executorFor({ ...command, ...(script !== undefined && { script }) })
+    .resume(definition, {
+      logPath: command.logPath,
+      ...(command.answer !== undefined && { answer: command.answer }),
+      ...viewers(command),
+    })
+    .catch((error: unknown) => {
+      // Another process holds the log while this one answers: it took an answer first (as for a flow's run).
+      throw command.answer === undefined ? error : heldByAnother(error, command.events[0]?.traceId ?? '', command.logPath);
+    });
   if (late !== undefined) {
     await run.result.catch(() => undefined);
     command.progress.done();

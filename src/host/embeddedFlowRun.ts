@@ -274,7 +274,7 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
  * (it took an answer first, or runs the run on), so this answer lost the race, as a second answer
  * over HTTP does. Any other error stays as it is.
  */
-function heldByAnother(error: unknown, traceId: string, logPath: string): unknown {
+export function heldByAnother(error: unknown, traceId: string, logPath: string): unknown {
   if (!(error instanceof RedflowError) || error.code !== ErrorCode.LOG_CONCURRENT_WRITER) return error;
   return new RedflowError(
     errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId}: another process holds its log (${error.message}); a wait takes one answer`, {
