@@ -114,7 +114,8 @@ describe('redflow run with a run that waits', () => {
     expect(late.code, late.stderr).toBe(65);
     expect(late.stderr).toContain('error WAIT_EXPIRED');
     const help = await runCli(['approve', '--help'], { cwd });
-    expect(help.stdout).toMatch(/65 [^\n]*\n?[^\n]*WAIT_EXPIRED/);
+    // The help lists WAIT_EXPIRED with exit 65, before 66.
+    expect(/ 65 when([\s\S]*?); 66 /.exec(help.stdout.replace(/\s+/g, ' '))?.[1]).toContain('WAIT_EXPIRED');
     // The call was never made; the run took the wait's expiry instead.
     expect(await echoEffects(cwd)).toEqual([]);
     const { events } = await readVerifiedLog(log('w5'));
