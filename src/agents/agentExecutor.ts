@@ -98,6 +98,8 @@ export interface ExecuteOptions {
    * `redflow resume <log>` can load it again. `redflow run <file.ts>` sets it.
    */
   readonly modulePath?: string;
+  /** The answers file of `redflow run --script`, recorded in the log (`flow.script`) so a resume takes it again. */
+  readonly scriptFile?: string;
 }
 
 /** Options of {@link AgentExecutor.resume}: the log to continue, by file or by store. */
@@ -351,7 +353,7 @@ export class AgentExecutor {
         tools: hosted.tools,
         input,
         traceId,
-        flow: { id: definition.name, ...(options.modulePath !== undefined && { path: path.resolve(options.modulePath) }) },
+        flow: { id: definition.name, ...(options.modulePath !== undefined && { path: path.resolve(options.modulePath) }), ...(options.scriptFile !== undefined && { script: options.scriptFile }) },
         ...(history !== undefined && { history }),
         ...(definition.runConfig?.timeoutMs !== undefined && { timeoutMs: definition.runConfig.timeoutMs }),
       });

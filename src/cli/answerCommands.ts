@@ -37,7 +37,8 @@ const commonSpecs = {
 const commonHelp = `Where the run is:
   <log.jsonl>           a run's log: the run is answered and goes on in this process, as \`redflow resume\`
                         would continue it, until it ends or waits again (--flow, --script, --timeout,
-                        --allow-files as for resume); a trace id alone looks in ${DEFAULT_RUNS_DIR}
+                        --allow-files as for resume: the flow and the script of \`run --script\` are
+                        the log's unless given); a trace id alone looks in ${DEFAULT_RUNS_DIR}
   --server <url>        a \`redflow serve\`: the answer is posted to its HTTP API, and the run goes on there
                         (--token <token> or REDFLOW_TOKEN when it has one)
   --nats <url>          a cluster: one core worker takes the answer and resumes the run
@@ -47,7 +48,8 @@ Which call (optional: refused with WAIT_ANSWER_MISMATCH unless the run waits on 
   --json                print the run (server, cluster) or its outcome (log) as JSON
 Exit codes: as redflow run for a run answered here (0 done, 1 blocked, 2 escalated, 3 waits again, 4 delegated);
 0 when the server or cluster took the answer; 65 when the run waits for no such answer
-(RUN_NOT_WAITING, WAIT_ALREADY_ANSWERED, WAIT_ANSWER_MISMATCH, RUN_ALREADY_FINISHED, WAIT_EXPIRED);
+(RUN_NOT_WAITING, WAIT_ALREADY_ANSWERED, WAIT_ANSWER_MISMATCH, RUN_ALREADY_FINISHED), or when it
+came past the wait's deadline (WAIT_EXPIRED: the run has taken the expiry and ended blocked);
 66 no such run; 69 no server or core worker answers.
 
 ${allowFilesOptionHelp}
@@ -148,6 +150,7 @@ async function answerRun(given: string, answer: GivenAnswer, values: Values, usa
   }
   // What the log holds already, so the iteration the answer completes prints whole.
   if (!json) progress.resumeFrom((await readJsonlLog(logPath).catch(() => ({ events: [] }))).events);
+  // A late answer is refused (WAIT_EXPIRED) once the run has ended blocked: what it printed meanwhile is done.
   const embedded = await resumeFromLog({
     logPath,
     answer,
@@ -159,6 +162,9 @@ async function answerRun(given: string, answer: GivenAnswer, values: Values, usa
       if (!json) progress.onEvent(event);
       crash?.(event);
     },
+  }).catch((error: unknown) => {
+    progress.done();
+    throw error;
   });
   return report(embedded, json, output, progress);
 }

@@ -53,7 +53,8 @@ JSON object with --input; \`redflow resume <log>\` continues its run.
   --input-file <file>   read the input from a file (JSON if it parses, else text)
   --log <file>          where to write the event log (default .redflow/runs/<traceId>.jsonl)
   --json                print the outcome and the final envelope as JSON on stdout
-  --script <file>       use these scripted answers (a JSON array) instead of the flow's model
+  --script <file>       use these scripted answers (a JSON array) instead of the flow's model;
+                        the log records the file, and a resume or an answer goes on with it
   --conversation <id>   load and save this conversation's memory (needs a memory.kv node)
   --timeout <ms>        end the run as "timeout" after this long
   --trace-id <id>       the run's trace id (default: a new random one)
@@ -126,7 +127,7 @@ const run: Command = {
         json,
         output,
         progress,
-        ...(script && { script }),
+        ...(script && { script, scriptFile: path.resolve(values.script as string) }),
         ...(values.log !== undefined && { logPath: values.log as string }),
         ...(traceId !== undefined && { traceId }),
         ...(crash && { onEvent: crash }),
@@ -161,7 +162,8 @@ const run: Command = {
         ...(values.log !== undefined && { logPath: values.log as string }),
         ...(runTraceId !== undefined && { traceId: runTraceId }),
         ...(values.conversation !== undefined && { conversationId: values.conversation as string }),
-        ...(script && { script }),
+        // The file is recorded in the log, so approve/answer/resume go on with the same script.
+        ...(script && { script, scriptFile: path.resolve(values.script as string) }),
         ...(timeoutMs !== undefined && { timeoutMs }),
         ...(inspected && { inspect: inspected.inspect }),
         onEvent: (event) => {
@@ -315,7 +317,8 @@ const resumeUsage = `usage: redflow resume <log.jsonl> [--flow <flow.json>] [--s
 
 Continues an interrupted run from its event log: no completed tool call is made again, and a tool
 call that was logged but not completed is re-sent with the same idempotency key. The flow is the
-one recorded in the log unless --flow is given. A torn last record (a crash mid-write) is cut off.
+one recorded in the log unless --flow is given, and so is the script of \`run --script\` unless
+--script is given. A torn last record (a crash mid-write) is cut off.
 With --nats, the run's log is in JetStream and its model and tools are the cluster's workers; a
 run whose core worker is alive is left to it (core workers take over dead workers' runs anyway).
 ${allowFilesOptionHelp}

@@ -3,10 +3,12 @@ import type { AgentActivityEvent } from '../agents/activity.js';
 import { AgentExecutor, type AgentRun } from '../agents/agentExecutor.js';
 import { isDefinitionModulePath, loadAgentDefinitionModule } from '../agents/definitionModule.js';
 import { createScriptedModel } from '../actors/models/scriptedModel.js';
+import { readAnswersFile } from '../runtime/flowActors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { GivenAnswer } from '../events/pendingWait.js';
-import type { EmbeddedRun } from '../host/embeddedFlowRun.js';
+import { heldByAnother, type EmbeddedRun } from '../host/embeddedFlowRun.js';
+import { lateAnswerRefusal } from '../host/takeAnswer.js';
 import type { ExitCode } from './exitCodes.js';
 import { usageError } from './args.js';
 import { line, styles, type Output } from './output.js';
@@ -21,6 +23,8 @@ interface DefinitionCommand {
   readonly progress: ReturnType<typeof createProgressPrinter>;
   /** Scripted answers replacing the definition's model (`--script`). */
   readonly script?: readonly unknown[];
+  /** The file `script` was read from, absolute: `run` records it in the log for a resume. */
+  readonly scriptFile?: string;
   /** Called with each event once it is in the log (the crash hook of the tests). */
   readonly onEvent?: (event: AgentEvent) => void;
 }
@@ -74,6 +78,7 @@ export async function runDefinitionFile(
   const run = await executorFor(command).start(definition, {
     inputs: inputs as Record<string, unknown>,
     modulePath: command.file,
+    ...(command.scriptFile !== undefined && { scriptFile: command.scriptFile }),
     ...(command.logPath !== undefined && { logPath: command.logPath }),
     ...(command.traceId !== undefined && { traceId: command.traceId }),
     ...viewers(command),
@@ -91,11 +96,28 @@ export async function resumeDefinitionLog(
 ): Promise<ExitCode> {
   const definition = await loadAgentDefinitionModule(command.file);
   if (!command.json) command.progress.resumeFrom(command.events);
-  const run = await executorFor(command).resume(definition, {
-    logPath: command.logPath,
-    ...(command.answer !== undefined && { answer: command.answer }),
-    ...viewers(command),
-  });
+  // A run started with `--script` goes on with it unless given another (a missing file is ANSWERS_FILE_NOT_FOUND).
+  const first = command.events[0];
+  const recorded = first?.type === 'run.started' ? first.data.flow?.script : undefined;
+  const script = command.script ?? (recorded === undefined ? undefined : await readAnswersFile(recorded));
+  // An answer past the wait's deadline: the executor takes the expiry instead, and the command is
+  // refused (WAIT_EXPIRED, exit 65) once the run has ended, as for a flow's run.
+  const late = command.answer === undefined ? undefined : lateAnswerRefusal(command.events, command.answer, Date.now());
+  const run = await executorFor({ ...command, ...(script !== undefined && { script }) })
+    .resume(definition, {
+      logPath: command.logPath,
+      ...(command.answer !== undefined && { answer: command.answer }),
+      ...viewers(command),
+    })
+    .catch((error: unknown) => {
+      // Another process holds the log while this one answers: it took an answer first (as for a flow's run).
+      throw command.answer === undefined ? error : heldByAnother(error, command.events[0]?.traceId ?? '', command.logPath);
+    });
+  if (late !== undefined) {
+    await run.result.catch(() => undefined);
+    command.progress.done();
+    throw late;
+  }
   if (run.repaired && !command.json) {
     line(command.output.err, styles(command.output.color).yellow(`the log's last record was torn (line ${run.repaired.position}); it was cut off`));
   }

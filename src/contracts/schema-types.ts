@@ -329,6 +329,10 @@ export interface ToolSpec {
 export interface FlowRef {
   id?: string;
   path?: string;
+  /**
+   * The answers file that replaced the flow's model (`redflow run --script`), as an absolute path: a resume from the log (`redflow resume`, `approve`, `deny`, `tool-result`, `answer`) takes it again unless given another `--script`.
+   */
+  script?: string;
 }
 
 export interface ParentCall {

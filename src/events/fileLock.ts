@@ -88,7 +88,9 @@ export async function acquireLock(path: string): Promise<Lock> {
       throw new RedflowError({
         code: ErrorCode.LOG_CONCURRENT_WRITER,
         message: `${path} is being written by process ${pid}${pid === process.pid ? ' (this process)' : ''}`,
-        hint: `only one writer per log: wait for process ${pid} to finish, or delete ${lockPath} if you are sure it is not writing`,
+        // Never "delete the lock": its process is alive, and a second writer would corrupt the run.
+        // A lock outlives only a dead process, and the next writer takes that one over by itself.
+        hint: `only one writer per log: wait for process ${pid} to finish (a lock whose process has died is taken over by the next writer)`,
         path,
       });
     }
@@ -114,6 +116,25 @@ export async function acquireLock(path: string): Promise<Lock> {
     hint: 'only one writer per log; make sure a single process writes this run',
     path,
   });
+}
+
+/**
+ * Removes `<path>.lock` when the process it names has died: taken over and released, as the next
+ * writer would. A run that ended before its process was killed is never written again, so
+ * nothing else would clear its lock. A lock whose process is alive stays, whoever asks.
+ */
+export async function clearDeadLock(path: string): Promise<void> {
+  const held = await readLockFile(`${path}.lock`);
+  if (held === undefined) return;
+  const pid = parsePid(held);
+  if (pid !== undefined && isAlive(pid)) return;
+  try {
+    await (await acquireLock(path)).release();
+  } catch (error) {
+    // Taken meanwhile by a live writer: it releases the lock itself.
+    if (error instanceof RedflowError && error.code === ErrorCode.LOG_CONCURRENT_WRITER) return;
+    throw error;
+  }
 }
 
 async function releaseLock(lockPath: string, mine: string): Promise<void> {

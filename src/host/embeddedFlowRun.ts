@@ -14,7 +14,7 @@ import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
 import type { RunChunk } from '../runtime/serveActors.js';
 import { Subject } from '../actors/subjects.js';
-import { buildFlowActors, type FlowActors } from '../runtime/flowActors.js';
+import { buildFlowActors, readAnswersFile, type FlowActors } from '../runtime/flowActors.js';
 import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
 import { resumeRun, startRun } from '../runtime/runAgent.js';
 import type { RunHandle, RunMemory, RunResult } from '../runtime/runSession.js';
@@ -74,6 +74,11 @@ export interface FlowRunOptions extends EmbeddedOptions {
   readonly conversationId?: string;
   /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
   readonly parent?: ParentCall;
+  /**
+   * The file `script` was read from (`run --script`), absolute: recorded in `run.started`
+   * (`flow.script`), so a resume from the log answers with the same script, not the flow's model.
+   */
+  readonly scriptFile?: string;
 }
 
 /** A run of a flow file, under way. */
@@ -147,7 +152,7 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
     store,
     input: options.input,
     traceId,
-    flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath },
+    flow: { ...(flow.definition.id !== undefined && { id: flow.definition.id }), path: flowPath, ...optional('script', options.scriptFile) },
     ...(memory && { memory }),
     ...(options.parent !== undefined && { parent: options.parent }),
   });
@@ -159,7 +164,7 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
   return embeddedRun(handle, logPath, warnings, served, closeLog, actors.close);
 }
 
-/** Options of {@link resumeFromLog}. */
+/** Options of {@link resumeFromLog}: `script` replaces the one the run was started with (`run.started`'s `flow.script`), if any. */
 export interface ResumeOptions extends EmbeddedOptions {
   readonly logPath: string;
   /** The flow to take the actors from; default the flow recorded in the log. */
@@ -167,7 +172,9 @@ export interface ResumeOptions extends EmbeddedOptions {
   /**
    * The answer to the wait the log ends in (an approval, a client tool's result, the deadline
    * passing): the run resumes into its wait and takes it. Judged against the log as read once its
-   * lock is held, so of two processes answering one wait, one wins and the other is refused.
+   * lock is held, so of two processes answering one wait, one wins and the other is refused
+   * (`WAIT_ALREADY_ANSWERED`). One past the wait's deadline is not taken: the run takes the
+   * expiry and ends blocked (`wait_expired`), and then `resumeFromLog` rejects with `WAIT_EXPIRED`.
    */
   readonly answer?: WaitAnswer;
 }
@@ -198,7 +205,10 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
       );
     }
     const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
-    const actors = await flowActorsOf(flow, baseDir, options, logPath);
+    // A run started with a script goes on with it (a missing file is ANSWERS_FILE_NOT_FOUND), unless given another.
+    const recordedScript = status.started.flow?.script;
+    const script = options.script ?? (recordedScript === undefined ? undefined : await readAnswersFile(recordedScript));
+    const actors = await flowActorsOf(flow, baseDir, { ...options, ...optional('script', script) }, logPath);
     const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync)).catch(async (error: unknown) => {
       await actors.close();
       throw error;
@@ -235,14 +245,16 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
   if (options.answer === undefined) return resume(await open(), read.events, undefined);
   // The run host's answer, with the log's lock as the run's ownership: judged before any flow is
   // loaded, and again once the lock is held (another process may have answered the wait first).
-  // One past the wait's deadline is its expiry: the run ends blocked with WAIT_EXPIRED, which the
-  // outcome says, so `taken.late` adds nothing here.
+  // One past the wait's deadline is its expiry: the run ends blocked (wait_expired), and the
+  // answer is then refused with WAIT_EXPIRED, as answerWaitingRun and the HTTP routes refuse it.
   let opened: Awaited<ReturnType<typeof open>> | undefined;
   const taken = await takeAnswer(traceId, options.answer, {
     read: async () => read.events,
     ownership: {
       take: async () => {
-        opened = await open();
+        opened = await open().catch((error: unknown) => {
+          throw heldByAnother(error, traceId, logPath);
+        });
         return { events: (await readJsonlLog(logPath)).events };
       },
       release: async () => opened?.close(),
@@ -250,7 +262,26 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
     resume: (run) => resume(opened as NonNullable<typeof opened>, run.events, run.answer),
     now: () => (options.clock ?? systemClock).now(),
   });
-  return (taken as NonNullable<typeof taken>).resumed;
+  const { resumed, late } = taken as NonNullable<typeof taken>;
+  if (late === undefined) return resumed;
+  // Refused once the run has taken the expiry and ended: its log says how when the caller looks.
+  await resumed.finished().catch(() => undefined);
+  throw late;
+}
+
+/**
+ * A log locked by a live process, met while taking a wait's answer: that process holds the run
+ * (it took an answer first, or runs the run on), so this answer lost the race, as a second answer
+ * over HTTP does. Any other error stays as it is.
+ */
+export function heldByAnother(error: unknown, traceId: string, logPath: string): unknown {
+  if (!(error instanceof RedflowError) || error.code !== ErrorCode.LOG_CONCURRENT_WRITER) return error;
+  return new RedflowError(
+    errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId}: another process holds its log (${error.message}); a wait takes one answer`, {
+      hint: `\`redflow replay ${logPath}\` shows what the run did with it, and what it waits for now`,
+    }),
+    { cause: error },
+  );
 }
 
 /**

@@ -2,6 +2,9 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { isPastDeadline, judgeAnswer, type RunWait, type WaitAnswer } from '../events/pendingWait.js';
 
+/** What a late answer's refusal suggests unless its host says more. */
+const DEFAULT_LATE_HINT = "answer before the wait's deadline, or raise the agent's waitTimeoutMs";
+
 /**
  * Who may change a run's log (a port of the run host). In one process nobody else does, and
  * there is none; on a cluster the run's lease decides (the core worker's implementation).
@@ -60,7 +63,7 @@ export interface TakenAnswer<R> {
  * if (taken?.late) throw taken.late; // the run ends blocked with WAIT_EXPIRED
  * ```
  */
-export async function takeAnswer<R>(traceId: string, answer: WaitAnswer, ports: AnswerPorts<R>, hint = "answer before the wait's deadline, or raise the agent's waitTimeoutMs"): Promise<TakenAnswer<R> | undefined> {
+export async function takeAnswer<R>(traceId: string, answer: WaitAnswer, ports: AnswerPorts<R>, hint = DEFAULT_LATE_HINT): Promise<TakenAnswer<R> | undefined> {
   const events = await ports.read(traceId);
   if (events === undefined) return undefined;
   const verdict = judgeAnswer(events, answer);
@@ -81,10 +84,29 @@ export async function takeAnswer<R>(traceId: string, answer: WaitAnswer, ports: 
   }
   const resumed = await ports.resume(run);
   if (!late) return { resumed, wait: verdict.wait };
-  const expired = new RedflowError(
-    errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${verdict.wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, { hint }),
+  return { resumed, wait: verdict.wait, late: expiredError(traceId, verdict.wait, hint) };
+}
+
+/**
+ * The refusal (`WAIT_EXPIRED`) of an answer that comes past the deadline of the wait the log ends
+ * in, or `undefined` when it is in time or answers no wait: {@link takeAnswer}'s judgement of
+ * lateness, for a host that hands the answer on to one that does not report it.
+ *
+ * @example
+ * ```ts
+ * const late = lateAnswerRefusal(events, { kind: 'approval', approved: true }, Date.now());
+ * ```
+ */
+export function lateAnswerRefusal(events: readonly AgentEvent[], answer: WaitAnswer, nowMs: number, hint = DEFAULT_LATE_HINT): RedflowError | undefined {
+  const verdict = judgeAnswer(events, answer);
+  if (!verdict.ok || answer.kind === 'expire' || !isPastDeadline(verdict.wait, nowMs)) return undefined;
+  return expiredError(events[0]?.traceId ?? '', verdict.wait, hint);
+}
+
+function expiredError(traceId: string, wait: RunWait, hint: string): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.WAIT_EXPIRED, `run ${traceId} waited until ${wait.deadline}: the answer came too late, and the run ends blocked (wait_expired)`, { hint }),
   );
-  return { resumed, wait: verdict.wait, late: expired };
 }
 
 /**

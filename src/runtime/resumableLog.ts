@@ -1,6 +1,7 @@
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { LogProblem } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
+import { clearDeadLock } from '../events/fileLock.js';
 import { readJsonlLog, repairTornTail } from '../events/jsonlEventStore.js';
 
 /** A JSONL log read back to resume its run from. */
@@ -13,7 +14,7 @@ export interface ResumableLog {
 /**
  * Reads the JSONL log at `logPath` (an absolute path) to resume its run: a torn last record is cut
  * off the file and reported; any other damage stops with an error, since a run must not go on from
- * a log that cannot be trusted.
+ * a log that cannot be trusted. A lock left by a writer that has died is removed (`clearDeadLock`).
  *
  * @throws RedflowError with the damage's code (`LOG_RECORD_CORRUPT`, `LOG_PATH_INVALID`, …), naming
  *   the line.
@@ -35,5 +36,8 @@ export async function readResumableLog(logPath: string): Promise<ResumableLog> {
       }),
     );
   }
+  // A writer killed after the run's last event leaves its lock: a run that has ended is never
+  // opened for writing again (a caller's call finds it ended), so it is cleared here.
+  await clearDeadLock(logPath);
   return repaired === undefined ? { events: read.events } : { events: read.events, repaired };
 }

@@ -61,7 +61,10 @@ export interface RedflowServerOptions {
   readonly keepAliveMs?: number;
   /** One line per answered request (method, path without its query, status, time); default none. */
   readonly logRequest?: (line: string) => void;
-  /** Where unexpected errors are reported (they never reach clients); default stderr. */
+  /**
+   * Where the server's own failures are reported with their stack (they never reach clients), and
+   * refused requests whose answer withheld a path or address, on one line; default stderr.
+   */
   readonly logError?: (line: string) => void;
 }
 
@@ -185,8 +188,17 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
         return;
       }
       const answer = sendError(res, thrown);
-      // A bug, or an error the client was shown without the server's paths and addresses: the full text is for this log.
-      if ((answer.unexpected || answer.withheld) && !stopping) logError(`${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}: ${describe(thrown)}`);
+      if (stopping) return;
+      const request = `${req.method ?? '?'} ${(req.url ?? '').split('?')[0]}`;
+      // A bug or a failure of the server's own (5xx): the operator has to find it, so the stack too.
+      if (answer.unexpected || answer.status >= 500) {
+        if (answer.unexpected || answer.withheld) logError(`${request}: ${describe(thrown)}`);
+        return;
+      }
+      // A refusal of the client's request (4xx) is no fault of the server: no stack, which would
+      // make it look like a bug. When the answer withheld part of it (a path, an address, which may
+      // be the client's own text), this one line is the only place the operator can read it whole.
+      if (answer.withheld) logError(`${request}: ${answer.status} ${oneLine(thrown)}`);
     }));
   });
 
@@ -243,6 +255,12 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
 function isClientGone(thrown: unknown): boolean {
   const code = typeof thrown === 'object' && thrown !== null && 'code' in thrown ? (thrown as { code: unknown }).code : undefined;
   return code === 'ERR_STREAM_PREMATURE_CLOSE' || code === 'ECONNRESET' || code === 'EPIPE';
+}
+
+/** A Redflow error's code and full message on one line: a client's newlines cannot forge log lines. */
+function oneLine(thrown: unknown): string {
+  const text = thrown instanceof RedflowError ? `${thrown.code}: ${thrown.message}` : String(thrown);
+  return text.replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
 function describe(thrown: unknown): string {

@@ -93,4 +93,33 @@ describe('redflow run of an agent definition that waits', () => {
     const { events } = await readVerifiedLog(path.join(dir, 'run.jsonl'));
     expect(events.find((e) => e.type === 'tool.denied')?.data).toMatchObject({ tool: 'refund', reason: 'over the limit' });
   }, 90_000);
+  it('should go on with the script the run was started with (run --script) when approve answers it', async () => {
+    await writeFile(
+      path.join(dir, 'answers.json'),
+      JSON.stringify([
+        { action: 'tool', tool: 'refund', input: { order: 'S-9', amount: 9 }, confidence: 0.6 },
+        { action: 'final', message: 'The script refunded 9 EUR.', confidence: 0.95 },
+      ]),
+    );
+    const run = await runCli(['run', 'refund-desk.ts', '--input', '{"order": "A-1"}', '--log', 'run.jsonl', '--script', 'answers.json'], { cwd: dir });
+    expect(run.code, run.stderr).toBe(3);
+    const approved = await runCli(['approve', 'run.jsonl'], { cwd: dir });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout.trim()).toBe('The script refunded 9 EUR.');
+    expect(await refunds()).toEqual(['S-9 9']);
+  });
+  it('should refuse an approval past the wait\'s deadline with WAIT_EXPIRED (exit 65), the refund never made', async () => {
+    // The same definition, whose waits last 1 ms.
+    await writeFile(path.join(dir, 'quick.ts'), MODULE.replace("inputConfig:", 'runConfig: { waitTimeoutMs: 1 },\n  inputConfig:'));
+    await writeFile(path.join(dir, 'answers.json'), JSON.stringify([{ action: 'tool', tool: 'refund', input: { order: 'L-1', amount: 5 }, confidence: 0.6 }, { action: 'final', message: 'never', confidence: 0.9 }]));
+    const run = await runCli(['run', 'quick.ts', '--input', '{"order": "L-1"}', '--log', 'late.jsonl', '--script', 'answers.json'], { cwd: dir });
+    expect(run.code, run.stderr).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const late = await runCli(['approve', 'late.jsonl'], { cwd: dir });
+    expect(late.code, late.stderr).toBe(65);
+    expect(late.stderr).toContain('error WAIT_EXPIRED');
+    expect(await refunds()).toEqual([]);
+    const { events } = await readVerifiedLog(path.join(dir, 'late.jsonl'));
+    expect(events.at(-1)?.data.outcome).toMatchObject({ status: 'blocked', reason: 'wait_expired' });
+  });
 });

@@ -1,7 +1,9 @@
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 
 // The built CLI (npm test builds dist/ first) on the parent flow whose counter subagent is called
@@ -101,5 +103,19 @@ describe('redflow and subagents', () => {
     const run = await runCli(['run', path.join(dir, 'a.json'), '--input', 'go'], { cwd: dir });
     expect(run.code).toBe(65);
     expect(run.stderr).toContain('AGENT_REF_CYCLE');
+  });
+  it('resume of a caller killed after its subagent run ended leaves no lock of the dead process on the subagent\'s log', async () => {
+    const folder = await mkdtemp(path.join(dir, 'stale-lock-'));
+    const { events: child } = await readJsonlLog(path.join(dir, 'tree-1.jsonl'));
+    const log = path.join(folder, 'stale.jsonl');
+    const env = { COUNTER_FILE: path.join(folder, 'count') };
+    // Killed right after the subagent run's last event is in its log: its log was never closed.
+    const killed = await runCli(['run', parentFlow, '--input', 'go', '--trace-id', 'stale', '--log', log], { cwd: folder, env: { ...env, REDFLOW_CRASH_AFTER_EVENT: `stale-1:${child.length}` } });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    expect(existsSync(path.join(folder, 'stale-1.jsonl.lock'))).toBe(true);
+    const resumed = await runCli(['resume', log], { cwd: folder, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout.trim()).toBe('the counter counted twice, twice');
+    expect((await readdir(folder)).filter((name) => name.includes('.lock'))).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@
 // log (exit 3, saying how to answer), and `redflow approve|deny|tool-result` answer it from the log
 // and run it on; answers the wait does not take are refused with their codes.
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readVerifiedLog, runCli } from '../support/cli.js';
@@ -103,6 +104,36 @@ describe('redflow run with a run that waits', () => {
     const resumed = await runCli(['resume', '.redflow/runs/w3.jsonl'], { cwd });
     expect(resumed.code, resumed.stderr).toBe(1);
     expect(resumed.stderr).toContain('WAIT_EXPIRED');
+  });
+
+  it('should refuse an approval past the wait\'s deadline with WAIT_EXPIRED (exit 65, as its help says), the run ending blocked', async () => {
+    const { cwd, log } = await project([waitAnswer.echo('late'), waitAnswer.final('never')], { waitTimeoutMs: 1 });
+    expect((await runCli(['run', 'flow.json', '--input', 'hi', '--trace-id', 'w5'], { cwd })).code).toBe(3);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const late = await runCli(['approve', 'w5'], { cwd });
+    expect(late.code, late.stderr).toBe(65);
+    expect(late.stderr).toContain('error WAIT_EXPIRED');
+    const help = await runCli(['approve', '--help'], { cwd });
+    // The help lists WAIT_EXPIRED with exit 65, before 66.
+    expect(/ 65 when([\s\S]*?); 66 /.exec(help.stdout.replace(/\s+/g, ' '))?.[1]).toContain('WAIT_EXPIRED');
+    // The call was never made; the run took the wait's expiry instead.
+    expect(await echoEffects(cwd)).toEqual([]);
+    const { events } = await readVerifiedLog(log('w5'));
+    expect(events.at(-1)?.data.outcome).toMatchObject({ status: 'blocked', reason: 'wait_expired' });
+  });
+
+  it('should go on with the script a run was started with (run --script) when approve answers it', async () => {
+    // The flow's own model would answer differently: the answers after the approval must be the script's.
+    const { cwd, log } = await project([waitAnswer.final('the flow\'s model'), waitAnswer.final('the flow\'s model')]);
+    await writeFile(path.join(cwd, 'answers.json'), JSON.stringify([waitAnswer.echo('scripted'), waitAnswer.final('the script\'s answer')]));
+    const run = await runCli(['run', 'flow.json', '--input', 'hi', '--trace-id', 'w6', '--script', 'answers.json'], { cwd });
+    expect(run.code, run.stderr).toBe(3);
+    const approved = await runCli(['approve', 'w6'], { cwd });
+    expect(approved.code, approved.stderr).toBe(0);
+    expect(approved.stdout.trim()).toBe('the script\'s answer');
+    expect(await echoEffects(cwd)).toEqual(['w6:1']);
+    const { events } = await readVerifiedLog(log('w6'));
+    expect(events[0]?.data).toMatchObject({ flow: { script: path.join(cwd, 'answers.json') } });
   });
 
   it('should refuse what the wait does not take, and a wrong command line, with their codes', async () => {

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
+import { clearDeadLock } from '../../src/events/fileLock.js';
 import {
   MAX_RECORD_BYTES,
   encodeJsonlLog,
@@ -243,6 +244,8 @@ describe('openJsonlEventStore', () => {
       expect(error.code).toBe(ErrorCode.LOG_CONCURRENT_WRITER);
       expect(error.message).toContain(String(process.pid));
       expect(error.hint).toBeTruthy();
+      // Its process is alive: deleting the lock would let a second writer into the log.
+      expect(error.hint).not.toMatch(/delete|remove/i);
       await first.append(started());
       await first.close();
       expect(await exists(`${file}.lock`)).toBe(false);
@@ -262,6 +265,18 @@ describe('openJsonlEventStore', () => {
       await store.append(started());
       await store.close();
       expect(await exists(`${file}.lock`)).toBe(false);
+    });
+
+    it('should clear a lock left by a dead process, and never one whose process is alive', async () => {
+      await writeFile(file, lines(started()));
+      const dead = spawnSync(process.execPath, ['-e', '']);
+      await writeFile(`${file}.lock`, `${dead.pid}\n`);
+      await clearDeadLock(file);
+      expect(await exists(`${file}.lock`)).toBe(false);
+      const live = await openJsonlEventStore(file);
+      await clearDeadLock(file);
+      expect((await readFile(`${file}.lock`, 'utf8')).trim()).toBe(String(process.pid));
+      await live.close();
     });
 
     it('should take over a lock file with no pid in it', async () => {

@@ -70,6 +70,39 @@ describe('redflow serve', () => {
     }
   });
 
+  it('should log a client\'s bad input as one line without a stack, and keep stacks for the server\'s own failures', async () => {
+    const cwd = await dirs.make();
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--flows', 'my-flows'], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString('utf8');
+          const found = /http:\/\/127\.0\.0\.1:(\d+)\/\S*/.exec(stdout);
+          if (found) resolve(found[0]);
+        });
+        void exited.then((code) => reject(new Error(`serve exited (${code}) before printing a URL:\n${stdout}\n${stderr}`)));
+      });
+      // The id looks like a path on the server, so the answer withholds it: the log has it, on one line.
+      const bad = await fetch(new URL('/api/flows/%2Fetc%2Fpasswd', url));
+      expect(bad.status).toBe(400);
+      expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('FLOW_ID_INVALID');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(stderr).not.toMatch(STACK_FRAME);
+      const lines = stderr.split('\n').filter((line) => line.includes('FLOW_ID_INVALID'));
+      expect(lines, stderr).toHaveLength(1);
+      expect(lines[0]).toContain('GET /api/flows/%2Fetc%2Fpasswd: 400 FLOW_ID_INVALID');
+    } finally {
+      clearTimeout(killer);
+      child.kill('SIGKILL');
+    }
+  });
+
   it('should refuse to listen on 0.0.0.0 without a token (exit 64, with a hint)', async () => {
     const cwd = await dirs.make();
     const result = await runCli(['serve', '--host', '0.0.0.0', '--port', '0'], { cwd, env: { NATS_URL: '' } });
