@@ -201,12 +201,9 @@ function Editor() {
     if (flows.some((flow) => flow.id === newId) && !window.confirm(`A flow ${newId} exists already: replace it?`)) return;
     setBusy(true);
     try {
-      // The document's own id follows the file's when it was the file's name.
-      const nextMeta = meta.id === undefined || meta.id === oldId.split('/').pop() ? { ...meta, id: newId.split('/').pop() } : meta;
-      const document = documentOf(nextMeta, newId, nodes, edges);
+      const document = documentOf(meta, newId, nodes, edges);
       const saved = await api.saveFlow(newId, document);
       await api.deleteFlow(oldId);
-      setMeta(nextMeta);
       setFlowId(newId);
       setLastSaved({ id: newId, text: JSON.stringify(document) });
       setValidation(saved.validation);
@@ -476,7 +473,9 @@ export function App() {
   );
 }
 
-/** The flow document the editor holds: its id defaults to the file's name. */
+/** The flow document the editor holds, with the id it is saved under. */
 function documentOf(meta: FlowMeta, flowId: string, nodes: readonly RedflowNode[], edges: readonly RedflowEdge[]) {
-  return toFlowDocument({ ...meta, id: meta.id ?? flowId.split('/').pop() }, nodes, edges);
+  // A flow's id is the path it is saved under (the server writes it so for every client): the
+  // document says so too, so what the editor compares with the file is what the file holds.
+  return toFlowDocument({ ...meta, id: flowId.trim() }, nodes, edges);
 }
