@@ -288,10 +288,15 @@ function Editor() {
     [clearFlow, coreNode, flowId, flows, mayDiscard, openFlow, runs, selectNode, send],
   );
 
+  // A run is listed from its start (the server lists it once it is under way) and again when it
+  // ends, failed included, without waiting for ↻.
   useEffect(() => {
-    if (runState === RunViewState.Finished) void refreshRuns();
+    if (runState === RunViewState.Streaming || runState === RunViewState.Finished || runState === RunViewState.Failed) void refreshRuns();
     if (runState === RunViewState.Failed && problem) say('error', `Run: ${problem}`);
   }, [runState, problem, refreshRuns, say]);
+
+  // Failed with no trace id: the server refused the START, so the run has no log to list.
+  const failedStart = runState === RunViewState.Failed && traceId === undefined && startedFlow !== undefined ? { flowId: startedFlow, problem: problem ?? 'the run did not start' } : undefined;
 
   const steps = useMemo(() => runSteps(events), [events]);
   // A run is shown, so "Open in inspector" may be clicked: have its chunk ready by then.
@@ -397,7 +402,15 @@ function Editor() {
           />
           <aside className="sidebar sidebar--left">
             <Palette />
-            <RunsList runs={runs} currentTraceId={traceId} showAll={showAllRuns} onShowAllChange={setShowAllRuns} onOpen={openRun} onRefresh={() => void refreshRuns()} />
+            <RunsList
+              runs={runs}
+              currentTraceId={traceId}
+              showAll={showAllRuns}
+              onShowAllChange={setShowAllRuns}
+              onOpen={openRun}
+              onRefresh={() => void refreshRuns()}
+              failedStart={failedStart}
+            />
           </aside>
           <main className="workspace">
             <CanvasStatusContext.Provider value={canvasStatus}>
