@@ -201,12 +201,9 @@ function Editor() {
     if (flows.some((flow) => flow.id === newId) && !window.confirm(`A flow ${newId} exists already: replace it?`)) return;
     setBusy(true);
     try {
-      // The document's own id follows the file's when it was the file's name.
-      const nextMeta = meta.id === undefined || meta.id === oldId.split('/').pop() ? { ...meta, id: newId.split('/').pop() } : meta;
-      const document = documentOf(nextMeta, newId, nodes, edges);
+      const document = documentOf(meta, newId, nodes, edges);
       const saved = await api.saveFlow(newId, document);
       await api.deleteFlow(oldId);
-      setMeta(nextMeta);
       setFlowId(newId);
       setLastSaved({ id: newId, text: JSON.stringify(document) });
       setValidation(saved.validation);
@@ -291,10 +288,15 @@ function Editor() {
     [clearFlow, coreNode, flowId, flows, mayDiscard, openFlow, runs, selectNode, send],
   );
 
+  // A run is listed from its start (the server lists it once it is under way) and again when it
+  // ends, failed included, without waiting for ↻.
   useEffect(() => {
-    if (runState === RunViewState.Finished) void refreshRuns();
+    if (runState === RunViewState.Streaming || runState === RunViewState.Finished || runState === RunViewState.Failed) void refreshRuns();
     if (runState === RunViewState.Failed && problem) say('error', `Run: ${problem}`);
   }, [runState, problem, refreshRuns, say]);
+
+  // Failed with no trace id: the server refused the START, so the run has no log to list.
+  const failedStart = runState === RunViewState.Failed && traceId === undefined && startedFlow !== undefined ? { flowId: startedFlow, problem: problem ?? 'the run did not start' } : undefined;
 
   const steps = useMemo(() => runSteps(events), [events]);
   // A run is shown, so "Open in inspector" may be clicked: have its chunk ready by then.
@@ -400,7 +402,15 @@ function Editor() {
           />
           <aside className="sidebar sidebar--left">
             <Palette />
-            <RunsList runs={runs} currentTraceId={traceId} showAll={showAllRuns} onShowAllChange={setShowAllRuns} onOpen={openRun} onRefresh={() => void refreshRuns()} />
+            <RunsList
+              runs={runs}
+              currentTraceId={traceId}
+              showAll={showAllRuns}
+              onShowAllChange={setShowAllRuns}
+              onOpen={openRun}
+              onRefresh={() => void refreshRuns()}
+              failedStart={failedStart}
+            />
           </aside>
           <main className="workspace">
             <CanvasStatusContext.Provider value={canvasStatus}>
@@ -476,7 +486,9 @@ export function App() {
   );
 }
 
-/** The flow document the editor holds: its id defaults to the file's name. */
+/** The flow document the editor holds, with the id it is saved under. */
 function documentOf(meta: FlowMeta, flowId: string, nodes: readonly RedflowNode[], edges: readonly RedflowEdge[]) {
-  return toFlowDocument({ ...meta, id: meta.id ?? flowId.split('/').pop() }, nodes, edges);
+  // A flow's id is the path it is saved under (the server writes it so for every client): the
+  // document says so too, so what the editor compares with the file is what the file holds.
+  return toFlowDocument({ ...meta, id: flowId.trim() }, nodes, edges);
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { ErrorCode, RedflowError } from '../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from './diagnostics.js';
 import { checkFlowFiles, validateFlowFiles } from './flowFiles.js';
+import { checkFlowFilesLoad } from './flowFileLoads.js';
 import { resolveFlowFile, type FlowFileRoots } from '../files/fileRoots.js';
 import { loadFlowFile } from './loadFlow.js';
 import { nodeRedOnlyDiagnostics } from './nodeRedOnly.js';
@@ -152,7 +153,8 @@ async function realFlowPath(flowPath: string, roots: FlowFileRoots): Promise<str
 
 /**
  * A flow's validation with its files and its subagents checked too: {@link validateFlowFiles},
- * then {@link checkAgentRefs} on a flow that passed it. What `redflow validate` and the API's
+ * {@link checkFlowFilesLoad} (the files a run opens at its start exist and load), then
+ * {@link checkAgentRefs} on a flow that passed them. What `redflow validate` and the API's
  * validate and save report.
  *
  * @example
@@ -161,7 +163,12 @@ async function realFlowPath(flowPath: string, roots: FlowFileRoots): Promise<str
  * ```
  */
 export async function validateFlowTree(validation: FlowValidation, flow: unknown, roots: FlowFileRoots, flowPath?: string): Promise<FlowValidation> {
-  const checked = await validateFlowFiles(validation, flow, roots);
+  const withFiles = await validateFlowFiles(validation, flow, roots);
+  // Missing or broken files are reported beside the flow's other errors: a flow fresh from the
+  // palette names a tool module that is not written yet, and that is what its author must see.
+  const loads = await checkFlowFilesLoad(flow, roots);
+  const checked: FlowValidation =
+    loads.length === 0 ? withFiles : { ok: false, errors: [...(withFiles.ok ? [] : withFiles.errors), ...loads], warnings: withFiles.warnings };
   if (!checked.ok) return checked;
   const refs = await checkAgentRefs(flow, flowPath, roots);
   return refs.length === 0 ? checked : { ok: false, errors: refs, warnings: checked.warnings };

@@ -16,6 +16,7 @@ import {
   type RunStartedResponse,
   type ValidationResponse,
 } from './apiTypes.js';
+import { withPathId } from './flowDocumentId.js';
 import { parseFlowId } from './flowIds.js';
 import type { FlowStore } from './flowStore.js';
 import { readJsonBody } from './requestBody.js';
@@ -115,7 +116,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
 
     route('PUT', `${ApiRoute.flows}/*id`, async ({ req, res, params }) => {
       const id = parseFlowId(params.id ?? '');
-      const body = await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES });
+      const body = withPathId(await readJsonBody(req, { maxBytes: MAX_FLOW_FILE_BYTES }), id);
       const validation = await withEnvironmentWarnings(await flows.validate(body, id), context);
       // Graph errors do not stop a save (a flow is saved half-built, and fixed later); a body
       // that is not a flow at all does.

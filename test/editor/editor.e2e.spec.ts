@@ -169,10 +169,11 @@ describe.skipIf(skip)('the editor, in Chromium, against redflow serve', () => {
     await selectNode('model');
     await setTextarea('answers', JSON.stringify(ANSWERS));
     await expect.poll(() => page.textContent('[data-testid="config-status"]')).toBe('valid');
-    await setTextarea('temperature', '7');
-    await expect.poll(() => page.locator('[data-testid="field-temperature"] [data-testid="field-error"]').textContent()).toContain('must be <= 2');
+    // A scripted model's form has its answers only (no temperature): a field error shows on them.
+    await setTextarea('answers', '{}');
+    await expect.poll(() => page.locator('[data-testid="field-answers"] [data-testid="field-error"]').textContent()).toContain('must be array');
     await shot('model-config');
-    await setTextarea('temperature', '');
+    await setTextarea('answers', JSON.stringify(ANSWERS));
 
     await selectNode('agent');
     await page.click('[data-testid="tab-button-tools"]');

@@ -25,7 +25,8 @@ describe('saving and reading flows', () => {
     expect(Number.isNaN(Date.parse(body.updatedAt))).toBe(false);
 
     const file = path.join(t.flowsDir, 'team', 'support', 'demo.json');
-    expect(await readFile(file, 'utf8')).toBe(`${JSON.stringify(flow(), null, 2)}\n`);
+    // Written with the path it is saved under as its id, first.
+    expect(await readFile(file, 'utf8')).toBe(`${JSON.stringify({ id: 'team/support/demo', ...flow() }, null, 2)}\n`);
     // No temporary file left beside it.
     expect(await readdir(path.dirname(file))).toEqual(['demo.json']);
 
@@ -34,7 +35,7 @@ describe('saving and reading flows', () => {
     const read = await call(t.server, 'GET', '/api/flows/team/support/demo');
     expect(read.status).toBe(200);
     expect(read.headers['content-type']).toMatch(/^application\/json/);
-    expect(read.json).toEqual(flow('renamed'));
+    expect(read.json).toEqual({ id: 'team/support/demo', ...flow('renamed') });
   });
 
   it('should save a flow with graph errors and return them, but refuse a body that is not a flow', async () => {

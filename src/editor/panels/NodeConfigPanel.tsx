@@ -2,8 +2,9 @@
 import { useReactFlow } from '@xyflow/react';
 import { useMemo } from 'react';
 import type { FlowDiagnostic } from '../../flows/diagnostics.js';
-import { isNodeType } from '../../flows/nodeTypes.js';
+import { NodeType, isNodeType } from '../../flows/nodeTypes.js';
 import { configSchemaOf, validateNodeConfig } from '../flow/configSchemas.js';
+import { modelFieldsHidden } from '../flow/modelFields.js';
 import { flowTypeOf, type RedflowEdge, type RedflowNode } from '../flow/editorNodes.js';
 import { NODE_TYPE_SUMMARY } from '../flow/palette.js';
 import { SchemaForm } from '../forms/SchemaForm.js';
@@ -50,7 +51,14 @@ export function NodeConfigPanel({ node, diagnostics }: NodeConfigPanelProps) {
         />
       </div>
       {isNodeType(type) ? (
-        <SchemaForm schema={configSchemaOf(type)} value={config} issues={issues} onChange={(next) => updateNodeData(node.id, { config: next })} testId="config-form" />
+        <SchemaForm
+          schema={configSchemaOf(type)}
+          value={config}
+          issues={issues}
+          onChange={(next) => updateNodeData(node.id, { config: next })}
+          hidden={type === NodeType.ModelLlm ? modelFieldsHidden(config, Object.keys(configSchemaOf(type).properties ?? {})) : []}
+          testId="config-form"
+        />
       ) : (
         <p className="field__error">Unknown node type '{type}': change the flow file, or delete this node.</p>
       )}

@@ -18,6 +18,17 @@ export interface RunsListProps {
   readonly onOpen: (traceId: string) => void;
   /** Asks the server for the list again. */
   readonly onRefresh: () => void;
+  /**
+   * A run the editor asked for that the server refused to start: it has no log, so the server
+   * never lists it; it is listed here, with its error, until the next run or another flow.
+   */
+  readonly failedStart?: FailedStart | undefined;
+}
+
+/** A run refused at its start: the flow it was for and why, as the server said it. */
+export interface FailedStart {
+  readonly flowId: string;
+  readonly problem: string;
 }
 
 function outcomeLabel(run: RunSummary): string {
@@ -26,7 +37,7 @@ function outcomeLabel(run: RunSummary): string {
 }
 
 /** The runs, one button per run with its outcome (and a blocked run's error code), flow, iterations, start time and trace id. */
-export function RunsList({ runs, currentTraceId, showAll, onShowAllChange, onOpen, onRefresh }: RunsListProps) {
+export function RunsList({ runs, currentTraceId, showAll, onShowAllChange, onOpen, onRefresh, failedStart }: RunsListProps) {
   return (
     <section className="runs" data-testid="runs-list" data-show-all={showAll}>
       <header className="panel-title">
@@ -39,8 +50,17 @@ export function RunsList({ runs, currentTraceId, showAll, onShowAllChange, onOpe
           ↻
         </button>
       </header>
-      {runs.length === 0 && <p className="empty">{showAll ? 'No runs yet.' : 'No runs of this flow yet.'}</p>}
+      {runs.length === 0 && failedStart === undefined && <p className="empty">{showAll ? 'No runs yet.' : 'No runs of this flow yet.'}</p>}
       <ul className="runs__list">
+        {failedStart && (
+          <li>
+            <div className="run-row run-row--not-started" data-testid="run-row-not-started" data-flow={failedStart.flowId} role="alert">
+              <span className="chip chip--outcome-blocked">not started</span>
+              <span className="run-row__flow">{failedStart.flowId}</span>
+              <span className="run-row__problem">{failedStart.problem}</span>
+            </div>
+          </li>
+        )}
         {runs.map((run) => {
           const blockedBy = run.outcome?.status === 'blocked' ? run.outcome.error?.code : undefined;
           return (

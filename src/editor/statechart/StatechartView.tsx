@@ -1,23 +1,35 @@
 /**
- * The REACT statechart beside the flow: a small read-only React Flow whose states and transitions
- * come from `reactMachine`'s definition, with the run's current state (from the log, `stateAfter`)
- * and the transition just taken highlighted.
+ * The REACT statechart beside the flow: a read-only React Flow whose states and transitions come
+ * from `reactMachine`'s definition, laid out for reading (statechartLayout.ts) and drawn at full
+ * size, with the run's current state (from the log, `stateAfter`) and the transition just taken
+ * highlighted; the ⤢ button shows the whole chart in a full-size view.
  */
-import { Handle, Position, ReactFlow, ReactFlowProvider, type Edge, type Node, type NodeProps } from '@xyflow/react';
-import { memo, useMemo } from 'react';
+import {
+  BaseEdge,
+  EdgeLabelRenderer,
+  Handle,
+  MarkerType,
+  Position,
+  ReactFlow,
+  ReactFlowProvider,
+  useReactFlow,
+  type Edge,
+  type EdgeProps,
+  type Node,
+  type NodeProps,
+} from '@xyflow/react';
+import { memo, useEffect, useMemo, useState } from 'react';
 import { reactMachine } from '../../machines/reactMachine.js';
-import { ANY_STATE, statechartFromMachine, transitionTaken, type StatechartTransition } from './statechartGraph.js';
+import { ANY_STATE, statechartFromMachine, transitionTaken } from './statechartGraph.js';
+import { layoutStatechart, type RoutedTransition } from './statechartLayout.js';
 
 type StateNodeData = { label: string; final: boolean; initial: boolean; current: boolean; any: boolean };
 type StateNode = Node<StateNodeData, 'state'>;
 type ParentNode = Node<{ label: string }, 'parent'>;
+type RoutedEdge = Edge<{ routed: RoutedTransition }, 'routed'>;
 
 const graph = statechartFromMachine(reactMachine);
-
-const COLUMN_X = [0, 215, 430];
-const ROW_Y = 54;
-/** Wide enough for the longest state name and a margin either side. */
-const PARENT_WIDTH = 150;
+const chartLayout = layoutStatechart(graph);
 
 function StateNodeView({ id, data }: NodeProps<StateNode>) {
   const classes = ['sc-state'];
@@ -27,12 +39,8 @@ function StateNodeView({ id, data }: NodeProps<StateNode>) {
   if (data.current) classes.push('is-current');
   return (
     <div className={classes.join(' ')} data-testid={`statechart-state-${data.any ? 'any' : id}`} data-current={data.current ? 'true' : 'false'}>
-      <Handle type="target" position={Position.Top} id="top" isConnectable={false} />
-      <Handle type="source" position={Position.Bottom} id="bottom" isConnectable={false} />
-      <Handle type="source" position={Position.Right} id="right" isConnectable={false} />
-      <Handle type="target" position={Position.Left} id="left" isConnectable={false} />
-      <Handle type="source" position={Position.Left} id="left-out" isConnectable={false} />
-      <Handle type="target" position={Position.Left} id="left-in" isConnectable={false} />
+      <Handle type="target" position={Position.Top} isConnectable={false} />
+      <Handle type="source" position={Position.Bottom} isConnectable={false} />
       {data.label}
     </div>
   );
@@ -47,52 +55,61 @@ function ParentNodeView({ id, data }: NodeProps<ParentNode>) {
   );
 }
 
+/** An arrow along the points the layout routed it through, its label where the layout left room for it. */
+function RoutedEdgeView({ id, data, markerEnd, style }: EdgeProps<RoutedEdge>) {
+  const routed = data?.routed;
+  if (!routed) return null;
+  const [first, ...rest] = routed.points;
+  const path = first ? `M ${first.x} ${first.y} ${rest.map((point) => `L ${point.x} ${point.y}`).join(' ')}` : '';
+  const box = routed.labelBox;
+  return (
+    <>
+      <BaseEdge id={id} path={path} markerEnd={markerEnd} style={style} />
+      {box && routed.label && (
+        <EdgeLabelRenderer>
+          <div
+            className="sc-label nodrag nopan"
+            data-testid="statechart-label"
+            title={routed.transition.labels.join(', ')}
+            style={{ transform: `translate(${box.x}px, ${box.y}px)`, width: box.width, height: box.height }}
+          >
+            {routed.label}
+          </div>
+        </EdgeLabelRenderer>
+      )}
+    </>
+  );
+}
+
 const stateNodeTypes = { state: memo(StateNodeView), parent: memo(ParentNodeView) };
+const stateEdgeTypes = { routed: RoutedEdgeView };
 
-/** The boxes of the parent states, around the rows and columns of the states in each. */
-const parentNodes: ParentNode[] = [...new Set(graph.states.flatMap((state) => (state.parent ? [state.parent] : [])))].map((parent) => {
-  const members = graph.states.filter((state) => state.parent === parent);
-  const x = (state: { column: number }) => COLUMN_X[state.column] ?? 0;
-  const left = Math.min(...members.map(x));
-  const top = Math.min(...members.map((state) => state.row)) * ROW_Y;
-  const bottom = Math.max(...members.map((state) => state.row)) * ROW_Y;
+/** The boxes of the parent states, behind the states in each. */
+const parentNodes: ParentNode[] = [...chartLayout.parents].map(([parent, box]) => ({
+  id: parent,
+  type: 'parent',
+  position: { x: box.x, y: box.y },
+  style: { width: box.width, height: box.height },
+  data: { label: parent },
+  zIndex: -1,
+  draggable: false,
+  selectable: false,
+}));
+
+function edgeOf(routed: RoutedTransition, active: boolean): RoutedEdge {
+  const { transition } = routed;
   return {
-    id: parent,
-    type: 'parent',
-    position: { x: left - 10, y: top - 18 },
-    style: { width: Math.max(...members.map(x)) - left + PARENT_WIDTH, height: bottom - top + 50 },
-    data: { label: parent },
-    zIndex: -1,
-    draggable: false,
-    selectable: false,
-  };
-});
-
-const rowOf = new Map(graph.states.map((state) => [state.id, state]));
-
-function edgeOf(transition: StatechartTransition, active: boolean): Edge {
-  const source = transition.source === ANY_STATE ? undefined : rowOf.get(transition.source);
-  const target = rowOf.get(transition.target);
-  const base = {
     id: transition.id,
     source: transition.source,
     target: transition.target,
-    // Resume transitions (a resumed run) are drawn thin and unlabelled, so the run's own loop reads first.
-    label: transition.resume ? undefined : transition.labels.length > 1 ? `${transition.labels[0]} +${transition.labels.length - 1}` : transition.labels[0],
+    type: 'routed',
+    data: { routed },
     className: ['sc-edge', transition.resume ? 'sc-edge--resume' : '', transition.trigger === 'any' ? 'sc-edge--any' : '', active ? 'is-taken' : '']
       .filter(Boolean)
       .join(' '),
+    markerEnd: { type: MarkerType.ArrowClosed, width: 14, height: 14 },
     animated: active,
-    labelStyle: { fontSize: 9 },
-    labelBgPadding: [3, 1] as [number, number],
   };
-  if (!source || !target) return { ...base, sourceHandle: 'bottom', targetHandle: 'top' };
-  if (source.column !== target.column) return { ...base, sourceHandle: 'right', targetHandle: 'left' };
-  if (target.row === source.row + 1 && !transition.resume) return { ...base, sourceHandle: 'bottom', targetHandle: 'top' };
-  // A loop back, or a resume jump: around the left; the loop outermost, the jumps nested by length.
-  const span = Math.abs(target.row - source.row);
-  const offset = transition.resume ? 8 + span * 5 : 44;
-  return { ...base, sourceHandle: 'left-out', targetHandle: 'left-in', type: 'smoothstep', pathOptions: { offset, borderRadius: 6 } } as Edge;
 }
 
 /** The statechart view's props: the states to highlight, from the run's log. */
@@ -103,52 +120,63 @@ export interface StatechartViewProps {
   readonly previous: string | undefined;
 }
 
-function StatechartDiagram({ current, previous }: StatechartViewProps) {
-  const nodes = useMemo((): (StateNode | ParentNode)[] => {
-    const states: (StateNode | ParentNode)[] = graph.states.map((state) => ({
-      id: state.id,
-      type: 'state' as const,
-      position: { x: COLUMN_X[state.column] ?? 0, y: state.row * ROW_Y },
-      data: { label: state.id, final: state.final, initial: state.initial, current: state.id === current, any: false },
-      draggable: false,
-      selectable: false,
-    }));
-    const anyTarget = graph.transitions.find((t) => t.source === ANY_STATE);
-    const anchor = anyTarget ? graph.states.find((s) => s.id === anyTarget.target) : undefined;
-    if (anchor) {
-      // Above its target, or above the box of the parent state the target is in.
-      const top = Math.min(...graph.states.filter((s) => s.id === anchor.id || (anchor.parent !== undefined && s.parent === anchor.parent)).map((s) => s.row));
-      states.push({
-        id: ANY_STATE,
-        type: 'state',
-        position: { x: COLUMN_X[anchor.column] ?? 0, y: (top - 1.1) * ROW_Y - (anchor.parent === undefined ? 0 : 18) },
-        data: { label: 'any state', final: false, initial: false, current: false, any: true },
-        draggable: false,
-        selectable: false,
-      });
-    }
-    return [...parentNodes, ...states];
-  }, [current]);
+/** The diagram's props: the run's states, and whether it fills the full-size view. */
+interface StatechartDiagramProps extends StatechartViewProps {
+  /** The full-size view shows the whole chart from its top; the panel follows the current state. */
+  readonly full: boolean;
+}
+
+function StatechartDiagram({ current, previous, full }: StatechartDiagramProps) {
+  const nodes = useMemo(
+    (): (StateNode | ParentNode)[] => [
+      ...parentNodes,
+      ...[...chartLayout.states].map(([id, box]): StateNode => {
+        const state = graph.states.find((candidate) => candidate.id === id);
+        return {
+          id,
+          type: 'state',
+          position: { x: box.x, y: box.y },
+          style: { width: box.width, height: box.height },
+          data: { label: id === ANY_STATE ? 'any state' : id, final: state?.final ?? false, initial: state?.initial ?? false, current: id === current, any: id === ANY_STATE },
+          draggable: false,
+          selectable: false,
+        };
+      }),
+    ],
+    [current],
+  );
   const edges = useMemo(() => {
     const taken = transitionTaken(graph, previous, current);
-    return graph.transitions.map((transition) => edgeOf(transition, transition.id === taken?.id));
+    return chartLayout.transitions.map((routed) => edgeOf(routed, routed.transition.id === taken?.id));
   }, [current, previous]);
+  const { setCenter } = useReactFlow();
+  // Drawn at full size (never shrunk below legible): the panel shows the current state, or the
+  // initial one, and is dragged to see the rest; the full-size view shows it all from the top.
+  useEffect(() => {
+    if (full) return;
+    const focus = chartLayout.states.get(current ?? graph.states.find((state) => state.initial)?.id ?? '');
+    if (focus) void setCenter(focus.x + focus.width / 2, focus.y + focus.height / 2, { zoom: 1 });
+  }, [current, full, setCenter]);
 
   return (
     <ReactFlow
       nodes={nodes}
       edges={edges}
       nodeTypes={stateNodeTypes}
-      fitView
-      fitViewOptions={{ padding: { top: '14px', bottom: '10px', left: '70px', right: '12px' } }}
+      edgeTypes={stateEdgeTypes}
+      fitView={full}
+      fitViewOptions={{ minZoom: 1, maxZoom: 1, padding: 0.02 }}
+      minZoom={1}
+      maxZoom={1}
       nodesDraggable={false}
       nodesConnectable={false}
       elementsSelectable={false}
-      panOnDrag={false}
+      panOnDrag
+      panOnScroll
       zoomOnScroll={false}
       zoomOnPinch={false}
       zoomOnDoubleClick={false}
-      preventScrolling={false}
+      preventScrolling={full}
       proOptions={{ hideAttribution: true }}
     />
   );
@@ -159,17 +187,37 @@ function StatechartDiagram({ current, previous }: StatechartViewProps) {
  * a store with the editor's canvas.
  */
 export function StatechartView(props: StatechartViewProps) {
+  const [fullSize, setFullSize] = useState(false);
   return (
     <section className="statechart" data-testid="statechart" data-current-state={props.current ?? ''}>
       <header className="panel-title">
         REACT statechart <span className="muted">({graph.machineId})</span>
         {props.current && <span className="chip" data-testid="statechart-current">{props.current}</span>}
+        <button type="button" className="btn btn--small btn--ghost statechart__enlarge" onClick={() => setFullSize(true)} data-testid="statechart-enlarge" title="show the whole statechart, full size">
+          ⤢
+        </button>
       </header>
       <div className="statechart__canvas">
         <ReactFlowProvider>
-          <StatechartDiagram {...props} />
+          <StatechartDiagram {...props} full={false} />
         </ReactFlowProvider>
       </div>
+      {fullSize && (
+        <div className="statechart-full" role="dialog" aria-label="REACT statechart, full size" data-testid="statechart-full">
+          <header className="panel-title">
+            REACT statechart <span className="muted">({graph.machineId})</span>
+            {props.current && <span className="chip">{props.current}</span>}
+            <button type="button" className="btn btn--small" onClick={() => setFullSize(false)} data-testid="statechart-close">
+              Close
+            </button>
+          </header>
+          <div className="statechart-full__canvas">
+            <ReactFlowProvider>
+              <StatechartDiagram {...props} full />
+            </ReactFlowProvider>
+          </div>
+        </div>
+      )}
     </section>
   );
 }

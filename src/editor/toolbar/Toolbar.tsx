@@ -66,8 +66,15 @@ export function Toolbar(props: ToolbarProps) {
         <button type="button" className="btn" onClick={props.onNew} data-testid="new-flow">
           New
         </button>
-        <input className="toolbar__input toolbar__input--id" value={props.flowId} onChange={(event) => props.onFlowIdChange(event.target.value)} placeholder="flow id" aria-label="flow id" data-testid="flow-id" />
-        <input className="toolbar__input toolbar__input--name" value={props.flowName} onChange={(event) => props.onFlowNameChange(event.target.value)} placeholder="name" aria-label="flow name" data-testid="flow-name" />
+        {/* Labelled on screen: two bare boxes side by side do not say which is the file and which the title. */}
+        <label className="toolbar__field" title="the flow's path in the flows folder, without .json: it is saved and run under it">
+          <span className="toolbar__label">id</span>
+          <input className="toolbar__input toolbar__input--id" value={props.flowId} onChange={(event) => props.onFlowIdChange(event.target.value)} placeholder="flow id" aria-label="flow id" data-testid="flow-id" />
+        </label>
+        <label className="toolbar__field" title="the flow's name, shown in lists">
+          <span className="toolbar__label">name</span>
+          <input className="toolbar__input toolbar__input--name" value={props.flowName} onChange={(event) => props.onFlowNameChange(event.target.value)} placeholder="name" aria-label="flow name" data-testid="flow-name" />
+        </label>
         {props.dirty && (
           <span className="toolbar__dirty" title="unsaved changes" aria-label="unsaved changes" data-testid="dirty-marker">
             •
@@ -87,11 +94,13 @@ export function Toolbar(props: ToolbarProps) {
         <button type="button" className="btn" onClick={props.onValidate} disabled={props.busy} data-testid="validate-flow">
           Validate
         </button>
-        <button type="button" className="btn btn--ghost" onClick={props.onRename} disabled={props.busy || !props.saved} data-testid="rename-flow" title="save under a new id and delete the old file">
-          Rename
+        <button type="button" className="btn btn--ghost" onClick={props.onRename} disabled={props.busy || !props.saved} data-testid="rename-flow" aria-label="Rename" title="save under a new id and delete the old file">
+          <span className="toolbar__long">Rename</span>
+          <span className="toolbar__short" aria-hidden="true">✎</span>
         </button>
-        <button type="button" className="btn btn--ghost" onClick={props.onDelete} disabled={props.busy || !props.saved} data-testid="delete-flow" title="delete the flow's file (its runs stay)">
-          Delete
+        <button type="button" className="btn btn--ghost" onClick={props.onDelete} disabled={props.busy || !props.saved} data-testid="delete-flow" aria-label="Delete" title="delete the flow's file (its runs stay)">
+          <span className="toolbar__long">Delete</span>
+          <span className="toolbar__short" aria-hidden="true">✕</span>
         </button>
       </div>
       <form
