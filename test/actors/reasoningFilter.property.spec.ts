@@ -51,7 +51,8 @@ describe('createReasoningFilter', () => {
         if (escapeKey) text = text.replace('"thought"', '"th\\u006fught"');
         const out = shown(text, cuts);
         expect(out).not.toContain(SECRET);
-        if (hidden.length === 0) expect(out).toBe(text);
+        // Shown as written exactly when there is nothing to hide.
+        expect(out === text, out).toBe(hidden.length === 0);
         // What is left is the answer less its reasoning (a hidden last member leaves its comma before it).
         expect(JSON.parse(out.replace(/,(\s*)}$/, '$1}'))).toEqual(Object.fromEntries(entries));
       }),

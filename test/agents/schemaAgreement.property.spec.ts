@@ -61,10 +61,8 @@ describe('a Standard Schema and the JSON Schema it shows', () => {
         const keys = path.map((segment) => String(typeof segment === 'object' ? segment.key : segment));
         const pointer = keys.length === 0 ? '(root)' : keys.map((key) => `/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
         expect(line).toBe(`${pointer}: ${message}`);
-        if (keys.length > 0) {
-          const back = pointer.slice(1).split('/').map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
-          expect(back).toEqual(keys);
-        }
+        const back = keys.length === 0 ? [] : pointer.slice(1).split('/').map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+        expect(back).toEqual(keys);
       }),
     );
   });

@@ -48,10 +48,8 @@ describe('docker-compose.yml', () => {
   it('should mount files that exist', async () => {
     const { services } = await compose();
     for (const service of Object.values(services)) {
-      for (const volume of service.volumes ?? []) {
-        const [source] = volume.split(':');
-        if (source?.startsWith('./')) await expect(access(path.join(root, source))).resolves.toBeUndefined();
-      }
+      const sources = (service.volumes ?? []).map((volume) => volume.split(':')[0] ?? '').filter((source) => source.startsWith('./'));
+      for (const source of sources) await expect(access(path.join(root, source))).resolves.toBeUndefined();
     }
     await expect(access(path.join(root, 'Dockerfile'))).resolves.toBeUndefined();
   });
@@ -86,8 +84,10 @@ describe('docker-compose.yml', () => {
           return passwords.get(name) as string;
         });
       const env: Record<string, string> = {};
+      const passwordVariables = Object.entries(nats.environment).filter(([name]) => name !== 'REDFLOW_NATS_STORE_DIR');
+      expect(passwordVariables).not.toEqual([]);
+      for (const [name, value] of passwordVariables) expect(value, name).toMatch(/^\$\{REDFLOW_\w+_PASSWORD:\?.+\}$/);
       for (const [name, value] of Object.entries(nats.environment)) {
-        if (name !== 'REDFLOW_NATS_STORE_DIR') expect(value, name).toMatch(/^\$\{REDFLOW_\w+_PASSWORD:\?.+\}$/);
         env[name] = name === 'REDFLOW_NATS_STORE_DIR' ? path.join(dir, 'store') : resolve(value);
       }
       const [httpPort, wsPort] = [await freePort(), await freePort()];
@@ -105,7 +105,8 @@ describe('docker-compose.yml', () => {
         const environment = (services[name] as Service & { environment: Record<string, string> }).environment;
         expect(environment.NATS_URL, name).toBe('nats://nats:4222');
         expect(environment.NATS_USER, name).toBe(user);
-        if (user !== 'model') expect(environment.NATS_INBOX_PREFIX, name).toBe(`_INBOX_${user}`);
+        // Model workers make no requests, so they have no inbox prefix of their own.
+        expect(environment.NATS_INBOX_PREFIX, name).toBe(user === 'model' ? undefined : `_INBOX_${user}`);
         const nc = await connectNats({
           servers: server.url,
           user: environment.NATS_USER,

@@ -122,12 +122,10 @@ describe('waiting runs on a cluster', () => {
       const logged = await events(c, run.traceId);
       const decisions = logged.filter((event) => event.type === 'tool.approved' || event.type === 'tool.denied');
       expect(decisions).toHaveLength(1);
-      if (decisions[0]?.type === 'tool.approved') {
-        expect(done.outcome).toMatchObject({ status: 'done', answer: 'echoed hello' });
-        expect(await echoEffects(c.dir)).toEqual([`${run.traceId}:2`]);
-      } else {
-        expect(await echoEffects(c.dir)).toEqual([]);
-      }
+      // The answer taken decides: approved, the echo ran once and its answer ends the run; denied, it never ran.
+      const approved = decisions[0]?.type === 'tool.approved';
+      expect(await echoEffects(c.dir)).toEqual(approved ? [`${run.traceId}:2`] : []);
+      expect(done.outcome).toMatchObject(approved ? { status: 'done', answer: 'echoed hello' } : {});
       expect(logged.filter((event) => event.type === 'run.completed' || event.type === 'run.failed')).toHaveLength(1);
       // The run's record is gone with the run.
       const runs = await new Kvm(client).open(Storage.runsBucket(c.prefix));

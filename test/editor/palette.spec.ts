@@ -30,11 +30,8 @@ describe('the palette', () => {
   it.each(NODE_TYPES)('should start a %s with a config valid against its schema, in the browser check and the runtime one', (type) => {
     const config = defaultConfig(type);
     expect(validateNodeConfig(type, config, ['a_tool'])).toEqual([]);
-    if (type === NodeType.AgentCore) {
-      expect(validators.agentCore({ ...config, allowedTools: ['a_tool'] })).toBe(true);
-    } else {
-      expect(nodeValidators[type]()(config)).toBe(true);
-    }
+    const valid = type === NodeType.AgentCore ? validators.agentCore({ ...config, allowedTools: ['a_tool'] }) : nodeValidators[type]()(config);
+    expect(valid).toBe(true);
   });
 
   it('should make a flow of palette defaults that the runtime validation accepts', () => {

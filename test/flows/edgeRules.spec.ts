@@ -66,8 +66,7 @@ describe('edgeRules', () => {
 
   it('should refuse a given kind that differs from the inferred one with EDGE_KIND_MISMATCH', () => {
     const check = checkConnection('agent.core', 'model.llm', 'data');
-    expect(check).toMatchObject({ ok: false, code: ErrorCode.EDGE_KIND_MISMATCH });
-    if (!check.ok) expect(check.message).toContain("'model'");
+    expect(check).toMatchObject({ ok: false, code: ErrorCode.EDGE_KIND_MISMATCH, message: expect.stringContaining("'model'") });
     expect(checkConnection('trigger.input', 'agent.core', 'tool')).toMatchObject({ ok: false, code: ErrorCode.EDGE_KIND_MISMATCH });
   });
 
@@ -86,8 +85,7 @@ describe('edgeRules', () => {
 
   it('should refuse unknown node types with UNKNOWN_NODE_TYPE', () => {
     const check = checkConnection('agent.core', 'tool.mysql');
-    expect(check).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_NODE_TYPE });
-    if (!check.ok) expect(check.message).toContain("'tool.mysql'");
+    expect(check).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_NODE_TYPE, message: expect.stringContaining("'tool.mysql'") });
     expect(checkConnection('__proto__', 'agent.core')).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_NODE_TYPE });
     expect(checkConnection('toString', 'constructor')).toMatchObject({ ok: false, code: ErrorCode.UNKNOWN_NODE_TYPE });
   });

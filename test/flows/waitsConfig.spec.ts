@@ -26,7 +26,7 @@ describe('the flow format of waits', () => {
   it('should accept a tool.client and an agent that requires approval of a tool it allows', () => {
     const result = validateFlow(clientFlow({ requiresApproval: ['lookup'], waitTimeoutMs: 60_000 }));
     expect(result.ok, JSON.stringify(result.ok ? [] : result.errors)).toBe(true);
-    if (result.ok) expect(result.flow.agent.config).toMatchObject({ requiresApproval: ['lookup'], waitTimeoutMs: 60_000 });
+    expect(result).toMatchObject({ ok: true, flow: { agent: { config: { requiresApproval: ['lookup'], waitTimeoutMs: 60_000 } } } });
   });
 
   it('should refuse requiresApproval naming a tool the agent does not allow, with APPROVAL_TOOL_NOT_ALLOWED at its place', () => {

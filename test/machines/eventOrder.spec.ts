@@ -125,17 +125,22 @@ describe('the event-order table agrees with the statechart', () => {
     expect(ending(EVENT_ORDER[type].next)).toEqual(ending(machineFollows.get(type) ?? []));
   });
 
-  it.each(checked.filter((type) => EVENT_ORDER[type].resumeAt !== undefined))('should resume a log ending with %s where the machine stood after it', (type) => {
+  const resumable = checked.filter((type) => EVENT_ORDER[type].resumeAt !== undefined);
+
+  it.each(resumable.filter((type) => recordedWith.has(type)))('should resume a log ending with %s, recorded with what follows it, where that transition goes, recording the rest', (type) => {
+    const { resumeAt } = EVENT_ORDER[type];
+    const resume = resumes.get(resumeAt as ResumeAt);
+    expect(resume, `the machine has no resume transition for ${resumeAt}`).toBeDefined();
+    // Recorded on one transition with what follows it: a resumed run records the rest itself.
+    const with_ = recordedWith.get(type) as { rest: string[]; target: string };
+    expect(resume?.target).toBe(with_.target);
+    expect(recorded(resume as Transition)).toEqual([AgentEventType.RunResumed, ...with_.rest]);
+  });
+
+  it.each(resumable.filter((type) => !recordedWith.has(type)))('should resume a log ending with %s where the machine stood after it', (type) => {
     const { resumeAt, waits } = EVENT_ORDER[type];
     const resume = resumes.get(resumeAt as ResumeAt);
     expect(resume, `the machine has no resume transition for ${resumeAt}`).toBeDefined();
-    const with_ = recordedWith.get(type);
-    if (with_ !== undefined) {
-      // Recorded on one transition with what follows it: a resumed run records the rest itself.
-      expect(resume?.target).toBe(with_.target);
-      expect(recorded(resume as Transition)).toEqual([AgentEventType.RunResumed, ...with_.rest]);
-      return;
-    }
     expect(recorded(resume as Transition)).toEqual([AgentEventType.RunResumed]);
     const entered = [resumeAt as ResumeAt, ...waits].map((at) => resumes.get(at)?.target);
     expect(new Set(entered)).toEqual(statesAfter.get(type));
