@@ -33,6 +33,11 @@ function machineTransitions(): Set<string> {
  * `from → to` pairs the machine can go through in one macrostep: direct transitions, and chains
  * through transient states (only eventless transitions, such as `concluding`), which record no event.
  */
+/** Each move from one state to another in `states`, as `from → to` (a step that stays in its state is no move). */
+function moves(states: readonly string[]): string[] {
+  return states.slice(1).flatMap((to, i) => (states[i] === to ? [] : [`${states[i]} → ${to}`]));
+}
+
 function macrostepTransitions(): Set<string> {
   const direct = machineTransitions();
   const transient = new Set(
@@ -70,22 +75,18 @@ describe('runSteps', () => {
     const { events } = await runScripted({ answers: [answer.tool('echo', { text: 'hi' }), answer.final('done')], conversationId: 'c-1' });
     expect(events.map((event) => event.type)).toContain('memory.saved');
     const allowed = macrostepTransitions();
-    const states = runSteps(events).map((step) => step.state);
-    for (let i = 1; i < states.length; i++) {
-      const [from, to] = [states[i - 1], states[i]];
-      if (from !== to) expect(allowed, `${from} → ${to}`).toContain(`${from} → ${to}`);
-    }
+    const made = moves(runSteps(events).map((step) => step.state));
+    expect(made).not.toEqual([]);
+    for (const move of made) expect(allowed, move).toContain(move);
   });
 
   it.each(Object.entries(scripts))('walks only the statechart’s own transitions for %s', async (_name, answers) => {
     const { events } = await runScripted({ answers, agent: agentConfig({ maxIterations: 2 }) });
     const allowed = macrostepTransitions();
-    const states = runSteps(events).map((step) => step.state);
-    for (let i = 1; i < states.length; i++) {
-      const [from, to] = [states[i - 1], states[i]];
-      // Two facts recorded by one transition (run.started with model.requested) share its target.
-      if (from !== to) expect(allowed, `${from} → ${to}`).toContain(`${from} → ${to}`);
-    }
+    // Two facts recorded by one transition (run.started with model.requested) share its target: no move between them.
+    const made = moves(runSteps(events).map((step) => step.state));
+    expect(made).not.toEqual([]);
+    for (const move of made) expect(allowed, move).toContain(move);
   });
 
   it('ends in done for a final answer and in error for an invalid one, with the fold of the log as the last envelope', async () => {

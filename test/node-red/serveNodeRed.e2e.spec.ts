@@ -289,6 +289,7 @@ describe('redflow serve --node-red on a real Node-RED (adminAuth on)', () => {
     const admin = nodeRedAdmin({ url: nodeRed.url, token });
     const flow = JSON.parse((await nodeRedFlowStore(admin).read(TAB)).text) as FlowDefinition;
     let raced = false;
+    let deployed: boolean | undefined;
     // Someone deploys a node of their own right after the save read the flows.
     const racing: NodeRedAdmin = {
       ...admin,
@@ -297,7 +298,7 @@ describe('redflow serve --node-red on a real Node-RED (adminAuth on)', () => {
         if (!raced) {
           raced = true;
           const fresh = await admin.flows();
-          expect(await admin.deploy([...fresh.flows, { id: 'someone-else', type: 'comment', z: TAB, name: 'deployed meanwhile', x: 100, y: 500, wires: [] }], fresh.rev)).toBe(true);
+          deployed = await admin.deploy([...fresh.flows, { id: 'someone-else', type: 'comment', z: TAB, name: 'deployed meanwhile', x: 100, y: 500, wires: [] }], fresh.rev);
         }
         return read;
       },
@@ -307,6 +308,7 @@ describe('redflow serve --node-red on a real Node-RED (adminAuth on)', () => {
     memory.label = 'memory, raced';
     await nodeRedFlowStore(racing).save(TAB, flow);
     expect(raced).toBe(true);
+    expect(deployed).toBe(true);
     const flows = await nodeRedFlows();
     expect(flows.find((node) => node.id === 'someone-else')).toMatchObject({ name: 'deployed meanwhile' });
     expect(flows.find((node) => node.id === memory.id)?.name).toBe('memory, raced');

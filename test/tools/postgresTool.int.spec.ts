@@ -11,6 +11,7 @@ import { createPostgresTool, type PostgresTool } from '../../src/actors/tools/po
 import type { ToolPostgresConfig } from '../../src/contracts/schema-types.js';
 import { loadFlowFile } from '../../src/flows/loadFlow.js';
 import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
+import { thrown } from '../support/thrown.js';
 
 /** The test database (trust auth): CI and the developers' machines run one on 127.0.0.1. */
 const DATABASE_URL = process.env.REDFLOW_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -161,12 +162,9 @@ describe('tool.postgres: configuration', () => {
     [{ query: 'select 1', name: 'no spaces' }, '/name'],
   ])('should refuse %j with TOOL_CONFIG_INVALID', (config, where) => {
     const make = () => tool(config as unknown as ToolPostgresConfig);
-    expect(make).toThrow(RedflowError);
-    try {
-      make();
-    } catch (error) {
-      expect((error as RedflowError).toInfo()).toMatchObject({ code: ErrorCode.TOOL_CONFIG_INVALID, path: where });
-    }
+    const error = thrown(make);
+    expect(error).toBeInstanceOf(RedflowError);
+    expect((error as RedflowError).toInfo()).toMatchObject({ code: ErrorCode.TOOL_CONFIG_INVALID, path: where });
   });
 
   it('should read the connection string from DATABASE_URL, or the variable connectionStringEnv names, at the first call', async () => {

@@ -14,6 +14,13 @@ const tools = parseToolSignatures(segment).map((signature) => ({
 }));
 const rules: AnswerRules = { ...buildAnswerRules(['code_search', 'read_file'], tools), textActions: { signatures: parseToolSignatures(segment) } };
 
+/** A verdict's answer without its thought; nothing for a refused answer. */
+function withoutThought<A extends { thought?: unknown }>(verdict: { ok: true; answer: A } | { ok: false }): Omit<A, 'thought'> | undefined {
+  if (!verdict.ok) return undefined;
+  const { thought: _thought, ...rest } = verdict.answer;
+  return rest;
+}
+
 describe('answers in the text ReAct form', () => {
   it('are judged like JSON answers: an allowed tool with its input', () => {
     expect(validateModelAnswer('Thought: search first\nAction: code_search(query="auth")', rules)).toEqual({
@@ -61,16 +68,11 @@ describe('answers in the text ReAct form', () => {
         const verdict = validateModelAnswer(text, rules);
         const logged = answerForLog(text, verdict, rules, false);
         // Every thought section goes; 'secret plan' may still be in the answer's own text when not in a thought section.
-        if (verdict.ok && verdict.answer.thought !== undefined && !text.replace(/^[ \t]*Thought:[^\n]*/gim, '').includes('secret plan')) {
-          expect(logged.text).not.toContain('secret plan');
-        }
+        const onlyInThought = verdict.ok && verdict.answer.thought !== undefined && !text.replace(/^[ \t]*Thought:[^\n]*/gim, '').includes('secret plan');
+        expect(onlyInThought && logged.text.includes('secret plan'), logged.text).toBe(false);
         const again = logged.rejection !== undefined ? { ok: false as const, error: logged.rejection } : validateModelAnswer(logged.text, rules);
         expect(again.ok).toBe(verdict.ok);
-        if (verdict.ok && again.ok) {
-          const { thought: _a, ...a } = verdict.answer;
-          const { thought: _b, ...b } = again.answer;
-          expect(b).toEqual(a);
-        }
+        expect(withoutThought(again)).toEqual(withoutThought(verdict));
       }),
       { numRuns: 2000 },
     );
