@@ -49,7 +49,7 @@ export default tseslint.config(
     plugins: { vitest },
     rules: {
       'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'assert*', '*.expect*'] }],
-      'vitest/no-conditional-expect': 'warn',
+      'vitest/no-conditional-expect': 'error',
     },
   },
   {
