@@ -69,6 +69,14 @@ describe('createReasoningFilter', () => {
     }
   });
 
+  it('should show an answer of whitespace only as it came, once the answer is complete', () => {
+    for (const text of [' ', '\n\t ', '   \n']) {
+      const filter = createReasoningFilter();
+      const out = [...text].map((c) => filter.push(c)).join('') + filter.flush();
+      expect(out).toBe(text);
+    }
+  });
+
   it('should keep a served model\'s published pieces free of the thought', async () => {
     const transport = createInProcessTransport();
     const model = createScriptedModel([{ thought: `${SECRET} I should look it up`, action: 'tool', tool: 'lookup', input: { id: 1 }, confidence: 0.5 }]);

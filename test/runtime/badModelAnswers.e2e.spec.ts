@@ -143,7 +143,8 @@ describe.concurrent('bad input never crashes a process and never loses a logged 
       if (behaviour) server.enqueue(behaviour);
       const env = { OPENAI_BASE_URL: server.baseUrl, REDFLOW_MODEL: 'test-model', OPENAI_API_KEY: API_KEY };
 
-      const result = await runCli(args, { cwd, env });
+      // 10 MB through a CLI process while four other cases run: killed only if it hangs.
+      const result = await runCli(args, { cwd, env, timeoutMs: 100_000 });
 
       expectCleanFailure(result, code);
       expect(result.stderr).toContain(`blocked (${stage}) ${code}`);
@@ -170,7 +171,7 @@ describe.concurrent('bad input never crashes a process and never loses a logged 
       expect(answered?.text.length ?? 0).toBeLessThanOrEqual(cut ? 1024 : Number.POSITIVE_INFINITY);
 
       // The replay reads all of it back, without problems, to the same outcome.
-      const replay = await runCli(['replay', logPath, '--json'], { cwd });
+      const replay = await runCli(['replay', logPath, '--json'], { cwd, timeoutMs: 60_000 });
       expect(replay.stderr).not.toMatch(STACK_FRAME);
       expect(replay.code, replay.stderr).toBe(0);
       const replayed = JSON.parse(replay.stdout) as { events: number; problems: unknown[]; outcome: unknown };

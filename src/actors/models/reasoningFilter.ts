@@ -180,7 +180,11 @@ export function createReasoningFilter(): ReasoningFilter {
       return chosen.push(held + piece);
     },
     flush() {
-      return chosen?.flush() ?? '';
+      if (chosen !== undefined) return chosen.flush();
+      // An answer of whitespace only: nothing in it is reasoning, and the log keeps it as it came.
+      const held = lead;
+      lead = '';
+      return held;
     },
   };
 }
