@@ -2,7 +2,6 @@ import path from 'node:path';
 import { ErrorCode, RedflowError } from '../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from './diagnostics.js';
 import { checkFlowFiles, validateFlowFiles } from './flowFiles.js';
-import { checkFlowFilesLoad } from './flowFileLoads.js';
 import { resolveFlowFile, type FlowFileRoots } from '../files/fileRoots.js';
 import { loadFlowFile } from './loadFlow.js';
 import { nodeRedOnlyDiagnostics } from './nodeRedOnly.js';
@@ -166,6 +165,8 @@ export async function validateFlowTree(validation: FlowValidation, flow: unknown
   const withFiles = await validateFlowFiles(validation, flow, roots);
   // Missing or broken files are reported beside the flow's other errors: a flow fresh from the
   // palette names a tool module that is not written yet, and that is what its author must see.
+  // Loaded when a flow is validated, not with the package's root import (which stays small).
+  const { checkFlowFilesLoad } = await import('./flowFileLoads.js');
   const loads = await checkFlowFilesLoad(flow, roots);
   const checked: FlowValidation =
     loads.length === 0 ? withFiles : { ok: false, errors: [...(withFiles.ok ? [] : withFiles.errors), ...loads], warnings: withFiles.warnings };
