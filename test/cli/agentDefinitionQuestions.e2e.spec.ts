@@ -83,20 +83,22 @@ describe("redflow run of an agent definition whose model asks a person", () => {
     ]);
   }, 90_000);
 
-  it('should end escalate (exit 2) with the question when the answer comes after the deadline', async () => {
+  it('should refuse an answer after the deadline with WAIT_EXPIRED (exit 65), the run ending escalate with the question', async () => {
     await writeModule(1);
     const run = await runCli(['run', 'refund-desk.ts', '--log', 'run.jsonl'], { cwd: dir });
     expect(run.code, run.stderr).toBe(3);
     await new Promise((resolve) => setTimeout(resolve, 20));
     const late = await runCli(['answer', 'run.jsonl', '--text', 'Order A-7', '--json'], { cwd: dir });
-    expect(late.code, late.stderr).toBe(2);
-    expect((JSON.parse(late.stdout) as { outcome: unknown }).outcome).toMatchObject({
+    // A late answer is the caller's data error (as `answer --help` says); the run takes the expiry.
+    expect(late.code, late.stderr).toBe(65);
+    expect(late.stderr).toContain('WAIT_EXPIRED');
+    const { events } = await readVerifiedLog(path.join(dir, 'run.jsonl'));
+    expect(events.map((e) => e.type)).not.toContain('human.answered');
+    expect(events.at(-1)?.data.outcome).toMatchObject({
       status: 'escalate',
       reason: 'info_requested',
       question: { action: 'request_info', question: 'Which order?' },
       error: { code: 'HUMAN_ANSWER_MISSING' },
     });
-    const { events } = await readVerifiedLog(path.join(dir, 'run.jsonl'));
-    expect(events.map((e) => e.type)).not.toContain('human.answered');
   }, 90_000);
 });
