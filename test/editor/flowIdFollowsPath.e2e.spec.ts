@@ -7,14 +7,13 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 let dir: string;
 let flowsDir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let url: string;
 
 describe.skipIf(SKIP_BROWSER)('saving a new flow from the editor, in Chromium at 1280×720', () => {
@@ -23,7 +22,7 @@ describe.skipIf(SKIP_BROWSER)('saving a new flow from the editor, in Chromium at
     flowsDir = path.join(dir, 'flows');
     await mkdir(flowsDir, { recursive: true });
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
   }, 30_000);
 
   afterAll(async () => {

@@ -8,10 +8,10 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 import { holdTool } from './holdTool.js';
 
 /** The echo flow, its tool swapped for the hold tool. */
@@ -36,7 +36,7 @@ function missingToolFlow() {
 let dir: string;
 let holdFile: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let url: string;
 
 async function openFlow(page: Page, id: string): Promise<void> {
@@ -67,7 +67,7 @@ describe.skipIf(SKIP_BROWSER)('the Runs list and runs started in the editor, in 
     await writeFile(path.join(flowsDir, 'held.json'), JSON.stringify(holdFlow()));
     await writeFile(path.join(flowsDir, 'missing-tool.json'), JSON.stringify(missingToolFlow()));
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
   }, 30_000);
 
   afterAll(async () => {

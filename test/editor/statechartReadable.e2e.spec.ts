@@ -8,16 +8,16 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 /** The smallest text size read comfortably on a laptop screen, in screen pixels. */
 const MIN_FONT_PX = 12;
 
 let dir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let url: string;
 
 async function screenshot(page: Page, name: string): Promise<void> {
@@ -70,7 +70,7 @@ describe.skipIf(SKIP_BROWSER)('the REACT statechart, in Chromium', () => {
     const flowsDir = path.join(dir, 'flows');
     await mkdir(flowsDir, { recursive: true });
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
   }, 30_000);
 
   afterAll(async () => {

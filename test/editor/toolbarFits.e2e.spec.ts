@@ -9,17 +9,17 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, type Page } from 'playwright-core';
+import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 /** A flow id as long as a real one gets: a folder, and words. */
 const FLOW_ID = 'newcomer/order-status-agent';
 
 let dir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let url: string;
 
 async function screenshot(page: Page, name: string): Promise<void> {
@@ -87,7 +87,7 @@ describe.skipIf(SKIP_BROWSER)('the editor at 1280 and 1440 px wide, in Chromium'
     await writeFile(path.join(flowsDir, 'newcomer/tools/echo.mjs'), ECHO_TOOL);
     await writeFile(path.join(flowsDir, `${FLOW_ID}.json`), JSON.stringify(echoFlow([{ action: 'final', message: 'Hello.', confidence: 0.9 }], 'Order status agent')));
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
   }, 30_000);
 
   afterAll(async () => {

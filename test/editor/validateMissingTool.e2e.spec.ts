@@ -8,14 +8,13 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoFlow } from './echoFlow.js';
-import { SCREENSHOTS, SKIP_BROWSER, launchChromium, startServe } from './browserHarness.js';
+import { SCREENSHOTS, SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
 
 let dir: string;
 let server: ChildProcess | undefined;
-let browser: Browser;
+let browser: FileBrowser;
 let url: string;
 
 describe.skipIf(SKIP_BROWSER)('validating a flow whose tool module is missing, in Chromium at 1280×720', () => {
@@ -27,7 +26,7 @@ describe.skipIf(SKIP_BROWSER)('validating a flow whose tool module is missing, i
     const fresh = { ...flow, nodes: flow.nodes.map((node) => (node.id === 'echo' ? { ...node, config: { module: 'tools/myTool.ts' } } : node)) };
     await writeFile(path.join(flowsDir, 'first.json'), JSON.stringify(fresh));
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
-    browser = await launchChromium();
+    browser = await openChromium();
   }, 30_000);
 
   afterAll(async () => {
