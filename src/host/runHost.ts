@@ -1,17 +1,12 @@
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { pendingWait, type WaitAnswer } from '../events/pendingWait.js';
-import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.js';
+import { isRunWaiting } from '../runtime/runWaitingError.js';
 import { LiveRun, type LaunchedRun, type LaunchPorts } from './liveRuns.js';
 import { refusalOf, takeAnswer, type AnswerPorts } from './takeAnswer.js';
 
 /** The ports and wording a {@link RunHost} works with. */
 export interface RunHostOptions extends AnswerPorts<unknown> {
-  /**
-   * Told when a run launched here parks in a wait (its log closed): the host's own timer ends the
-   * wait at its deadline unless this is given (a cluster keeps parked runs in its records instead).
-   */
-  readonly onParked?: (traceId: string, error: RunWaitingError) => void | Promise<void>;
   /** Told when a run launched here fails (not when it ends, stops or parks): for the host's log. */
   readonly onRunError?: (traceId: string, error: unknown) => void;
   /** The refusal of an answer once the host is closing. */
@@ -85,8 +80,9 @@ export class RunHost {
   /**
    * Runs `launch` as a run under way here from now (with `events`, its log so far, when it
    * resumes) until `finished` settles: its events are kept as it records them, an abort reaches
-   * it (before its handle exists through `signal`), and when it parks in a wait its deadline is
-   * kept (`onParked`). A launch that throws leaves nothing here.
+   * it (before its handle exists through `signal`), and when `finished` rejects with the wait it
+   * parked in, a timer ends that wait at its deadline (a cluster resolves `finished` instead, its
+   * parked runs kept in their records). A launch that throws leaves nothing here.
    */
   async launch(traceId: string, launch: (ports: LaunchPorts) => LaunchedRun | Promise<LaunchedRun>, events: readonly AgentEvent[] = []): Promise<LiveRun> {
     if (this.closing) throw this.options.closedError();
@@ -102,16 +98,17 @@ export class RunHost {
     run.handle = launched.handle;
     if (run.controller.signal.aborted) launched.handle.abort(String(run.controller.signal.reason));
     launched.finished
-      .catch(async (error: unknown) => {
-        if (isRunWaiting(error)) {
-          // Parked: the log holds the wait, and no memory here holds the run.
-          if (this.options.onParked) await this.options.onParked(traceId, error);
-          else this.park(traceId, Date.parse(error.wait.deadline));
-        } else if (!(error instanceof RedflowError && error.code === ErrorCode.RUN_STOPPED)) {
-          this.options.onRunError?.(traceId, error);
+      .catch((error: unknown) => {
+        // Parked: the log holds the wait, and no memory here holds the run.
+        if (isRunWaiting(error)) this.park(traceId, Date.parse(error.wait.deadline));
+        else if (!(error instanceof RedflowError && error.code === ErrorCode.RUN_STOPPED)) {
+          try {
+            this.options.onRunError?.(traceId, error);
+          } catch {
+            // A failing report must not leave the run's bookkeeping undone.
+          }
         }
       })
-      .catch((error: unknown) => this.options.onRunError?.(traceId, error))
       .finally(() => this.forget(run));
     return run;
   }
