@@ -22,24 +22,34 @@ function cleanEnv(): Record<string, string> {
   return { ...env, NO_COLOR: '1' };
 }
 
+/**
+ * `redflow serve --port 0 --flows my-flows` in `cwd`: its URL once printed, its exit, what it wrote
+ * to stderr so far, and a kill after 15 s (clear `killer` once it has exited).
+ */
+function startServe(cwd: string, extra: readonly string[] = []) {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--flows', 'my-flows', ...extra], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const found = /http:\/\/127\.0\.0\.1:(\d+)\/\S*/.exec(stdout);
+      if (found) resolve(found[0]);
+    });
+    void exited.then((code) => reject(new Error(`serve exited (${code}) before printing a URL:\n${stdout}\n${stderr}`)));
+  });
+  return { child, exited, url, killer, stderr: () => stderr };
+}
+
 describe('redflow serve', () => {
   it('should print its URL, answer /api/health there, and stop cleanly on SIGTERM', async () => {
     const cwd = await dirs.make();
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--flows', 'my-flows', '--verbose', '--allow-files', path.dirname(GATE_TOOL)], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const { child, exited, stderr, url: listening, killer } = startServe(cwd, ['--verbose', '--allow-files', path.dirname(GATE_TOOL)]);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString('utf8');
-          const found = /http:\/\/127\.0\.0\.1:(\d+)\/\S*/.exec(stdout);
-          if (found) resolve(found[0]);
-        });
-        void exited.then((code) => reject(new Error(`serve exited (${code}) before printing a URL:\n${stdout}\n${stderr}`)));
-      });
+      const url = await listening;
       expect(url).not.toContain(':0/');
       const health = await fetch(new URL('/api/health', url));
       expect(health.status).toBe(200);
@@ -62,8 +72,8 @@ describe('redflow serve', () => {
       const { events } = await readVerifiedLog(path.join(cwd, '.redflow', 'runs', `${traceId}.jsonl`));
       expect(events.at(-1)?.data.outcome).toMatchObject({ status: 'blocked', reason: 'aborted' });
       // --verbose logs each request.
-      expect(stderr).toMatch(/GET \/api\/health 200/);
-      expect(stderr).not.toMatch(STACK_FRAME);
+      expect(stderr()).toMatch(/GET \/api\/health 200/);
+      expect(stderr()).not.toMatch(STACK_FRAME);
     } finally {
       clearTimeout(killer);
       child.kill('SIGKILL');
@@ -72,30 +82,18 @@ describe('redflow serve', () => {
 
   it('should log a client\'s bad input as one line without a stack, and keep stacks for the server\'s own failures', async () => {
     const cwd = await dirs.make();
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--flows', 'my-flows'], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
-    const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    const { child, exited, stderr, url: listening, killer } = startServe(cwd);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString('utf8');
-          const found = /http:\/\/127\.0\.0\.1:(\d+)\/\S*/.exec(stdout);
-          if (found) resolve(found[0]);
-        });
-        void exited.then((code) => reject(new Error(`serve exited (${code}) before printing a URL:\n${stdout}\n${stderr}`)));
-      });
+      const url = await listening;
       // The id looks like a path on the server, so the answer withholds it: the log has it, on one line.
       const bad = await fetch(new URL('/api/flows/%2Fetc%2Fpasswd', url));
       expect(bad.status).toBe(400);
       expect(((await bad.json()) as { error: { code: string } }).error.code).toBe('FLOW_ID_INVALID');
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(stderr).not.toMatch(STACK_FRAME);
-      const lines = stderr.split('\n').filter((line) => line.includes('FLOW_ID_INVALID'));
-      expect(lines, stderr).toHaveLength(1);
+      expect(stderr()).not.toMatch(STACK_FRAME);
+      const lines = stderr().split('\n').filter((line) => line.includes('FLOW_ID_INVALID'));
+      expect(lines, stderr()).toHaveLength(1);
       expect(lines[0]).toContain('GET /api/flows/%2Fetc%2Fpasswd: 400 FLOW_ID_INVALID');
     } finally {
       clearTimeout(killer);
