@@ -373,7 +373,8 @@ export class AgentExecutor {
    * where the log ends.
    *
    * @throws RedflowError `AGENT_DEFINITION_INVALID`; a damaged log (`LOG_RECORD_CORRUPT`,
-   *   `LOG_PATH_INVALID`, …); `LOG_CONCURRENT_WRITER` when another process holds it; an answer that
+   *   `LOG_PATH_INVALID`, …); `LOG_CONCURRENT_WRITER` when another process holds it (with an answer,
+   *   `WAIT_ALREADY_ANSWERED`: that process took the run first); an answer that
    *   does not fit the wait (`RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`, `WAIT_ANSWER_MISMATCH`,
    *   `RUN_ALREADY_FINISHED`). Its `result` rejects with `RunWaitingError` when the run waits again.
    */

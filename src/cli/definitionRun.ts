@@ -7,7 +7,7 @@ import { readAnswersFile } from '../runtime/flowActors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { GivenAnswer } from '../events/pendingWait.js';
-import { heldByAnother, type EmbeddedRun } from '../host/embeddedFlowRun.js';
+import type { EmbeddedRun } from '../host/embeddedFlowRun.js';
 import { lateAnswerRefusal } from '../host/takeAnswer.js';
 import type { ExitCode } from './exitCodes.js';
 import { usageError } from './args.js';
@@ -108,10 +108,6 @@ export async function resumeDefinitionLog(
       logPath: command.logPath,
       ...(command.answer !== undefined && { answer: command.answer }),
       ...viewers(command),
-    })
-    .catch((error: unknown) => {
-      // Another process holds the log while this one answers: it took an answer first (as for a flow's run).
-      throw command.answer === undefined ? error : heldByAnother(error, command.events[0]?.traceId ?? '', command.logPath);
     });
   if (late !== undefined) {
     await run.result.catch(() => undefined);

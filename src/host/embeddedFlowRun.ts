@@ -252,9 +252,7 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
     read: async () => read.events,
     ownership: {
       take: async () => {
-        opened = await open().catch((error: unknown) => {
-          throw heldByAnother(error, traceId, logPath);
-        });
+        opened = await open();
         return { events: (await readJsonlLog(logPath)).events };
       },
       release: async () => opened?.close(),
@@ -267,21 +265,6 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
   // Refused once the run has taken the expiry and ended: its log says how when the caller looks.
   await resumed.finished().catch(() => undefined);
   throw late;
-}
-
-/**
- * A log locked by a live process, met while taking a wait's answer: that process holds the run
- * (it took an answer first, or runs the run on), so this answer lost the race, as a second answer
- * over HTTP does. Any other error stays as it is.
- */
-export function heldByAnother(error: unknown, traceId: string, logPath: string): unknown {
-  if (!(error instanceof RedflowError) || error.code !== ErrorCode.LOG_CONCURRENT_WRITER) return error;
-  return new RedflowError(
-    errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId}: another process holds its log (${error.message}); a wait takes one answer`, {
-      hint: `\`redflow replay ${logPath}\` shows what the run did with it, and what it waits for now`,
-    }),
-    { cause: error },
-  );
 }
 
 /**

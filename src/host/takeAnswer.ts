@@ -12,7 +12,8 @@ const DEFAULT_LATE_HINT = "answer before the wait's deadline, or raise the agent
 export interface RunOwnership {
   /**
    * Takes the run to resume it with `answer` (`events`: its log as judged before): one taker wins. Resolves with the log as it is now
-   * that no one else may change it; rejects (`WAIT_ALREADY_ANSWERED`) when another holds the run.
+   * that no one else may change it; rejects (`WAIT_ALREADY_ANSWERED`) when another holds the run;
+   * a `LOG_CONCURRENT_WRITER` it rejects with is taken to mean the same.
    */
   take(traceId: string, answer: WaitAnswer, events: readonly AgentEvent[]): Promise<{ readonly events: readonly AgentEvent[]; readonly timeoutMs?: number }>;
   /** Lets the run go again: the answer no longer fitted the log read once it was taken. */
@@ -73,7 +74,9 @@ export async function takeAnswer<R>(traceId: string, answer: WaitAnswer, ports: 
   const taken: WaitAnswer = late ? { kind: 'expire' } : answer;
   let run: AnsweredRun = { traceId, events, answer: taken };
   if (ports.ownership !== undefined) {
-    const owned = await ports.ownership.take(traceId, taken, events);
+    const owned = await ports.ownership.take(traceId, taken, events).catch((error: unknown) => {
+      throw heldByAnother(error, traceId);
+    });
     // Ours now: the log cannot move any more; judged again, since it may have moved before.
     const again = judgeAnswer(owned.events, taken);
     if (!again.ok) {
@@ -85,6 +88,22 @@ export async function takeAnswer<R>(traceId: string, answer: WaitAnswer, ports: 
   const resumed = await ports.resume(run);
   if (!late) return { resumed, wait: verdict.wait };
   return { resumed, wait: verdict.wait, late: expiredError(traceId, verdict.wait, hint) };
+}
+
+/**
+ * A log locked by a live process, met while taking the run: that process holds it (it took an
+ * answer first, or runs the run on), so this answer lost the race, as a second answer over HTTP
+ * does. One translation for every host that takes a run by opening its log (a flow's run, an agent
+ * definition's). Any other error stays as it is.
+ */
+function heldByAnother(error: unknown, traceId: string): unknown {
+  if (!(error instanceof RedflowError) || error.code !== ErrorCode.LOG_CONCURRENT_WRITER) return error;
+  return new RedflowError(
+    errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId}: another process holds its log (${error.message}); a wait takes one answer`, {
+      hint: `\`redflow replay\` of the run's log shows what the run did with the answer, and what it waits for now`,
+    }),
+    { cause: error },
+  );
 }
 
 /**

@@ -8,7 +8,7 @@ import { AgentExecutor } from '../../src/agents/agentExecutor.js';
 import { validators } from '../../src/contracts/schemas.js';
 import { ErrorCode } from '../../src/errors.js';
 import { fold } from '../../src/events/evolve.js';
-import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
+import { openJsonlEventStore, readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { pendingWait } from '../../src/events/pendingWait.js';
 import { systemClock, type Clock } from '../../src/runtime/clock.js';
@@ -130,6 +130,23 @@ describe("a definition's question to a person, with no onQuestion", () => {
     await (await executor.resume(desk(script), { logPath: log, answer: { kind: 'human', text: 'yes', idempotencyKey: second.wait.idempotencyKey } })).result;
     // The run has ended: any answer is refused.
     await refusedWith({ kind: 'human', text: 'yes' }, ErrorCode.RUN_ALREADY_FINISHED);
+  });
+
+  it('should refuse an answer with WAIT_ALREADY_ANSWERED while another writer holds the log, and leave the log as it was', async () => {
+    const waiting = await parked(new AgentExecutor({ runsDir: dir }).execute(desk([escalate, answer.final('never')])));
+    const log = logOf(waiting.traceId);
+    const bytes = await readFile(log, 'utf8');
+    // The holder took the run first (it answers the wait, or runs the run on).
+    const holder = await openJsonlEventStore(log);
+    try {
+      const resumed = new AgentExecutor({ runsDir: dir }).resume(desk([answer.final('yes')]), { logPath: log, answer: { kind: 'human', text: 'yes' } });
+      await expect(resumed).rejects.toMatchObject({ code: ErrorCode.WAIT_ALREADY_ANSWERED });
+      // Without an answer there is no race to lose: the writer is named as it is.
+      await expect(new AgentExecutor({ runsDir: dir }).resume(desk([]), { logPath: log })).rejects.toMatchObject({ code: ErrorCode.LOG_CONCURRENT_WRITER });
+    } finally {
+      await holder.close();
+    }
+    expect(await readFile(log, 'utf8')).toBe(bytes);
   });
 
   it('should stay parked, recording nothing, when resumed without an answer before its deadline', async () => {
