@@ -1,7 +1,7 @@
 // The run host's answer to a waiting run, against the real statechart, actors and memory store:
 // on time, too late (the wait's expiry, WAIT_EXPIRED), an answer of the wrong kind, two answers at
 // once, and the timer that ends a wait at its deadline.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../src/errors.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
@@ -17,8 +17,8 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-/** A run parked in an approval of its echo call, and a host that resumes it in this process. */
-async function parkedRun(waitTimeoutMs = 60_000) {
+/** A run parked in an approval of its echo call, and a host that resumes it in this process (reading the clock through `now`, which a test may fake). */
+async function parkedRun(waitTimeoutMs = 60_000, now = () => Date.now()) {
   const echo = countingTool();
   const actors = serveActors({ model: createScriptedModel([answer.tool('echo', { text: 'hi' }), answer.final('done')]), tools: [echo.tool] });
   closers.push(() => actors.close());
@@ -34,6 +34,7 @@ async function parkedRun(waitTimeoutMs = 60_000) {
     },
     resume: ({ events, answer: taken }) => void resumed.push(resumeRun({ ...env, events, answer: taken })),
     closedError: () => new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'closing')),
+    now,
   });
   closers.push(async () => host.close());
   const logged = async () => (await store.read('w')).events;
@@ -50,8 +51,8 @@ describe('RunHost.answer', () => {
   });
 
   it('should refuse an answer past the deadline with WAIT_EXPIRED, and end the run blocked without the call', async () => {
-    const run = await parkedRun(50);
-    await new Promise((resolve) => setTimeout(resolve, 80));
+    // The host's clock reads an hour on: the wait's deadline (50 ms after it was logged) is past.
+    const run = await parkedRun(50, () => Date.now() + 3_600_000);
     await expect(run.host.answer('w', { kind: 'approval', approved: true })).rejects.toMatchObject({ code: ErrorCode.WAIT_EXPIRED });
     const ended = await run.ended();
     expect(ended).toMatchObject({ kind: 'ended', outcome: { status: 'blocked', reason: 'wait_expired' } });
@@ -84,11 +85,17 @@ describe('RunHost.answer', () => {
 
   it('should end a parked wait at its deadline, and not before', async () => {
     const run = await parkedRun(150);
-    const deadline = Date.parse((await run.logged()).at(-1)?.time ?? '') + 150;
-    run.host.park('w', deadline);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(run.resumed).toEqual([]);
-    for (let i = 0; i < 100 && run.resumed.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    // The host's timer and clock are faked from here: the deadline comes when the test says.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      run.host.park('w', Date.now() + 150);
+      await vi.advanceTimersByTimeAsync(149);
+      expect(run.resumed).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+    } finally {
+      vi.useRealTimers();
+    }
+    await expect.poll(() => run.resumed.length).toBe(1);
     const ended = await run.ended();
     expect(ended).toMatchObject({ kind: 'ended', outcome: { status: 'blocked', reason: 'wait_expired' } });
   });
