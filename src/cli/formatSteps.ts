@@ -118,6 +118,7 @@ function verdictText(verdict: AnswerVerdict, color: boolean): string {
     case 'delegate':
       return s.yellow(`handed to agent ${verdict.agentId} (delegate)`);
     case 'rejected':
+      if ('repaired' in verdict) return s.yellow(`✖ rejected, sent back for repair (onInvalidAnswer): ${errorText(verdict.error)}`);
       return s.red(`✖ rejected: ${errorText(verdict.error)}`);
     case 'ended':
       return s.yellow(`the run ended (${verdict.reason satisfies RunOutcome['reason']})`);
