@@ -96,8 +96,11 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
         }
         if (signal.aborted) throw abortError(signal, 'the scripted model call');
       }
-      // Nothing is streamed: the live view gets the whole answer as one piece.
-      deliverChunk(call?.onChunk, { text, attempt: 1 });
+      // Nothing is streamed: the live view gets the answer's text (its message) as one piece.
+      if (call?.onChunk !== undefined) {
+        const shown = (await import('./answerText.js')).createAnswerTextExtractor().push(text);
+        if (shown !== '') deliverChunk(call.onChunk, { text: shown, attempt: 1 });
+      }
       return { text, attempts: 1 };
     },
   };
