@@ -1,4 +1,5 @@
 import { JSONParser } from '@streamparser/json';
+import { createReasoningFilter } from './reasoningFilter.js';
 
 /**
  * Turns the pieces of a streamed answer into the pieces of its text for people to read: the
@@ -9,11 +10,15 @@ import { JSONParser } from '@streamparser/json';
  *   decoded (`\n`, `\"`, `\u0041` come out as the characters they spell, even when cut across
  *   pieces), and only once the top-level `action` is known to be `final`. Any other decision (a tool
  *   call, a question, a delegation) shows nothing; an answer that stops being JSON shows nothing more.
- * - Any other answer (plain text, e.g. a model that calls tools natively) passes through unchanged.
+ * - Any other answer (plain text, e.g. a model that calls tools natively) passes through unchanged,
+ *   less its reasoning (`Thought:` and `Reflection:` sections, see `createReasoningFilter`), as the
+ *   log leaves it out.
  */
 export interface AnswerTextExtractor {
   /** Takes the next piece of the answer; returns the text to show now (possibly `''`). */
   push(piece: string): string;
+  /** Returns what is held back, once the answer is complete. */
+  flush(): string;
 }
 
 /** A high surrogate ends the piece: its pair comes with the next one, and the reader takes whole characters. */
@@ -48,6 +53,8 @@ function jsonAnswerText(): AnswerTextExtractor {
       shown = message.length;
       return text;
     },
+    // The message is shown as it grows: nothing is ever held back.
+    flush: () => '',
   };
 }
 
@@ -59,6 +66,7 @@ function jsonAnswerText(): AnswerTextExtractor {
  * const text = createAnswerTextExtractor();
  * text.push('{"action":"final","mess'); // ''
  * text.push('age":"Shipped \\u0041-1"}'); // 'Shipped A-1'
+ * text.flush(); // ''
  * ```
  */
 export function createAnswerTextExtractor(): AnswerTextExtractor {
@@ -79,9 +87,16 @@ export function createAnswerTextExtractor(): AnswerTextExtractor {
           held = text + held;
           return '';
         }
-        side = start.startsWith('{') ? jsonAnswerText() : { push: (rest) => rest };
+        side = start.startsWith('{') ? jsonAnswerText() : createReasoningFilter();
       }
       return side.push(text);
+    },
+    flush() {
+      const rest = held;
+      held = '';
+      // An answer of blanks only is shown as it came.
+      if (side === undefined) return rest;
+      return side.push(rest) + side.flush();
     },
   };
 }

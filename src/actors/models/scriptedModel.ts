@@ -98,7 +98,8 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
       }
       // Nothing is streamed: the live view gets the answer's text (its message) as one piece.
       if (call?.onChunk !== undefined) {
-        const shown = (await import('./answerText.js')).createAnswerTextExtractor().push(text);
+        const extractor = (await import('./answerText.js')).createAnswerTextExtractor();
+        const shown = extractor.push(text) + extractor.flush();
         if (shown !== '') deliverChunk(call.onChunk, { text: shown, attempt: 1 });
       }
       return { text, attempts: 1 };

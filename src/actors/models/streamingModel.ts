@@ -124,7 +124,7 @@ export function createStreamingModel(settings: CheckedSettings, provider: Stream
             if (shown !== '') deliverChunk(onChunk, { text: shown, attempt: n });
           };
           const answer = await attempt(request, apiKey, signal, context, (piece) => show(chunks.push(text.push(piece))));
-          show(chunks.flush());
+          show(chunks.push(text.flush()) + chunks.flush());
           return answer;
         },
         { ...retry, maxRetries, signal },
