@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,7 +16,18 @@ import { runDetails } from '../../src/machines/stepDetails.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = path.join(root, 'bin/redflow.js');
-const flow = path.join(root, 'test/fixtures/repair/flow.json');
+const flow = path.join(root, 'examples/answer-repair/flow.json');
+
+/** The commands of docs/flows.md's repair section (its `sh` block), each as its arguments: run as written. */
+function documentedCommands(): string[][] {
+  const page = readFileSync(path.join(root, 'docs/flows.md'), 'utf8');
+  const block = /```sh\n(redflow run examples\/answer-repair[\s\S]*?)```/.exec(page)?.[1] ?? '';
+  return block
+    .split('\n')
+    .filter((line) => line.startsWith('redflow '))
+    .map((line) => [...line.slice('redflow '.length).matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? ''))
+    .map((args) => args.map((arg) => (arg.startsWith('examples/') ? path.join(root, arg) : arg)));
+}
 
 interface Exit {
   readonly code: number | null;
@@ -45,8 +57,11 @@ const steps = (events: readonly AgentEvent[]) => events.filter((e) => e.type !==
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'redflow-repair-crash-'));
-  const log = path.join(dir, 'baseline.jsonl');
-  const result = await redflow(['run', flow, '--input', 'Where is order A-1001?', '--log', log, '--trace-id', 'repair']);
+  // The run command of the docs, as written (its log in the test's folder).
+  const [run] = documentedCommands();
+  expect(run?.slice(0, 2)).toEqual(['run', flow]);
+  const log = path.join(dir, 'repair.jsonl');
+  const result = await redflow([...(run ?? []), '--trace-id', 'repair']);
   expect(result.code, result.stderr).toBe(0);
   baseline = { stdout: result.stdout, events: [...(await readJsonlLog(log)).events] as AgentEvent[] };
 });
@@ -84,9 +99,8 @@ describe('a run that repairs its answers, killed and resumed', () => {
     await crashAndResume(6);
   }, 60_000);
 
-  it('should show each rejected answer in redflow replay --steps', async () => {
-    const log = path.join(dir, 'baseline.jsonl');
-    const replay = await redflow(['replay', log, '--steps']);
+  it('should show each rejected answer in redflow replay --steps, the command of the docs', async () => {
+    const replay = await redflow(documentedCommands()[1] ?? []);
     expect(replay.code, replay.stderr).toBe(0);
     expect(replay.stdout).toContain('verdict: ✖ rejected, sent back for repair (onInvalidAnswer): INVALID_JSON');
     expect(replay.stdout).toContain('verdict: ✖ rejected, sent back for repair (onInvalidAnswer): TOOL_INPUT_INVALID');
