@@ -19,7 +19,10 @@ export interface ModelCallOptions {
   readonly apiKey?: string | undefined;
   /**
    * Called with each piece of the answer's text as the model streams it, in order, for a live view
-   * (the agent executor's `content_chunk` activity, `<prefix>.runs.chunk.<traceId>`). Never
+   * (the agent executor's `content_chunk` activity, `<prefix>.runs.chunk.<traceId>`). The text is
+   * what a person reads: the `message` of a final answer, its JSON escapes decoded, never the
+   * answer format's JSON (a tool call shows nothing); an answer that is not JSON passes as it is
+   * (`createAnswerTextExtractor`). Never
    * logged: the log records the whole answer once. Pieces are redacted like the answer, and cut
    * only at whitespace, so a secret is never split across two pieces. When an attempt fails and
    * the call is retried, the next attempt's pieces carry the next `attempt` number and start the

@@ -11,8 +11,8 @@ export interface ActivityToolCall {
 
 /**
  * What a run is doing, as it happens, for a live view. In order, per turn (one iteration: a
- * model call and at most one tool call): `turn_start`, the answer's `content_chunk`s as the model
- * streams it, `thinking` (the thought the model gave, when the agent is in debug, else the message
+ * model call and at most one tool call): `turn_start`, the answer's text in `content_chunk`s as the
+ * model streams it (a final answer's message; nothing of a tool call), `thinking` (the thought the model gave, when the agent is in debug, else the message
  * it gave with a tool call), `tool_call_start` and `tool_call_end`, then `turn_end`; a run that ends
  * with an error ends with one `error`, after its last `turn_end`.
  *
@@ -42,7 +42,7 @@ export type AgentActivityEvent =
   | {
       readonly type: 'content_chunk';
       readonly turnNumber: number;
-      /** The next piece of the model's answer as it streams (its raw text: Redflow's JSON answer format). */
+      /** The next piece of the answer's text as the model streams it: a final answer's message (never the JSON around it), or an answer that is not JSON as written. */
       readonly content: string;
       /** The model call's attempt: when a retry starts, the pieces of the attempt before it are void. */
       readonly attempt: number;

@@ -41,6 +41,12 @@ export interface RunConfig {
    * (`WAIT_EXPIRED`), in ms: the agent's `waitTimeoutMs`. Default one day, at most 30 days.
    */
   readonly waitTimeoutMs?: number;
+  /**
+   * How many times per run an answer that breaks the answer format (INVALID_JSON, TOOL_NOT_ALLOWED,
+   * …) goes back to the model with its error, each one more turn within `maxTurns`: the agent's
+   * `onInvalidAnswer.repair`, 0–10. Default 0: the first ends the run blocked with its code.
+   */
+  readonly repairInvalidAnswers?: number;
 }
 
 /**
@@ -240,7 +246,7 @@ function checkRun(config: unknown, problems: Problem[]): void {
     problems.push({ path: 'runConfig', message: `must be an object, got ${describe(config)}` });
     return;
   }
-  const { maxTurns, timeoutMs, waitTimeoutMs } = config;
+  const { maxTurns, timeoutMs, waitTimeoutMs, repairInvalidAnswers: repairs } = config;
   if (maxTurns !== undefined && !(Number.isInteger(maxTurns) && (maxTurns as number) >= 1 && (maxTurns as number) <= MAX_TURNS)) {
     problems.push({ path: 'runConfig.maxTurns', message: `must be an integer from 1 to ${MAX_TURNS}, got ${describe(maxTurns)}${typeof maxTurns === 'number' ? ` ${maxTurns}` : ''}` });
   }
@@ -249,6 +255,9 @@ function checkRun(config: unknown, problems: Problem[]): void {
   }
   if (waitTimeoutMs !== undefined && !(Number.isInteger(waitTimeoutMs) && (waitTimeoutMs as number) > 0 && (waitTimeoutMs as number) <= MAX_WAIT_TIMEOUT_MS)) {
     problems.push({ path: 'runConfig.waitTimeoutMs', message: `must be a positive integer of at most ${MAX_WAIT_TIMEOUT_MS} (30 days, in milliseconds), got ${describe(waitTimeoutMs)}` });
+  }
+  if (repairs !== undefined && !(Number.isInteger(repairs) && (repairs as number) >= 0 && (repairs as number) <= 10)) {
+    problems.push({ path: 'runConfig.repairInvalidAnswers', message: `must be an integer from 0 to 10, got ${describe(repairs)}` });
   }
 }
 

@@ -203,6 +203,7 @@ function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<stri
     // The model is shown, and the run checks, the schema's JSON Schema: plain data, as the log keeps it.
     ...(output !== undefined && { outputSchema: { ...requireJsonSchema(output.schema) } }),
     ...(output?.repair === true && { outputRepair: true }),
+    ...(definition.runConfig?.repairInvalidAnswers !== undefined && { onInvalidAnswer: { repair: definition.runConfig.repairInvalidAnswers } }),
   };
 }
 

@@ -95,6 +95,8 @@ function formatIteration(it: IterationDetails, format: StepFormat): string[] {
   const { exchange } = it;
   if (exchange?.kind === 'output_repair') {
     lines.push(s.yellow(`  output sent back for repair: ${cut((exchange.errors ?? []).join('; '))}`));
+  } else if (exchange?.kind === 'answer_repair') {
+    lines.push(s.yellow('  answer sent back to the model with its error (onInvalidAnswer): it answers again next iteration'));
   } else if (exchange) {
     lines.push(`  ${exchange.kind} ${s.cyan(cut(exchange.question ?? ''))}${exchange.reason === undefined ? '' : `  (reason: ${cut(exchange.reason)})`}`);
     lines.push(exchange.answer === undefined ? s.yellow('    waiting for a person to answer (the log stops here)') : `    answered: ${cut(exchange.answer)}`);
@@ -118,6 +120,7 @@ function verdictText(verdict: AnswerVerdict, color: boolean): string {
     case 'delegate':
       return s.yellow(`handed to agent ${verdict.agentId} (delegate)`);
     case 'rejected':
+      if ('repaired' in verdict) return s.yellow(`✖ rejected, sent back for repair (onInvalidAnswer): ${errorText(verdict.error)}`);
       return s.red(`✖ rejected: ${errorText(verdict.error)}`);
     case 'ended':
       return s.yellow(`the run ended (${verdict.reason satisfies RunOutcome['reason']})`);

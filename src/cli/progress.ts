@@ -111,6 +111,7 @@ export function createProgressPrinter(output: Output) {
           output.err.write(s.dim(`  #${event.iteration}  a person answered\n`));
           break;
         case AgentEventType.OutputRejected:
+        case AgentEventType.AnswerRejected:
           printLastStep();
           break;
         case AgentEventType.MemoryRequested:

@@ -49,6 +49,12 @@ export interface AgentCoreReactConfig {
    * With outputSchema: an invalid final output is sent back once, with the schema's errors, for the model to correct (one more iteration, within maxIterations).
    */
   outputRepair?: boolean;
+  /**
+   * What a run does with an answer that breaks the answer format (INVALID_JSON, ACTION_UNKNOWN, TOOL_NOT_ALLOWED, …). `repair`: how many times per run such an answer is sent back to the model with its error (`answer.rejected`), each one more iteration within maxIterations. 0 (the default): the first one ends the run blocked with its code.
+   */
+  onInvalidAnswer?: {
+    repair?: number;
+  };
 }
 
 export type ModelResponse = {
@@ -107,7 +113,7 @@ export interface AgentEnvelope {
     history: ToolCall[];
   };
   /**
-   * The run's turns that are not tool calls, in order: a question to a person (escalate, request_info) and its answer, a final output sent back with its schema errors (outputRepair). Absent until the first.
+   * The run's turns that are not tool calls, in order: a question to a person (escalate, request_info) and its answer, a final output sent back with its schema errors (outputRepair), an answer that broke the answer format sent back with its error (onInvalidAnswer). Absent until the first.
    */
   exchanges?: Exchange[];
   memory?: {
@@ -155,7 +161,7 @@ export interface ErrorInfoData {
 
 export interface Exchange {
   iteration: number;
-  kind: 'escalate' | 'request_info' | 'output_repair';
+  kind: 'escalate' | 'request_info' | 'output_repair' | 'answer_repair';
   status: 'waiting' | 'answered';
   question?: string;
   reason?: string;
@@ -163,6 +169,7 @@ export interface Exchange {
   answer?: string;
   output?: unknown;
   errors?: string[];
+  error?: ErrorInfoData;
 }
 
 export interface HistoryMessage {
@@ -268,6 +275,7 @@ export type AgentEvent = {
     | 'human.requested'
     | 'human.answered'
     | 'output.rejected'
+    | 'answer.rejected'
     | 'memory.requested'
     | 'memory.saved'
     | 'run.completed'
@@ -444,6 +452,12 @@ export interface HumanAnsweredData {
 export interface OutputRejectedData {
   output: unknown;
   errors: string[];
+}
+
+export interface AnswerRejectedData {
+  text: string;
+  originalLength?: number;
+  error: ErrorInfoData;
 }
 
 export interface MemoryRequestedData {

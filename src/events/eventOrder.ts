@@ -47,7 +47,7 @@ export interface EventOrder {
   readonly waits: readonly WaitKind[];
 }
 
-const { ModelRequested, ModelAnswered, ToolRequested, ToolCompleted, ToolApproved, ToolDenied, HumanRequested, HumanAnswered, OutputRejected, MemoryRequested, MemorySaved, RunCompleted, RunFailed } =
+const { ModelRequested, ModelAnswered, ToolRequested, ToolCompleted, ToolApproved, ToolDenied, HumanRequested, HumanAnswered, OutputRejected, AnswerRejected, MemoryRequested, MemorySaved, RunCompleted, RunFailed } =
   AgentEventType;
 
 /**
@@ -62,9 +62,9 @@ export const EVENT_ORDER: { readonly [T in AgentEventType]: EventOrder } = {
   [AgentEventType.RunResumed]: { next: [], resumeAt: undefined, waits: [] },
   // An answer, or the end: a model failure, an abort, the timeout.
   [ModelRequested]: { next: [ModelAnswered, MemoryRequested, RunFailed], resumeAt: 'modelResend', waits: [] },
-  // A tool call, a question to a person, an output sent back for repair, or the end: a final
-  // answer, a delegation, an invalid answer.
-  [ModelAnswered]: { next: [ToolRequested, HumanRequested, OutputRejected, MemoryRequested, RunCompleted, RunFailed], resumeAt: 'validating', waits: [] },
+  // A tool call, a question to a person, an output or an invalid answer sent back for repair, or
+  // the end: a final answer, a delegation, an invalid answer.
+  [ModelAnswered]: { next: [ToolRequested, HumanRequested, OutputRejected, AnswerRejected, MemoryRequested, RunCompleted, RunFailed], resumeAt: 'validating', waits: [] },
   // The result, the decision on a call that waits for one, or the end: an abort, the timeout, the wait's deadline.
   [ToolRequested]: { next: [ToolCompleted, ToolApproved, ToolDenied, MemoryRequested, RunFailed], resumeAt: 'toolResend', waits: ['approval', 'client'] },
   // The result (of the tool, or of the client that runs it), or the end.
@@ -77,6 +77,7 @@ export const EVENT_ORDER: { readonly [T in AgentEventType]: EventOrder } = {
   [HumanAnswered]: { next: [ModelRequested, MemoryRequested, RunCompleted], resumeAt: 'checkingStop', waits: [] },
   // Recorded with the repair turn's model.requested: a log cut between the two asks the model.
   [OutputRejected]: { next: [ModelRequested], resumeAt: 'model', waits: [] },
+  [AnswerRejected]: { next: [ModelRequested], resumeAt: 'model', waits: [] },
   // The save's result, or its failure.
   [MemoryRequested]: { next: [MemorySaved, RunFailed], resumeAt: 'memoryResend', waits: [] },
   // The ending decided before the save.

@@ -7,6 +7,7 @@ import type {
   ModelAnsweredData,
   ModelRequestedData,
   OutputRejectedData,
+  AnswerRejectedData,
   RunEndedData,
   RunResumedData,
   RunStartedData,
@@ -45,6 +46,8 @@ export const AgentEventType = {
   HumanAnswered: 'human.answered',
   /** The final output failed the agent's outputSchema and goes back to the model once, with the errors. */
   OutputRejected: 'output.rejected',
+  /** The answer broke the answer format and goes back to the model with its error (`onInvalidAnswer.repair`). */
+  AnswerRejected: 'answer.rejected',
   /** The run's ending is decided; its turn is being added to the conversation's memory. */
   MemoryRequested: 'memory.requested',
   MemorySaved: 'memory.saved',
@@ -68,6 +71,7 @@ export interface AgentEventDataMap {
   'human.requested': HumanRequestedData;
   'human.answered': HumanAnsweredData;
   'output.rejected': OutputRejectedData;
+  'answer.rejected': AnswerRejectedData;
   'memory.requested': MemoryRequestedData;
   'memory.saved': MemorySavedData;
   'run.completed': RunEndedData;

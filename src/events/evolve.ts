@@ -159,6 +159,22 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
         appended(envelope.exchanges ?? [], exchange),
       );
     }
+    // The rejected answer is the iteration's decision, its error the observation (like a failed call's).
+    case AgentEventType.AnswerRejected: {
+      const { data } = event;
+      const exchange: Exchange = { iteration: event.iteration, kind: 'answer_repair', status: 'answered', answer: data.text, error: data.error };
+      const obs = envelope.observability;
+      const last = openStep(obs.events, event.iteration);
+      const step = makeStep(event.iteration, 'error', undefined, undefined, last?.durationMs, data.error.code);
+      return withParts(
+        envelope,
+        envelope.state,
+        envelope.model,
+        envelope.tools,
+        makeObservability(obs, last ? replacedLast(obs.events, step) : appended(obs.events, step), obs.usage, obs.outcome),
+        appended(envelope.exchanges ?? [], exchange),
+      );
+    }
     case AgentEventType.RunCompleted: {
       const { outcome, confidence, thought } = event.data;
       const obs = envelope.observability;

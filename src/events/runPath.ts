@@ -25,6 +25,8 @@ interface PathState {
   question: string | undefined;
   /** The run sent its output back for repair already (it does so once). */
   repaired: boolean;
+  /** The answers sent back for breaking the answer format so far (onInvalidAnswer.repair). */
+  answerRepairs: number;
 }
 
 /** Checks a run's log one event at a time: see {@link createRunPathCheck}. */
@@ -79,6 +81,7 @@ export function createRunPathCheck(): RunPathCheck {
         ending: undefined,
         question: undefined,
         repaired: false,
+        answerRepairs: 0,
       };
       return undefined;
     }
@@ -167,6 +170,14 @@ function judgeStep(s: PathState, event: AgentEvent): string | undefined {
       if (s.repaired) return 'output.rejected a second time: a run repairs its output once';
       if (s.iteration >= iterationLimit(s.agent).limit) return 'output.rejected at the iteration limit: no iteration is left for the repair';
       s.repaired = true;
+      return undefined;
+    }
+    case AgentEventType.AnswerRejected: {
+      if (event.iteration !== s.iteration) return `answer.rejected is at iteration ${event.iteration}, not ${s.iteration}`;
+      const allowed = s.agent.onInvalidAnswer?.repair ?? 0;
+      if (s.answerRepairs >= allowed) return `answer.rejected ${s.answerRepairs + 1} times: the agent repairs at most ${allowed} (onInvalidAnswer.repair)`;
+      if (s.iteration >= iterationLimit(s.agent).limit) return 'answer.rejected at the iteration limit: no iteration is left for the repair';
+      s.answerRepairs += 1;
       return undefined;
     }
     case AgentEventType.RunCompleted:

@@ -21,6 +21,17 @@ export function iterationLimit(agent: AgentCoreReactConfig): { readonly limit: n
   return { limit: agent.maxIterations, byCondition: false };
 }
 
+/**
+ * How many answers that break the answer format a run sends back to the model (`onInvalidAnswer.repair`,
+ * 0 by default), and how many it has sent back so far (its `answer_repair` exchanges). Each repair
+ * is one more iteration, so it also needs an iteration left under {@link iterationLimit}.
+ */
+export function answerRepairs(agent: AgentCoreReactConfig, envelope: AgentEnvelope): { readonly allowed: number; readonly used: number } {
+  let used = 0;
+  for (const exchange of envelope.exchanges ?? []) if (exchange.kind === 'answer_repair') used += 1;
+  return { allowed: agent.onInvalidAnswer?.repair ?? 0, used };
+}
+
 /** The confidence of the last accepted answer. */
 export function lastConfidence(envelope: AgentEnvelope): number | undefined {
   const response = envelope.model?.lastResponse as { confidence?: unknown } | undefined;

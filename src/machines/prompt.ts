@@ -196,6 +196,8 @@ function exchangeMessages(exchange: Exchange): readonly ChatMessage[] {
         content: `Your final output does not match the output schema:\n${(exchange.errors ?? []).map((error) => `- ${error}`).join('\n')}\nAnswer again with a final answer whose "output" matches it.`,
       },
     ];
+  } else if (exchange.kind === 'answer_repair') {
+    built = answerRepairMessages(exchange);
   } else {
     const input: Record<string, unknown> = { question: exchange.question };
     if (exchange.reason !== undefined) input.reason = exchange.reason;
@@ -205,6 +207,21 @@ function exchangeMessages(exchange: Exchange): readonly ChatMessage[] {
   }
   messagesOfExchange.set(exchange, built);
   return built;
+}
+
+/** What a valid answer looks like, for a model that broke the format: the two it needs most. */
+const VALID_ANSWER_EXAMPLE = '{"action":"final","message":"the answer"} or {"action":"tool","tool":"<tool name>","input":{},"confidence":0.8}';
+
+/**
+ * An answer that broke the answer format, sent back (onInvalidAnswer): the answer as the model gave
+ * it (left out when the log withheld it), then what was wrong with it and what a valid one looks like.
+ */
+function answerRepairMessages(exchange: Exchange): readonly ChatMessage[] {
+  const { error } = exchange;
+  const why = `Your answer was rejected: ${error?.code ?? 'INVALID_ANSWER'}: ${error?.message ?? ''}${error?.hint === undefined ? '' : ` (${error.hint})`}`;
+  const again = `${why}\nAnswer again with exactly one JSON object in the output format, and nothing else, e.g. ${VALID_ANSWER_EXAMPLE}.`;
+  const repair: ChatMessage = { role: 'user', content: again };
+  return exchange.answer === undefined || exchange.answer === '' ? [repair] : [{ role: 'assistant', content: exchange.answer }, repair];
 }
 
 function asText(value: unknown): string {

@@ -97,6 +97,7 @@ export const reactMachine = reactSetup.createMachine({
     },
     [ReactState.Validating]: {
       always: [
+        { guard: 'answerNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordAnswerRejected', 'recordModelRequested'] },
         { guard: 'answerIsInvalid', target: to(ReactState.Concluding), actions: 'endWithRejectedAnswer' },
         { guard: 'outputNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordOutputRejected', 'recordModelRequested'] },
         { guard: 'answerIsFinal', target: to(ReactState.Concluding), actions: 'endWithFinalAnswer' },

@@ -13,6 +13,7 @@ import type {
   ToolCompletedData,
   ToolDeniedData,
   ToolRequestedData,
+  AnswerRejectedData,
 } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
@@ -30,9 +31,12 @@ import type {
   TransportActorInput,
   TransportCommand,
 } from './reactTypes.js';
-import { confidenceThreshold, iterationLimit, lastConfidence } from '../events/stopConditions.js';
+import { answerRepairs, confidenceThreshold, iterationLimit, lastConfidence } from '../events/stopConditions.js';
 import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
 import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
+
+/** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
+const REJECTED_TEXT_CHARS = 2_000;
 
 /** The data of `run.completed` for a final answer (the thought only in debug; the output checked when the agent has an outputSchema). */
 function finalAnswerData(validation: Extract<AnswerValidation, { ok: true }>, debug: boolean | undefined, checked: boolean): RunEndedData {
@@ -167,6 +171,13 @@ export const reactSetup = setup({
     resumesAt: ({ context }, params: { at: ResumeAt }) => context.settings.resume?.at === params.at,
     startsNewRun: ({ context }) => context.settings.resume === undefined,
     answerIsInvalid: ({ context }) => context.validation?.ok === false,
+    // An answer that breaks the format goes back with its error while repairs (onInvalidAnswer) and iterations are left.
+    answerNeedsRepair: ({ context }) => {
+      const { validation, settings, envelope } = context;
+      if (validation?.ok !== false) return false;
+      const { allowed, used } = answerRepairs(settings.agent, envelope);
+      return used < allowed && envelope.state.iteration < iterationLimit(settings.agent).limit;
+    },
     answerIsFinal: ({ context }) => validAnswer(context)?.action === 'final',
     // One repair turn per run, and only with an iteration left for it.
     outputNeedsRepair: ({ context }) => {
@@ -300,6 +311,16 @@ export const reactSetup = setup({
         iteration: context.envelope.state.iteration,
         data: { output: output?.value ?? null, errors: [...(output?.errors ?? [])] },
       });
+    }),
+    recordAnswerRejected: recording(({ context }) => {
+      if (context.validation?.ok !== false) return undefined;
+      // The answer as `model.answered` logged it (its thought already out), so the log says nothing twice that it hid once.
+      const logged = context.envelope.model?.lastResponse;
+      const text = typeof logged === 'string' ? logged : '';
+      const length = context.answerLength ?? text.length;
+      const data: AnswerRejectedData = { text: text.slice(0, REJECTED_TEXT_CHARS), error: context.validation.error };
+      if (length > REJECTED_TEXT_CHARS) data.originalLength = length;
+      return record({ type: AgentEventType.AnswerRejected, iteration: context.envelope.state.iteration, data });
     }),
     recordHumanRequested: recording(({ context }) => {
       const answer = validAnswer(context);

@@ -20,8 +20,8 @@ import { runSteps, type RunStep } from './runSteps.js';
  * What the core made of a model's answer, read from the event after `model.answered`:
  * `tool` (a valid tool call), `final` (a final answer), `ask` (a question to a person: escalate,
  * request_info), `repair` (a final output sent back: it did not match the outputSchema),
- * `delegate` (the task handed to another agent), `rejected` (the run failed on it, with the
- * error's code), `ended` (the run ended for another reason, e.g. aborted), `pending` (the log
+ * `delegate` (the task handed to another agent), `rejected` (it broke the answer format: the run
+ * failed on it with the error's code, or, `repaired`, sent it back to the model with the error), `ended` (the run ended for another reason, e.g. aborted), `pending` (the log
  * stops there: the run is unfinished).
  */
 export type AnswerVerdict =
@@ -29,6 +29,7 @@ export type AnswerVerdict =
   | { readonly kind: 'final' }
   | { readonly kind: 'ask'; readonly action: 'escalate' | 'request_info' }
   | { readonly kind: 'repair' }
+  | { readonly kind: 'rejected'; readonly error: ErrorInfoData | null; readonly repaired: true }
   | { readonly kind: 'delegate'; readonly agentId: string }
   | { readonly kind: 'rejected'; readonly error: ErrorInfoData | null }
   | { readonly kind: 'ended'; readonly reason: RunOutcome['reason'] }
@@ -208,9 +209,12 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
       }
       case AgentEventType.HumanRequested:
       case AgentEventType.HumanAnswered:
-      case AgentEventType.OutputRejected: {
+      case AgentEventType.OutputRejected:
+      case AgentEventType.AnswerRejected: {
         const exchange = step.envelope.exchanges?.at(-1);
         if (exchange !== undefined) current(event.iteration).exchange = exchange;
+        // A rejected answer sent back is the iteration's failure, at its answer, though the run goes on.
+        if (event.type === AgentEventType.AnswerRejected) current(event.iteration).failure = { step: 'answer', error: event.data.error };
         break;
       }
       case AgentEventType.MemoryRequested:
@@ -278,6 +282,7 @@ function verdictAfter(steps: readonly RunStep[], index: number): AnswerVerdict {
   if (next.type === AgentEventType.ToolRequested) return { kind: 'tool', tool: next.data.tool };
   if (next.type === AgentEventType.HumanRequested) return { kind: 'ask', action: next.data.action };
   if (next.type === AgentEventType.OutputRejected) return { kind: 'repair' };
+  if (next.type === AgentEventType.AnswerRejected) return { kind: 'rejected', error: next.data.error, repaired: true };
   if (!ending) return { kind: 'pending' };
   const { outcome } = ending.data;
   if (outcome.reason === 'delegated') return { kind: 'delegate', agentId: outcome.handoff?.agentId ?? '' };

@@ -4,7 +4,6 @@ import type { MemoryRecord, MemoryStore } from '../actors/memory.js';
 import { appendTurn } from '../actors/memory/conversationMemory.js';
 import type { MemoryAppendRequest } from '../machines/protocol.js';
 import type { ModelActor, ModelAnswer, ModelRequest } from '../actors/model.js';
-import { createReasoningFilter } from '../actors/models/reasoningFilter.js';
 import { Subject, isSubjectToken } from '../actors/subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../actors/tool.js';
 import type { Headers, Subscription, Transport } from '../actors/transport.js';
@@ -20,8 +19,8 @@ export interface ServeModelOptions {
   /**
    * Publish each piece of every answer, as the model streams it, on
    * `<chunkPrefix>.runs.chunk.<traceId>` ({@link Subject.runChunk}) as a {@link RunChunk}: the live
-   * view of a run's answers, without the model's thought and reflection (see
-   * `createReasoningFilter`). The log still records each answer once, whole.
+   * view of a run's answers: their text only, as the model gives it to `onChunk` (a final answer's
+   * message, never its thought or reflection). The log still records each answer once, whole.
    */
   readonly chunkPrefix?: string;
 }
@@ -56,21 +55,9 @@ export function serveModel(transport: Transport, subject: string, model: ModelAc
     const publish = (attempt: number, text: string) => {
       if (text !== '') transport.publish(chunkSubject, { traceId, iteration, attempt, text } satisfies RunChunk);
     };
-    // The reasoning stays out of the live view as it stays out of the log (unless in debug, where
-    // the log has it): a chunk subject is read by clients, and whoever shows the pieces. The filter
-    // is made with the first piece: a call waiting on its model holds none.
-    let shown: { readonly attempt: number; readonly filter: ReturnType<typeof createReasoningFilter> } | undefined;
-    return model
-      .complete(request, signal, {
-        onChunk: ({ text, attempt }) => {
-          if (shown === undefined || attempt !== shown.attempt) shown = { attempt, filter: createReasoningFilter() };
-          publish(attempt, shown.filter.push(text));
-        },
-      })
-      .then((answer) => {
-        if (shown !== undefined) publish(shown.attempt, shown.filter.flush());
-        return answer;
-      });
+    // The pieces are the answer's text already (createAnswerTextExtractor, in the model): its
+    // reasoning stays out of the live view as it stays out of the log.
+    return model.complete(request, signal, { onChunk: ({ text, attempt }) => publish(attempt, text) });
   };
   return transport.serve<ModelRequest, ModelAnswer>(subject, (request, context) => {
     checkModelRequest(request, subject);

@@ -59,8 +59,8 @@ export const ApiRoute = {
 export const StreamEvent = {
   AgentEvent: 'agent-event',
   /**
-   * A piece of the model's answer as it streams (`RunChunk`: `traceId`, `iteration`, `attempt`,
-   * `text`), without an id: it is not in the log, and a reconnect does not get it again.
+   * A piece of the answer's text as the model streams it (`RunChunk`: `traceId`, `iteration`,
+   * `attempt`, `text`: a final answer's message, never the answer format's JSON), without an id: it is not in the log, and a reconnect does not get it again.
    */
   Chunk: 'chunk',
   /**

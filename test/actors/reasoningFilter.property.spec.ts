@@ -77,18 +77,23 @@ describe('createReasoningFilter', () => {
     }
   });
 
-  it('should keep a served model\'s published pieces free of the thought', async () => {
+  it('should keep a served model\'s published pieces free of the thought, JSON or text', async () => {
     const transport = createInProcessTransport();
-    const model = createScriptedModel([{ thought: `${SECRET} I should look it up`, action: 'tool', tool: 'lookup', input: { id: 1 }, confidence: 0.5 }]);
+    const model = createScriptedModel([
+      { thought: `${SECRET} I should say it`, action: 'final', message: 'Shipped.', confidence: 0.5 },
+      `Thought: ${SECRET} easy\nFinal Answer: Shipped.`,
+    ]);
     serveModel(transport, Subject.model('redflow', 'llm'), model, { chunkPrefix: 'redflow' });
     const published: RunChunk[] = [];
     transport.subscribe(Subject.runChunk('redflow', 't1'), (message) => published.push(message.data as RunChunk));
-    const reply = await transport.request<unknown, { text: string }>(Subject.model('redflow', 'llm'), { traceId: 't1', iteration: 1, messages: [] }, { timeoutMs: 1000 });
+    for (const iteration of [1, 2]) {
+      const reply = await transport.request<unknown, { text: string }>(Subject.model('redflow', 'llm'), { traceId: 't1', iteration, messages: [] }, { timeoutMs: 1000 });
+      expect(reply.ok && reply.data.text).toContain(SECRET);
+    }
     await new Promise((resolve) => setImmediate(resolve));
-    expect(reply.ok && reply.data.text).toContain(SECRET);
-    const live = published.map((c) => c.text).join('');
-    expect(live).not.toContain(SECRET);
-    expect(JSON.parse(live)).toEqual({ action: 'tool', tool: 'lookup', input: { id: 1 }, confidence: 0.5 });
+    // The live view is the answers' text: the JSON answer's message, the text answer less its thought.
+    expect(published.filter((c) => c.iteration === 1).map((c) => c.text).join('')).toBe('Shipped.');
+    expect(published.filter((c) => c.iteration === 2).map((c) => c.text).join('')).toBe('Final Answer: Shipped.');
     await transport.close();
   });
 });

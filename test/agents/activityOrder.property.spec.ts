@@ -7,6 +7,7 @@ import type { ToolDefinition } from '../../src/actors/tool.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import { answer } from '../support/harness.js';
+import { createReasoningFilter } from '../../src/actors/models/reasoningFilter.js';
 
 // The activity of any run comes in order: every event inside its turn, turns one after another,
 // each tool call started and ended in its turn, the answer's pieces before what the turn did with
@@ -67,6 +68,20 @@ async function observe(answers: readonly unknown[], maxTurns: number, reply: str
   const result = await run.result;
   const { events } = await store.read(result.traceId);
   return { live, read, events, hasError: result.outcome.error !== undefined, turnCount: result.turnCount };
+}
+
+/** What an answer shows live: a final answer's message, nothing of another JSON answer, any other text less its thought. */
+function textForPeople(text: string): string {
+  if (!text.trimStart().startsWith('{')) {
+    const filter = createReasoningFilter();
+    return filter.push(text) + filter.flush();
+  }
+  try {
+    const parsed = JSON.parse(text) as { action?: unknown; message?: unknown };
+    return parsed.action === 'final' && typeof parsed.message === 'string' ? parsed.message : '';
+  } catch {
+    return '';
+  }
 }
 
 /** Checks the order rules on one run's activity; returns each turn's pieces, joined by their last attempt. */
@@ -136,9 +151,9 @@ describe('the activity of a run (property)', () => {
         expect(observed.read).toEqual(observed.live);
         expect(observed.live.filter((a) => a.type === 'turn_start')).toHaveLength(observed.turnCount);
         expect(activityOfLog(observed.events)).toEqual(observed.live.filter((a) => a.type !== 'content_chunk'));
-        // Each answer the log holds (once, whole) is what its pieces add up to.
+        // Each answer the log holds (once, whole) is what its pieces add up to: its text for people.
         const answered = observed.events.filter((event) => event.type === 'model.answered');
-        expect(answered.map((event) => pieces.get(event.iteration) ?? '')).toEqual(answered.map((event) => event.data.text));
+        expect(answered.map((event) => pieces.get(event.iteration) ?? '')).toEqual(answered.map((event) => textForPeople(event.data.text)));
       }),
       { numRuns: 120 },
     );

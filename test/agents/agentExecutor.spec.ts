@@ -92,9 +92,11 @@ describe('AgentExecutor', () => {
     const result = await run.result;
     expect(read).toEqual(seen);
     expect(seen.map((a) => a.type)).toEqual([
-      'turn_start', 'content_chunk', 'tool_call_start', 'tool_call_end', 'turn_end',
+      // A tool call streams no text; the final answer streams its message.
+      'turn_start', 'tool_call_start', 'tool_call_end', 'turn_end',
       'turn_start', 'content_chunk', 'turn_end',
     ]);
+    expect(seen.find((a) => a.type === 'content_chunk')).toMatchObject({ turnNumber: 2, content: 'Shipped.' });
     expect(seen.find((a) => a.type === 'tool_call_end')).toMatchObject({ ok: true, result: '{"order":"A-1","status":"shipped"}' });
     const { events } = await readJsonlLog(result.logPath as string);
     expect(activityOfLog(events)).toEqual(seen.filter((a) => a.type !== 'content_chunk'));

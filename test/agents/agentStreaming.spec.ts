@@ -11,12 +11,13 @@ import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 
 // A definition whose model streams (a local server speaking the Chat Completions streaming wire
-// protocol): its answers reach onActivity piece by piece while the model writes them, and the log
-// records each answer once, whole.
+// protocol): its answers' text (a final answer's message, nothing of a tool call) reaches onActivity
+// piece by piece while the model writes it, and the log records each answer once, whole.
 
 // Laid out as models often write JSON: pieces are cut at whitespace (so a secret is never split).
 const TOOL_CALL = JSON.stringify({ action: 'tool', tool: 'lookup_order', input: { order: 'A-1001' }, confidence: 0.6, message: 'Looking the order up first.' }, null, 1);
-const FINAL = JSON.stringify({ action: 'final', message: 'Order A-1001 shipped with FastShip on Monday; the tracking number is FS-77812.', confidence: 0.93 });
+const MESSAGE = 'Order A-1001 shipped with FastShip on Monday; the tracking number is FS-77812.';
+const FINAL = JSON.stringify({ action: 'final', message: MESSAGE, confidence: 0.93 });
 
 const lookup: ToolDefinition<{ order: string }> = {
   name: 'lookup_order',
@@ -65,7 +66,9 @@ describe('a definition with a streaming model', () => {
 
     const activity = seen.flatMap((s) => ('activity' in s ? [s.activity] : []));
     expect(iterated).toEqual(activity);
-    for (const [turn, answerText] of [[1, TOOL_CALL], [2, FINAL]] as const) {
+    // The tool call shows nothing live: its message is no answer.
+    expect(activity.filter((a) => a.type === 'content_chunk' && a.turnNumber === 1)).toEqual([]);
+    for (const [turn, answerText] of [[2, MESSAGE]] as const) {
       const pieces = activity.filter((a) => a.type === 'content_chunk' && a.turnNumber === turn);
       // The server streams 8 characters at a time: the answer comes in many pieces, not at the end in one.
       expect(pieces.length).toBeGreaterThan(5);
@@ -97,8 +100,8 @@ describe('a definition with a streaming model', () => {
     const result = await new AgentExecutor({ runsDir: dir, env: {} }).execute(streamingAgent(), { inputs: { order: 'A-1001' }, onActivity: (a) => activity.push(a) });
     expect(result.success).toBe(true);
     const pieces = activity.flatMap((a) => (a.type === 'content_chunk' ? [a] : []));
-    expect(pieces.filter((p) => p.attempt === 1).map((p) => p.content).join('')).toBe('{"action":"final","message":"Order A-1001 ');
-    expect(pieces.filter((p) => p.attempt === 2).map((p) => p.content).join('')).toBe(FINAL);
+    expect(pieces.filter((p) => p.attempt === 1).map((p) => p.content).join('')).toBe('Order A-1001 ');
+    expect(pieces.filter((p) => p.attempt === 2).map((p) => p.content).join('')).toBe(MESSAGE);
     expect(pieces.map((p) => p.attempt)).toEqual([...pieces.map((p) => p.attempt)].sort());
     expect(activity.map((a) => a.type).filter((t) => t !== 'content_chunk')).toEqual(['turn_start', 'turn_end']);
   });

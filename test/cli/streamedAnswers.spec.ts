@@ -8,6 +8,7 @@ import { createProgressPrinter } from '../../src/cli/progress.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { resumeFromLog, runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { REPO_ROOT } from '../support/cli.js';
+import { answerTextOf } from '../support/answerTextOf.js';
 
 // `redflow run` shows the model's answer on its status line while the model writes it: runFlowFile
 // hands the pieces over (onChunk), and the progress printer draws the end of them on a terminal.
@@ -59,7 +60,9 @@ describe('answers shown as they stream', () => {
       const { events } = await readJsonlLog(logPath);
       const answers = events.flatMap((e) => (e.type === 'model.answered' ? [[e.iteration, e.data.text] as const] : []));
       expect(answers.length).toBeGreaterThan(1);
-      for (const [iteration, text] of answers) expect(chunks.filter((c) => c.iteration === iteration).map((c) => c.text).join('')).toBe(text);
+      // Each answer's pieces are its text for people: the final answer's message, nothing of a tool call.
+      for (const [iteration, text] of answers) expect(chunks.filter((c) => c.iteration === iteration).map((c) => c.text).join('')).toBe(answerTextOf(text));
+      expect(chunks.map((c) => c.text).join('')).not.toBe('');
       expect(chunks.every((c) => c.traceId === events[0]?.traceId)).toBe(true);
 
       // Resumed from its first two events, the rest of the answers are shown too.
@@ -67,7 +70,7 @@ describe('answers shown as they stream', () => {
       await writeFile(cut, (await readFile(logPath, 'utf8')).split('\n').slice(0, 2).join('\n') + '\n');
       const resumedChunks: RunChunk[] = [];
       await (await resumeFromLog({ logPath: cut, env: {}, onChunk: (c) => resumedChunks.push(c) })).finished();
-      expect(resumedChunks.map((c) => c.text).join('')).toBe(answers.map(([, text]) => text).join(''));
+      expect(resumedChunks.map((c) => c.text).join('')).toBe(answers.map(([, text]) => answerTextOf(text)).join(''));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

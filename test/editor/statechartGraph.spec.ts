@@ -24,8 +24,8 @@ describe('the statechart diagram', () => {
     expect(arrow(ReactState.AwaitingModel, ReactState.Validating)).toMatchObject({ trigger: 'event', labels: ['model.answer'] });
     expect(arrow(ReactState.AwaitingModel, ReactState.Concluding)?.labels).toEqual(['model.failure']);
     expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerIsInvalid', 'answerIsFinal', 'answerDelegates'] });
-    // A final output sent back for repair, and a question to a person with its answer.
-    expect(arrow(ReactState.Validating, ReactState.AwaitingModel)).toMatchObject({ trigger: 'always', labels: ['outputNeedsRepair'] });
+    // An invalid answer or a final output sent back for repair, and a question to a person with its answer.
+    expect(arrow(ReactState.Validating, ReactState.AwaitingModel)).toMatchObject({ trigger: 'always', labels: ['answerNeedsRepair', 'outputNeedsRepair'] });
     expect(arrow(ReactState.Validating, ReactState.AwaitingHuman)).toMatchObject({ trigger: 'always', labels: ['answerAsksPerson'] });
     expect(arrow(ReactState.AwaitingHuman, ReactState.CheckingStop)?.labels).toEqual(['human.answer']);
     expect(arrow(ReactState.AwaitingHuman, ReactState.Concluding)?.labels).toEqual(['wait.expire']);

@@ -16,10 +16,12 @@ import { recordingSleep } from '../support/modelCalls.js';
 
 // A model call can show its answer live, piece by piece (ModelCallOptions.onChunk), while the
 // answer it returns (what the log records) stays whole: checked against local servers speaking
-// the Chat Completions and the Messages streaming protocols.
+// the Chat Completions and the Messages streaming protocols. The pieces are the answer's text
+// only: a final answer's message, never the answer format's JSON.
 
 const REQUEST: ModelRequest = { traceId: 'trace-1', iteration: 1, messages: [{ role: 'user', content: 'Where is order A-1001?' }] };
-const FINAL = '{"action":"final","message":"Order A-1001 shipped with FastShip on Monday; tracking FS-77812.","confidence":0.9}';
+const MESSAGE = 'Order A-1001 shipped with FastShip on Monday; tracking FS-77812.';
+const FINAL = `{"action":"final","message":"${MESSAGE}","confidence":0.9}`;
 const retry = { sleep: recordingSleep([]), random: () => 0.5, baseDelayMs: 1, maxDelayMs: 2 };
 
 describe('streamed answers, piece by piece', () => {
@@ -42,7 +44,7 @@ describe('streamed answers, piece by piece', () => {
     expect(answer.text).toBe(FINAL);
     // The server sends 8 characters at a time; the pieces are cut at whitespace, so several come.
     expect(chunks.length).toBeGreaterThan(3);
-    expect(chunks.map((c) => c.text).join('')).toBe(FINAL);
+    expect(chunks.map((c) => c.text).join('')).toBe(MESSAGE);
     expect(chunks.every((c) => c.attempt === 1 && c.text !== '')).toBe(true);
   });
 
@@ -53,7 +55,7 @@ describe('streamed answers, piece by piece', () => {
     const answer = await model.complete(REQUEST, new AbortController().signal, { onChunk: (chunk) => chunks.push(chunk) });
     expect(answer.text).toBe(FINAL);
     expect(chunks.length).toBeGreaterThan(3);
-    expect(chunks.map((c) => c.text).join('')).toBe(FINAL);
+    expect(chunks.map((c) => c.text).join('')).toBe(MESSAGE);
   });
 
   it('should number the pieces of a retried attempt, which starts the answer again', async () => {
@@ -62,8 +64,8 @@ describe('streamed answers, piece by piece', () => {
     const model = createOpenAiChatModel({ baseUrl: chat.baseUrl, model: 'gpt-test', timeoutMs: 2000, retry });
     const answer = await model.complete(REQUEST, new AbortController().signal, { onChunk: (chunk) => chunks.push(chunk) });
     expect(answer.attempts).toBe(2);
-    expect(chunks.filter((c) => c.attempt === 1).map((c) => c.text).join('')).toBe('{"action":"final","message":"half an ');
-    expect(chunks.filter((c) => c.attempt === 2).map((c) => c.text).join('')).toBe(FINAL);
+    expect(chunks.filter((c) => c.attempt === 1).map((c) => c.text).join('')).toBe('half an ');
+    expect(chunks.filter((c) => c.attempt === 2).map((c) => c.text).join('')).toBe(MESSAGE);
     // Attempt 1's pieces all come before attempt 2's.
     expect(chunks.map((c) => c.attempt)).toEqual([...chunks.map((c) => c.attempt)].sort());
   });
@@ -77,9 +79,37 @@ describe('streamed answers, piece by piece', () => {
     const answer = await model.complete(REQUEST, new AbortController().signal, { onChunk: (chunk) => chunks.push(chunk) });
     expect(answer.text).toBe(`{"action":"final","message":"you sent ${REDACTED} to me","confidence":0.9}`);
     const shown = chunks.map((c) => c.text).join('');
-    expect(shown).toBe(answer.text);
+    expect(shown).toBe(`you sent ${REDACTED} to me`);
     // The key is 28 characters and the server sends 8 at a time: no piece holds any 8 of them.
     for (const chunk of chunks) for (let i = 0; i + 8 <= key.length; i += 1) expect(chunk.text).not.toContain(key.slice(i, i + 8));
+  });
+
+  it('should redact a key the message spells with JSON escapes, cut across pieces, once decoded', async () => {
+    const key = 'sk-user-ESCAPED-5d2c8e1f7a3b';
+    // "E" as \u0045, and a newline and a quote escaped around it: the stream never holds the key as written.
+    const spelled = key.replace('E', '\\u0045');
+    const answerJson = `{"action":"final","message":"line one\\nyou sent ${spelled} and \\"quoted\\" \\u0041","confidence":0.9}`;
+    chat.enqueue({ kind: 'completion', content: answerJson });
+    const chunks: ModelChunk[] = [];
+    const model = withApiKey(createOpenAiChatModel({ baseUrl: chat.baseUrl, model: 'gpt-test', timeoutMs: 2000, retry }), key);
+    await model.complete(REQUEST, new AbortController().signal, { onChunk: (chunk) => chunks.push(chunk) });
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.map((c) => c.text).join('')).toBe(`line one\nyou sent ${REDACTED} and "quoted" A`);
+    for (const chunk of chunks) for (let i = 0; i + 8 <= key.length; i += 1) expect(chunk.text).not.toContain(key.slice(i, i + 8));
+  });
+
+  it('should show nothing of a tool call, and plain text as it is', async () => {
+    chat.enqueue(
+      { kind: 'completion', content: '{"message":"looking it up","action":"tool","tool":"lookup","input":{"message":"x"},"confidence":0.5}' },
+      { kind: 'completion', content: 'Plain words, {not JSON} and "quotes".' },
+    );
+    const model = createOpenAiChatModel({ baseUrl: chat.baseUrl, model: 'gpt-test', timeoutMs: 2000, retry });
+    const tool: ModelChunk[] = [];
+    await model.complete(REQUEST, new AbortController().signal, { onChunk: (chunk) => tool.push(chunk) });
+    expect(tool).toEqual([]);
+    const plain: ModelChunk[] = [];
+    await model.complete(REQUEST, new AbortController().signal, { onChunk: (chunk) => plain.push(chunk) });
+    expect(plain.map((c) => c.text).join('')).toBe('Plain words, {not JSON} and "quotes".');
   });
 
   it('should keep answering when whoever watches the pieces throws', async () => {
@@ -98,7 +128,8 @@ describe('streamed answers, piece by piece', () => {
     const answer = await createScriptedModel([{ action: 'final', message: 'hi', confidence: 1 }]).complete(REQUEST, new AbortController().signal, {
       onChunk: (chunk) => chunks.push(chunk),
     });
-    expect(chunks).toEqual([{ text: answer.text, attempt: 1 }]);
+    expect(answer.text).toBe('{"action":"final","message":"hi","confidence":1}');
+    expect(chunks).toEqual([{ text: 'hi', attempt: 1 }]);
   });
 
   it('should publish the pieces of a served model on the run\'s chunk subject, not on its trace subjects', async () => {
@@ -113,7 +144,7 @@ describe('streamed answers, piece by piece', () => {
     const reply = await transport.request(Subject.model('acme', 'llm'), REQUEST, { timeoutMs: 5000 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(reply.ok).toBe(true);
-    expect(published.map((c) => c.text).join('')).toBe(FINAL);
+    expect(published.map((c) => c.text).join('')).toBe(MESSAGE);
     expect(published.every((c) => c.traceId === 'trace-1' && c.iteration === 1 && c.attempt === 1)).toBe(true);
     expect(onTrace).toEqual([]);
     await transport.close();

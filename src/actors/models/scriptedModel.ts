@@ -96,8 +96,12 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
         }
         if (signal.aborted) throw abortError(signal, 'the scripted model call');
       }
-      // Nothing is streamed: the live view gets the whole answer as one piece.
-      deliverChunk(call?.onChunk, { text, attempt: 1 });
+      // Nothing is streamed: the live view gets the answer's text (its message) as one piece.
+      if (call?.onChunk !== undefined) {
+        const extractor = (await import('./answerText.js')).createAnswerTextExtractor();
+        const shown = extractor.push(text) + extractor.flush();
+        if (shown !== '') deliverChunk(call.onChunk, { text: shown, attempt: 1 });
+      }
       return { text, attempts: 1 };
     },
   };

@@ -109,17 +109,22 @@ export function createStreamingModel(settings: CheckedSettings, provider: Stream
         });
       }
       const onChunk = options?.onChunk;
+      // The JSON reader is loaded by the first call that streams, not by `import 'redflow'`.
+      const answerText = onChunk === undefined ? undefined : (await import('./answerText.js')).createAnswerTextExtractor;
       const { value, attempts } = await retryWithBackoff(
         async (n) => {
           attemptsMade = n;
-          if (onChunk === undefined) return attempt(request, apiKey, signal, context, undefined);
+          if (onChunk === undefined || answerText === undefined) return attempt(request, apiKey, signal, context, undefined);
           // Each attempt starts the answer again; what an earlier one showed is void (its `attempt` says so).
+          // The pieces shown are the answer's text only (its message), escapes decoded, then redacted:
+          // a key spelled with escapes is a key again once decoded.
+          const text = answerText();
           const chunks = createChunkRedactor(redact);
-          const show = (text: string) => {
-            if (text !== '') deliverChunk(onChunk, { text, attempt: n });
+          const show = (shown: string) => {
+            if (shown !== '') deliverChunk(onChunk, { text: shown, attempt: n });
           };
-          const answer = await attempt(request, apiKey, signal, context, (piece) => show(chunks.push(piece)));
-          show(chunks.flush());
+          const answer = await attempt(request, apiKey, signal, context, (piece) => show(chunks.push(text.push(piece))));
+          show(chunks.push(text.flush()) + chunks.flush());
           return answer;
         },
         { ...retry, maxRetries, signal },

@@ -95,7 +95,7 @@ function verdictText(verdict: AnswerVerdict): string {
     case 'delegate':
       return `delegated · ${verdict.agentId}`;
     case 'rejected':
-      return `✖ rejected${verdict.error ? ` · ${verdict.error.code}` : ''}`;
+      return `✖ rejected${verdict.error ? ` · ${verdict.error.code}` : ''}${'repaired' in verdict ? ' · sent back for repair' : ''}`;
     case 'ended':
       return `run ended · ${verdict.reason}`;
     case 'pending':
@@ -172,6 +172,16 @@ function ToolCall({ tool, ended }: { tool: ToolCallDetails; ended: IterationDeta
 
 /** The model's question to a person and the answer, or its final output sent back with the schema's errors. */
 function ExchangeView({ exchange }: { exchange: Exchange }) {
+  if (exchange.kind === 'answer_repair') {
+    return (
+      <>
+        <h5 className="step__title">Answer rejected, sent back for repair</h5>
+        <div className="step__exchange" data-testid="step-exchange" data-kind={exchange.kind}>
+          {exchange.error !== undefined && <ErrorLine error={exchange.error} testId="step-answer-rejected" />}
+        </div>
+      </>
+    );
+  }
   if (exchange.kind === 'output_repair') {
     return (
       <>

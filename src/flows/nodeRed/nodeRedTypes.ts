@@ -72,6 +72,7 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       reasoning: FieldKind.Text,
       outputSchema: FieldKind.Json,
       outputRepair: FieldKind.Boolean,
+      onInvalidAnswer: FieldKind.Json,
     },
   },
   [NodeRedType.Model]: {
