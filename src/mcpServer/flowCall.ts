@@ -76,6 +76,8 @@ export async function callFlowTool(ports: FlowCallPorts, call: FlowCall): Promis
     // Nothing was recorded: an input the flow refuses, a flow that stopped validating, a server closing.
     return failed(toErrorInfo(thrown, ErrorCode.HTTP_INTERNAL_ERROR));
   }
+  // The first progress names the run: a client that cancels the call can still find its log.
+  call.onProgress?.(`run ${traceId} started`);
   const cancel = () => void ports.backend.abort(traceId, 'cancelled by the MCP client').catch(() => undefined);
   signal.addEventListener('abort', cancel, { once: true });
   try {
