@@ -1,6 +1,8 @@
 // What the MCP server's tests share: the fixture flows, a `redflow mcp` started by the SDK's own
 // stdio client, and a run's log followed to its end.
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -48,4 +50,13 @@ export async function logToTheEnd(runsDir: string, traceId: string): Promise<Age
 /** The trace id a call's first progress message names (`run <traceId> started`). */
 export function traceIdOfProgress(message: string | undefined): string | undefined {
   return /^run (\S+) started$/.exec(message ?? '')?.[1];
+}
+
+const INSPECTOR = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'inspector-cli', 'build');
+
+/** The MCP Inspector's CLI, `mcp-inspector-cli --cli <target…> <options…>`: its stdout as JSON. */
+export async function inspector(args: readonly string[]): Promise<unknown> {
+  // Run from its own build folder: it looks for its package.json relative to the working directory.
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(INSPECTOR, 'cli.js'), '--cli', ...args], { cwd: INSPECTOR, env: childEnv(), timeout: 30_000 });
+  return JSON.parse(stdout) as unknown;
 }
