@@ -69,12 +69,18 @@ export function createFlowMcpServer(options: FlowMcpServerOptions): Server {
     }
     const progressToken = request.params._meta?.progressToken;
     let progress = 0;
+    // Sent in order, and all before the result: a client forgets a call's progress once it has its result.
+    let sent = Promise.resolve();
     const onProgress =
       progressToken === undefined
         ? undefined
-        : (message: string) =>
-            void extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: ++progress, message } }).catch(() => undefined);
-    return callFlowTool(options, { tool, args: request.params.arguments, signal: extra.signal, ...(onProgress !== undefined && { onProgress }) });
+        : (message: string) => {
+            const params = { progressToken, progress: ++progress, message };
+            sent = sent.then(() => extra.sendNotification({ method: 'notifications/progress', params })).catch(() => undefined);
+          };
+    const result = await callFlowTool(options, { tool, args: request.params.arguments, signal: extra.signal, ...(onProgress !== undefined && { onProgress }) });
+    await sent;
+    return result;
   });
   return server;
 }
