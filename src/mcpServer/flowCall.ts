@@ -94,7 +94,9 @@ export async function callFlowTool(ports: FlowCallPorts, call: FlowCall): Promis
     return failed(
       signal.aborted
         ? errorInfo(ErrorCode.RUN_ABORTED, `the call was cancelled; its run ${traceId} is aborted`)
-        : errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} stopped before it ended (the server is shutting down)`, { hint: `redflow resume its log to continue it` }),
+        : errorInfo(ErrorCode.SERVER_CLOSING, `the server is shutting down and stopped following run ${traceId}: its log says how it ended`, {
+            hint: 'an embedded run is aborted when its server stops (redflow replay shows its log); call the tool again once the server is back',
+          }),
       traceId,
     );
   } catch (thrown) {

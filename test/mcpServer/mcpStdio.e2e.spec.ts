@@ -161,6 +161,29 @@ describe('redflow mcp, attacked or cut off', () => {
     }
   });
 
+  it('should abort the runs under way when its client goes away (stdin closed), and exit', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'redflow-mcp-gone-'));
+    const gone = await connectStdio(dir);
+    try {
+      const exited = new Promise((resolve) => gone.transport.onclose = () => resolve(undefined));
+      const progress: string[] = [];
+      const call = gone.client.callTool({ name: 'slow', arguments: { input: 'go' } }, undefined, {
+        onprogress: ({ message }) => {
+          progress.push(message ?? '');
+          if (message === 'turn 1: calling wait') void gone.client.close();
+        },
+      });
+      // The server's closing, said as the call's result when it is out before the connection closes.
+      expect(await call.then(textOf, (error: Error) => error.message)).toMatch(/^SERVER_CLOSING: |closed/i);
+      await exited;
+      const events = await logToTheEnd(dir, traceIdOfProgress(progress[0]) as string);
+      expect(events.at(-1)).toMatchObject({ type: 'run.failed', data: { outcome: { reason: 'aborted' } } });
+      expect(gone.stderr()).toContain('redflow mcp: stdin ended: stopping (runs under way are aborted)');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('should leave a run its server was killed in the middle of as a log that resume continues, the call failing', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'redflow-mcp-killed-'));
     const killed = await connectStdio(dir);
