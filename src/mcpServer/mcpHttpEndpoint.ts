@@ -20,6 +20,17 @@ const MAX_SESSIONS = 64;
 export function createMcpHttpEndpoint(options: FlowMcpServerOptions): McpEndpoint {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let closing = false;
+  // A flow left out is said once for the endpoint, not once for each session that lists the tools.
+  const told = new Set<string>();
+  const served: FlowMcpServerOptions = {
+    ...options,
+    onSkipped: (flow) => {
+      const key = `${flow.flowId}\n${flow.error.code}\n${flow.error.message}`;
+      if (told.has(key)) return;
+      told.add(key);
+      options.onSkipped?.(flow);
+    },
+  };
 
   const open = async (): Promise<StreamableHTTPServerTransport> => {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
@@ -37,7 +48,7 @@ export function createMcpHttpEndpoint(options: FlowMcpServerOptions): McpEndpoin
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
     };
-    await createFlowMcpServer(options).connect(transport);
+    await createFlowMcpServer(served).connect(transport);
     return transport;
   };
 

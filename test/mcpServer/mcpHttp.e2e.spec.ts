@@ -19,6 +19,7 @@ interface Served {
   readonly url: string;
   readonly mcp: URL;
   readonly exited: Promise<number | null>;
+  readonly stderr: () => string;
 }
 
 /** `redflow serve --port 0 …` in the repository: its URL and MCP URL once it prints them. */
@@ -36,7 +37,7 @@ async function startServe(args: readonly string[]): Promise<Served> {
     });
     void exited.then((code) => reject(new Error(`serve exited (${code}):\n${stdout}\n${stderr}`)));
   });
-  return { child, url, mcp: new URL('/mcp', url), exited };
+  return { child, url, mcp: new URL('/mcp', url), exited, stderr: () => stderr };
 }
 
 async function connect(served: Served, token: string | undefined): Promise<Client> {
@@ -132,6 +133,15 @@ describe('redflow serve --mcp (Streamable HTTP)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(answer.status).toBe(404);
+  });
+});
+
+describe('redflow serve --mcp, on its log', () => {
+  it('should warn once of each flow it leaves out, however many clients list the tools', async () => {
+    const second = await connect(served, TOKEN);
+    await second.listTools();
+    await second.close();
+    expect(served.stderr().match(/warning NO_MODEL: MCP: the flow "broken" is not offered/g)).toHaveLength(1);
   });
 });
 
