@@ -80,6 +80,8 @@ export async function callFlowTool(ports: FlowCallPorts, call: FlowCall): Promis
   call.onProgress?.(`run ${traceId} started`);
   const cancel = () => void ports.backend.abort(traceId, 'cancelled by the MCP client').catch(() => undefined);
   signal.addEventListener('abort', cancel, { once: true });
+  // Cancelled while the run was starting: the listener came too late to hear it.
+  if (signal.aborted) cancel();
   try {
     const events = await followUntilSettled(ports.backend, traceId, signal, call.onProgress);
     const last = events.at(-1);
