@@ -209,6 +209,9 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   AGENT_INPUT_INVALID: 'invalid_input',
   AGENT_OUTPUT_INVALID: 'internal',
 
+  MCP_TOOL_UNKNOWN: 'not_found',
+  MCP_ARGUMENTS_INVALID: 'invalid_input',
+  MCP_TOOL_NAME_INVALID: 'invalid_data',
   INSPECT_UNAVAILABLE: 'unavailable',
 
   // Node-RED.

@@ -250,6 +250,14 @@ export const ErrorCode = {
   /** The final answer of a definition's run does not match its `outputConfig.schema` (the run still ends done; the result says so). */
   AGENT_OUTPUT_INVALID: 'AGENT_OUTPUT_INVALID',
 
+  // The MCP server (`redflow mcp`, `redflow serve --mcp`): flows served as MCP tools.
+  /** A `tools/call` names no tool this server offers (no flow by that tool name, or one left out with --only). */
+  MCP_TOOL_UNKNOWN: 'MCP_TOOL_UNKNOWN',
+  /** A `tools/call`'s arguments are not what the flow's tool takes (its input schema): nothing was run. */
+  MCP_ARGUMENTS_INVALID: 'MCP_ARGUMENTS_INVALID',
+  /** A flow's id makes no MCP tool name (over 64 characters once made one, or the same name as another flow's): the flow is not offered. */
+  MCP_TOOL_NAME_INVALID: 'MCP_TOOL_NAME_INVALID',
+
   // Stately inspector.
   /** The inspector relay or WebSocket could not be reached. */
   INSPECT_UNAVAILABLE: 'INSPECT_UNAVAILABLE',

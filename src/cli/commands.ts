@@ -30,6 +30,7 @@ import { waitingMessage } from '../runtime/runWaitingError.js';
 import { STEP_TEXT_LIMIT } from './formatSteps.js';
 import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
 import { serve } from './serveCommand.js';
+import { mcp } from './mcpCommand.js';
 import { convert } from './convertCommand.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
@@ -377,7 +378,7 @@ const resume: Command = {
 };
 
 /** Every subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, convert];
+export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, mcp, convert];
 
 /** The command that answers a wait, on its run's log. */
 function answeredBy(wait: RunWait, log: string): string {

@@ -8,14 +8,15 @@ import type { FlowStore } from '../server/flowStore.js';
 import { NODE_RED_TOKEN_ENV, nodeRedAdmin } from '../server/nodeRed/nodeRedAdmin.js';
 import { nodeRedFlowStore } from '../server/nodeRed/nodeRedFlowStore.js';
 import { createNodeRedRunBackend } from '../server/nodeRed/nodeRedRunBackend.js';
-import { DEFAULT_FLOWS_DIR, DEFAULT_HOST, DEFAULT_PORT, createRedflowServer } from '../server/server.js';
+import { DEFAULT_FLOWS_DIR, DEFAULT_HOST, DEFAULT_PORT, MCP_PATH, createRedflowServer, type RedflowServerOptions } from '../server/server.js';
+import { answerOnServer } from '../mcpServer/answerHints.js';
 import { help, parse, usageError } from './args.js';
 import { allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import type { Command } from './command.js';
 import { ExitCode } from './exitCodes.js';
 import { exitAfterGrace, stopWithin } from './stopWithin.js';
 import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, natsUrl, subjectPrefix } from './natsOptions.js';
-import { line, styles } from './output.js';
+import { line, styles, type Output } from './output.js';
 import { inspectOptionSpecs, inspectOptionsHelp, inspectSessionOptions } from './inspectCommand.js';
 import { sayInspectorIsHosted } from './inspectorPage.js';
 import { openInspectSession, type InspectSession } from '../inspect/index.js';
@@ -25,7 +26,7 @@ import { loadStepModels } from '../stepService/stepModels.js';
 import { jsonlStepLogs, type StepLogs } from '../stepService/stepLogs.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
-                     [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>]
+                     [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>] [--mcp]
                      [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
        redflow serve --node-red <url> [--node-red-token <token>] [--host …] [--port …] [--token …] [--open] [--verbose]
 
@@ -48,6 +49,8 @@ cluster of workers (\`redflow worker\`), where they go on when the server stops.
   --workspace <dir>  the folder the step service reads context files from (explicit_context_paths,
                      pinned items in .redflow/pins, the focused file); without it, none are read
   --verbose          log every request (method, path, status, time) on stderr
+  --mcp              also serve the flows as the tools of an MCP server over Streamable HTTP at /mcp,
+                     behind the same token as the API (see \`redflow mcp\` for stdio)
   --node-red <url>   edit and run the flows of the Node-RED at <url> (its Admin API) instead of a flows
                      directory: each tab with Redflow nodes is a flow; Save deploys it, Run runs it in
                      Node-RED's agent node (node-red-contrib-redflow installed there), followed live
@@ -86,6 +89,7 @@ export const serve: Command = {
         ...natsOptionSpecs,
         'node-red': { type: 'string' },
         'node-red-token': { type: 'string' },
+        mcp: { type: 'boolean' },
       },
       serveUsage,
     );
@@ -164,7 +168,9 @@ export const serve: Command = {
       backend = createNodeRedRunBackend({ admin });
     }
 
-    let server;
+    let server: Awaited<ReturnType<typeof createRedflowServer>> | undefined;
+    // Loaded only with --mcp: a server without it never loads the MCP SDK.
+    const mcp = values.mcp === true ? await mcpEndpoint(() => server?.url ?? `http://${host}:${port}/`, output) : undefined;
     try {
       server = await createRedflowServer({
         ...(flows !== undefined && { flows }),
@@ -178,6 +184,7 @@ export const serve: Command = {
         ...(backend !== undefined && { backend }),
         ...(inspector !== undefined && backend === undefined && { inspector }),
         ...(values.verbose === true && { logRequest: log }),
+        ...(mcp !== undefined && { mcp }),
         logError: (text) => line(output.err, s.red(text)),
       });
     } catch (error) {
@@ -187,6 +194,7 @@ export const serve: Command = {
       throw error;
     }
     line(output.out, `redflow serve: ${s.bold(server.url)}`);
+    if (mcp !== undefined) line(output.out, `MCP (Streamable HTTP): ${s.bold(new URL(MCP_PATH, server.url).href)}`);
     line(
       output.err,
       s.dim(
@@ -233,6 +241,18 @@ function followedIntoInspector(backend: RunBackend, session: InspectSession): Ru
       return started;
     },
   };
+}
+
+/** The `/mcp` endpoint of `--mcp`, with each flow it leaves out warned of on stderr. */
+async function mcpEndpoint(url: () => string, output: Output): Promise<NonNullable<RedflowServerOptions['mcp']>> {
+  const { createMcpHttpEndpoint } = await import('../mcpServer/mcpHttpEndpoint.js');
+  const s = styles(output.color);
+  return (ports) =>
+    createMcpHttpEndpoint({
+      ...ports,
+      howToAnswer: answerOnServer(url),
+      onSkipped: (flow) => line(output.err, s.yellow(`warning ${flow.error.code}: MCP: the flow "${flow.flowId}" is not offered: ${flow.error.message}`)),
+    });
 }
 
 function portOf(value: string | undefined): number {

@@ -66,7 +66,22 @@ export interface RedflowServerOptions {
    * refused requests whose answer withheld a path or address, on one line; default stderr.
    */
   readonly logError?: (line: string) => void;
+  /**
+   * Serves `/mcp` (`redflow serve --mcp`) with the endpoint this makes from the server's flows and
+   * run backend, behind the same token as the API; without it, `/mcp` is not served.
+   */
+  readonly mcp?: (ports: { readonly flows: FlowStore; readonly backend: RunBackend }) => McpEndpoint;
 }
+
+/** An HTTP endpoint of another protocol on the server's port (the MCP server at `/mcp`). */
+export interface McpEndpoint {
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Ends its sessions; the server calls it before it closes its backend. */
+  close(): Promise<void>;
+}
+
+/** Where {@link RedflowServerOptions.mcp}'s endpoint is served. */
+export const MCP_PATH = '/mcp';
 
 /** A running `redflow serve`. */
 export interface RedflowServer {
@@ -134,6 +149,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
     }),
   );
   const editorFiles = createEditorFiles(options.editorDir ?? DEFAULT_EDITOR_DIR);
+  const mcp = options.mcp?.({ flows, backend });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = req.url ?? '/';
@@ -146,6 +162,11 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
     res.setHeader('Referrer-Policy', 'no-referrer');
     if (token === undefined) assertLocalHostHeader(req.headers);
     if (!pathname.startsWith('/')) throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, 'the request target must be a path'));
+    if (pathname === MCP_PATH && mcp !== undefined) {
+      // The API's token: an MCP client sends it as Authorization: Bearer, as any API client does.
+      if (token !== undefined) authorize(req.headers, query, token, { queryToken: false });
+      return mcp.handle(req, res);
+    }
     if (pathname !== '/api' && !pathname.startsWith('/api/')) return editorFiles(req, res, pathname);
     const match = router.match(req.method ?? '', pathname);
     // The token is checked before the route is known, so an unauthorised client learns nothing of the API.
@@ -223,6 +244,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
         // Aborting the runs ends their streams (each gets its last event and `end`) before the
         // sockets are cut; idle keep-alive connections are closed at once.
         server.closeIdleConnections();
+        await mcp?.close();
         await backend.close();
         server.closeAllConnections();
         await stopped;

@@ -40,7 +40,7 @@ describe("import 'redflow'", () => {
   it('should load no server, inspector, WebSocket, PostgreSQL, NATS or provider SDK code', async () => {
     const loaded = await loadedBy('./dist/index.js');
     const packages = new Set(loaded.files.map(packageOf).filter((name) => name !== undefined));
-    for (const heavy of ['pg', 'ws', '@statelyai/inspect', 'partysocket', 'superjson', '@nats-io/transport-node', '@nats-io/jetstream', 'tsx', 'openai', '@anthropic-ai/sdk', '@opentelemetry/api']) {
+    for (const heavy of ['pg', 'ws', '@statelyai/inspect', 'partysocket', 'superjson', '@nats-io/transport-node', '@nats-io/jetstream', 'tsx', 'openai', '@anthropic-ai/sdk', '@opentelemetry/api', '@modelcontextprotocol/sdk']) {
       expect(packages, `root import loaded ${heavy}`).not.toContain(heavy);
     }
     const own = loaded.files.filter((file) => file.startsWith(path.join(root, 'dist') + path.sep)).map((file) => path.relative(path.join(root, 'dist'), file));
@@ -56,6 +56,12 @@ describe("import 'redflow'", () => {
     // The embedded runtime itself is there: the check would pass vacuously on an empty file otherwise.
     expect(own).toEqual(expect.arrayContaining(['index.js', path.join('host', 'embeddedFlowRun.js'), path.join('machines', 'reactMachine.js')]));
     expect(packages).toContain('xstate');
+  });
+
+  it('should leave the MCP SDK to `redflow mcp` and `serve --mcp`: `redflow --version` (the CLI\'s entry) does not load it', async () => {
+    const cli = await loadedBy('./dist/cli/main.js');
+    expect(cli.files.map(packageOf)).not.toContain('@modelcontextprotocol/sdk');
+    expect(cli.files.filter((file) => file.includes(`${path.sep}mcpServer${path.sep}`)).map((file) => path.basename(file)).sort()).toEqual(['answerHints.js', 'flowTools.js']);
   });
 
   it('should resolve every subpath to its entry point, each loading its own part', async () => {
