@@ -3,6 +3,7 @@
  * memory actors over the transport. The machine owns them; actors import them from here.
  */
 import type { ConversationTurnData, TokenUsage } from '../contracts/schema-types.js';
+import type { DecisionContract } from '../validation/decisionContract.js';
 
 export type { ToolResult } from '../events/eventTypes.js';
 
@@ -35,6 +36,11 @@ export interface ModelRequest {
   readonly traceId: string;
   readonly iteration: number;
   readonly messages: readonly ChatMessage[];
+  /**
+   * What the answer may be, for a model that holds the model to it (constrained output, native
+   * tools). Added by the run's transport, not by the statechart, and never logged.
+   */
+  readonly decision?: DecisionContract;
 }
 
 /**

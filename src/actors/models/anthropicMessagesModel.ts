@@ -17,6 +17,24 @@ import {
 } from './modelSettings.js';
 import { AnswerText, asRecord, isCount, protocolError, requireEventStream, streamEndedEarly } from './streamChecks.js';
 import { createStreamingModel, type StreamedAnswer } from './streamingModel.js';
+import type { DecisionContract } from '../../validation/decisionContract.js';
+import { structuredAnswerText } from './decisionAnswer.js';
+import { DECISION_SCHEMA_NAME, decisionSchemaFor } from './decisionSchema.js';
+import { nativeAnswerText, nativeFunctionsFor, type NativeCall } from './nativeTools.js';
+
+/** How one request asks for its answer (see `decisionFormat` and `protocol`). */
+type Shape = { readonly kind: 'forced' | 'tools'; readonly decision: DecisionContract } | { readonly kind: 'text' };
+
+/** The request fields of a {@link Shape}: the decision as the input of a tool the model must call, or the allowed tools. */
+function shapeFields(shape: Shape): Record<string, unknown> {
+  if (shape.kind === 'text') return {};
+  if (shape.kind === 'forced') {
+    const tool = { name: DECISION_SCHEMA_NAME, description: 'Record your decision for this step.', input_schema: decisionSchemaFor(shape.decision).schema };
+    return { tools: [tool], tool_choice: { type: 'tool', name: DECISION_SCHEMA_NAME } };
+  }
+  const tools = nativeFunctionsFor(shape.decision).map((fn) => ({ name: fn.name, description: fn.description, input_schema: fn.parameters }));
+  return { tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
+}
 
 /** Settings of {@link createAnthropicMessagesModel}. `maxTokens` defaults to {@link ANTHROPIC_DEFAULTS.maxTokens} (the API requires one). */
 export type AnthropicMessagesModelConfig = ModelSettings;
@@ -93,8 +111,15 @@ function countTokens(usage: Record<string, unknown> | undefined, counted: { inpu
  * `text_delta`s and the usage of `message_start` updated by `message_delta` (whose counts are
  * cumulative).
  */
-async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: string, maxBytes: number, onText?: (piece: string) => void): Promise<StreamedAnswer> {
+async function readMessageStream(
+  stream: AsyncIterable<unknown>,
+  shownUrl: string,
+  maxBytes: number,
+  onText?: (piece: string) => void,
+  calls?: NativeCall[],
+): Promise<StreamedAnswer> {
   const text = new AnswerText(shownUrl, maxBytes, onText);
+  const building = new Map<number, { name: string; arguments: string; given: unknown }>();
   const counted: { input?: number; output?: number } = {};
   let stopped = false;
   let stopReason: string | undefined;
@@ -108,12 +133,21 @@ async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: strin
       case 'content_block_start': {
         const block = asRecord(event.content_block);
         if (block?.type === 'text' && typeof block.text === 'string') text.append(block.text);
-        if (block?.type === 'tool_use') toolUse = true;
+        if (block?.type === 'tool_use') {
+          toolUse = true;
+          const index = typeof event.index === 'number' ? event.index : building.size;
+          building.set(index, { name: typeof block.name === 'string' ? block.name : '', arguments: '', given: block.input });
+        }
         break;
       }
       case 'content_block_delta': {
         const delta = asRecord(event.delta);
         if (delta?.type === 'text_delta' && typeof delta.text === 'string') text.append(delta.text);
+        const call = typeof event.index === 'number' ? building.get(event.index) : undefined;
+        if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && call !== undefined) {
+          text.count(delta.partial_json);
+          call.arguments += delta.partial_json;
+        }
         break;
       }
       case 'message_delta': {
@@ -133,7 +167,10 @@ async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: strin
     }
   }
   if (!stopped) throw streamEndedEarly(shownUrl);
-  if (toolUse && text.text === '') {
+  if (calls !== undefined) {
+    // A block whose input came whole at its start (no deltas) keeps that input.
+    for (const call of building.values()) calls.push({ name: call.name, arguments: call.arguments === '' ? (JSON.stringify(call.given ?? {}) ?? '{}') : call.arguments });
+  } else if (toolUse && text.text === '') {
     throw protocolError(
       `${shownUrl}: the model answered with tool_use blocks and no text`,
       'Redflow expects the JSON answer as text; do not configure native tools for this model.',
@@ -182,7 +219,16 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
     });
   });
 
-  const body = (request: ModelRequest) => {
+  const format = config.decisionFormat ?? 'json_schema';
+  /** How one request asks for its answer: a forced tool with the decision's schema, native tools, or the prompt alone. */
+  const askFor = (request: ModelRequest): Shape => {
+    const { decision } = request;
+    if (decision !== undefined && config.protocol === 'tools') return { kind: 'tools', decision };
+    if (decision !== undefined && format === 'json_schema') return { kind: 'forced', decision };
+    return { kind: 'text' };
+  };
+
+  const body = (request: ModelRequest, shape: Shape) => {
     const { system, messages } = messagesOf(request);
     return {
       model: settings.model,
@@ -191,7 +237,16 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
       stream: true as const,
       ...(system !== undefined && { system }),
       ...(config.temperature !== undefined && { temperature: config.temperature }),
+      ...shapeFields(shape),
     };
+  };
+
+  /** The decision JSON text of an answer that came as tool calls. */
+  const answerOf = (shape: Shape, answer: StreamedAnswer, calls: readonly NativeCall[]): string => {
+    if (shape.kind === 'text') return answer.text;
+    if (shape.kind === 'tools') return nativeAnswerText(answer.text, calls, shape.decision);
+    const forced = calls.find((call) => call.name === DECISION_SCHEMA_NAME);
+    return structuredAnswerText(forced === undefined ? answer.text : forced.arguments, shape.decision);
   };
 
   return createStreamingModel(
@@ -202,9 +257,15 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
       notFoundHint: `the API root without /v1 (e.g. ${ANTHROPIC_DEFAULTS.baseUrl})`,
       async streamOnce(request, apiKey, signal, onText) {
         const client = await clientFor(apiKey);
-        const { data, response } = await client.messages.create(body(request), { signal }).withResponse();
+        const shape = askFor(request);
+        const { data, response } = await client.messages.create(body(request, shape), { signal }).withResponse();
         requireEventStream(response, shownUrl, () => data.controller.abort());
-        return readMessageStream(data, shownUrl, settings.maxResponseBytes, onText);
+        const calls: NativeCall[] = [];
+        // A forced tool's input is the answer: its pieces are what a live view shows.
+        const shown = shape.kind === 'forced' ? undefined : onText;
+        const answer = await readMessageStream(data, shownUrl, settings.maxResponseBytes, shown, shape.kind === 'text' ? undefined : calls);
+        if (shape.kind === 'forced' && onText !== undefined) for (const call of calls) onText(call.arguments);
+        return { ...answer, text: answerOf(shape, answer, calls) };
       },
     },
     config.retry,

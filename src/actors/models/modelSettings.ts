@@ -1,7 +1,7 @@
 import type { ModelLlmConfig } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { RetryOptions } from '../retry.js';
-import { registerSecret } from '../../secrets/secrets.js';
+import { redactSecrets, registerSecret } from '../../secrets/secrets.js';
 
 /** Settings every HTTP model provider takes (see `createOpenAiChatModel`, `createAnthropicMessagesModel`). */
 export interface ModelSettings {
@@ -24,7 +24,26 @@ export interface ModelSettings {
   readonly fetch?: typeof fetch | undefined;
   /** Backoff settings (e.g. tiny delays in tests). `maxRetries` above wins over `retry.maxRetries`. */
   readonly retry?: Omit<RetryOptions, 'signal' | 'shouldRetry' | 'maxRetries'> | undefined;
+  /**
+   * How the model is held to the decision's shape when a request carries its contract:
+   * `json_schema` (default) the provider's constrained output, `json_object` any JSON object
+   * (Chat Completions only), `none` the prompt alone. See docs/flows.md.
+   */
+  readonly decisionFormat?: DecisionFormat | undefined;
+  /** `tools`: the allowed tools go as the provider's native tools; `json` (default): the decision as JSON text. */
+  readonly protocol?: AnswerProtocol | undefined;
+  /** Where a model says something once worth an operator's eye (a fallback). Default: stderr, redacted. */
+  readonly log?: ((line: string) => void) | undefined;
 }
+
+/** The values of a model node's `decisionFormat`. */
+export type DecisionFormat = NonNullable<ModelLlmConfig['decisionFormat']>;
+
+/** The values of a model node's `protocol`. */
+export type AnswerProtocol = NonNullable<ModelLlmConfig['protocol']>;
+
+/** The default of {@link ModelSettings.log}: a line on stderr, cut of secrets. */
+export const logToStderr = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`);
 
 /** Defaults of {@link ModelSettings}, defined once. */
 export const MODEL_DEFAULTS = {
@@ -172,6 +191,8 @@ export function copyTuning(nodeConfig: ModelLlmConfig, config: { -readonly [K in
   if (nodeConfig.timeoutMs !== undefined) config.timeoutMs = nodeConfig.timeoutMs;
   if (nodeConfig.maxRetries !== undefined) config.maxRetries = nodeConfig.maxRetries;
   if (nodeConfig.maxResponseBytes !== undefined) config.maxResponseBytes = nodeConfig.maxResponseBytes;
+  if (nodeConfig.decisionFormat !== undefined) config.decisionFormat = nodeConfig.decisionFormat;
+  if (nodeConfig.protocol !== undefined) config.protocol = nodeConfig.protocol;
 }
 
 /** The `MODEL_KEY_MISSING` error for a provider's API that needs a key. */
