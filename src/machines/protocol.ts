@@ -3,7 +3,6 @@
  * memory actors over the transport. The machine owns them; actors import them from here.
  */
 import type { ConversationTurnData, TokenUsage } from '../contracts/schema-types.js';
-import type { DecisionContract } from '../validation/decisionContract.js';
 
 export type { ToolResult } from '../events/eventTypes.js';
 
@@ -21,6 +20,39 @@ export type { ToolResult } from '../events/eventTypes.js';
 export interface ChatMessage {
   readonly role: 'system' | 'user' | 'assistant';
   readonly content: string;
+}
+
+/** One tool the model may call, as the decision contract carries it. */
+export interface DecisionTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What an answer of a run may be, as data a model actor can turn into its provider's constrained
+ * output (a JSON Schema, a forced tool, native tools): the allowed tools with their input schemas,
+ * whether the agent reasons explicitly, and its outputSchema. It rides on each `ModelRequest`
+ * (which crosses NATS), so a model worker needs nothing of the flow; the core still validates
+ * every answer with its own rules.
+ *
+ * @example
+ * ```ts
+ * const contract = decisionContractFor(agent, toolSpecs);
+ * const request: ModelRequest = { traceId, iteration: 1, messages, decision: contract };
+ * ```
+ */
+export interface DecisionContract {
+  /**
+   * Equal for equal contracts, in any process (a hash of the rest): what a model actor caches the
+   * compiled schema by, since a contract that crossed NATS is a new object at each request.
+   */
+  readonly key: string;
+  readonly tools: readonly DecisionTool[];
+  /** The agent's reasoning is "explicit": answers carry thought, reflection, decision and reason. */
+  readonly explicitReasoning: boolean;
+  /** The agent's outputSchema: a final answer may carry an `output` matching it. */
+  readonly outputSchema?: unknown;
 }
 
 /**

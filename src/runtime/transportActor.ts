@@ -4,7 +4,7 @@ import type { ToolResult } from '../actors/tool.js';
 import { Header, type Headers, type Reply, type RequestOptions, type Transport } from '../actors/transport.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
-import type { DecisionContract } from '../validation/decisionContract.js';
+import type { DecisionContract } from '../machines/protocol.js';
 import type { Clock } from './clock.js';
 import { redactReply, type ReplyRedactor } from './redactReply.js';
 import { limitToolResult } from './dataLimits.js';

@@ -6,7 +6,7 @@ import { decisionSchemaFor } from '../../src/actors/models/decisionSchema.js';
 import type { ToolDefinition } from '../../src/actors/tool.js';
 import { ErrorCode } from '../../src/errors.js';
 import { buildAnswerRules } from '../../src/runtime/answerRules.js';
-import { decisionContractFor } from '../../src/validation/decisionContract.js';
+import { decisionContractFor } from '../../src/runtime/answerRules.js';
 import { validateModelAnswer } from '../../src/validation/validateModelAnswer.js';
 import { startFakeChatCompletionsServer, stopFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { agentConfig, countingTool, runWithModel } from '../support/harness.js';

@@ -3,7 +3,7 @@ import type { ModelChunk, ModelRequest } from '../../src/actors/model.js';
 import { createAnthropicMessagesModel } from '../../src/actors/models/anthropicMessagesModel.js';
 import { createOpenAiChatModel } from '../../src/actors/models/openAiChatModel.js';
 import { ErrorCode } from '../../src/errors.js';
-import { decisionContractFor } from '../../src/validation/decisionContract.js';
+import { decisionContractFor } from '../../src/runtime/answerRules.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fakeAnthropicServer.js';
 import { startFakeChatCompletionsServer, stopFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { agentConfig, countingTool, runWithModel } from '../support/harness.js';

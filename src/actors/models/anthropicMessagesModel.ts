@@ -17,20 +17,26 @@ import {
 } from './modelSettings.js';
 import { AnswerText, asRecord, isCount, protocolError, requireEventStream, streamEndedEarly } from './streamChecks.js';
 import { createStreamingModel, type StreamedAnswer } from './streamingModel.js';
-import type { DecisionContract } from '../../validation/decisionContract.js';
-import { structuredAnswerText } from './decisionAnswer.js';
-import { DECISION_SCHEMA_NAME, decisionSchemaFor } from './decisionSchema.js';
-import { nativeAnswerText, nativeFunctionsFor, type NativeCall } from './nativeTools.js';
+import type { DecisionContract } from '../model.js';
+import type * as DecisionProtocolModule from './decisionProtocol.js';
+import type { NativeCall } from './nativeTools.js';
 
 /** How one request asks for its answer (see `decisionFormat` and `protocol`). */
-type Shape = { readonly kind: 'forced' | 'tools'; readonly decision: DecisionContract } | { readonly kind: 'text' };
+type Shape = { readonly kind: 'forced' | 'tools'; readonly decision: DecisionContract; readonly protocol: DecisionProtocol } | { readonly kind: 'text' };
+
+/** The decision's constrained output and native tools: loaded with the first request that carries a contract. */
+type DecisionProtocol = typeof DecisionProtocolModule;
+
+/** Loaded with the first request that carries a decision contract. */
+let decisionProtocol: Promise<DecisionProtocol> | undefined;
 
 /** The request fields of a {@link Shape}: the decision as the input of a tool the model must call, or the allowed tools. */
 function shapeFields(shape: Shape): Record<string, unknown> {
   if (shape.kind === 'text') return {};
+  const { DECISION_SCHEMA_NAME: name, decisionSchemaFor, nativeFunctionsFor } = shape.protocol;
   if (shape.kind === 'forced') {
-    const tool = { name: DECISION_SCHEMA_NAME, description: 'Record your decision for this step.', input_schema: decisionSchemaFor(shape.decision).schema };
-    return { tools: [tool], tool_choice: { type: 'tool', name: DECISION_SCHEMA_NAME } };
+    const tool = { name, description: 'Record your decision for this step.', input_schema: decisionSchemaFor(shape.decision).schema };
+    return { tools: [tool], tool_choice: { type: 'tool', name } };
   }
   const tools = nativeFunctionsFor(shape.decision).map((fn) => ({ name: fn.name, description: fn.description, input_schema: fn.parameters }));
   return { tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
@@ -221,11 +227,11 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
 
   const format = config.decisionFormat ?? 'json_schema';
   /** How one request asks for its answer: a forced tool with the decision's schema, native tools, or the prompt alone. */
-  const askFor = (request: ModelRequest): Shape => {
+  const askFor = async (request: ModelRequest): Promise<Shape> => {
     const { decision } = request;
-    if (decision !== undefined && config.protocol === 'tools') return { kind: 'tools', decision };
-    if (decision !== undefined && format === 'json_schema') return { kind: 'forced', decision };
-    return { kind: 'text' };
+    const wanted = decision === undefined ? undefined : config.protocol === 'tools' ? 'tools' : format === 'json_schema' ? 'forced' : undefined;
+    if (decision === undefined || wanted === undefined) return { kind: 'text' };
+    return { kind: wanted, decision, protocol: await (decisionProtocol ??= import('./decisionProtocol.js')) };
   };
 
   const body = (request: ModelRequest, shape: Shape) => {
@@ -244,9 +250,9 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
   /** The decision JSON text of an answer that came as tool calls. */
   const answerOf = (shape: Shape, answer: StreamedAnswer, calls: readonly NativeCall[]): string => {
     if (shape.kind === 'text') return answer.text;
-    if (shape.kind === 'tools') return nativeAnswerText(answer.text, calls, shape.decision);
-    const forced = calls.find((call) => call.name === DECISION_SCHEMA_NAME);
-    return structuredAnswerText(forced === undefined ? answer.text : forced.arguments, shape.decision);
+    if (shape.kind === 'tools') return shape.protocol.nativeAnswerText(answer.text, calls, shape.decision);
+    const forced = calls.find((call) => call.name === shape.protocol.DECISION_SCHEMA_NAME);
+    return shape.protocol.structuredAnswerText(forced === undefined ? answer.text : forced.arguments, shape.decision);
   };
 
   return createStreamingModel(
@@ -257,7 +263,7 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
       notFoundHint: `the API root without /v1 (e.g. ${ANTHROPIC_DEFAULTS.baseUrl})`,
       async streamOnce(request, apiKey, signal, onText) {
         const client = await clientFor(apiKey);
-        const shape = askFor(request);
+        const shape = await askFor(request);
         const { data, response } = await client.messages.create(body(request, shape), { signal }).withResponse();
         requireEventStream(response, shownUrl, () => data.controller.abort());
         const calls: NativeCall[] = [];

@@ -1,6 +1,6 @@
 import { defaultAnswerLimits } from '../../validation/validateModelAnswer.js';
 import { scanJsonText } from '../../validation/scanJsonText.js';
-import type { DecisionContract } from '../../validation/decisionContract.js';
+import type { DecisionContract } from '../model.js';
 import { DECISION_ROOT, decisionSchemaFor } from './decisionSchema.js';
 import { withoutStrictNulls } from './strictSchema.js';
 

@@ -1,4 +1,4 @@
-import type { DecisionContract, DecisionTool } from '../../validation/decisionContract.js';
+import type { DecisionContract, DecisionTool } from '../model.js';
 import { nullable, strictSchema } from './strictSchema.js';
 
 type Schema = Readonly<Record<string, unknown>>;

@@ -1,4 +1,4 @@
-import type { DecisionContract } from '../../validation/decisionContract.js';
+import type { DecisionContract } from '../model.js';
 import { cleanObject } from './decisionAnswer.js';
 
 type Schema = Readonly<Record<string, unknown>>;

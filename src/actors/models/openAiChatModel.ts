@@ -17,25 +17,32 @@ import {
 } from './modelSettings.js';
 import { AnswerText, asRecord, isCount, protocolError, requireEventStream, streamEndedEarly } from './streamChecks.js';
 import { createStreamingModel, type StreamedAnswer } from './streamingModel.js';
-import type { DecisionContract } from '../../validation/decisionContract.js';
-import { structuredAnswerText } from './decisionAnswer.js';
-import { DECISION_SCHEMA_NAME, decisionSchemaFor } from './decisionSchema.js';
-import { nativeAnswerText, nativeFunctionsFor, type NativeCall } from './nativeTools.js';
+import type { DecisionContract } from '../model.js';
+import type * as DecisionProtocolModule from './decisionProtocol.js';
+import type { NativeCall } from './nativeTools.js';
 
 /** How one request asks for its answer (see `decisionFormat` and `protocol`). */
 type Shape =
-  | { readonly kind: 'json_schema' | 'tools'; readonly decision: DecisionContract }
+  | { readonly kind: 'json_schema' | 'tools'; readonly decision: DecisionContract; readonly protocol: DecisionProtocol }
   | { readonly kind: 'json_object' | 'none' };
+
+/** The decision's constrained output and native tools: loaded with the first request that carries a contract. */
+type DecisionProtocol = typeof DecisionProtocolModule;
+
+/** Loaded with the first request that carries a decision contract. */
+let decisionProtocol: Promise<DecisionProtocol> | undefined;
 
 /** The request fields of a {@link Shape}. */
 function shapeFields(shape: Shape): Record<string, unknown> {
   switch (shape.kind) {
     case 'json_schema':
-      return { response_format: { type: 'json_schema', json_schema: { name: DECISION_SCHEMA_NAME, strict: true, schema: decisionSchemaFor(shape.decision).schema } } };
+      return {
+        response_format: { type: 'json_schema', json_schema: { name: shape.protocol.DECISION_SCHEMA_NAME, strict: true, schema: shape.protocol.decisionSchemaFor(shape.decision).schema } },
+      };
     case 'tools':
       // One call per answer; no call at all is a final answer in plain text.
       return {
-        tools: nativeFunctionsFor(shape.decision).map((fn) => ({ type: 'function', function: fn })),
+        tools: shape.protocol.nativeFunctionsFor(shape.decision).map((fn) => ({ type: 'function', function: fn })),
         tool_choice: 'auto',
         parallel_tool_calls: false,
       };
@@ -240,10 +247,10 @@ export function createOpenAiChatModel(config: OpenAiChatModelConfig): ModelActor
   let jsonSchemaRefused = false;
 
   /** How one request asks for its answer: the decision's schema, native tools, any JSON object, or nothing. */
-  const askFor = (request: ModelRequest): Shape => {
+  const askFor = async (request: ModelRequest): Promise<Shape> => {
     const { decision } = request;
-    if (decision !== undefined && config.protocol === 'tools') return { kind: 'tools', decision };
-    if (decision !== undefined && format === 'json_schema' && !jsonSchemaRefused) return { kind: 'json_schema', decision };
+    const wanted = decision === undefined ? undefined : config.protocol === 'tools' ? 'tools' : format === 'json_schema' && !jsonSchemaRefused ? 'json_schema' : undefined;
+    if (decision !== undefined && wanted !== undefined) return { kind: wanted, decision, protocol: await (decisionProtocol ??= import('./decisionProtocol.js')) };
     return { kind: format === 'none' ? 'none' : 'json_object' };
   };
 
@@ -263,11 +270,11 @@ export function createOpenAiChatModel(config: OpenAiChatModelConfig): ModelActor
     requireEventStream(response, shownUrl, () => data.controller.abort());
     if (shape.kind !== 'tools') {
       const answer = await readChatStream(data, shownUrl, settings.maxResponseBytes, onText);
-      return shape.kind === 'json_schema' ? { ...answer, text: structuredAnswerText(answer.text, shape.decision) } : answer;
+      return shape.kind === 'json_schema' ? { ...answer, text: shape.protocol.structuredAnswerText(answer.text, shape.decision) } : answer;
     }
     const calls: NativeCall[] = [];
     const answer = await readChatStream(data, shownUrl, settings.maxResponseBytes, onText, calls);
-    return { ...answer, text: nativeAnswerText(answer.text, calls, shape.decision) };
+    return { ...answer, text: shape.protocol.nativeAnswerText(answer.text, calls, shape.decision) };
   };
 
   return createStreamingModel(
@@ -277,7 +284,7 @@ export function createOpenAiChatModel(config: OpenAiChatModelConfig): ModelActor
       keyHint: `it is read from $${OPENAI_DEFAULTS.apiKeyEnv} or the variable named by the node's apiKeyEnv`,
       notFoundHint: 'the API root, usually ending in /v1',
       async streamOnce(request, apiKey, signal, onText) {
-        const shape = askFor(request);
+        const shape = await askFor(request);
         try {
           return await send(request, shape, apiKey, signal, onText);
         } catch (error) {
