@@ -4,13 +4,14 @@ import { createOpenAiChatModel, type OpenAiChatModelConfig } from '../../src/act
 import { structuredAnswerText } from '../../src/actors/models/decisionAnswer.js';
 import { decisionSchemaFor } from '../../src/actors/models/decisionSchema.js';
 import type { ToolDefinition } from '../../src/actors/tool.js';
-import { ErrorCode } from '../../src/errors.js';
+import { ErrorCode, type RedflowError } from '../../src/errors.js';
 import { buildAnswerRules } from '../../src/runtime/answerRules.js';
 import { decisionContractFor } from '../../src/runtime/answerRules.js';
 import { validateModelAnswer } from '../../src/validation/validateModelAnswer.js';
 import { startFakeChatCompletionsServer, stopFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { agentConfig, countingTool, runWithModel } from '../support/harness.js';
 import { caught } from '../support/modelCalls.js';
+import { thrown } from '../support/thrown.js';
 
 let server: FakeChatServer;
 beforeEach(async () => {
@@ -124,6 +125,17 @@ describe('decisionFormat json_schema (the default) on a Chat Completions server'
     server.enqueue({ kind: 'completion', content: '{}' });
     await model().complete({ traceId: 't', iteration: 0, messages: REQUEST.messages }, AbortSignal.timeout(5000));
     expect(bodyOf(0).response_format).toEqual({ type: 'json_object' });
+  });
+});
+
+describe('model settings', () => {
+  it.each([
+    ['decisionFormat', { decisionFormat: 'xml' }],
+    ['protocol', { protocol: 'functions' }],
+  ] as const)('should refuse an unknown %s with MODEL_CONFIG_INVALID before any request', (name, settings) => {
+    const error = thrown(() => model(settings as unknown as Partial<OpenAiChatModelConfig>));
+    expect(error).toMatchObject({ code: ErrorCode.MODEL_CONFIG_INVALID, path: `/${name}` });
+    expect((error as RedflowError).hint).toContain(name);
   });
 });
 

@@ -81,6 +81,19 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+const DECISION_FORMATS: readonly DecisionFormat[] = ['json_schema', 'json_object', 'none'];
+const ANSWER_PROTOCOLS: readonly AnswerProtocol[] = ['json', 'tools'];
+
+/** `MODEL_CONFIG_INVALID` unless `value` is unset or one of `choices`. */
+function checkChoice(value: unknown, choices: readonly string[], name: string): void {
+  if (value === undefined || (typeof value === 'string' && choices.includes(value))) return;
+  throw configError(
+    `${name} must be one of ${choices.map((choice) => `"${choice}"`).join(', ')}, got ${JSON.stringify(value)?.slice(0, 60) ?? typeof value}`,
+    `Fix "${name}" in the model config (see docs/flows.md, "Decision format and native tool calling").`,
+    `/${name}`,
+  );
+}
+
 /** True when `key` can be sent in an HTTP header (visible ASCII, no spaces or line breaks). */
 export function sendableKey(key: string): boolean {
   return /^[\x21-\x7e]+$/.test(key);
@@ -132,6 +145,8 @@ export function checkSettings(settings: ModelSettings, exampleUrl: string): Chec
   if (typeof fetchImpl !== 'function') {
     throw configError('no fetch implementation available', 'Run on Node.js 20 or newer.');
   }
+  checkChoice(settings.decisionFormat, DECISION_FORMATS, 'decisionFormat');
+  checkChoice(settings.protocol, ANSWER_PROTOCOLS, 'protocol');
   const maxRetries = settings.maxRetries ?? MODEL_DEFAULTS.maxRetries;
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw configError(`maxRetries must be an integer ≥ 0, got ${String(maxRetries)}`, 'Fix "maxRetries" in the model config.', '/maxRetries');
