@@ -198,7 +198,9 @@ async function readMessageStream(
  * `message_start` and `message_delta`. Retries, deadlines, the guards on the response (size cap,
  * UTF-8, no redirects) and the codes of failures are those of {@link createOpenAiChatModel}; an
  * `overloaded_error` (HTTP 529, or an `error` event mid-stream) is retried like a 5xx.
- * `jsonMode` does not apply: the system prompt asks for JSON.
+ * `jsonMode` does not apply. A request that carries its decision contract forces a tool whose
+ * input schema is the decision (`decisionFormat`, default `json_schema`), or offers the allowed
+ * tools natively (`protocol: "tools"`); the answer is returned as the decision JSON text either way.
  *
  * @throws RedflowError `MODEL_CONFIG_INVALID` for an unusable config (checked here, not per call).
  *

@@ -185,7 +185,10 @@ function addCallPiece(building: { name: string; arguments: string }[], piece: un
   const index = typeof fields?.index === 'number' && Number.isInteger(fields.index) && fields.index >= 0 && fields.index < 64 ? fields.index : building.length;
   const fn = asRecord(fields?.function);
   const call = (building[index] ??= { name: '', arguments: '' });
-  if (typeof fn?.name === 'string') call.name += fn.name;
+  if (typeof fn?.name === 'string') {
+    text.count(fn.name);
+    call.name += fn.name;
+  }
   if (typeof fn?.arguments === 'string') {
     text.count(fn.arguments);
     call.arguments += fn.arguments;
@@ -211,6 +214,12 @@ function refusesJsonSchema(error: unknown): boolean {
  * `MODEL_PROTOCOL_ERROR`. A redirect is refused. Aborting the run's signal cancels the request and
  * any wait with `RUN_ABORTED`. The API key (configured, or given to the call) never appears in an
  * answer or an error.
+ *
+ * A request that carries its decision contract (`ModelRequest.decision`, which runs add) asks for
+ * the decision's strict JSON Schema (`decisionFormat`, default `json_schema`; a server that
+ * refuses it gets `json_object` from then on, said once through `log`), or offers the allowed
+ * tools as native functions (`protocol: "tools"`); the answer is returned as the decision JSON
+ * text the core validates either way.
  *
  * @throws RedflowError `MODEL_CONFIG_INVALID` for an unusable config (checked here, not per call).
  *
