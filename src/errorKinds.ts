@@ -45,6 +45,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   ANSWER_DUPLICATE_KEY: 'internal',
   ANSWER_FORBIDDEN_KEY: 'internal',
   ANSWER_NOT_OBJECT: 'internal',
+  ANSWER_MULTIPLE_TOOL_CALLS: 'internal',
   ACTION_MISSING: 'internal',
   ACTION_UNKNOWN: 'internal',
   ANSWER_SCHEMA_MISMATCH: 'internal',

@@ -1,6 +1,6 @@
 import type { ModelAnswer, ModelRequest } from '../machines/protocol.js';
 
-export type { ChatMessage, ModelAnswer, ModelRequest } from '../machines/protocol.js';
+export type { ChatMessage, DecisionContract, DecisionTool, ModelAnswer, ModelRequest } from '../machines/protocol.js';
 
 /**
  * What the process hosting a model gives one call besides the request. It travels beside the

@@ -576,6 +576,14 @@ export interface ModelLlmConfig {
    */
   jsonMode?: boolean;
   /**
+   * How the model is held to the answer format: json_schema (default) sends the decision's JSON Schema as the provider's constrained output (OpenAI-compatible response_format json_schema, strict; Anthropic a forced tool), falling back to json_object once for a server that refuses it; json_object asks for any JSON object; none asks for nothing (the prompt alone). See docs/flows.md.
+   */
+  decisionFormat?: 'json_schema' | 'json_object' | 'none';
+  /**
+   * json (default): the model answers with the decision as JSON text. tools: the allowed tools are sent as the provider's native tools (one call per answer), a final answer as plain text.
+   */
+  protocol?: 'json' | 'tools';
+  /**
    * Largest response body read from the server, in bytes; a larger one fails with MODEL_RESPONSE_TOO_LARGE.
    */
   maxResponseBytes?: number;

@@ -22,6 +22,39 @@ export interface ChatMessage {
   readonly content: string;
 }
 
+/** One tool the model may call, as the decision contract carries it. */
+export interface DecisionTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What an answer of a run may be, as data a model actor can turn into its provider's constrained
+ * output (a JSON Schema, a forced tool, native tools): the allowed tools with their input schemas,
+ * whether the agent reasons explicitly, and its outputSchema. It rides on each `ModelRequest`
+ * (which crosses NATS), so a model worker needs nothing of the flow; the core still validates
+ * every answer with its own rules.
+ *
+ * @example
+ * ```ts
+ * const contract = decisionContractFor(agent, toolSpecs);
+ * const request: ModelRequest = { traceId, iteration: 1, messages, decision: contract };
+ * ```
+ */
+export interface DecisionContract {
+  /**
+   * Equal for equal contracts, in any process (a hash of the rest): what a model actor caches the
+   * compiled schema by, since a contract that crossed NATS is a new object at each request.
+   */
+  readonly key: string;
+  readonly tools: readonly DecisionTool[];
+  /** The agent's reasoning is "explicit": answers carry thought, reflection, decision and reason. */
+  readonly explicitReasoning: boolean;
+  /** The agent's outputSchema: a final answer may carry an `output` matching it. */
+  readonly outputSchema?: unknown;
+}
+
 /**
  * What the core asks a model actor for each iteration.
  *
@@ -35,6 +68,11 @@ export interface ModelRequest {
   readonly traceId: string;
   readonly iteration: number;
   readonly messages: readonly ChatMessage[];
+  /**
+   * What the answer may be, for a model that holds the model to it (constrained output, native
+   * tools). Added by the run's transport, not by the statechart, and never logged.
+   */
+  readonly decision?: DecisionContract;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 import type { TextActionRules } from '../validation/validateTextAnswer.js';
+import type { DecisionContract } from '../machines/protocol.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import { waitOfEvent, type RunWait, type WaitAnswer } from '../events/pendingWait.js';
 import { reactMachine } from '../machines/reactMachine.js';
@@ -14,7 +15,7 @@ import { subagentCallTimeoutMs } from '../machines/subagents.js';
 import type { Transport } from '../actors/transport.js';
 import { alsoTo, watchRun } from '../telemetry/watchRun.js';
 import type { RunTelemetry } from '../telemetry/telemetry.js';
-import { answerRulesFor } from './answerRules.js';
+import { answerRulesFor, decisionContractFor } from './answerRules.js';
 import { systemClock, type Clock } from './clock.js';
 import { createRecorder, type Recorder } from './recorder.js';
 import { limitToolResult } from './dataLimits.js';
@@ -268,6 +269,8 @@ class RunEffects implements TransportEffects {
     this.modelTimeoutMs = options.modelTimeoutMs;
     this.toolTimeoutMs = options.toolTimeoutMs;
     this.attemptTimeoutMs = options.attemptTimeoutMs;
+    // Answers that may come as text (the step service's prose tools) are held to no schema.
+    if (options.textActions === undefined) this.decision = decisionContractFor(options.agent, options.tools);
     // A subagent's call lasts as long as its run may.
     if (options.tools.some((spec) => spec.subagent !== undefined)) {
       const { tools } = options;
@@ -277,6 +280,7 @@ class RunEffects implements TransportEffects {
   }
 
   readonly toolTimeoutOf?: (tool: string) => number | undefined;
+  readonly decision?: DecisionContract;
 
   pending(): Promise<void> | undefined {
     return this.recorder.pending();

@@ -4,6 +4,7 @@ import type { ToolResult } from '../actors/tool.js';
 import { Header, type Headers, type Reply, type RequestOptions, type Transport } from '../actors/transport.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
+import type { DecisionContract } from '../machines/protocol.js';
 import type { Clock } from './clock.js';
 import { redactReply, type ReplyRedactor } from './redactReply.js';
 import { limitToolResult } from './dataLimits.js';
@@ -54,6 +55,11 @@ export interface TransportEffects {
    * hold the same data). Default: cut out every secret this process knows (`redactReply`).
    */
   readonly redact?: ReplyRedactor;
+  /**
+   * What the run's answers may be, put on each model request so the model actor can hold the
+   * model to it (see `ModelLlmConfig.decisionFormat`). Absent when answers may be text.
+   */
+  readonly decision?: DecisionContract;
 }
 
 /**
@@ -138,7 +144,9 @@ class TransportSession {
     const { subjects, clock } = this.effects;
     const started = clock.now();
     if (command.type === 'model.request') {
-      this.attempt(command, subjects.model, command.request, undefined, started + (this.effects.modelTimeoutMs ?? 300_000), 100, started);
+      const { decision } = this.effects;
+      const request = decision === undefined ? command.request : { ...command.request, decision };
+      this.attempt(command, subjects.model, request, undefined, started + (this.effects.modelTimeoutMs ?? 300_000), 100, started);
       return;
     }
     if (command.type === 'memory.request') {

@@ -55,6 +55,11 @@ export function validateModelAnswer(text: string, rules: AnswerRules, length = t
     });
   }
   if (structural) return { ok: false, error: structural };
+  if (isSeveralDecisions(parsed)) {
+    return fail(ErrorCode.ANSWER_MULTIPLE_TOOL_CALLS, `the answer makes ${parsed.length} tool calls at once; a step takes one action`, {
+      hint: 'call one tool per answer, then decide the next step from its observation',
+    });
+  }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     return fail(ErrorCode.ANSWER_NOT_OBJECT, `the answer must be a JSON object, not ${describe(parsed)}`);
   }
@@ -177,6 +182,14 @@ function finalMessageMissing(what: string): AnswerValidation {
 
 function fail(code: ErrorCode, message: string, extra?: { hint?: string; path?: string | undefined }): AnswerValidation {
   return { ok: false, error: errorInfo(code, message, extra) };
+}
+
+/**
+ * An array of two or more decisions: what a model actor records when the model made several native
+ * tool calls in one answer (see `protocol: "tools"`), so the log keeps them and the core refuses them.
+ */
+function isSeveralDecisions(value: unknown): value is readonly unknown[] {
+  return Array.isArray(value) && value.length > 1 && value.every((item) => typeof item === 'object' && item !== null && 'action' in item);
 }
 
 function describe(value: unknown): string {

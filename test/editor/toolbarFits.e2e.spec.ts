@@ -121,6 +121,9 @@ describe.skipIf(SKIP_BROWSER)('the editor at 1280 and 1440 px wide, in Chromium'
     await form.locator('[data-testid="field-provider"] select').selectOption('openai');
     await expect.poll(fields).not.toContain('field-answers');
     expect(await fields()).toContain('field-baseUrl');
+    // The decision format and the protocol are offered as their schema's choices.
+    expect(await fields()).toEqual(expect.arrayContaining(['field-decisionFormat', 'field-protocol']));
+    expect(await form.locator('[data-testid="field-protocol"] select option').allInnerTexts()).toEqual(expect.arrayContaining(['json', 'tools']));
     expect(await form.locator('[data-testid="field-jsonMode"] input[type="checkbox"]').isChecked()).toBe(true);
     await screenshot(page, 'model-form-openai-1280.png');
     await page.close();

@@ -326,6 +326,8 @@ describe('validateFlow', () => {
         },
         'nodes[3].config.name',
       ],
+      ['a model decisionFormat that does not exist', (f: FlowDefinition) => (nodeOf(f, 'llm').config!.decisionFormat = 'xml'), 'nodes[2].config.decisionFormat'],
+      ['a model protocol that does not exist', (f: FlowDefinition) => (nodeOf(f, 'llm').config!.protocol = 'functions'), 'nodes[2].config.protocol'],
       ['a response.chat format that does not exist', (f: FlowDefinition) => (nodeOf(f, 'out').config = { format: 'pdf' }), 'nodes[4].config.format'],
       ['a trigger with an unknown property', (f: FlowDefinition) => (nodeOf(f, 'in').config = { schema: {} }), 'nodes[0].config'],
       ['a tool inputSchema that does not compile', (f: FlowDefinition) => (nodeOf(f, 'lookup').config!.inputSchema = { type: 'nope' }), 'nodes[3].config.inputSchema'],

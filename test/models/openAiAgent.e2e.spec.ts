@@ -94,7 +94,7 @@ describe('the openai-agent example against a Chat Completions server', () => {
     }
 
     const first = body(0);
-    expect(first).toMatchObject({ model: 'test-model', stream: true, stream_options: { include_usage: true }, response_format: { type: 'json_object' }, temperature: 0 });
+    expect(first).toMatchObject({ model: 'test-model', stream: true, stream_options: { include_usage: true }, response_format: { type: 'json_schema', json_schema: { name: 'react_decision', strict: true } }, temperature: 0 });
     expect(first.messages.map((m) => m.role)).toEqual(['system', 'user']);
     expect(first.messages[1]?.content).toBe(QUESTION);
     const system = first.messages[0]?.content ?? '';

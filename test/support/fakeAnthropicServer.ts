@@ -32,6 +32,8 @@ export type AnthropicBehaviour =
       readonly usage?: AnthropicUsage | null;
       readonly stopReason?: string;
       readonly toolUse?: boolean;
+      /** `tool_use` blocks after the text, each input streamed in `input_json_delta` pieces as the API does. */
+      readonly toolUses?: readonly { readonly name: string; readonly input: unknown }[];
     }
   /**
    * An HTTP error with the API's error JSON (`{type: "error", error: {type, message}}`): 400
@@ -90,6 +92,7 @@ interface StreamPlan {
   readonly usage: AnthropicUsage | null;
   readonly stopReason?: string;
   readonly toolUse?: boolean;
+  readonly toolUses?: readonly { readonly name: string; readonly input: unknown }[];
   /** An error event after the content, instead of the end. */
   readonly error?: { readonly type: string; readonly message: string };
   /** End after the content, with neither `message_delta` nor `message_stop`. */
@@ -121,10 +124,18 @@ async function sendStream(exchange: Exchange, plan: StreamPlan): Promise<void> {
         event('content_block_stop', { type: 'content_block_stop', index: 1 }),
       );
     }
+    plan.toolUses?.forEach((use, i) => {
+      const index = i + 1;
+      events.push(
+        event('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: `toolu_fake_${index}`, name: use.name, input: {} } }),
+        ...pieces(JSON.stringify(use.input)).map((partial_json) => event('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } })),
+        event('content_block_stop', { type: 'content_block_stop', index }),
+      );
+    });
     events.push(
       event('message_delta', {
         type: 'message_delta',
-        delta: { stop_reason: plan.stopReason ?? (plan.toolUse === true ? 'tool_use' : 'end_turn'), stop_sequence: null },
+        delta: { stop_reason: plan.stopReason ?? (plan.toolUse === true || (plan.toolUses?.length ?? 0) > 0 ? 'tool_use' : 'end_turn'), stop_sequence: null },
         ...(plan.usage !== null && { usage: { output_tokens: plan.usage.output_tokens } }),
       }),
       event('message_stop', { type: 'message_stop' }),
@@ -149,6 +160,7 @@ const messagesProtocol: FakeProtocol<AnthropicBehaviour> = {
             usage,
             ...(behaviour.stopReason !== undefined && { stopReason: behaviour.stopReason }),
             ...(behaviour.toolUse !== undefined && { toolUse: behaviour.toolUse }),
+            ...(behaviour.toolUses !== undefined && { toolUses: behaviour.toolUses }),
           });
           return;
         }

@@ -100,7 +100,13 @@ async function sendStream(exchange: Exchange, plan: StreamPlan): Promise<void> {
     `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(withUsage && { usage: null }) })}\n\n`;
   const contentPieces = pieces(plan.content).map((piece) => chunk({ content: piece }, null));
   const events = [chunk({ role: 'assistant', content: '' }, null), ...contentPieces];
-  plan.toolCalls?.forEach((call, index) => events.push(chunk({ tool_calls: [{ index, ...(call as object) }] }, null)));
+  // As OpenAI streams a call: its id and name first, then its arguments in pieces.
+  plan.toolCalls?.forEach((call, index) => {
+    const fn = (call as { function?: { name?: unknown; arguments?: unknown } }).function;
+    if (typeof fn?.arguments !== 'string') return void events.push(chunk({ tool_calls: [{ index, ...(call as object) }] }, null));
+    events.push(chunk({ tool_calls: [{ index, ...(call as object), function: { ...fn, arguments: '' } }] }, null));
+    for (const piece of pieces(fn.arguments)) events.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null));
+  });
   if (plan.error !== undefined) {
     events.push(`data: ${JSON.stringify({ error: { message: plan.error.message, type: plan.error.type, param: null, code: null } })}\n\n`);
   } else if (plan.finishReason !== undefined) {

@@ -8,6 +8,7 @@ import { startRun, type StartRunOptions } from '../../src/runtime/runAgent.js';
 import type { RunResult } from '../../src/runtime/runSession.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import type { MemoryStore } from '../../src/actors/memory.js';
+import type { ModelActor } from '../../src/actors/model.js';
 import { createInProcessMemoryStore } from '../../src/actors/memory/inProcessMemoryStore.js';
 
 /** A tool whose calls are counted: `echo` returns its input. */
@@ -80,3 +81,26 @@ export const answer = {
   tool: (tool: string, input: Record<string, unknown> = {}, confidence = 0.5) => ({ action: 'tool', tool, input, confidence }),
   final: (message: string, confidence = 0.9) => ({ action: 'final', message, confidence }),
 };
+
+/** Runs `model` (a real provider's actor, say) against tools in embedded mode, as {@link runScripted} runs scripted answers. */
+export async function runWithModel(
+  model: ModelActor,
+  options: { tools?: readonly ToolDefinition[]; agent?: AgentCoreReactConfig; input?: unknown } = {},
+): Promise<{ result: RunResult; events: AgentEvent[] }> {
+  const actors = serveActors({ model, tools: options.tools ?? [countingTool().tool] });
+  const store = createMemoryEventStore();
+  try {
+    const run = startRun({
+      ...actors,
+      agent: options.agent ?? agentConfig(),
+      store,
+      input: options.input ?? 'hello',
+      traceId: 'trace-1',
+      clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z'), 1),
+    });
+    const result = await run.result;
+    return { result, events: [...(await store.read(run.traceId)).events] };
+  } finally {
+    await actors.close();
+  }
+}

@@ -17,6 +17,30 @@ import {
 } from './modelSettings.js';
 import { AnswerText, asRecord, isCount, protocolError, requireEventStream, streamEndedEarly } from './streamChecks.js';
 import { createStreamingModel, type StreamedAnswer } from './streamingModel.js';
+import type { DecisionContract } from '../model.js';
+import type * as DecisionProtocolModule from './decisionProtocol.js';
+import type { NativeCall } from './nativeTools.js';
+
+/** How one request asks for its answer (see `decisionFormat` and `protocol`). */
+type Shape = { readonly kind: 'forced' | 'tools'; readonly decision: DecisionContract; readonly protocol: DecisionProtocol } | { readonly kind: 'text' };
+
+/** The decision's constrained output and native tools: loaded with the first request that carries a contract. */
+type DecisionProtocol = typeof DecisionProtocolModule;
+
+/** Loaded with the first request that carries a decision contract. */
+let decisionProtocol: Promise<DecisionProtocol> | undefined;
+
+/** The request fields of a {@link Shape}: the decision as the input of a tool the model must call, or the allowed tools. */
+function shapeFields(shape: Shape): Record<string, unknown> {
+  if (shape.kind === 'text') return {};
+  const { DECISION_SCHEMA_NAME: name, decisionSchemaFor, nativeFunctionsFor } = shape.protocol;
+  if (shape.kind === 'forced') {
+    const tool = { name, description: 'Record your decision for this step.', input_schema: decisionSchemaFor(shape.decision).schema };
+    return { tools: [tool], tool_choice: { type: 'tool', name } };
+  }
+  const tools = nativeFunctionsFor(shape.decision).map((fn) => ({ name: fn.name, description: fn.description, input_schema: fn.parameters }));
+  return { tools, tool_choice: { type: 'auto', disable_parallel_tool_use: true } };
+}
 
 /** Settings of {@link createAnthropicMessagesModel}. `maxTokens` defaults to {@link ANTHROPIC_DEFAULTS.maxTokens} (the API requires one). */
 export type AnthropicMessagesModelConfig = ModelSettings;
@@ -93,8 +117,15 @@ function countTokens(usage: Record<string, unknown> | undefined, counted: { inpu
  * `text_delta`s and the usage of `message_start` updated by `message_delta` (whose counts are
  * cumulative).
  */
-async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: string, maxBytes: number, onText?: (piece: string) => void): Promise<StreamedAnswer> {
+async function readMessageStream(
+  stream: AsyncIterable<unknown>,
+  shownUrl: string,
+  maxBytes: number,
+  onText?: (piece: string) => void,
+  calls?: NativeCall[],
+): Promise<StreamedAnswer> {
   const text = new AnswerText(shownUrl, maxBytes, onText);
+  const building = new Map<number, { name: string; arguments: string; given: unknown }>();
   const counted: { input?: number; output?: number } = {};
   let stopped = false;
   let stopReason: string | undefined;
@@ -108,12 +139,21 @@ async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: strin
       case 'content_block_start': {
         const block = asRecord(event.content_block);
         if (block?.type === 'text' && typeof block.text === 'string') text.append(block.text);
-        if (block?.type === 'tool_use') toolUse = true;
+        if (block?.type === 'tool_use') {
+          toolUse = true;
+          const index = typeof event.index === 'number' ? event.index : building.size;
+          building.set(index, { name: typeof block.name === 'string' ? block.name : '', arguments: '', given: block.input });
+        }
         break;
       }
       case 'content_block_delta': {
         const delta = asRecord(event.delta);
         if (delta?.type === 'text_delta' && typeof delta.text === 'string') text.append(delta.text);
+        const call = typeof event.index === 'number' ? building.get(event.index) : undefined;
+        if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && call !== undefined) {
+          text.count(delta.partial_json);
+          call.arguments += delta.partial_json;
+        }
         break;
       }
       case 'message_delta': {
@@ -133,7 +173,10 @@ async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: strin
     }
   }
   if (!stopped) throw streamEndedEarly(shownUrl);
-  if (toolUse && text.text === '') {
+  if (calls !== undefined) {
+    // A block whose input came whole at its start (no deltas) keeps that input.
+    for (const call of building.values()) calls.push({ name: call.name, arguments: call.arguments === '' ? (JSON.stringify(call.given ?? {}) ?? '{}') : call.arguments });
+  } else if (toolUse && text.text === '') {
     throw protocolError(
       `${shownUrl}: the model answered with tool_use blocks and no text`,
       'Redflow expects the JSON answer as text; do not configure native tools for this model.',
@@ -155,7 +198,9 @@ async function readMessageStream(stream: AsyncIterable<unknown>, shownUrl: strin
  * `message_start` and `message_delta`. Retries, deadlines, the guards on the response (size cap,
  * UTF-8, no redirects) and the codes of failures are those of {@link createOpenAiChatModel}; an
  * `overloaded_error` (HTTP 529, or an `error` event mid-stream) is retried like a 5xx.
- * `jsonMode` does not apply: the system prompt asks for JSON.
+ * `jsonMode` does not apply. A request that carries its decision contract forces a tool whose
+ * input schema is the decision (`decisionFormat`, default `json_schema`), or offers the allowed
+ * tools natively (`protocol: "tools"`); the answer is returned as the decision JSON text either way.
  *
  * @throws RedflowError `MODEL_CONFIG_INVALID` for an unusable config (checked here, not per call).
  *
@@ -182,7 +227,16 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
     });
   });
 
-  const body = (request: ModelRequest) => {
+  const format = config.decisionFormat ?? 'json_schema';
+  /** How one request asks for its answer: a forced tool with the decision's schema, native tools, or the prompt alone. */
+  const askFor = async (request: ModelRequest): Promise<Shape> => {
+    const { decision } = request;
+    const wanted = decision === undefined ? undefined : config.protocol === 'tools' ? 'tools' : format === 'json_schema' ? 'forced' : undefined;
+    if (decision === undefined || wanted === undefined) return { kind: 'text' };
+    return { kind: wanted, decision, protocol: await (decisionProtocol ??= import('./decisionProtocol.js')) };
+  };
+
+  const body = (request: ModelRequest, shape: Shape) => {
     const { system, messages } = messagesOf(request);
     return {
       model: settings.model,
@@ -191,7 +245,16 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
       stream: true as const,
       ...(system !== undefined && { system }),
       ...(config.temperature !== undefined && { temperature: config.temperature }),
+      ...shapeFields(shape),
     };
+  };
+
+  /** The decision JSON text of an answer that came as tool calls. */
+  const answerOf = (shape: Shape, answer: StreamedAnswer, calls: readonly NativeCall[]): string => {
+    if (shape.kind === 'text') return answer.text;
+    if (shape.kind === 'tools') return shape.protocol.nativeAnswerText(answer.text, calls, shape.decision);
+    const forced = calls.find((call) => call.name === shape.protocol.DECISION_SCHEMA_NAME);
+    return shape.protocol.structuredAnswerText(forced === undefined ? answer.text : forced.arguments, shape.decision);
   };
 
   return createStreamingModel(
@@ -202,9 +265,15 @@ export function createAnthropicMessagesModel(config: AnthropicMessagesModelConfi
       notFoundHint: `the API root without /v1 (e.g. ${ANTHROPIC_DEFAULTS.baseUrl})`,
       async streamOnce(request, apiKey, signal, onText) {
         const client = await clientFor(apiKey);
-        const { data, response } = await client.messages.create(body(request), { signal }).withResponse();
+        const shape = await askFor(request);
+        const { data, response } = await client.messages.create(body(request, shape), { signal }).withResponse();
         requireEventStream(response, shownUrl, () => data.controller.abort());
-        return readMessageStream(data, shownUrl, settings.maxResponseBytes, onText);
+        const calls: NativeCall[] = [];
+        // A forced tool's input is the answer: its pieces are what a live view shows.
+        const shown = shape.kind === 'forced' ? undefined : onText;
+        const answer = await readMessageStream(data, shownUrl, settings.maxResponseBytes, shown, shape.kind === 'text' ? undefined : calls);
+        if (shape.kind === 'forced' && onText !== undefined) for (const call of calls) onText(call.arguments);
+        return { ...answer, text: answerOf(shape, answer, calls) };
       },
     },
     config.retry,

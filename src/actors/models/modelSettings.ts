@@ -1,7 +1,7 @@
 import type { ModelLlmConfig } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { RetryOptions } from '../retry.js';
-import { registerSecret } from '../../secrets/secrets.js';
+import { redactSecrets, registerSecret } from '../../secrets/secrets.js';
 
 /** Settings every HTTP model provider takes (see `createOpenAiChatModel`, `createAnthropicMessagesModel`). */
 export interface ModelSettings {
@@ -24,7 +24,26 @@ export interface ModelSettings {
   readonly fetch?: typeof fetch | undefined;
   /** Backoff settings (e.g. tiny delays in tests). `maxRetries` above wins over `retry.maxRetries`. */
   readonly retry?: Omit<RetryOptions, 'signal' | 'shouldRetry' | 'maxRetries'> | undefined;
+  /**
+   * How the model is held to the decision's shape when a request carries its contract:
+   * `json_schema` (default) the provider's constrained output, `json_object` any JSON object
+   * (Chat Completions only), `none` the prompt alone. See docs/flows.md.
+   */
+  readonly decisionFormat?: DecisionFormat | undefined;
+  /** `tools`: the allowed tools go as the provider's native tools; `json` (default): the decision as JSON text. */
+  readonly protocol?: AnswerProtocol | undefined;
+  /** Where a model says something once worth an operator's eye (a fallback). Default: stderr, redacted. */
+  readonly log?: ((line: string) => void) | undefined;
 }
+
+/** The values of a model node's `decisionFormat`. */
+export type DecisionFormat = NonNullable<ModelLlmConfig['decisionFormat']>;
+
+/** The values of a model node's `protocol`. */
+export type AnswerProtocol = NonNullable<ModelLlmConfig['protocol']>;
+
+/** The default of {@link ModelSettings.log}: a line on stderr, cut of secrets. */
+export const logToStderr = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`);
 
 /** Defaults of {@link ModelSettings}, defined once. */
 export const MODEL_DEFAULTS = {
@@ -60,6 +79,19 @@ function positive(value: number | undefined, fallback: number, name: string): nu
     throw configError(`${name} must be a positive number, got ${String(value)}`, `Fix "${name}" in the model config.`, `/${name}`);
   }
   return value;
+}
+
+const DECISION_FORMATS: readonly DecisionFormat[] = ['json_schema', 'json_object', 'none'];
+const ANSWER_PROTOCOLS: readonly AnswerProtocol[] = ['json', 'tools'];
+
+/** `MODEL_CONFIG_INVALID` unless `value` is unset or one of `choices`. */
+function checkChoice(value: unknown, choices: readonly string[], name: string): void {
+  if (value === undefined || (typeof value === 'string' && choices.includes(value))) return;
+  throw configError(
+    `${name} must be one of ${choices.map((choice) => `"${choice}"`).join(', ')}, got ${JSON.stringify(value)?.slice(0, 60) ?? typeof value}`,
+    `Fix "${name}" in the model config (see docs/flows.md, "Decision format and native tool calling").`,
+    `/${name}`,
+  );
 }
 
 /** True when `key` can be sent in an HTTP header (visible ASCII, no spaces or line breaks). */
@@ -113,6 +145,8 @@ export function checkSettings(settings: ModelSettings, exampleUrl: string): Chec
   if (typeof fetchImpl !== 'function') {
     throw configError('no fetch implementation available', 'Run on Node.js 20 or newer.');
   }
+  checkChoice(settings.decisionFormat, DECISION_FORMATS, 'decisionFormat');
+  checkChoice(settings.protocol, ANSWER_PROTOCOLS, 'protocol');
   const maxRetries = settings.maxRetries ?? MODEL_DEFAULTS.maxRetries;
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
     throw configError(`maxRetries must be an integer ≥ 0, got ${String(maxRetries)}`, 'Fix "maxRetries" in the model config.', '/maxRetries');
@@ -172,6 +206,8 @@ export function copyTuning(nodeConfig: ModelLlmConfig, config: { -readonly [K in
   if (nodeConfig.timeoutMs !== undefined) config.timeoutMs = nodeConfig.timeoutMs;
   if (nodeConfig.maxRetries !== undefined) config.maxRetries = nodeConfig.maxRetries;
   if (nodeConfig.maxResponseBytes !== undefined) config.maxResponseBytes = nodeConfig.maxResponseBytes;
+  if (nodeConfig.decisionFormat !== undefined) config.decisionFormat = nodeConfig.decisionFormat;
+  if (nodeConfig.protocol !== undefined) config.protocol = nodeConfig.protocol;
 }
 
 /** The `MODEL_KEY_MISSING` error for a provider's API that needs a key. */

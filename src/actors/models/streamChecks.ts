@@ -70,6 +70,12 @@ export class AnswerText {
     if (piece !== '') this.onPiece?.(piece);
   }
 
+  /** Counts a piece of the answer that is not its text (a tool call's arguments) against the limit. */
+  count(piece: string): void {
+    this.#bytes += Buffer.byteLength(piece, 'utf8');
+    if (this.#bytes > this.maxBytes) throw responseTooLarge(this.shownUrl, this.maxBytes, 'an answer');
+  }
+
   get text(): string {
     return this.#text;
   }

@@ -89,6 +89,8 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       timeoutMs: FieldKind.Number,
       maxRetries: FieldKind.Number,
       jsonMode: FieldKind.Boolean,
+      decisionFormat: FieldKind.Text,
+      protocol: FieldKind.Text,
       maxResponseBytes: FieldKind.Number,
       answers: FieldKind.Json,
       answersFile: FieldKind.Text,
