@@ -87,4 +87,15 @@ describe('createAnswerTextExtractor (property)', () => {
     expect(shown('{"action":"final","message":"ok so far", oops', [12, 40])).toBe('ok so far');
     expect(shown('{oops "action":"final","message":"never"}', [3])).toBe('');
   });
+
+  it("should yield the message of a final answer inside a provider's decision wrapper, and nothing of a wrapped tool call, however it is split", () => {
+    fc.assert(
+      fc.property(messageText, cuts, (message, at) => {
+        const final = JSON.stringify({ decision: { action: 'final', message, confidence: 0.9, output: null } });
+        const tool = JSON.stringify({ decision: { action: 'tool', tool: 'lookup', input: { message }, confidence: 0.9, message } });
+        expect(shown(final, at)).toBe(message);
+        expect(shown(tool, at)).toBe('');
+      }),
+    );
+  });
 });

@@ -13,6 +13,8 @@ import { REDACTED, createSecretRegistry } from '../../src/secrets/secrets.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 import { startFakeAnthropicServer, type FakeAnthropicServer } from '../support/fakeAnthropicServer.js';
 import { recordingSleep } from '../support/modelCalls.js';
+import { decisionContractFor } from '../../src/runtime/answerRules.js';
+import { agentConfig } from '../support/harness.js';
 
 // A model call can show its answer live, piece by piece (ModelCallOptions.onChunk), while the
 // answer it returns (what the log records) stays whole: checked against local servers speaking
@@ -46,6 +48,23 @@ describe('streamed answers, piece by piece', () => {
     expect(chunks.length).toBeGreaterThan(3);
     expect(chunks.map((c) => c.text).join('')).toBe(MESSAGE);
     expect(chunks.every((c) => c.attempt === 1 && c.text !== '')).toBe(true);
+  });
+
+  it("should give only the message of an answer held to the decision schema (OpenAI's json_schema, Anthropic's forced tool), never its wrapper", async () => {
+    const decided: ModelRequest = { ...REQUEST, decision: decisionContractFor(agentConfig(), []) };
+    const decision = { action: 'final', message: MESSAGE, confidence: 0.9 };
+    chat.enqueue({ kind: 'completion', content: JSON.stringify({ decision: { ...decision, output: null } }) });
+    anthropic.enqueue({ kind: 'message', content: '', toolUses: [{ name: 'react_decision', input: { decision } }] });
+    const models = [
+      createOpenAiChatModel({ baseUrl: chat.baseUrl, model: 'gpt-test', timeoutMs: 2000, retry }),
+      createAnthropicMessagesModel({ baseUrl: anthropic.baseUrl, model: 'claude-test', timeoutMs: 2000, retry }),
+    ];
+    for (const model of models) {
+      const chunks: ModelChunk[] = [];
+      const answer = await model.complete(decided, new AbortController().signal, { onChunk: (chunk) => chunks.push(chunk) });
+      expect(JSON.parse(answer.text)).toEqual(decision);
+      expect(chunks.map((c) => c.text).join('')).toBe(MESSAGE);
+    }
   });
 
   it('should give each piece of a Messages answer in order, adding up to the answer returned', async () => {

@@ -6,9 +6,10 @@ import { createReasoningFilter } from './reasoningFilter.js';
  * `message` of a final answer as it arrives, never the protocol's JSON around it.
  *
  * - An answer whose first non-blank character is `{` is read with an incremental JSON reader
- *   (`@streamparser/json`): the top-level `message` is shown as its characters come, its escapes
+ *   (`@streamparser/json`): the top-level `message` (or the `decision` wrapper's, when the provider
+ *   was held to the decision schema) is shown as its characters come, its escapes
  *   decoded (`\n`, `\"`, `\u0041` come out as the characters they spell, even when cut across
- *   pieces), and only once the top-level `action` is known to be `final`. Any other decision (a tool
+ *   pieces), and only once its `action` is known to be `final`. Any other decision (a tool
  *   call, a question, a delegation) shows nothing; an answer that stops being JSON shows nothing more.
  * - Any other answer (plain text, e.g. a model that calls tools natively) passes through unchanged,
  *   less its reasoning (`Thought:` and `Reflection:` sections, see `createReasoningFilter`), as the
@@ -29,17 +30,25 @@ function endsInHighSurrogate(text: string): boolean {
 
 /** The JSON side: `message` is held until `action` says the answer is final, then shown as it grows. */
 function jsonAnswerText(): AnswerTextExtractor {
-  const parser = new JSONParser({ paths: ['$.action', '$.message'], keepStack: false, emitPartialTokens: true, emitPartialValues: true });
-  let action: unknown;
-  let message = '';
-  let messageDone = false;
+  // At the top, or inside the `decision` wrapper of a provider-constrained answer (decisionSchema.ts).
+  const parser = new JSONParser({
+    paths: ['$.action', '$.message', '$.decision.action', '$.decision.message'],
+    keepStack: false,
+    emitPartialTokens: true,
+    emitPartialValues: true,
+  });
+  // Index 0: the answer's own members; 1: its `decision` wrapper's. The top's win when it has them.
+  const action: unknown[] = [undefined, undefined];
+  const message = ['', ''];
+  const messageDone = [false, false];
   let shown = 0;
   let broken = false;
-  parser.onValue = ({ value, key, partial }) => {
-    if (key === 'action' && partial !== true && action === undefined) action = value;
-    if (key !== 'message' || messageDone || typeof value !== 'string') return;
-    message = value;
-    if (partial !== true) messageDone = true;
+  parser.onValue = ({ value, key, partial, stack }) => {
+    const at = stack.length > 1 ? 1 : 0;
+    if (key === 'action' && partial !== true && action[at] === undefined) action[at] = value;
+    if (key !== 'message' || messageDone[at] || typeof value !== 'string') return;
+    message[at] = value;
+    if (partial !== true) messageDone[at] = true;
   };
   // A broken answer (or anything after the object's end) shows nothing more: the log has it whole.
   parser.onError = () => {
@@ -48,10 +57,12 @@ function jsonAnswerText(): AnswerTextExtractor {
   return {
     push(piece) {
       if (!broken && !parser.isEnded) parser.write(piece);
-      if (action !== 'final' || message.length === shown) return '';
-      const text = message.slice(shown);
-      shown = message.length;
-      return text;
+      const at = action[0] !== undefined ? 0 : 1;
+      const text = message[at] as string;
+      if (action[at] !== 'final' || text.length <= shown) return '';
+      const more = text.slice(shown);
+      shown = text.length;
+      return more;
     },
     // The message is shown as it grows: nothing is ever held back.
     flush: () => '',
