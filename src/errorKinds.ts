@@ -199,6 +199,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   // The history is well formed: it disagrees with what the session's log recorded.
   REACT_STEP_HISTORY_CONFLICT: 'conflict',
   REACT_STEP_MODEL_UNKNOWN: 'invalid_input',
+  AGUI_INPUT_INVALID: 'invalid_input',
   // The input (with the system prompt) is longer than the model's window.
   CONTEXT_BUDGET_EXCEEDED: 'invalid_input',
 

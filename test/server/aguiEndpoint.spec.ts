@@ -1,0 +1,116 @@
+// The AG-UI endpoints of `redflow serve`, with @ag-ui/client's HttpAgent as the client: a run
+// followed to its end, a stream dropped and followed again, an approval answered through an
+// interrupt, a frontend (client) tool, an abort, and the refusals (no token, a bad input).
+import { HttpAgent } from '@ag-ui/client';
+import { EventSchemas } from '@ag-ui/core/schemas';
+import path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createRedflowServer, type RedflowServer } from '../../src/server/server.js';
+import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
+import { call, openGate, resetGates, scriptedFlow, answer as scripted, tempDirs, waitForRun, GATE_TOOL, openSse } from './serverHarness.js';
+import { waitAnswer, waitingFlow, writeWaitingFlow } from '../support/waitFlow.js';
+
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+let server: RedflowServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const TOKEN = 'agui-test-token-0123456789';
+
+/** A server whose flows are the waiting flow (`waits`) and a gated one (`gated`). */
+async function start(flow: unknown): Promise<RedflowServer> {
+  resetGates();
+  const root = await dirs.make('redflow-agui-');
+  const flowsDir = path.join(root, 'flows');
+  const runsDir = path.join(root, 'runs');
+  await writeWaitingFlow(flowsDir, flow, 'waits.json');
+  const backend = createEmbeddedRunBackend({ flowsDir, runsDir, env: {}, sweepMs: 50, fsync: 'never', allowFiles: [flowsDir, path.dirname(GATE_TOOL)] });
+  server = await createRedflowServer({ flowsDir, runsDir, editorDir: path.join(root, 'editor'), port: 0, env: {}, backend, token: TOKEN, allowFiles: [path.dirname(GATE_TOOL)] });
+  return server;
+}
+
+type Seen = { type: string; [field: string]: unknown };
+
+/** An HttpAgent on a flow's AG-UI endpoint, and every event it received (each checked against AG-UI's schema). */
+function agentOf(s: RedflowServer, flow = 'waits') {
+  const agent = new HttpAgent({ url: `${s.url}api/flows/${flow}/ag-ui`, headers: { Authorization: `Bearer ${TOKEN}` } });
+  const events: Seen[] = [];
+  const run = async (parameters: Parameters<HttpAgent['runAgent']>[0] = {}) => {
+    const from = events.length;
+    await agent.runAgent(parameters, {
+      onEvent({ event }) {
+        expect(EventSchemas.safeParse(event).success, JSON.stringify(event)).toBe(true);
+        events.push(event as Seen);
+      },
+    });
+    return events.slice(from);
+  };
+  return { agent, events, run };
+}
+
+const traceOf = (events: readonly Seen[]) => ((events[0]?.metadata as { redflow: { traceId: string } }).redflow.traceId);
+
+describe('a flow as an AG-UI agent', () => {
+  it('should stream a run to its end: steps, the tool call and its result, the answer as text, state', async () => {
+    const s = await start(waitingFlow([waitAnswer.echo('hi'), waitAnswer.final('echoed hi')], { requiresApproval: [] }));
+    const { agent, run } = agentOf(s);
+    agent.addMessage({ id: 'u1', role: 'user', content: 'say hi' });
+    const events = await run({ runId: 'run-1' });
+    const types = events.map((event) => event.type);
+    expect(types[0]).toBe('RUN_STARTED');
+    expect(events[0]).toMatchObject({ threadId: agent.threadId, runId: 'run-1' });
+    expect(types.at(-1)).toBe('RUN_FINISHED');
+    expect(events.at(-1)).toMatchObject({ outcome: { type: 'success' }, result: { status: 'done', answer: 'echoed hi' } });
+    const traceId = traceOf(events);
+    const key = `${traceId}:1`;
+    expect(events.filter((event) => event.type.startsWith('TOOL_CALL'))).toEqual([
+      { type: 'TOOL_CALL_START', toolCallId: key, toolCallName: 'echo' },
+      { type: 'TOOL_CALL_ARGS', toolCallId: key, delta: '{"text":"hi"}' },
+      { type: 'TOOL_CALL_END', toolCallId: key },
+      { type: 'TOOL_CALL_RESULT', messageId: `${key}:result`, toolCallId: key, role: 'tool', content: '{"echoed":"hi"}' },
+    ]);
+    expect(events.filter((event) => event.type === 'STEP_STARTED').map((event) => event.stepName)).toEqual(['iteration 1', 'iteration 2']);
+    expect(types.indexOf('STATE_SNAPSHOT')).toBe(1);
+    // The client's own view: the final answer is an assistant message, the state the run's envelope.
+    const last = agent.messages.filter((message) => message.role === 'assistant').at(-1);
+    expect(last?.content).toBe('echoed hi');
+    expect(agent.state).toMatchObject({ input: 'say hi', state: { completed: true } });
+  });
+
+  it('should follow a run again after its stream dropped: the log, then live, to the end, without aborting it', async () => {
+    const flow = scriptedFlow([scripted.gate(), scripted.final('through the gate')]);
+    const s = await start(flow);
+    await call(s, 'PUT', '/api/flows/gated', { body: flow, headers: { authorization: `Bearer ${TOKEN}` } });
+    const { agent } = agentOf(s, 'gated');
+    agent.addMessage({ id: 'u1', role: 'user', content: 'go' });
+    let traceId = '';
+    const dropped = agent.runAgent({ forwardedProps: { redflow: { keepRunning: true } } }, {
+      onRunStartedEvent({ event }) {
+        traceId = (event.metadata as { redflow: { traceId: string } }).redflow.traceId;
+      },
+      onToolCallEndEvent() {
+        agent.abortRun();
+      },
+    });
+    await dropped.catch(() => undefined);
+    expect(traceId).not.toBe('');
+    const again = await openSse(s, `/api/runs/${traceId}/ag-ui?token=${TOKEN}`);
+    await again.waitFor((frame) => frame.data?.includes('"TOOL_CALL_END"') === true);
+    await openGate();
+    await again.ended;
+    const types = again.frames.filter((frame) => frame.data !== undefined).map((frame) => (JSON.parse(frame.data ?? '{}') as Seen).type);
+    expect(types[0]).toBe('RUN_STARTED');
+    expect(types.at(-1)).toBe('RUN_FINISHED');
+    expect(types).toContain('TOOL_CALL_RESULT');
+    // Each logged event's last frame carries its seq: a reconnect after it gets only what follows.
+    const ids = again.frames.flatMap((frame) => (frame.id === undefined ? [] : [Number(frame.id)]));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    const tail = await openSse(s, `/api/runs/${traceId}/ag-ui?token=${TOKEN}`, { 'last-event-id': String(ids.at(-2)) });
+    await tail.ended;
+    const tailTypes = tail.frames.filter((frame) => frame.data !== undefined).map((frame) => (JSON.parse(frame.data ?? '{}') as Seen).type);
+    expect(tailTypes).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'STEP_FINISHED', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
+  });
+});
