@@ -113,4 +113,95 @@ describe('a flow as an AG-UI agent', () => {
     const tailTypes = tail.frames.filter((frame) => frame.data !== undefined).map((frame) => (JSON.parse(frame.data ?? '{}') as Seen).type);
     expect(tailTypes).toEqual(['RUN_STARTED', 'STATE_SNAPSHOT', 'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'STEP_FINISHED', 'STATE_SNAPSHOT', 'RUN_FINISHED']);
   });
+
+  it('should end the AG-UI run with an interrupt when a call waits for approval, and go on when the resume approves it', async () => {
+    const s = await start(waitingFlow([waitAnswer.echo('hello'), waitAnswer.final('echoed hello')]));
+    const { agent, run } = agentOf(s);
+    agent.addMessage({ id: 'u1', role: 'user', content: 'echo hello' });
+    const first = await run();
+    const traceId = traceOf(first);
+    const finished = first.at(-1);
+    expect(finished).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt', interrupts: [{ id: `${traceId}:1`, reason: 'tool_approval', toolCallId: `${traceId}:1` }] } });
+    expect(first.some((event) => event.type === 'TOOL_CALL_RESULT')).toBe(false);
+    expect((await waitForRun(s, traceId, (r) => r.status === 'waiting', 10_000, TOKEN)).status).toBe('waiting');
+
+    const second = await run({ resume: [{ interruptId: `${traceId}:1`, status: 'resolved', payload: { approved: true, reason: 'fine' } }] });
+    expect(second[0]).toMatchObject({ type: 'RUN_STARTED', metadata: { redflow: { traceId } } });
+    expect(second.find((event) => event.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: `${traceId}:1`, content: '{"echoed":"hello"}' });
+    expect(second.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' }, result: { answer: 'echoed hello' } });
+
+    // The same answer again is refused as the API refuses it: the wait is answered.
+    const again = await call(s, 'POST', '/api/flows/waits/ag-ui', {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: { threadId: 't', runId: 'r', messages: [], resume: [{ interruptId: `${traceId}:1`, status: 'resolved', payload: { approved: true } }] },
+    });
+    expect(again.status).toBe(409);
+  });
+
+  it('should hand a client tool to the frontend as a tool call, and take its result from the next input\'s tool message', async () => {
+    const s = await start(waitingFlow([waitAnswer.ask('which text?'), waitAnswer.final('you said blue')]));
+    const { agent, run } = agentOf(s);
+    agent.addMessage({ id: 'u1', role: 'user', content: 'ask me' });
+    const first = await run();
+    const traceId = traceOf(first);
+    const key = `${traceId}:1`;
+    expect(first.find((event) => event.type === 'TOOL_CALL_START')).toMatchObject({ toolCallId: key, toolCallName: 'ask_user' });
+    expect(first.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success', pendingToolCallIds: [key] } });
+    // The frontend runs the tool, and answers with a tool message.
+    const call = agent.messages.flatMap((message) => (message.role === 'assistant' ? (message.toolCalls ?? []) : [])).find((c) => c.id === key);
+    expect(JSON.parse(call?.function.arguments ?? '{}')).toEqual({ question: 'which text?' });
+    agent.addMessage({ id: 'tool-1', role: 'tool', toolCallId: key, content: '"blue"' });
+    const second = await run();
+    expect(second.find((event) => event.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: key, content: 'blue' });
+    expect(second.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: { answer: 'you said blue' } });
+  });
+
+  it('should abort the run when the client aborts its stream', async () => {
+    const flow = scriptedFlow([scripted.gate(), scripted.final('never')]);
+    const s = await start(flow);
+    await call(s, 'PUT', '/api/flows/gated', { body: flow, headers: { authorization: `Bearer ${TOKEN}` } });
+    const { agent } = agentOf(s, 'gated');
+    agent.addMessage({ id: 'u1', role: 'user', content: 'go' });
+    let traceId = '';
+    await agent
+      .runAgent({}, {
+        onRunStartedEvent({ event }) {
+          traceId = (event.metadata as { redflow: { traceId: string } }).redflow.traceId;
+        },
+        onToolCallEndEvent() {
+          agent.abortRun();
+        },
+      })
+      .catch(() => undefined);
+    const ended = await waitForRun(s, traceId, (r) => r.status === 'finished', 10_000, TOKEN);
+    expect(ended.outcome).toMatchObject({ status: 'blocked', reason: 'aborted' });
+    // Followed again, the run ends cancelled.
+    const replay = await openSse(s, `/api/runs/${traceId}/ag-ui?token=${TOKEN}`);
+    await replay.ended;
+    const last = JSON.parse(replay.frames.filter((frame) => frame.data !== undefined).at(-1)?.data ?? '{}') as Seen;
+    expect(last).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+  });
+
+  it('should refuse a request without the token (401) and an input that is not a RunAgentInput (400 AGUI_INPUT_INVALID)', async () => {
+    const s = await start(waitingFlow([waitAnswer.final('hi')]));
+    const input = { threadId: 't', runId: 'r', messages: [{ id: 'u', role: 'user', content: 'hi' }] };
+    const noToken = await call(s, 'POST', '/api/flows/waits/ag-ui', { body: input });
+    expect(noToken.status).toBe(401);
+    expect(noToken.error?.code).toBe('HTTP_UNAUTHORIZED');
+    expect((await call(s, 'GET', '/api/runs/abc/ag-ui')).status).toBe(401);
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const bad = await call(s, 'POST', '/api/flows/waits/ag-ui', { headers: auth, body: { threadId: 't', messages: 'hi' } });
+    expect(bad.status).toBe(400);
+    expect(bad.error?.code).toBe('AGUI_INPUT_INVALID');
+    expect(bad.error?.message).toContain('/runId');
+    const noUser = await call(s, 'POST', '/api/flows/waits/ag-ui', { headers: auth, body: { ...input, messages: [] } });
+    expect(noUser.error?.code).toBe('AGUI_INPUT_INVALID');
+    const forged = await call(s, 'POST', '/api/flows/waits/ag-ui', { headers: auth, body: { ...input, resume: [{ interruptId: '../etc', status: 'resolved' }] } });
+    expect(forged.error?.code).toBe('AGUI_INPUT_INVALID');
+    const unknownRun = await call(s, 'POST', '/api/flows/waits/ag-ui', { headers: auth, body: { ...input, resume: [{ interruptId: 'nosuchrun:1', status: 'resolved', payload: true }] } });
+    expect(unknownRun.status).toBe(404);
+    expect(unknownRun.error?.code).toBe('RUN_NOT_FOUND');
+    const unknownFlow = await call(s, 'POST', '/api/flows/nope/ag-ui', { headers: auth, body: input });
+    expect(unknownFlow.status).toBe(404);
+  });
 });
