@@ -79,7 +79,8 @@ export async function streamAgui(res: ServerResponse, backend: RunBackend, encod
       if (over || res.destroyed) return;
       send(mapper.event(event), event.seq > options.afterSeq ? event.seq : undefined);
       if (isTerminal(event)) return finish();
-      if (beginsWait(event)) {
+      // A wait at or before the cursor is the one the client answered (its answer may not be in the log yet).
+      if (event.seq > options.afterSeq && beginsWait(event)) {
         // Still waiting (not answered since)? Then the AG-UI run ends here, with what it waits for.
         const wait = pendingWait((await backend.events(traceId, 0)) ?? []);
         if (wait !== undefined && wait.seq === event.seq) {

@@ -139,7 +139,7 @@ describe('a flow as an AG-UI agent', () => {
   });
 
   it('should hand a client tool to the frontend as a tool call, and take its result from the next input\'s tool message', async () => {
-    const s = await start(waitingFlow([waitAnswer.ask('which text?'), waitAnswer.final('you said blue')]));
+    const s = await start(waitingFlow([waitAnswer.ask('which text?'), waitAnswer.echo('blue'), waitAnswer.final('you said blue')]));
     const { agent, run } = agentOf(s);
     agent.addMessage({ id: 'u1', role: 'user', content: 'ask me' });
     const first = await run();
@@ -153,7 +153,11 @@ describe('a flow as an AG-UI agent', () => {
     agent.addMessage({ id: 'tool-1', role: 'tool', toolCallId: key, content: '"blue"' });
     const second = await run();
     expect(second.find((event) => event.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: key, content: 'blue' });
-    expect(second.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: { answer: 'you said blue' } });
+    // Then the next wait, an approval, is answered in turn: each AG-UI run ends at the run's next wait.
+    expect(second.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'interrupt', interrupts: [{ id: `${traceId}:2` }] } });
+    const third = await run({ resume: [{ interruptId: `${traceId}:2`, status: 'resolved', payload: true }] });
+    expect(third.find((event) => event.type === 'TOOL_CALL_RESULT')).toMatchObject({ toolCallId: `${traceId}:2`, content: '{"echoed":"blue"}' });
+    expect(third.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: { answer: 'you said blue' } });
   });
 
   it('should abort the run when the client aborts its stream', async () => {
