@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pendingWait } from '../events/pendingWait.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { abortsOnDisconnect, invalid, readAguiRequest, type AguiRunInput } from './aguiInput.js';
 import { streamAgui, type EncodeSse } from './aguiStream.js';
@@ -87,11 +88,13 @@ export async function postAgui(context: AguiContext, { req, res }: AguiRequest, 
   const run = isValidTraceId(request.traceId) ? await context.backend.get(request.traceId) : undefined;
   if (run === undefined) throw runNotFound(request.traceId);
   if (run.flow !== undefined && run.flow !== flowId) throw invalid(`run ${request.traceId} is a run of ${run.flow}, not of ${flowId}`, `answer it at /api/flows/${run.flow}/ag-ui`);
-  const answer = request.answer(run.waiting);
+  // The wait as the log has it: the run may still be letting go of it (not yet listed as waiting).
+  const logged = (await context.backend.events(request.traceId, 0)) ?? [];
+  const answer = request.answer(pendingWait(logged));
   if (answer.kind === 'abort') await context.backend.abort(request.traceId, answer.reason);
   else if ((await context.backend.answer(request.traceId, answer)) === 'unknown') throw runNotFound(request.traceId);
   // The stream goes on from where the run waited: what came before was the previous AG-UI run's.
-  return streamAgui(res, context.backend, encode, { ...stream, traceId: request.traceId, afterSeq: run.lastSeq });
+  return streamAgui(res, context.backend, encode, { ...stream, traceId: request.traceId, afterSeq: Math.max(run.lastSeq, logged.at(-1)?.seq ?? 0) });
 }
 
 /**

@@ -160,6 +160,26 @@ describe('a flow as an AG-UI agent', () => {
     expect(third.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: { answer: 'you said blue' } });
   });
 
+  it('should ask a person\'s question as an interrupt, and give the model the text the resume answers with', async () => {
+    const escalate = { action: 'escalate', input: { reason: 'over the limit', question: 'May I refund 120 EUR?' } };
+    const s = await start(waitingFlow([escalate, waitAnswer.final('refunded')], { requiresApproval: [] }));
+    const { agent, run } = agentOf(s);
+    agent.addMessage({ id: 'u1', role: 'user', content: 'refund me' });
+    const first = await run();
+    const traceId = traceOf(first);
+    expect(first.at(-1)).toMatchObject({ outcome: { type: 'interrupt', interrupts: [{ id: `${traceId}:1`, reason: 'escalate', message: 'May I refund 120 EUR?' }] } });
+    // A payload that does not answer a question is refused, and the run still waits.
+    const wrong = await call(s, 'POST', '/api/flows/waits/ag-ui', {
+      headers: { authorization: `Bearer ${TOKEN}` },
+      body: { threadId: 't', runId: 'r', messages: [], resume: [{ interruptId: `${traceId}:1`, status: 'resolved', payload: { approved: true } }] },
+    });
+    expect(wrong.error?.code).toBe('AGUI_INPUT_INVALID');
+    const second = await run({ resume: [{ interruptId: `${traceId}:1`, status: 'resolved', payload: { text: 'yes, refund it' } }] });
+    expect(second.at(-1)).toMatchObject({ type: 'RUN_FINISHED', result: { status: 'done', answer: 'refunded' } });
+    const logged = (await call(s, 'GET', `/api/runs/${traceId}/events`, { headers: { authorization: `Bearer ${TOKEN}` } })).json as { events: { type: string; data: { answer?: string } }[] };
+    expect(logged.events.find((event) => event.type === 'human.answered')?.data.answer).toBe('yes, refund it');
+  });
+
   it('should abort the run when the client aborts its stream', async () => {
     const flow = scriptedFlow([scripted.gate(), scripted.final('never')]);
     const s = await start(flow);
