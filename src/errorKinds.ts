@@ -187,6 +187,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   FLOW_ID_INVALID: 'invalid_input',
   RUN_NOT_FOUND: 'not_found',
   RUN_ALREADY_FINISHED: 'conflict',
+  RUN_INTERRUPTED: 'conflict',
   SERVE_TOKEN_REQUIRED: 'usage',
   HTTP_QUERY_INVALID: 'invalid_input',
   HTTP_HOST_NOT_ALLOWED: 'forbidden',

@@ -213,6 +213,8 @@ export const ErrorCode = {
   /** A flow id in a path is not a safe name inside the flows directory. */
   FLOW_ID_INVALID: 'FLOW_ID_INVALID',
   RUN_NOT_FOUND: 'RUN_NOT_FOUND',
+  /** A run's log stops early and nothing runs it (killed mid-run): it goes on only when `redflow resume` continues it. */
+  RUN_INTERRUPTED: 'RUN_INTERRUPTED',
   /** The run has already ended (it cannot be aborted). */
   RUN_ALREADY_FINISHED: 'RUN_ALREADY_FINISHED',
   /** `serve` refuses to listen on a non-local address without a bearer token. */

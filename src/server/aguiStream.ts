@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { ErrorCode } from '../errors.js';
 import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { pendingWait } from '../events/pendingWait.js';
 import { redactSecrets } from '../secrets/secrets.js';
@@ -36,7 +37,8 @@ export type EncodeSse = (event: AguiEvent) => string;
  */
 export async function streamAgui(res: ServerResponse, backend: RunBackend, encode: EncodeSse, options: AguiStreamOptions): Promise<void> {
   const { traceId } = options;
-  if ((await backend.get(traceId)) === undefined) throw runNotFound(traceId);
+  const known = await backend.get(traceId);
+  if (known === undefined) throw runNotFound(traceId);
   res.writeHead(200, {
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-cache, no-transform',
@@ -70,7 +72,16 @@ export async function streamAgui(res: ServerResponse, backend: RunBackend, encod
     if (!over && options.abortOnDisconnect) void backend.abort(traceId, 'the AG-UI client closed its stream').catch(() => undefined);
   });
 
+  /** A run whose log stops early and that nothing runs: its AG-UI run ends once the client has every event its log holds. */
+  const endIfInterrupted = async (lastSeen: number): Promise<boolean> => {
+    if (known.status !== 'interrupted' || lastSeen < known.lastSeq || ((await backend.events(traceId, lastSeen)) ?? []).length > 0) return false;
+    send([{ type: 'RUN_ERROR', code: ErrorCode.RUN_INTERRUPTED, message: `run ${traceId} is not under way: its log stops early, and \`redflow resume\` continues it` }]);
+    finish();
+    return true;
+  };
+
   send(mapper.start());
+  if (await endIfInterrupted(0)) return;
   stopChunks = backend.followChunks?.(traceId, (chunk) => {
     if (!over) send(mapper.chunk(chunk));
   }) ?? stopChunks;
@@ -79,6 +90,7 @@ export async function streamAgui(res: ServerResponse, backend: RunBackend, encod
       if (over || res.destroyed) return;
       send(mapper.event(event), event.seq > options.afterSeq ? event.seq : undefined);
       if (isTerminal(event)) return finish();
+      if (await endIfInterrupted(event.seq)) return;
       // A wait at or before the cursor is the one the client answered (its answer may not be in the log yet).
       if (event.seq > options.afterSeq && beginsWait(event)) {
         // Still waiting (not answered since)? Then the AG-UI run ends here, with what it waits for.

@@ -3,6 +3,7 @@
 // interrupt, a frontend (client) tool, an abort, and the refusals (no token, a bad input).
 import { HttpAgent } from '@ag-ui/client';
 import { EventSchemas } from '@ag-ui/core/schemas';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createRedflowServer, type RedflowServer } from '../../src/server/server.js';
@@ -19,6 +20,8 @@ afterEach(async () => {
 });
 
 const TOKEN = 'agui-test-token-0123456789';
+const runsDirs = new Map<unknown, string>();
+const runsDirOf = (s: RedflowServer): string => runsDirs.get(s.backend) ?? '';
 
 /** A server whose flows are the waiting flow (`waits`) and a gated one (`gated`). */
 async function start(flow: unknown): Promise<RedflowServer> {
@@ -28,6 +31,7 @@ async function start(flow: unknown): Promise<RedflowServer> {
   const runsDir = path.join(root, 'runs');
   await writeWaitingFlow(flowsDir, flow, 'waits.json');
   const backend = createEmbeddedRunBackend({ flowsDir, runsDir, env: {}, sweepMs: 50, fsync: 'never', allowFiles: [flowsDir, path.dirname(GATE_TOOL)] });
+  runsDirs.set(backend, runsDir);
   server = await createRedflowServer({ flowsDir, runsDir, editorDir: path.join(root, 'editor'), port: 0, env: {}, backend, token: TOKEN, allowFiles: [path.dirname(GATE_TOOL)] });
   return server;
 }
@@ -204,6 +208,22 @@ describe('a flow as an AG-UI agent', () => {
     await replay.ended;
     const last = JSON.parse(replay.frames.filter((frame) => frame.data !== undefined).at(-1)?.data ?? '{}') as Seen;
     expect(last).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+  });
+
+  it('should end the stream of a run whose log stops early with RUN_ERROR RUN_INTERRUPTED, not leave it open', async () => {
+    const s = await start(waitingFlow([waitAnswer.echo('hi'), waitAnswer.final('echoed hi')], { requiresApproval: [] }));
+    const { agent, run } = agentOf(s);
+    agent.addMessage({ id: 'u1', role: 'user', content: 'say hi' });
+    const traceId = traceOf(await run());
+    // As if the process had been killed mid-run: the log cut after its first three events.
+    const logPath = path.join(runsDirOf(s), `${traceId}.jsonl`);
+    const lines = (await readFile(logPath, 'utf8')).split('\n').filter((line) => line !== '');
+    await writeFile(logPath, `${lines.slice(0, 3).join('\n')}\n`);
+    expect((await waitForRun(s, traceId, (r) => r.status === 'interrupted', 10_000, TOKEN)).lastSeq).toBe(3);
+    const stream = await openSse(s, `/api/runs/${traceId}/ag-ui?token=${TOKEN}`);
+    await stream.ended;
+    const last = JSON.parse(stream.frames.filter((frame) => frame.data !== undefined).at(-1)?.data ?? '{}') as Seen;
+    expect(last).toMatchObject({ type: 'RUN_ERROR', code: 'RUN_INTERRUPTED' });
   });
 
   it('should refuse a request without the token (401) and an input that is not a RunAgentInput (400 AGUI_INPUT_INVALID)', async () => {
