@@ -35,7 +35,7 @@ export interface AguiRequest {
 }
 
 interface AguiLibraries {
-  readonly parseInput: (body: unknown) => { success: true; data: AguiRunInput } | { success: false; issues: string };
+  readonly parseInput: (body: unknown) => { success: true; data: AguiRunInput } | { success: false; problems: string };
   readonly encode: EncodeSse;
 }
 
@@ -50,8 +50,9 @@ function aguiLibraries(): Promise<AguiLibraries> {
       parseInput(body) {
         const parsed = RunAgentInputSchema.safeParse(body);
         if (parsed.success) return { success: true, data: parsed.data as AguiRunInput };
-        const issues = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.length === 0 ? '(the body)' : `/${issue.path.join('/')}`}: ${issue.message}`);
-        return { success: false, issues: issues.join('; ') };
+        // zod's list of what does not match, each with its path: the first five are enough to fix the body.
+        const wrong = parsed.error.issues.slice(0, 5).map((each) => `${each.path.length === 0 ? '(the body)' : `/${each.path.join('/')}`}: ${each.message}`);
+        return { success: false, problems: wrong.join('; ') };
       },
       encode: (event) => encoder.encodeSSE(event as Parameters<typeof encoder.encodeSSE>[0]),
     };
@@ -76,7 +77,7 @@ export async function postAgui(context: AguiContext, { req, res }: AguiRequest, 
   const body = await readJsonBody(req, { maxBytes: context.maxBodyBytes });
   const { parseInput, encode } = await aguiLibraries();
   const parsed = parseInput(body);
-  if (!parsed.success) throw invalid(`the body is not an AG-UI RunAgentInput: ${parsed.issues}`, 'send threadId, runId and messages (the last a user message), as @ag-ui/client does');
+  if (!parsed.success) throw invalid(`the body is not an AG-UI RunAgentInput: ${parsed.problems}`, 'send threadId, runId and messages (the last a user message), as @ag-ui/client does');
   const input = parsed.data;
   const request = readAguiRequest(input);
   const stream = { threadId: input.threadId, runId: input.runId, abortOnDisconnect: abortsOnDisconnect(input), ...(context.keepAliveMs !== undefined && { keepAliveMs: context.keepAliveMs }) };
