@@ -247,5 +247,12 @@ describe('a flow as an AG-UI agent', () => {
     expect(unknownRun.error?.code).toBe('RUN_NOT_FOUND');
     const unknownFlow = await call(s, 'POST', '/api/flows/nope/ag-ui', { headers: auth, body: input });
     expect(unknownFlow.status).toBe(404);
+    // A run is answered only at its own flow's endpoint.
+    const { agent, run } = agentOf(s);
+    agent.addMessage({ id: 'u1', role: 'user', content: 'hi' });
+    const traceId = traceOf(await run());
+    const elsewhere = await call(s, 'POST', '/api/flows/other/ag-ui', { headers: auth, body: { ...input, resume: [{ interruptId: `${traceId}:1`, status: 'resolved', payload: true }] } });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.error).toMatchObject({ code: 'AGUI_INPUT_INVALID', message: `run ${traceId} is a run of waits, not of other` });
   });
 });
