@@ -8,7 +8,7 @@ import { configValidators } from './src/editor/configValidatorsPlugin.js';
  * Chromium it launched for the first (test/support/sharedChromium.ts; each file gets pages in
  * contexts of its own), instead of each starting and waiting for one.
  */
-export const BROWSER_FILES = ['test/editor/*.e2e.spec.ts', 'test/node-red/editor.e2e.spec.ts', 'test/node-red/serveNodeRed.e2e.spec.ts'];
+export const BROWSER_FILES = ['test/editor/*.e2e.spec.ts', 'test/node-red/editor.e2e.spec.ts', 'test/node-red/serveNodeRed.e2e.spec.ts', 'test/server/aguiChat.e2e.spec.ts'];
 
 export default defineConfig({
   // The editor's modules under test import its precompiled config validators.

@@ -188,6 +188,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   FLOW_ID_INVALID: 'invalid_input',
   RUN_NOT_FOUND: 'not_found',
   RUN_ALREADY_FINISHED: 'conflict',
+  RUN_INTERRUPTED: 'conflict',
   SERVE_TOKEN_REQUIRED: 'usage',
   HTTP_QUERY_INVALID: 'invalid_input',
   HTTP_HOST_NOT_ALLOWED: 'forbidden',
@@ -200,6 +201,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   // The history is well formed: it disagrees with what the session's log recorded.
   REACT_STEP_HISTORY_CONFLICT: 'conflict',
   REACT_STEP_MODEL_UNKNOWN: 'invalid_input',
+  AGUI_INPUT_INVALID: 'invalid_input',
   // The input (with the system prompt) is longer than the model's window.
   CONTEXT_BUDGET_EXCEEDED: 'invalid_input',
 

@@ -215,6 +215,8 @@ export const ErrorCode = {
   /** A flow id in a path is not a safe name inside the flows directory. */
   FLOW_ID_INVALID: 'FLOW_ID_INVALID',
   RUN_NOT_FOUND: 'RUN_NOT_FOUND',
+  /** A run's log stops early and nothing runs it (killed mid-run): it goes on only when `redflow resume` continues it. */
+  RUN_INTERRUPTED: 'RUN_INTERRUPTED',
   /** The run has already ended (it cannot be aborted). */
   RUN_ALREADY_FINISHED: 'RUN_ALREADY_FINISHED',
   /** `serve` refuses to listen on a non-local address without a bearer token. */
@@ -235,6 +237,8 @@ export const ErrorCode = {
   REACT_STEP_HISTORY_INVALID: 'REACT_STEP_HISTORY_INVALID',
   /** A step's conversation_history disagrees with the session's log: another tool, other arguments or another result than the run recorded. */
   REACT_STEP_HISTORY_CONFLICT: 'REACT_STEP_HISTORY_CONFLICT',
+  /** An AG-UI request is not a RunAgentInput Redflow can take: not the schema, no user message to start from, a resume entry or tool message that names no wait of a Redflow run. */
+  AGUI_INPUT_INVALID: 'AGUI_INPUT_INVALID',
   /** A step names a model the server is not configured with (`serve --models <file>`). */
   REACT_STEP_MODEL_UNKNOWN: 'REACT_STEP_MODEL_UNKNOWN',
   /** The system prompt and the query alone need more tokens than `tokenLimit − reservedOutputTokens`. */

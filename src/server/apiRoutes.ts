@@ -30,6 +30,7 @@ import { runNotFound, streamRun } from './runStream.js';
 import { parseReactStepRequest } from '../stepService/parseReactStepRequest.js';
 import { holdStepKey } from '../stepService/stepKey.js';
 import { publicErrorInfo } from './publicText.js';
+import { AGUI_SEGMENT, getAgui, postAgui } from './aguiRoutes.js';
 import type { StepService } from '../stepService/reactStepService.js';
 
 /** What the API's routes work with. */
@@ -133,6 +134,21 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
       sendJson(res, saved.created ? 201 : 200, response, saved.created ? { Location: ApiRoute.flow(id) } : {});
     }),
 
+    // A flow id may hold `/`, so the AG-UI route of a flow is the flow's path plus a last segment.
+    route('POST', `${ApiRoute.flows}/*path`, async ({ req, res, params, query }) => {
+      const rest = params.path ?? '';
+      if (!rest.endsWith(`/${AGUI_SEGMENT}`)) {
+        throw new ApiError(errorInfo(ErrorCode.HTTP_METHOD_NOT_ALLOWED, `POST is allowed on ${ApiRoute.flows}/<id>/${AGUI_SEGMENT} only; use GET, PUT or DELETE on a flow`), {
+          headers: { Allow: 'GET, PUT, DELETE' },
+        });
+      }
+      await postAgui(context, { req, res, query }, rest);
+    }),
+
+    route('GET', `${ApiRoute.runs}/:traceId/${AGUI_SEGMENT}`, async ({ req, res, params, query }) => {
+      await getAgui(context, { req, res, query }, params.traceId ?? '', cursorOf(req.headers['last-event-id'], query));
+    }, true),
+
     route('DELETE', `${ApiRoute.flows}/*id`, async ({ res, params }) => {
       await flows.remove(parseFlowId(params.id ?? ''));
       sendNoContent(res);
@@ -189,11 +205,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
         const traceId = params.traceId ?? '';
         if (!isValidTraceId(traceId)) throw runNotFound(traceId);
         // A reconnecting EventSource sends Last-Event-ID and the URL it first used: the header is newer.
-        const lastEventId = req.headers['last-event-id'];
-        const afterSeq =
-          (typeof lastEventId === 'string' && lastEventId.trim() !== '' ? count(lastEventId.trim(), 'Last-Event-ID', 0) : undefined) ??
-          count(query.get('after'), 'after', 0) ??
-          0;
+        const afterSeq = cursorOf(req.headers['last-event-id'], query);
         // ?activity=1 adds the run's activity (turn_start … turn_end, error) to the events and pieces.
         const activity = count(query.get('activity'), 'activity', 0, 1) === 1;
         await streamRun(res, backend, traceId, afterSeq, { activity, ...(context.keepAliveMs !== undefined && { keepAliveMs: context.keepAliveMs }) });
@@ -274,6 +286,15 @@ async function withEnvironmentWarnings(validation: FlowValidation, context: Pick
 
 function validationResponse(validation: FlowValidation): ValidationResponse {
   return { ok: validation.ok, errors: validation.ok ? [] : validation.errors, warnings: validation.warnings };
+}
+
+/** Where a stream resumes: after `Last-Event-ID` (a reconnecting EventSource's, newer than its URL), else `?after=`, else from the start. */
+function cursorOf(lastEventId: string | string[] | undefined, query: URLSearchParams): number {
+  return (
+    (typeof lastEventId === 'string' && lastEventId.trim() !== '' ? count(lastEventId.trim(), 'Last-Event-ID', 0) : undefined) ??
+    count(query.get('after'), 'after', 0) ??
+    0
+  );
 }
 
 /** A whole number from a query parameter or header, `undefined` when absent; 400 when not one in range. */

@@ -31,6 +31,13 @@ export const ApiRoute = {
   reactStep: '/api/agent/react_step',
   /** GET → {@link RunListResponse}; POST ({@link StartRunRequest}) → 201 {@link RunStartedResponse}. */
   runs: '/api/runs',
+  /**
+   * POST (an AG-UI `RunAgentInput`) → `text/event-stream` of AG-UI events: starts a run of the flow
+   * from the last user message, or answers the wait of one of its runs (docs/ag-ui.md).
+   */
+  flowAgui: (id: string) => `/api/flows/${id.split('/').map(encodeURIComponent).join('/')}/ag-ui`,
+  /** GET → `text/event-stream` of AG-UI events: the run from its log, then live, until it ends or waits. */
+  runAgui: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/ag-ui`,
   /** GET → {@link RunResponse}. */
   run: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}`,
   /** GET → {@link RunEventsResponse}: the run's log so far. `?after=<seq>` skips the first events. */

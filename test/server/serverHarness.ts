@@ -237,11 +237,11 @@ export async function openGate(timeoutMs = 10_000): Promise<void> {
   }
 }
 
-/** Polls `GET /api/runs/:traceId` until `done` says so. */
-export async function waitForRun(server: ServerPort, traceId: string, done: (run: { status: string; lastSeq: number }) => boolean, timeoutMs = 10_000) {
+/** Polls `GET /api/runs/:traceId` (with `token` as the bearer token when given) until `done` says so. */
+export async function waitForRun(server: ServerPort, traceId: string, done: (run: { status: string; lastSeq: number }) => boolean, timeoutMs = 10_000, token?: string) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const answer = await call(server, 'GET', `/api/runs/${traceId}`);
+    const answer = await call(server, 'GET', `/api/runs/${traceId}`, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } });
     const run = answer.json as { status: string; lastSeq: number; outcome?: { status: string; reason: string; error?: { code: string } } };
     if (answer.status === 200 && done(run)) return run;
     if (Date.now() > deadline) throw new Error(`run ${traceId} did not get there: ${answer.text.slice(0, 300)}`);
