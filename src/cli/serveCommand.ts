@@ -25,7 +25,7 @@ import { loadStepModels } from '../stepService/stepModels.js';
 import { jsonlStepLogs, type StepLogs } from '../stepService/stepLogs.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
-                     [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>]
+                     [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>] [--a2a]
                      [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
        redflow serve --node-red <url> [--node-red-token <token>] [--host …] [--port …] [--token …] [--open] [--verbose]
 
@@ -47,6 +47,8 @@ cluster of workers (\`redflow worker\`), where they go on when the server stops.
                      <model.llm settings> } } (a step may bring its own key in user_api_keys.llmKey)
   --workspace <dir>  the folder the step service reads context files from (explicit_context_paths,
                      pinned items in .redflow/pins, the focused file); without it, none are read
+  --a2a              serve every flow as an A2A agent: its card at /a2a/<flowId>/.well-known/agent-card.json
+                     (public), JSON-RPC at /a2a/<flowId> (behind --token); see docs/a2a.md
   --verbose          log every request (method, path, status, time) on stderr
   --node-red <url>   edit and run the flows of the Node-RED at <url> (its Admin API) instead of a flows
                      directory: each tab with Redflow nodes is a flow; Save deploys it, Run runs it in
@@ -78,6 +80,7 @@ export const serve: Command = {
         token: { type: 'string' },
         open: { type: 'boolean' },
         verbose: { type: 'boolean' },
+        a2a: { type: 'boolean' },
         models: { type: 'string' },
         workspace: { type: 'string' },
         ...allowFilesOptionSpec,
@@ -178,6 +181,7 @@ export const serve: Command = {
         ...(backend !== undefined && { backend }),
         ...(inspector !== undefined && backend === undefined && { inspector }),
         ...(values.verbose === true && { logRequest: log }),
+        ...(values.a2a === true && { a2a: true }),
         logError: (text) => line(output.err, s.red(text)),
       });
     } catch (error) {

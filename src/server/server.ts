@@ -13,6 +13,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './requestBody.js';
 import { sendError } from './respond.js';
 import { createRouter } from './router.js';
 import type { InspectorFactory, RunBackend } from './runBackend.js';
+import type { A2aEndpoint } from './a2a/a2aEndpoint.js';
 import type { StepService } from '../stepService/reactStepService.js';
 import { redflowVersion as version } from '../version.js';
 
@@ -66,6 +67,8 @@ export interface RedflowServerOptions {
    * refused requests whose answer withheld a path or address, on one line; default stderr.
    */
   readonly logError?: (line: string) => void;
+  /** Serves every flow as an A2A agent under `/a2a/<flowId>` (`redflow serve --a2a`; docs/a2a.md). */
+  readonly a2a?: boolean;
 }
 
 /** A running `redflow serve`. */
@@ -133,6 +136,9 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       ...(options.backend === undefined && { runEnv: options.env ?? process.env }),
     }),
   );
+  // The A2A SDK is loaded on the first /a2a request only.
+  let a2aEndpoint: Promise<A2aEndpoint> | undefined;
+  const a2a = () => (a2aEndpoint ??= import('./a2a/a2aEndpoint.js').then((m) => m.createA2aEndpoint({ flows, backend, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, ...(token !== undefined && { token }) })));
   const editorFiles = createEditorFiles(options.editorDir ?? DEFAULT_EDITOR_DIR);
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -146,6 +152,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
     res.setHeader('Referrer-Policy', 'no-referrer');
     if (token === undefined) assertLocalHostHeader(req.headers);
     if (!pathname.startsWith('/')) throw new ApiError(errorInfo(ErrorCode.HTTP_NOT_FOUND, 'the request target must be a path'));
+    if (options.a2a === true && pathname.startsWith('/a2a/')) return (await a2a())(req, res, pathname, query);
     if (pathname !== '/api' && !pathname.startsWith('/api/')) return editorFiles(req, res, pathname);
     const match = router.match(req.method ?? '', pathname);
     // The token is checked before the route is known, so an unauthorised client learns nothing of the API.
