@@ -89,19 +89,26 @@ export function createRunExecutor(context: RunExecutorContext): AgentExecutor {
         return follow(taskId, contextId, [], bus);
       }
       // A message on a task: the answer to what its run waits for.
-      bus.publish(AgentEvent.task(request.task));
       const events = [...((await backend.events(taskId, 0)) ?? [])];
       const standing = standingOf(events);
-      if (standing.wait === undefined) return follow(taskId, contextId, events, bus);
-      const answer = answerOfMessage(standing.wait, request.userMessage);
-      if (answer === undefined) return refuse(taskId, contextId, `That is not an answer to this: ${waitText(standing.wait)}`, bus);
-      try {
-        await backend.answer(taskId, answer);
-      } catch (thrown) {
-        // A refused answer (another answer came first, the deadline passed) leaves the task where its log says.
-        if (!(thrown instanceof RedflowError)) throw thrown;
-        return refuse(taskId, contextId, `${thrown.code}: ${thrown.message}`, bus);
-      }
+      const answer = standing.wait === undefined ? undefined : answerOfMessage(standing.wait, request.userMessage);
+      const refused = async (): Promise<string | undefined> => {
+        if (standing.wait === undefined) return undefined;
+        if (answer === undefined) return `That is not an answer to this: ${waitText(standing.wait)}`;
+        try {
+          await backend.answer(taskId, answer);
+          return undefined;
+        } catch (thrown) {
+          // A refused answer (another came first, the deadline passed) leaves the task where its log says.
+          if (!(thrown instanceof RedflowError)) throw thrown;
+          return `${thrown.code}: ${thrown.message}`;
+        }
+      };
+      const why = await refused();
+      // The first event of a call is the task; an input-required one would end the call at once.
+      const state = why === undefined && standing.wait !== undefined ? TaskState.TASK_STATE_WORKING : standing.state;
+      bus.publish(AgentEvent.task({ ...request.task, status: { state, message: undefined, timestamp: new Date().toISOString() } }));
+      if (why !== undefined) return refuse(taskId, contextId, why, bus);
       return follow(taskId, contextId, events, bus);
     },
 

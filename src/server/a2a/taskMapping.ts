@@ -53,7 +53,8 @@ export function standingOf(events: readonly AgentEvent[]): TaskStanding {
   const last = events[events.length - 1];
   if (last === undefined) return { state: TaskState.TASK_STATE_SUBMITTED };
   if (last.type === AgentEventType.RunCompleted || last.type === AgentEventType.RunFailed) return standingOfOutcome(last.data.outcome);
-  const wait = pendingWait(events);
+  // A run resumed into its wait records run.resumed only once it has the answer: it is under way.
+  const wait = last.type === AgentEventType.RunResumed ? undefined : pendingWait(events);
   if (wait !== undefined) return { state: TaskState.TASK_STATE_INPUT_REQUIRED, text: waitText(wait), wait };
   return { state: STATE_AFTER_EVENT[last.type] ?? TaskState.TASK_STATE_WORKING };
 }
