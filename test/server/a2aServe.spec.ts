@@ -23,6 +23,8 @@ afterEach(async () => {
 
 const ask = { action: 'escalate', input: { reason: 'over the limit', question: 'May I refund 120 EUR?' } };
 
+const serverDirs = new WeakMap<RedflowServer, { flowsDir: string; runsDir: string }>();
+
 /** A server with `--a2a` and a token, serving the flows given by id. */
 async function serve(flows: Record<string, unknown[]>): Promise<RedflowServer> {
   const root = await dirs.make('redflow-a2a-');
@@ -31,6 +33,7 @@ async function serve(flows: Record<string, unknown[]>): Promise<RedflowServer> {
   for (const [id, answers] of Object.entries(flows)) await writeWaitingFlow(flowsDir, waitingFlow(answers, { requiresApproval: [] }, id), `${id}.json`);
   const backend = createEmbeddedRunBackend({ flowsDir, runsDir, env: {}, sweepMs: 50, fsync: 'never' });
   server = await createRedflowServer({ flowsDir, runsDir, editorDir: path.join(root, 'editor'), port: 0, env: {}, backend, token: TOKEN, a2a: true });
+  serverDirs.set(server, { flowsDir, runsDir });
   return server;
 }
 
@@ -142,6 +145,49 @@ describe('a flow served as an A2A agent', () => {
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     const run = await runOf(s, waiting.id);
     expect(run).toMatchObject({ outcome: { status: 'blocked', reason: 'aborted' } });
+  });
+
+  it('should let a client subscribe to a waiting task and see it go on when it is answered', async () => {
+    const s = await serve({ asks: [ask, waitAnswer.final('refunded')] });
+    const client = await clientOf(s, 'asks');
+    const waiting = await send(client, 'refund A-3');
+    const seen: TaskState[] = [];
+    const subscribed = (async () => {
+      for await (const event of client.resubscribeTask({ tenant: '', id: waiting.id })) {
+        if (event.payload?.$case === 'statusUpdate') seen.push(event.payload.value.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED);
+      }
+    })();
+    const done = await send(client, 'yes', waiting.id);
+    await subscribed;
+    expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(seen).toEqual(expect.arrayContaining([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]));
+  });
+
+  it('should read a task back from its run log after the server restarts', async () => {
+    const s = await serve({ answers: [waitAnswer.final('kept in the log')] });
+    const task = await send(await clientOf(s, 'answers'), 'remember this');
+    const { flowsDir, runsDir } = serverDirs.get(s) ?? { flowsDir: '', runsDir: '' };
+    await s.close();
+    server = await createRedflowServer({ flowsDir, runsDir, editorDir: path.join(runsDir, 'editor'), port: 0, env: {}, token: TOKEN, a2a: true });
+    const got = await (await clientOf(server, 'answers')).getTask({ tenant: '', id: task.id });
+    expect(got.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(got.artifacts[0]?.parts[0]?.content).toEqual({ $case: 'text', value: 'kept in the log' });
+  });
+
+  it('should refuse an unknown flow, a path out of the flows folder, a wrong method and a body that is not JSON-RPC with coded errors', async () => {
+    const s = await serve({ answers: [waitAnswer.final('x')] });
+    const auth = { Authorization: `Bearer ${TOKEN}` };
+    const rpc = { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'x' } };
+    expect((await call(s, 'POST', '/a2a/nope', { body: rpc, headers: auth })).status).toBe(404);
+    expect((await call(s, 'GET', '/a2a/nope/.well-known/agent-card.json')).status).toBe(404);
+    expect((await call(s, 'POST', '/a2a/..%2F..%2Fetc', { body: rpc, headers: auth })).status).toBe(400);
+    expect((await call(s, 'GET', '/a2a/answers', { headers: auth })).status).toBe(405);
+    const notJson = await call(s, 'POST', '/a2a/answers', { rawBody: '{', headers: { ...auth, 'content-type': 'application/json' } });
+    expect(notJson.error?.code).toBe('HTTP_BODY_NOT_JSON');
+    const unknown = await call(s, 'POST', '/a2a/answers', { body: { jsonrpc: '2.0', id: 2, method: 'NoSuchMethod', params: {} }, headers: { ...auth, 'A2A-Version': '1.0' } });
+    expect((unknown.json as { error: { code: number } }).error.code).toBe(-32601);
+    const noTask = await call(s, 'POST', '/a2a/answers', { body: rpc, headers: { ...auth, 'A2A-Version': '1.0' } });
+    expect((noTask.json as { error: { code: number } }).error.code).toBe(-32001);
   });
 
   it('should refuse a message on a task that is not one of its runs', async () => {
