@@ -56,6 +56,7 @@ export function createRunExecutor(context: RunExecutorContext): AgentExecutor {
         }
         const message = standing.text === undefined ? undefined : agentMessage(standing.text, { taskId, contextId, messageId: randomUUID() });
         bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: standing.state, message, timestamp: event.time }, metadata: { redflowSeq: event.seq } }));
+        if (standing.state !== TaskState.TASK_STATE_INPUT_REQUIRED && STOPS.has(standing.state)) contexts.delete(taskId);
         if (STOPS.has(standing.state)) return;
       }
     } finally {
@@ -121,6 +122,7 @@ export function createRunExecutor(context: RunExecutorContext): AgentExecutor {
       for await (const event of backend.follow(taskId, events[events.length - 1]?.seq ?? 0)) events.push(event);
       const ending = standingOf(events);
       const contextId = contexts.get(taskId) ?? '';
+      contexts.delete(taskId);
       const message = ending.text === undefined ? undefined : agentMessage(ending.text, { taskId, contextId, messageId: randomUUID() });
       bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: ending.state, message, timestamp: new Date().toISOString() }, metadata: undefined }));
     },
