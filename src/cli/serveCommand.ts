@@ -26,7 +26,7 @@ import { loadStepModels } from '../stepService/stepModels.js';
 import { jsonlStepLogs, type StepLogs } from '../stepService/stepLogs.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
-                     [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>] [--mcp]
+                     [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>] [--mcp] [--a2a]
                      [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
        redflow serve --node-red <url> [--node-red-token <token>] [--host …] [--port …] [--token …] [--open] [--verbose]
 
@@ -48,6 +48,8 @@ cluster of workers (\`redflow worker\`), where they go on when the server stops.
                      <model.llm settings> } } (a step may bring its own key in user_api_keys.llmKey)
   --workspace <dir>  the folder the step service reads context files from (explicit_context_paths,
                      pinned items in .redflow/pins, the focused file); without it, none are read
+  --a2a              serve every flow as an A2A agent: its card at /a2a/<flowId>/.well-known/agent-card.json
+                     (public), JSON-RPC at /a2a/<flowId> (behind --token); see docs/a2a.md
   --verbose          log every request (method, path, status, time) on stderr
   --mcp              also serve the flows as the tools of an MCP server over Streamable HTTP at /mcp,
                      behind the same token as the API (see \`redflow mcp\` for stdio)
@@ -81,6 +83,7 @@ export const serve: Command = {
         token: { type: 'string' },
         open: { type: 'boolean' },
         verbose: { type: 'boolean' },
+        a2a: { type: 'boolean' },
         models: { type: 'string' },
         workspace: { type: 'string' },
         ...allowFilesOptionSpec,
@@ -185,6 +188,7 @@ export const serve: Command = {
         ...(inspector !== undefined && backend === undefined && { inspector }),
         ...(values.verbose === true && { logRequest: log }),
         ...(mcp !== undefined && { mcp }),
+        ...(values.a2a === true && { a2a: true }),
         logError: (text) => line(output.err, s.red(text)),
       });
     } catch (error) {

@@ -201,7 +201,10 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
 
     async start(request) {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and starts no new run'));
-      const traceId = ids.traceId();
+      const traceId = request.traceId ?? ids.traceId();
+      if (request.traceId !== undefined && (!isValidTraceId(traceId) || host.live(traceId) !== undefined || (await readLogged(traceId)) !== undefined)) {
+        throw new RedflowError(errorInfo(ErrorCode.RUN_TRACE_ID_TAKEN, `a run ${JSON.stringify(traceId.slice(0, 130))} exists already, or the id cannot name one`, { hint: 'start the run with a new id' }));
+      }
       const run = await host.launch(traceId, async ({ signal, record, showChunk }) => {
         const inspect = options.inspector?.(traceId);
         const embedded = await runFlowFile({

@@ -16,6 +16,8 @@ export interface BackendStartRequest {
   readonly input: unknown;
   readonly conversationId?: string;
   readonly timeoutMs?: number;
+  /** The run's trace id (an A2A task id); a new one when absent. A backend that cannot take it refuses. */
+  readonly traceId?: string;
 }
 
 /** What a backend answers to an abort. */

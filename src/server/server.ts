@@ -13,6 +13,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './requestBody.js';
 import { sendError } from './respond.js';
 import { createRouter } from './router.js';
 import type { InspectorFactory, RunBackend } from './runBackend.js';
+import type { A2aEndpoint } from './a2a/a2aEndpoint.js';
 import type { StepService } from '../stepService/reactStepService.js';
 import { redflowVersion as version } from '../version.js';
 
@@ -71,6 +72,8 @@ export interface RedflowServerOptions {
    * run backend, behind the same token as the API; without it, `/mcp` is not served.
    */
   readonly mcp?: (ports: { readonly flows: FlowStore; readonly backend: RunBackend }) => McpEndpoint;
+  /** Serves every flow as an A2A agent under `/a2a/<flowId>` (`redflow serve --a2a`; docs/a2a.md). */
+  readonly a2a?: boolean;
 }
 
 /** An HTTP endpoint of another protocol on the server's port (the MCP server at `/mcp`). */
@@ -148,6 +151,9 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       ...(options.backend === undefined && { runEnv: options.env ?? process.env }),
     }),
   );
+  // The A2A SDK is loaded on the first /a2a request only.
+  let a2aEndpoint: Promise<A2aEndpoint> | undefined;
+  const a2a = () => (a2aEndpoint ??= import('./a2a/a2aEndpoint.js').then((m) => m.createA2aEndpoint({ flows, backend, maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, ...(token !== undefined && { token }) })));
   const editorFiles = createEditorFiles(options.editorDir ?? DEFAULT_EDITOR_DIR);
   const mcp = options.mcp?.({ flows, backend });
 
@@ -167,6 +173,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
       if (token !== undefined) authorize(req.headers, query, token, { queryToken: false });
       return mcp.handle(req, res);
     }
+    if (options.a2a === true && pathname.startsWith('/a2a/')) return (await a2a())(req, res, pathname, query);
     if (pathname !== '/api' && !pathname.startsWith('/api/')) return editorFiles(req, res, pathname);
     const match = router.match(req.method ?? '', pathname);
     // The token is checked before the route is known, so an unauthorised client learns nothing of the API.

@@ -174,7 +174,8 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
     mode: 'nats',
 
     async start(request) {
-      const traceId = randomIds.traceId();
+      // A trace id already taken is refused by the core workers before anything is recorded.
+      const traceId = request.traceId ?? randomIds.traceId();
       let firstStored: () => void = () => undefined;
       const stored = new Promise<void>((resolve) => (firstStored = resolve));
       const remote = await startRemoteRun({

@@ -79,6 +79,9 @@ export function createNodeRedRunBackend(options: NodeRedRunBackendOptions): RunB
 
     async start(request) {
       if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and starts no new run'));
+      if (request.traceId !== undefined) {
+        throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'a Node-RED agent chooses its runs\' trace ids: it cannot start one with a given id (an A2A task)', { hint: 'serve A2A agents from a flows folder or a NATS cluster' }));
+      }
       const agent = request.flow.nodes.find((node) => node.type === NodeType.AgentCore)?.id;
       if (agent === undefined) throw new RedflowError(errorInfo(ErrorCode.NO_AGENT_CORE, `the flow "${request.flowId}" has no agent`));
       const body = {
