@@ -83,6 +83,7 @@ export const AGUI_EVENT_MAP: { readonly [T in AgentEventType]: Row<T> } = {
   'human.requested': { becomes: 'TEXT_MESSAGE_END of the streamed answer (the question is an interrupt, below)', map: (_event, state) => endDraft(state) },
   'human.answered': { becomes: 'nothing (the answer came from the frontend)', map: () => [] },
   'output.rejected': { becomes: 'TEXT_MESSAGE_END of the streamed answer (the model is asked again)', map: (_event, state) => endDraft(state) },
+  'answer.rejected': { becomes: 'TEXT_MESSAGE_END of the streamed answer (the model is shown its mistake and asked again)', map: (_event, state) => endDraft(state) },
   'memory.requested': { becomes: 'nothing', map: () => [] },
   'memory.saved': { becomes: 'nothing', map: () => [] },
   'run.completed': {
