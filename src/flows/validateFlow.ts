@@ -7,6 +7,7 @@ import { isKnownProvider, unknownProvider } from '../actors/models/modelProvider
 import { checkConnection } from './edgeRules.js';
 import { NODE_TYPES, NodeRole, NodeType, roleOf } from './nodeTypes.js';
 import { parseSqlParameters, undeclaredParameters } from '../actors/tools/sqlParameters.js';
+import { mcpTransportProblems } from './mcpNodeConfig.js';
 
 /** Re-exported so callers of {@link validateFlow} can type its diagnostics from this module alone. */
 export type { FlowDiagnostic } from './diagnostics.js';
@@ -68,6 +69,7 @@ const CONFIG_VALIDATORS: { readonly [T in Exclude<NodeType, typeof NodeType.Agen
   [NodeType.ToolHttp]: () => validators.toolHttpConfig,
   [NodeType.ToolModule]: () => validators.toolModuleConfig,
   [NodeType.ToolPostgres]: () => validators.toolPostgresConfig,
+  [NodeType.ToolMcp]: () => validators.toolMcpConfig,
   [NodeType.ToolClient]: () => validators.toolClientConfig,
   [NodeType.ToolFlow]: () => validators.toolFlowConfig,
   [NodeType.AgentRef]: () => validators.agentRefConfig,
@@ -502,6 +504,7 @@ function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
     }
   }
   if (type === NodeType.ToolPostgres && valid) found.push(...checkPostgresQuery(placed, configPath));
+  if (type === NodeType.ToolMcp && valid) found.push(...mcpTransportProblems(placed.node.id, placed.config, configPath));
   return found;
 }
 
@@ -586,9 +589,11 @@ function placeTool(placed: PlacedNode, errors: FlowDiagnostic[]): PlacedTool {
     );
   }
   const schema = Object.hasOwn(placed.config, 'inputSchema') ? placed.config.inputSchema : undefined;
-  // A tool.module's schema is in its module, a subagent's is always `{ task }`.
+  // A tool.module's schema is in its module, a subagent's is always `{ task }`, an MCP server's
+  // tools bring theirs.
   const hasInputSchema =
     placed.node.type === NodeType.ToolModule ||
+    placed.node.type === NodeType.ToolMcp ||
     placed.node.type === NodeType.AgentRef ||
     (typeof schema === 'object' && schema !== null && !Array.isArray(schema));
   return { ...placed, name, hasInputSchema };

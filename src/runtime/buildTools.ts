@@ -7,6 +7,7 @@ import { createHttpTool } from '../actors/tools/httpTool.js';
 import { loadModuleTool } from '../actors/tools/moduleTool.js';
 import { missingConnectionStringEnv, noConnectionStringError } from '../actors/tools/postgresConnectionEnv.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { checkUniqueNames, mcpOutsideEmbedded } from './toolGroups.js';
 import { flowFileInsideRoots } from '../files/fileRoots.js';
 import type { PlannedTool, RunPlan } from './runPlan.js';
 import { DEFAULT_SUBAGENT_TIMEOUT_MS, subagentToolSpec, type SubagentHost } from './subagentTool.js';
@@ -27,6 +28,11 @@ export interface ToolBuildOptions {
 /** A plan's tools, built. */
 export interface BuiltTools {
   readonly tools: readonly ToolDefinition[];
+  /**
+   * The names of the tools each `tool.mcp` node brought, by the node's name: the name stands for
+   * them in `allowedTools` and `requiresApproval` (see `expandToolGroups`).
+   */
+  readonly groups: ReadonlyMap<string, readonly string[]>;
   /**
    * Releases what the tools hold (a `tool.postgres` pool): call it once they are no longer served.
    * Never rejects; safe to call more than once.
@@ -64,6 +70,7 @@ async function buildSome(
   serving: boolean,
 ): Promise<BuiltTools> {
   const tools: ToolDefinition[] = [];
+  const groups = new Map<string, string[]>();
   const closers: (() => Promise<void>)[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(closers.map((closeOne) => closeOne()));
@@ -74,6 +81,17 @@ async function buildSome(
       // A client tool is run by the run's client: nothing here builds or serves it.
       if (planned.type === NodeType.ToolClient) continue;
       if (planned.type === NodeType.ToolFlow) throw flowToolOutsideNodeRed(planned.name);
+      if (planned.type === NodeType.ToolMcp) {
+        // Its tools are the server's: only a process that serves them asks it (see allowedToolSpecs).
+        if (!serving) throw mcpOutsideEmbedded(planned.name);
+        // Loaded only for flows that use it: it leads to the MCP SDK.
+        const { loadMcpTools } = await import('../actors/tools/mcpTools.js');
+        const served = await loadMcpTools(planned.name, planned.config, { baseDir: plan.baseDir, ...(options.env && { env: options.env }) });
+        closers.push(served.close);
+        tools.push(...served.tools);
+        groups.set(planned.name, served.tools.map((tool) => tool.name));
+        continue;
+      }
       if (planned.type === NodeType.AgentRef) {
         // Its spec comes from its node; only a host that serves it needs its flow.
         if (serving) tools.push(await buildSubagent(planned, plan.baseDir, options));
@@ -83,15 +101,16 @@ async function buildSome(
       tools.push(built.tool);
       if (built.close) closers.push(built.close);
     }
+    checkUniqueNames(tools, groups);
   } catch (error) {
     await close();
     throw error;
   }
-  return { tools, close };
+  return { tools, groups, close };
 }
 
 async function buildTool(
-  planned: Exclude<PlannedTool, { type: typeof NodeType.ToolClient | typeof NodeType.ToolFlow | typeof NodeType.AgentRef }>,
+  planned: Exclude<PlannedTool, { type: typeof NodeType.ToolClient | typeof NodeType.ToolFlow | typeof NodeType.AgentRef | typeof NodeType.ToolMcp }>,
   baseDir: string,
   options: ToolBuildOptions,
   serving: boolean,
@@ -175,11 +194,24 @@ export async function allowedToolSpecs(plan: Pick<RunPlan, 'tools' | 'baseDir' |
  * specs, each client tool's spec from its node (`executor: "client"`) and each subagent's from its
  * node (`subagent`), so every mode shows the model the same list in the same order.
  */
-export function specsInPlanOrder(plan: Pick<RunPlan, 'tools'>, built: readonly ToolSpec[], only?: ReadonlySet<string>): ToolSpec[] {
+export function specsInPlanOrder(
+  plan: Pick<RunPlan, 'tools'>,
+  built: readonly ToolSpec[],
+  only?: ReadonlySet<string>,
+  groups?: ReadonlyMap<string, readonly string[]>,
+): ToolSpec[] {
   const byName = new Map(built.map((spec) => [spec.name, spec]));
   const specs: ToolSpec[] = [];
   for (const planned of plan.tools) {
     if (only && !only.has(planned.name)) continue;
+    if (planned.type === NodeType.ToolMcp) {
+      // An MCP server's tools, in the order it lists them.
+      for (const name of groups?.get(planned.name) ?? []) {
+        const spec = byName.get(name);
+        if (spec) specs.push(spec);
+      }
+      continue;
+    }
     const spec =
       planned.type === NodeType.ToolClient
         ? clientToolSpec(planned)

@@ -8,6 +8,7 @@ import { planRun } from './runPlan.js';
 import { buildModel } from './buildModel.js';
 import { buildTools, specsInPlanOrder, toolSpecs } from './buildTools.js';
 import { buildMemoryStore } from './buildMemoryStore.js';
+import { expandToolGroups } from './toolGroups.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
 import { contextBudgetFor } from './contextBudgetFor.js';
 import type { SubagentHost } from './subagentTool.js';
@@ -66,14 +67,14 @@ export interface FlowActors {
 export async function buildFlowActors(flow: ResolvedFlow, options: FlowActorOptions): Promise<FlowActors> {
   const plan = planRun(flow, options.baseDir);
   const model = await buildModel(plan, options);
-  const { tools, close } = await buildTools(plan, options);
+  const { tools, groups, close } = await buildTools(plan, options);
   const memory = buildMemoryStore(plan, options);
   const contextBudget = await contextBudgetFor(plan.model.config);
   return {
-    agent: plan.agent,
+    agent: expandToolGroups(plan.agent, groups),
     model,
     tools,
-    toolSpecs: specsInPlanOrder(plan, toolSpecs(tools)),
+    toolSpecs: specsInPlanOrder(plan, toolSpecs(tools), undefined, groups),
     ...(memory && { memory }),
     ...(plan.checkInput && { checkInput: plan.checkInput }),
     ...(contextBudget && { contextBudget }),
