@@ -101,7 +101,9 @@ async function buildSome(
       tools.push(built.tool);
       if (built.close) closers.push(built.close);
     }
-    checkUniqueNames(tools, groups);
+    // Every name the model may call: the built tools' and those of the tools not built here.
+    const unbuilt = plan.tools.filter((planned) => planned.type === NodeType.ToolClient || (planned.type === NodeType.AgentRef && !serving));
+    checkUniqueNames([...tools.map((tool) => tool.name), ...unbuilt.map((planned) => planned.name)], groups);
   } catch (error) {
     await close();
     throw error;

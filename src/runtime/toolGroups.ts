@@ -1,5 +1,4 @@
 import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
-import type { ToolDefinition } from '../actors/tool.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 
 /**
@@ -29,17 +28,21 @@ export function expandToolGroups(agent: AgentCoreReactConfig, groups: ReadonlyMa
  * the flow author's back.
  *
  * @throws RedflowError `DUPLICATE_TOOL_NAME` naming the tool and where each one comes from.
+ * @example
+ * ```ts
+ * checkUniqueNames(['echo', 'echo'], new Map([['everything', ['echo']]])); // throws DUPLICATE_TOOL_NAME
+ * ```
  */
-export function checkUniqueNames(tools: readonly ToolDefinition[], groups: ReadonlyMap<string, readonly string[]>): void {
+export function checkUniqueNames(names: readonly string[], groups: ReadonlyMap<string, readonly string[]>): void {
   const seen = new Set<string>();
-  for (const tool of tools) {
-    if (!seen.has(tool.name)) {
-      seen.add(tool.name);
+  for (const name of names) {
+    if (!seen.has(name)) {
+      seen.add(name);
       continue;
     }
-    const servers = [...groups].filter(([, names]) => names.includes(tool.name)).map(([server]) => `'${server}'`);
+    const servers = [...groups].filter(([, tools]) => tools.includes(name)).map(([server]) => `'${server}'`);
     throw new RedflowError(
-      errorInfo(ErrorCode.DUPLICATE_TOOL_NAME, `two tools are named '${tool.name}' (one comes from the MCP server ${servers.join(' and ')})`, {
+      errorInfo(ErrorCode.DUPLICATE_TOOL_NAME, `two tools are named '${name}' (one comes from the MCP server ${servers.join(' and ')})`, {
         hint: 'set a "prefix" on the tool.mcp node (e.g. "fs_"), or leave the tool out with its "exclude" list',
       }),
     );

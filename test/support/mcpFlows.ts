@@ -4,6 +4,9 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
+import type { AgentEvent, AgentEventDataMap } from '../../src/events/eventTypes.js';
+import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
+import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 
 /** The repository's root: the MCP servers from npm are in its node_modules. */
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -27,6 +30,8 @@ export async function writeMcpFlow(
   mcp: Record<string, unknown>,
   answers: readonly unknown[],
   agent: Record<string, unknown> = {},
+  /** More tool nodes, each connected to the agent. */
+  extra: readonly Record<string, unknown>[] = [],
 ): Promise<string> {
   const file = path.join(dir, `${name}.json`);
   await writeFile(
@@ -38,15 +43,31 @@ export async function writeMcpFlow(
         { id: 'agent', type: 'agent.core', config: { strategy: 'react', maxIterations: 6, ...agent } },
         { id: 'model', type: 'model.llm', config: { provider: 'scripted', answers } },
         { id: 'mcp', type: 'tool.mcp', config: mcp },
+        ...extra,
       ],
       edges: [
         { id: 'e1', source: 'in', target: 'agent' },
         { id: 'e2', source: 'agent', target: 'model' },
         { id: 'e3', source: 'agent', target: 'mcp' },
+        ...extra.map((node) => ({ id: `e-${String(node.id)}`, source: 'agent', target: node.id })),
       ],
     }),
   );
   return file;
+}
+
+/** The data of each event of `type` in `events`, in log order. */
+export function dataOf<T extends AgentEvent['type']>(events: readonly AgentEvent[], type: T): AgentEventDataMap[T][] {
+  return events.filter((event) => event.type === type).map((event) => event.data as AgentEventDataMap[T]);
+}
+
+/** Runs a flow file embedded with the input 'go', its log in `dir/runs/<traceId>.jsonl`; returns its result and its events. */
+export async function runMcpFlow(dir: string, flowPath: string, traceId: string, more: Partial<Parameters<typeof runFlowFile>[0]> = {}) {
+  const logPath = path.join(dir, 'runs', `${traceId}.jsonl`);
+  const started = await runFlowFile({ flowPath, input: 'go', traceId, logPath, fsync: 'never', ...more });
+  const result = await started.finished();
+  const read = await readJsonlLog(logPath);
+  return { result, events: [...read.events], problems: read.problems, logPath };
 }
 
 /** A free TCP port on 127.0.0.1. */

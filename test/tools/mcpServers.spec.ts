@@ -2,11 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
-import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { runCli } from '../support/cli.js';
-import { EVERYTHING_STDIO, ROOT, final, startEverythingHttp, tool, writeMcpFlow } from '../support/mcpFlows.js';
+import { EVERYTHING_STDIO, ROOT, dataOf, final, runMcpFlow, startEverythingHttp, tool, writeMcpFlow } from '../support/mcpFlows.js';
 
 /**
  * tool.mcp against real MCP servers from npm: server-everything over stdio and over Streamable
@@ -23,16 +20,9 @@ afterAll(async () => {
 });
 
 async function run(flowPath: string, traceId: string, env?: NodeJS.ProcessEnv) {
-  const logPath = path.join(dir, 'runs', `${traceId}.jsonl`);
-  const started = await runFlowFile({ flowPath, input: 'go', traceId, logPath, fsync: 'never', ...(env && { env }) });
-  const result = await started.finished();
-  const read = await readJsonlLog(logPath);
-  expect(read.problems).toEqual([]);
-  return { result, events: [...read.events], logPath };
-}
-
-function data<T extends AgentEvent['type']>(events: readonly AgentEvent[], type: T): Extract<AgentEvent, { type: T }>['data'][] {
-  return events.filter((event): event is Extract<AgentEvent, { type: T }> => event.type === type).map((event) => event.data);
+  const ran = await runMcpFlow(dir, flowPath, traceId, env ? { env } : {});
+  expect(ran.problems).toEqual([]);
+  return ran;
 }
 
 describe('an MCP server over stdio (server-everything)', () => {
@@ -52,12 +42,12 @@ describe('an MCP server over stdio (server-everything)', () => {
     );
     const { result, events } = await run(flowPath, 'everything');
     expect(result.outcome).toMatchObject({ status: 'done', answer: 'done' });
-    const [started] = data(events, 'run.started');
+    const [started] = dataOf(events, 'run.started');
     // The node's name stands for the tools it brought: the run records them one by one.
     expect(started?.agent.allowedTools).toEqual(['echo', 'get-resource-links', 'get-structured-content', 'get-sum', 'get-tiny-image'].sort((a, b) => order(a) - order(b)));
     const echoSpec = started?.tools.find((spec) => spec.name === 'echo');
     expect(echoSpec).toMatchObject({ description: expect.stringContaining('Echo'), inputSchema: { type: 'object', properties: { message: { type: 'string' } } } });
-    const outputs = data(events, 'tool.completed').map((completed) => (completed.ok ? completed.output : completed.error));
+    const outputs = dataOf(events, 'tool.completed').map((completed) => (completed.ok ? completed.output : completed.error));
     expect(outputs[0]).toBe('Echo: hello');
     expect(outputs[1]).toEqual(expect.stringContaining('42'));
     // An image is described (type, MIME type, size), not dropped and not copied into the log.
@@ -66,7 +56,7 @@ describe('an MCP server over stdio (server-everything)', () => {
     expect(outputs[3]).toEqual({ temperature: expect.any(Number), conditions: expect.any(String), humidity: expect.any(Number) });
     expect(outputs[4]).toMatchObject({ parts: [{ type: 'resource_link', uri: expect.stringMatching(/^demo:\/\//) }] });
     // Each call was logged before it ran, with the key a re-sent call would carry.
-    expect(data(events, 'tool.requested').map((requested) => requested.idempotencyKey)).toEqual(['everything:1', 'everything:2', 'everything:3', 'everything:4', 'everything:5']);
+    expect(dataOf(events, 'tool.requested').map((requested) => requested.idempotencyKey)).toEqual(['everything:1', 'everything:2', 'everything:3', 'everything:4', 'everything:5']);
   });
 });
 
@@ -89,8 +79,8 @@ describe('an MCP server over Streamable HTTP (server-everything)', () => {
       const ran = await run(flowPath, 'http', { ...process.env, EVERYTHING_KEY: 'key-4242-secret' });
       logPath = ran.logPath;
       expect(ran.result.outcome).toMatchObject({ status: 'done', answer: 'echoed' });
-      expect(data(ran.events, 'tool.completed')[0]).toMatchObject({ ok: true, output: 'Echo: over http' });
-      expect(data(ran.events, 'run.started')[0]?.agent.allowedTools).toEqual(['ev_echo']);
+      expect(dataOf(ran.events, 'tool.completed')[0]).toMatchObject({ ok: true, output: 'Echo: over http' });
+      expect(dataOf(ran.events, 'run.started')[0]?.agent.allowedTools).toEqual(['ev_echo']);
       expect(await readFile(logPath, 'utf8')).not.toContain('key-4242-secret');
     } finally {
       await server.stop();
@@ -116,7 +106,7 @@ describe('server-filesystem over stdio on a temporary folder', () => {
     );
     const { result, events } = await run(flowPath, 'filesystem');
     expect(result.outcome).toMatchObject({ status: 'done' });
-    const completed = data(events, 'tool.completed');
+    const completed = dataOf(events, 'tool.completed');
     expect(completed[0]).toMatchObject({ ok: true, output: { content: '[FILE] notes.txt' } });
     expect(completed[1]).toMatchObject({ ok: true, output: { content: 'buy milk' } });
   });
