@@ -1,4 +1,6 @@
 import path from 'node:path';
+// Types only: the SDK itself is imported when a server is first reached.
+import type { Client as SdkClient } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ToolMcpConfig } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { registerSecret } from '../../secrets/secrets.js';
@@ -50,7 +52,6 @@ export interface McpServerSettings {
   readonly maxMessageBytes: number;
 }
 
-type SdkClient = import('@modelcontextprotocol/sdk/client/index.js').Client;
 
 /** The client of one connection, with what it learnt: its tools, and why it closed. */
 interface Live {
