@@ -7,7 +7,6 @@ import { isKnownProvider, unknownProvider } from '../actors/models/modelProvider
 import { checkConnection } from './edgeRules.js';
 import { NODE_TYPES, NodeRole, NodeType, roleOf } from './nodeTypes.js';
 import { parseSqlParameters, undeclaredParameters } from '../actors/tools/sqlParameters.js';
-import { mcpTransportProblems } from './mcpNodeConfig.js';
 
 /** Re-exported so callers of {@link validateFlow} can type its diagnostics from this module alone. */
 export type { FlowDiagnostic } from './diagnostics.js';
@@ -597,6 +596,29 @@ function placeTool(placed: PlacedNode, errors: FlowDiagnostic[]): PlacedTool {
     placed.node.type === NodeType.AgentRef ||
     (typeof schema === 'object' && schema !== null && !Array.isArray(schema));
   return { ...placed, name, hasInputSchema };
+}
+
+/**
+ * A `tool.mcp` node reaches its server one way: a `command` to start (stdio) or a `url` (Streamable
+ * HTTP), never both and never neither; the stdio settings mean nothing to a URL, and the HTTP
+ * settings nothing to a command. The schema cannot say it in a way its generated type can carry.
+ */
+function mcpTransportProblems(nodeId: string, config: Readonly<Record<string, unknown>>, configPath: string): FlowDiagnostic[] {
+  const hasCommand = config.command !== undefined;
+  const hasUrl = config.url !== undefined;
+  const hint = 'give either "command" (with "args", "env", "cwd") to start a stdio server, or "url" (with "headers", "headersFromEnv") for a Streamable HTTP server';
+  if (hasCommand === hasUrl) {
+    const what = hasCommand ? 'has both "command" and "url"' : 'has neither "command" nor "url"';
+    return [flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `tool.mcp node '${nodeId}' ${what}`, { hint, path: configPath, nodeId })];
+  }
+  const misplaced = (hasCommand ? ['headers', 'headersFromEnv'] : ['args', 'env', 'cwd']).filter((key) => config[key] !== undefined);
+  return misplaced.map((key) =>
+    flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `tool.mcp node '${nodeId}': "${key}" applies only to ${hasCommand ? 'a url' : 'a command'}`, {
+      hint,
+      path: `${configPath}.${key}`,
+      nodeId,
+    }),
+  );
 }
 
 function thrownMessage(thrown: unknown): string {

@@ -4,7 +4,7 @@ import { ErrorCode, RedflowError } from '../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from '../flows/diagnostics.js';
 import { NodeType } from '../flows/nodeTypes.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';
-import { checkUniqueNames } from './toolGroups.js';
+import { checkUniqueNames } from './buildTools.js';
 
 /** What {@link checkMcpServers} found: the tools each server brings, and what stops a run. */
 export interface McpServerCheck {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openMcpConnection } from '../../src/actors/tools/mcpConnection.js';
 import { AgentExecutor } from '../../src/agents/agentExecutor.js';
-import { mcpTools } from '../../src/agents/mcpTools.js';
+import { mcpTools } from '../../src/agents/agentTool.js';
 import { EVERYTHING_STDIO, FAULTY, final, tool } from '../support/mcpFlows.js';
 
 /** MCP servers' tools in code: an agent definition's tools from `mcpTools`, and the tool list kept up to date. */
