@@ -287,11 +287,11 @@ export function checkUniqueNames(names: readonly string[], groups: ReadonlyMap<s
   }
 }
 
-/** A flow with a `tool.mcp` asked for its specs only (a cluster's core worker): not served there yet. */
-export function mcpOutsideEmbedded(name: string): RedflowError {
+/** A flow with a `tool.mcp` where its tools cannot be offered yet: a cluster's core worker (asked for specs only), Node-RED. */
+export function mcpOutsideEmbedded(name: string, where = 'on a cluster'): RedflowError {
   return new RedflowError(
-    errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `MCP server '${name}' (tool.mcp) cannot be used on a cluster yet: its tools are known only where the server runs`, {
-      hint: 'run the flow embedded (redflow run, redflow serve) or from code; cluster workers do not serve tool.mcp nodes yet',
+    errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `MCP server '${name}' (tool.mcp) cannot be used ${where} yet: its tools are known only where the server runs`, {
+      hint: 'run the flow embedded (redflow run, redflow serve) or from code; cluster workers and Node-RED do not serve tool.mcp nodes yet',
     }),
   );
 }

@@ -2,12 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runCli } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
 import { EVERYTHING_STDIO, final, writeMcpFlow } from '../support/mcpFlows.js';
 
-/** `redflow validate` and `redflow run` with tool.mcp nodes, through the real command (build first). */
+/** `redflow validate` with tool.mcp nodes, through the real command (build first); test/docs/mcpPage.spec.ts runs the example. */
 
-const EXAMPLE = path.join(REPO_ROOT, 'examples/mcp-filesystem/flow.json');
 let dir: string;
 
 beforeAll(async () => {
@@ -42,16 +41,5 @@ describe('redflow validate with MCP servers', () => {
     expect(result.code).toBe(65);
     expect(result.stdout).toContain('NODE_CONFIG_INVALID');
     expect(result.stdout).toContain('both "command" and "url"');
-  });
-});
-
-describe('examples/mcp-filesystem', () => {
-  it('runs: the filesystem server, started with npx, reads the shopping list', async () => {
-    const run = await runCli(['run', EXAMPLE, '--input', 'What is on my shopping list?'], { cwd: dir, timeoutMs: 30_000 });
-    expect(run.code).toBe(0);
-    // The report of the steps goes to stderr, the answer to stdout.
-    expect(run.stderr).toMatch(/fs_list_directory[^\n]*\n[^\n]*fs_read_text_file/);
-    expect(run.stderr).not.toContain('✖');
-    expect(run.stdout).toContain('milk, bread and coffee beans');
   });
 });
