@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
 import { encodeJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { resumeFromLog, runFlowFile } from '../../src/host/embeddedFlowRun.js';
+import { loadValidFlow } from '../../src/flows/loadValidFlow.js';
+import { allowedToolSpecs } from '../../src/runtime/buildTools.js';
+import { planRun } from '../../src/runtime/runPlan.js';
 import { FAULTY, dataOf, final, runMcpFlow, tool, writeMcpFlow } from '../support/mcpFlows.js';
 
 /**
@@ -65,6 +68,13 @@ describe('an MCP server that cannot be used', () => {
     const error = await expectRefused(clash, 'clash');
     expect(error).toMatchObject({ code: ErrorCode.DUPLICATE_TOOL_NAME, message: expect.stringContaining("'count'") });
     expect(error.hint).toContain('prefix');
+  });
+
+  it("refuses where its tools cannot be offered yet (a cluster's core worker asks for specs only): TOOL_CONFIG_INVALID naming it", async () => {
+    const flowPath = await writeMcpFlow(dir, 'cluster', faulty(), [final('never')]);
+    const loaded = await loadValidFlow(flowPath);
+    const error: unknown = await allowedToolSpecs(planRun(loaded.flow, loaded.baseDir)).then(() => new Error('specs given'), (refusal: unknown) => refusal);
+    expect(error).toMatchObject({ code: ErrorCode.TOOL_CONFIG_INVALID, message: expect.stringContaining("MCP server 'mcp'") });
   });
 
   it('refuses an include entry the server does not list: MCP_TOOL_NOT_FOUND', async () => {
