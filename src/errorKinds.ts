@@ -107,6 +107,10 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   TOOL_OUTPUT_TOO_DEEP: 'internal',
   TOOL_OUTPUT_INVALID: 'internal',
   TOOL_DENIED: 'internal',
+  MCP_SERVER_UNAVAILABLE: 'unavailable',
+  MCP_TOOL_NAME_INVALID: 'invalid_data',
+  MCP_TOOL_SCHEMA_INVALID: 'invalid_data',
+  MCP_TOOL_NOT_FOUND: 'invalid_data',
 
   // Memory actors. A conversation's memory that cannot be read (a damaged file) or is past the limits.
   MEMORY_FAILED: 'corrupt',

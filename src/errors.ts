@@ -112,6 +112,14 @@ export const ErrorCode = {
   TOOL_OUTPUT_INVALID: 'TOOL_OUTPUT_INVALID',
   /** A person denied the tool call (`requiresApproval`): it was never made; the model sees this, with the reason, as its observation. */
   TOOL_DENIED: 'TOOL_DENIED',
+  /** An MCP server (`tool.mcp`) could not be started or reached, or did not list its tools in time: named in the message, before the run starts. */
+  MCP_SERVER_UNAVAILABLE: 'MCP_SERVER_UNAVAILABLE',
+  /** An MCP server lists a tool whose name is not a valid Redflow tool name (1-64 letters, digits, '_' or '-', with the prefix). */
+  MCP_TOOL_NAME_INVALID: 'MCP_TOOL_NAME_INVALID',
+  /** An MCP server lists a tool whose input schema is not a valid JSON Schema: the tool is named in the message. */
+  MCP_TOOL_SCHEMA_INVALID: 'MCP_TOOL_SCHEMA_INVALID',
+  /** A `tool.mcp` node's `include` names a tool its server does not list. */
+  MCP_TOOL_NOT_FOUND: 'MCP_TOOL_NOT_FOUND',
 
   // Memory actors.
   MEMORY_FAILED: 'MEMORY_FAILED',

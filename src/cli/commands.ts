@@ -13,6 +13,7 @@ import { flowFileRoots } from '../files/fileRoots.js';
 import { validateFlowTree } from '../flows/agentRefs.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';
+import { checkMcpServers } from '../runtime/mcpServerCheck.js';
 import { resumeFromLog, runFlowFile } from '../host/embeddedFlowRun.js';
 import { ExitCode } from './exitCodes.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
@@ -209,6 +210,7 @@ const validateUsage = `usage: redflow validate <flow.json> [--json] [--allow-fil
 Checks a flow: its JSON, its schema, node configs, edge rules and graph rules, and that the files
 it names are inside its folder (or an --allow-files one). Warns (ENV_NOT_SET) when a run started
 here would miss an environment variable: the model's API key, a tool.postgres connection string.
+Starts (or reaches) each tool.mcp server, lists the tools it brings, and stops it again.
 Prints every error and warning with its code. Exit code 0 when valid (warnings allowed), 65 when not.
 ${allowFilesOptionHelp}`;
 
@@ -228,12 +230,16 @@ const validate: Command = {
       ? await validateFlowTree(loaded.validation, loaded.validation.flow.definition, flowFileRoots(loaded.path, allowedFolders(values)), loaded.path)
       : loaded.validation;
     // And for what a run started here would find missing in this environment (warnings only).
-    const validation = checked.ok ? { ...checked, warnings: [...checked.warnings, ...environmentWarnings(checked.flow, process.env)] } : checked;
+    const warned = checked.ok ? { ...checked, warnings: [...checked.warnings, ...environmentWarnings(checked.flow, process.env)] } : checked;
+    // And for its MCP servers: each must start and bring tools a run can offer.
+    const mcp = warned.ok ? await checkMcpServers(warned.flow, path.dirname(loaded.path)) : { tools: {}, errors: [] };
+    const validation = mcp.errors.length > 0 ? { ok: false as const, errors: mcp.errors, warnings: warned.warnings } : warned;
     const errors = validation.ok ? [] : validation.errors;
     if (values.json) {
-      line(output.out, JSON.stringify({ ok: validation.ok, errors, warnings: validation.warnings }, null, 2));
+      line(output.out, JSON.stringify({ ok: validation.ok, errors, warnings: validation.warnings, ...(Object.keys(mcp.tools).length > 0 && { mcpTools: mcp.tools }) }, null, 2));
     } else {
       const s = styles(output.color);
+      for (const [server, names] of Object.entries(mcp.tools)) line(output.out, `MCP server '${server}': ${names.length} tool${names.length === 1 ? '' : 's'}: ${names.join(', ') || 'none'}`);
       if (errors.length + validation.warnings.length > 0) line(output.out, formatDiagnostics([...errors, ...validation.warnings]));
       line(output.out, validation.ok ? s.green(`${flowPath}: valid`) : s.red(`${flowPath}: ${errors.length} error${errors.length === 1 ? '' : 's'}`));
     }

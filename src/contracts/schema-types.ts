@@ -709,6 +709,71 @@ export interface AgentRefConfig {
   timeoutMs?: number;
 }
 
+export interface ToolMcpConfig {
+  /**
+   * The tool's name for the model. Default: the node id.
+   */
+  name?: string;
+  /**
+   * stdio: the program that runs the server (e.g. npx, node).
+   */
+  command?: string;
+  /**
+   * stdio: its arguments.
+   */
+  args?: string[];
+  /**
+   * stdio: environment variables of the server process, added to a safe default set (PATH, HOME, …). A value "$NAME" is taken from the environment variable NAME and redacted.
+   */
+  env?: {
+    [k: string]: string;
+  };
+  /**
+   * stdio: the server's working folder, relative to the flow file. Default: the flow file's folder.
+   */
+  cwd?: string;
+  /**
+   * Streamable HTTP: the server's endpoint, e.g. http://127.0.0.1:3001/mcp.
+   */
+  url?: string;
+  /**
+   * Streamable HTTP: headers sent with every request.
+   */
+  headers?: {
+    [k: string]: string;
+  };
+  /**
+   * Streamable HTTP: headers whose value is read from the named environment variable (e.g. {"Authorization": "MCP_TOKEN"}) and redacted like every secret.
+   */
+  headersFromEnv?: {
+    [k: string]: string;
+  };
+  /**
+   * Only these tools of the server (their names on the server). Default: all.
+   */
+  include?: string[];
+  /**
+   * Not these tools of the server (their names on the server).
+   */
+  exclude?: string[];
+  /**
+   * Put before each tool's name for the model (e.g. fs_), to keep the names of two servers apart.
+   */
+  prefix?: string;
+  /**
+   * Limit of one tool call, in ms; the call is then cancelled on the server and fails with TOOL_TIMEOUT.
+   */
+  timeoutMs?: number;
+  /**
+   * Limit of starting or reaching the server and listing its tools, in ms.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Largest result of one call (its JSON), in bytes; a larger one fails with TOOL_RESPONSE_TOO_LARGE.
+   */
+  maxResultBytes?: number;
+}
+
 export interface ToolPostgresConfig {
   /**
    * The tool's name for the model. Default: the node id.

@@ -72,6 +72,7 @@ const compilers = {
   toolHttpConfig: compiled(`${SchemaFile.flow}#/definitions/ToolHttpConfig`),
   toolModuleConfig: compiled(`${SchemaFile.flow}#/definitions/ToolModuleConfig`),
   toolPostgresConfig: compiled(`${SchemaFile.flow}#/definitions/ToolPostgresConfig`),
+  toolMcpConfig: compiled(`${SchemaFile.flow}#/definitions/ToolMcpConfig`),
   toolClientConfig: compiled(`${SchemaFile.flow}#/definitions/ToolClientConfig`),
   toolFlowConfig: compiled(`${SchemaFile.flow}#/definitions/ToolFlowConfig`),
   agentRefConfig: compiled(`${SchemaFile.flow}#/definitions/AgentRefConfig`),

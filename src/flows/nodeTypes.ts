@@ -20,6 +20,11 @@ export const NodeType = {
   ToolHttp: 'tool.http',
   ToolModule: 'tool.module',
   ToolPostgres: 'tool.postgres',
+  /**
+   * An MCP server (stdio or Streamable HTTP): its tools become the agent's tools. Its name in
+   * `allowedTools` and `requiresApproval` stands for all of them.
+   */
+  ToolMcp: 'tool.mcp',
   /** A tool the run's client executes: the run waits for its result (see `executor: "client"`). */
   ToolClient: 'tool.client',
   /**
@@ -72,6 +77,7 @@ export const NodeTypeRole: { readonly [T in NodeType]: NodeRole } = {
   [NodeType.ToolHttp]: NodeRole.Tool,
   [NodeType.ToolModule]: NodeRole.Tool,
   [NodeType.ToolPostgres]: NodeRole.Tool,
+  [NodeType.ToolMcp]: NodeRole.Tool,
   [NodeType.ToolClient]: NodeRole.Tool,
   [NodeType.ToolFlow]: NodeRole.Tool,
   [NodeType.AgentRef]: NodeRole.Tool,
@@ -130,7 +136,7 @@ export function isModelType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Model;
 }
 
-/** True for the tool types (`tool.http`, `tool.module`, `tool.postgres`, `tool.client`, `tool.flow`) and `agent.ref` (a subagent, called like a tool). */
+/** True for the tool types (`tool.http`, `tool.module`, `tool.postgres`, `tool.mcp`, `tool.client`, `tool.flow`) and `agent.ref` (a subagent, called like a tool). */
 export function isToolType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Tool;
 }

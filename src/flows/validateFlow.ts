@@ -68,6 +68,7 @@ const CONFIG_VALIDATORS: { readonly [T in Exclude<NodeType, typeof NodeType.Agen
   [NodeType.ToolHttp]: () => validators.toolHttpConfig,
   [NodeType.ToolModule]: () => validators.toolModuleConfig,
   [NodeType.ToolPostgres]: () => validators.toolPostgresConfig,
+  [NodeType.ToolMcp]: () => validators.toolMcpConfig,
   [NodeType.ToolClient]: () => validators.toolClientConfig,
   [NodeType.ToolFlow]: () => validators.toolFlowConfig,
   [NodeType.AgentRef]: () => validators.agentRefConfig,
@@ -502,6 +503,7 @@ function checkNodeConfig(placed: PlacedNode): FlowDiagnostic[] {
     }
   }
   if (type === NodeType.ToolPostgres && valid) found.push(...checkPostgresQuery(placed, configPath));
+  if (type === NodeType.ToolMcp && valid) found.push(...mcpTransportProblems(placed.node.id, placed.config, configPath));
   return found;
 }
 
@@ -586,12 +588,37 @@ function placeTool(placed: PlacedNode, errors: FlowDiagnostic[]): PlacedTool {
     );
   }
   const schema = Object.hasOwn(placed.config, 'inputSchema') ? placed.config.inputSchema : undefined;
-  // A tool.module's schema is in its module, a subagent's is always `{ task }`.
+  // A tool.module's schema is in its module, a subagent's is always `{ task }`, an MCP server's
+  // tools bring theirs.
   const hasInputSchema =
     placed.node.type === NodeType.ToolModule ||
+    placed.node.type === NodeType.ToolMcp ||
     placed.node.type === NodeType.AgentRef ||
     (typeof schema === 'object' && schema !== null && !Array.isArray(schema));
   return { ...placed, name, hasInputSchema };
+}
+
+/**
+ * A `tool.mcp` node reaches its server one way: a `command` to start (stdio) or a `url` (Streamable
+ * HTTP), never both and never neither; the stdio settings mean nothing to a URL, and the HTTP
+ * settings nothing to a command. The schema cannot say it in a way its generated type can carry.
+ */
+function mcpTransportProblems(nodeId: string, config: Readonly<Record<string, unknown>>, configPath: string): FlowDiagnostic[] {
+  const hasCommand = config.command !== undefined;
+  const hasUrl = config.url !== undefined;
+  const hint = 'give either "command" (with "args", "env", "cwd") to start a stdio server, or "url" (with "headers", "headersFromEnv") for a Streamable HTTP server';
+  if (hasCommand === hasUrl) {
+    const what = hasCommand ? 'has both "command" and "url"' : 'has neither "command" nor "url"';
+    return [flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `tool.mcp node '${nodeId}' ${what}`, { hint, path: configPath, nodeId })];
+  }
+  const misplaced = (hasCommand ? ['headers', 'headersFromEnv'] : ['args', 'env', 'cwd']).filter((key) => config[key] !== undefined);
+  return misplaced.map((key) =>
+    flowDiagnostic(Severity.Error, ErrorCode.NODE_CONFIG_INVALID, `tool.mcp node '${nodeId}': "${key}" applies only to ${hasCommand ? 'a url' : 'a command'}`, {
+      hint,
+      path: `${configPath}.${key}`,
+      nodeId,
+    }),
+  );
 }
 
 function thrownMessage(thrown: unknown): string {

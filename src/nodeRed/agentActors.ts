@@ -9,7 +9,7 @@ import type { ActorSubjects } from '../runtime/transportActor.js';
 import type { RunMemory } from '../runtime/runSession.js';
 import { buildMemoryStore } from '../runtime/buildMemoryStore.js';
 import { buildModel } from '../runtime/buildModel.js';
-import { buildTools } from '../runtime/buildTools.js';
+import { buildTools, mcpOutsideEmbedded } from '../runtime/buildTools.js';
 import { planRun, type PlannedTool, type RunPlan } from '../runtime/runPlan.js';
 import { flowToolHandler } from './flowTool.js';
 import { createNodeRedTransport, type NodeRedTransport } from './nodeRedTransport.js';
@@ -59,6 +59,8 @@ export interface AgentActors {
  */
 export async function serveAgentActors(options: AgentActorsOptions): Promise<AgentActors> {
   const plan = planRun(options.flow, options.baseDir);
+  const mcp = plan.tools.find((tool) => tool.type === NodeType.ToolMcp);
+  if (mcp !== undefined) throw mcpOutsideEmbedded(mcp.name, 'in Node-RED');
   const env = modelEnvironment(plan, options.credentials, options.env ?? process.env);
   const allowFiles = options.allowFiles ?? [];
   const model = await buildModel(plan, { env, allowFiles });

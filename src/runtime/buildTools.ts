@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ToolSpec } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
 import { NodeType } from '../flows/nodeTypes.js';
 import { flowToolOutsideNodeRed } from '../flows/nodeRedOnly.js';
 import type { ToolDefinition } from '../actors/tool.js';
@@ -27,6 +27,11 @@ export interface ToolBuildOptions {
 /** A plan's tools, built. */
 export interface BuiltTools {
   readonly tools: readonly ToolDefinition[];
+  /**
+   * The names of the tools each `tool.mcp` node brought, by the node's name: the name stands for
+   * them in `allowedTools` and `requiresApproval` (see `expandToolGroups`).
+   */
+  readonly groups: ReadonlyMap<string, readonly string[]>;
   /**
    * Releases what the tools hold (a `tool.postgres` pool): call it once they are no longer served.
    * Never rejects; safe to call more than once.
@@ -64,6 +69,7 @@ async function buildSome(
   serving: boolean,
 ): Promise<BuiltTools> {
   const tools: ToolDefinition[] = [];
+  const groups = new Map<string, string[]>();
   const closers: (() => Promise<void>)[] = [];
   const close = async (): Promise<void> => {
     await Promise.allSettled(closers.map((closeOne) => closeOne()));
@@ -74,6 +80,17 @@ async function buildSome(
       // A client tool is run by the run's client: nothing here builds or serves it.
       if (planned.type === NodeType.ToolClient) continue;
       if (planned.type === NodeType.ToolFlow) throw flowToolOutsideNodeRed(planned.name);
+      if (planned.type === NodeType.ToolMcp) {
+        // Its tools are the server's: only a process that serves them asks it (see allowedToolSpecs).
+        if (!serving) throw mcpOutsideEmbedded(planned.name);
+        // Loaded only for flows that use it: it leads to the MCP SDK.
+        const { loadMcpTools } = await import('../actors/tools/mcpTools.js');
+        const served = await loadMcpTools(planned.name, planned.config, { baseDir: plan.baseDir, ...(options.env && { env: options.env }) });
+        closers.push(served.close);
+        tools.push(...served.tools);
+        groups.set(planned.name, served.tools.map((tool) => tool.name));
+        continue;
+      }
       if (planned.type === NodeType.AgentRef) {
         // Its spec comes from its node; only a host that serves it needs its flow.
         if (serving) tools.push(await buildSubagent(planned, plan.baseDir, options));
@@ -83,15 +100,18 @@ async function buildSome(
       tools.push(built.tool);
       if (built.close) closers.push(built.close);
     }
+    // Every name the model may call: the built tools' and those of the tools not built here.
+    const unbuilt = plan.tools.filter((planned) => planned.type === NodeType.ToolClient || (planned.type === NodeType.AgentRef && !serving));
+    checkUniqueNames([...tools.map((tool) => tool.name), ...unbuilt.map((planned) => planned.name)], groups);
   } catch (error) {
     await close();
     throw error;
   }
-  return { tools, close };
+  return { tools, groups, close };
 }
 
 async function buildTool(
-  planned: Exclude<PlannedTool, { type: typeof NodeType.ToolClient | typeof NodeType.ToolFlow | typeof NodeType.AgentRef }>,
+  planned: Exclude<PlannedTool, { type: typeof NodeType.ToolClient | typeof NodeType.ToolFlow | typeof NodeType.AgentRef | typeof NodeType.ToolMcp }>,
   baseDir: string,
   options: ToolBuildOptions,
   serving: boolean,
@@ -175,11 +195,24 @@ export async function allowedToolSpecs(plan: Pick<RunPlan, 'tools' | 'baseDir' |
  * specs, each client tool's spec from its node (`executor: "client"`) and each subagent's from its
  * node (`subagent`), so every mode shows the model the same list in the same order.
  */
-export function specsInPlanOrder(plan: Pick<RunPlan, 'tools'>, built: readonly ToolSpec[], only?: ReadonlySet<string>): ToolSpec[] {
+export function specsInPlanOrder(
+  plan: Pick<RunPlan, 'tools'>,
+  built: readonly ToolSpec[],
+  only?: ReadonlySet<string>,
+  groups?: ReadonlyMap<string, readonly string[]>,
+): ToolSpec[] {
   const byName = new Map(built.map((spec) => [spec.name, spec]));
   const specs: ToolSpec[] = [];
   for (const planned of plan.tools) {
     if (only && !only.has(planned.name)) continue;
+    if (planned.type === NodeType.ToolMcp) {
+      // An MCP server's tools, in the order it lists them.
+      for (const name of groups?.get(planned.name) ?? []) {
+        const spec = byName.get(name);
+        if (spec) specs.push(spec);
+      }
+      continue;
+    }
     const spec =
       planned.type === NodeType.ToolClient
         ? clientToolSpec(planned)
@@ -204,4 +237,61 @@ function clientToolSpec(planned: Extract<PlannedTool, { type: typeof NodeType.To
 /** The specs of built tools: what a run records and the core validates against. */
 export function toolSpecs(tools: readonly ToolDefinition[]): ToolSpec[] {
   return tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+}
+
+/**
+ * The agent config with each group's name (a `tool.mcp` node's) in `allowedTools` and
+ * `requiresApproval` replaced by the names of the tools it brought: what the run records and the
+ * statechart checks the model's calls against. `agent` itself when there is no group.
+ *
+ * @example
+ * ```ts
+ * expandToolGroups({ strategy: 'react', maxIterations: 5, allowedTools: ['fs'] }, new Map([['fs', ['read_file', 'list_directory']]]));
+ * // { …, allowedTools: ['read_file', 'list_directory'] }
+ * ```
+ */
+export function expandToolGroups(agent: AgentCoreReactConfig, groups: ReadonlyMap<string, readonly string[]>): AgentCoreReactConfig {
+  if (groups.size === 0) return agent;
+  const expand = (names: readonly string[]): string[] => [...new Set(names.flatMap((name) => groups.get(name) ?? [name]))];
+  return {
+    ...agent,
+    allowedTools: expand(agent.allowedTools),
+    ...(agent.requiresApproval && { requiresApproval: expand(agent.requiresApproval) }),
+  };
+}
+
+/**
+ * Two tools with one name would make the model's call ambiguous: an MCP server's tool named like
+ * another tool of the flow (or of another server) is `DUPLICATE_TOOL_NAME`, never renamed behind
+ * the flow author's back.
+ *
+ * @throws RedflowError `DUPLICATE_TOOL_NAME` naming the tool and where each one comes from.
+ * @example
+ * ```ts
+ * checkUniqueNames(['echo', 'echo'], new Map([['everything', ['echo']]])); // throws DUPLICATE_TOOL_NAME
+ * ```
+ */
+export function checkUniqueNames(names: readonly string[], groups: ReadonlyMap<string, readonly string[]>): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (!seen.has(name)) {
+      seen.add(name);
+      continue;
+    }
+    const servers = [...groups].filter(([, tools]) => tools.includes(name)).map(([server]) => `'${server}'`);
+    throw new RedflowError(
+      errorInfo(ErrorCode.DUPLICATE_TOOL_NAME, `two tools are named '${name}' (one comes from the MCP server ${servers.join(' and ')})`, {
+        hint: 'set a "prefix" on the tool.mcp node (e.g. "fs_"), or leave the tool out with its "exclude" list',
+      }),
+    );
+  }
+}
+
+/** A flow with a `tool.mcp` where its tools cannot be offered yet: a cluster's core worker (asked for specs only), Node-RED. */
+export function mcpOutsideEmbedded(name: string, where = 'on a cluster'): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `MCP server '${name}' (tool.mcp) cannot be used ${where} yet: its tools are known only where the server runs`, {
+      hint: 'run the flow embedded (redflow run, redflow serve) or from code; cluster workers and Node-RED do not serve tool.mcp nodes yet',
+    }),
+  );
 }

@@ -6,7 +6,7 @@ import type { ModelActor } from '../actors/model.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { planRun } from './runPlan.js';
 import { buildModel } from './buildModel.js';
-import { buildTools, specsInPlanOrder, toolSpecs } from './buildTools.js';
+import { buildTools, expandToolGroups, specsInPlanOrder, toolSpecs } from './buildTools.js';
 import { buildMemoryStore } from './buildMemoryStore.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
 import { contextBudgetFor } from './contextBudgetFor.js';
@@ -66,14 +66,14 @@ export interface FlowActors {
 export async function buildFlowActors(flow: ResolvedFlow, options: FlowActorOptions): Promise<FlowActors> {
   const plan = planRun(flow, options.baseDir);
   const model = await buildModel(plan, options);
-  const { tools, close } = await buildTools(plan, options);
+  const { tools, groups, close } = await buildTools(plan, options);
   const memory = buildMemoryStore(plan, options);
   const contextBudget = await contextBudgetFor(plan.model.config);
   return {
-    agent: plan.agent,
+    agent: expandToolGroups(plan.agent, groups),
     model,
     tools,
-    toolSpecs: specsInPlanOrder(plan, toolSpecs(tools)),
+    toolSpecs: specsInPlanOrder(plan, toolSpecs(tools), undefined, groups),
     ...(memory && { memory }),
     ...(plan.checkInput && { checkInput: plan.checkInput }),
     ...(contextBudget && { contextBudget }),

@@ -6,6 +6,7 @@ import type {
   ToolHttpConfig,
   ToolModuleConfig,
   ToolPostgresConfig,
+  ToolMcpConfig,
   ToolClientConfig,
   ToolFlowConfig,
   TriggerInputConfig,
@@ -22,6 +23,7 @@ export type PlannedTool =
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolHttp; readonly config: ToolHttpConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolModule; readonly config: ToolModuleConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolPostgres; readonly config: ToolPostgresConfig }
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolMcp; readonly config: ToolMcpConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolClient; readonly config: ToolClientConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolFlow; readonly config: ToolFlowConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.AgentRef; readonly config: AgentRefConfig };
@@ -65,6 +67,7 @@ export function planRun(flow: ResolvedFlow, baseDir: string): RunPlan {
     if (tool.node.type === NodeType.ToolHttp) tools.push({ ...planned, type: NodeType.ToolHttp, config: planned.config as unknown as ToolHttpConfig });
     else if (tool.node.type === NodeType.ToolModule) tools.push({ ...planned, type: NodeType.ToolModule, config: planned.config as unknown as ToolModuleConfig });
     else if (tool.node.type === NodeType.ToolPostgres) tools.push({ ...planned, type: NodeType.ToolPostgres, config: planned.config as unknown as ToolPostgresConfig });
+    else if (tool.node.type === NodeType.ToolMcp) tools.push({ ...planned, type: NodeType.ToolMcp, config: planned.config as unknown as ToolMcpConfig });
     else if (tool.node.type === NodeType.ToolClient) tools.push({ ...planned, type: NodeType.ToolClient, config: planned.config as unknown as ToolClientConfig });
     else if (tool.node.type === NodeType.ToolFlow) tools.push({ ...planned, type: NodeType.ToolFlow, config: planned.config as unknown as ToolFlowConfig });
     else if (tool.node.type === NodeType.AgentRef) tools.push({ ...planned, type: NodeType.AgentRef, config: planned.config as unknown as AgentRefConfig });

@@ -10,6 +10,7 @@ const ALLOWED: ReadonlyArray<readonly [string, string, EdgeKind]> = [
   ['agent.core', 'tool.http', 'tool'],
   ['agent.core', 'tool.module', 'tool'],
   ['agent.core', 'tool.postgres', 'tool'],
+  ['agent.core', 'tool.mcp', 'tool'],
   ['agent.core', 'tool.client', 'tool'],
   ['agent.core', 'tool.flow', 'tool'],
   ['agent.core', 'agent.ref', 'tool'],

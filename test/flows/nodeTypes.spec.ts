@@ -29,7 +29,7 @@ function importsOf(text: string): string[] {
 }
 
 describe('nodeTypes', () => {
-  it('should list the twelve node types of a flow', () => {
+  it('should list the thirteen node types of a flow', () => {
     expect(NODE_TYPES).toEqual([
       'trigger.input',
       'agent.core',
@@ -38,6 +38,7 @@ describe('nodeTypes', () => {
       'tool.http',
       'tool.module',
       'tool.postgres',
+      'tool.mcp',
       'tool.client',
       'tool.flow',
       'agent.ref',
@@ -48,7 +49,7 @@ describe('nodeTypes', () => {
   });
 
   it('should give each type its role', () => {
-    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'output', 'output']);
+    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'output', 'output']);
     expect(roleOf('tool.mysql')).toBeUndefined();
     expect(roleOf('__proto__')).toBeUndefined();
     expect(roleOf(42)).toBeUndefined();
@@ -60,11 +61,11 @@ describe('nodeTypes', () => {
     expect(isInputType('trigger.input')).toBe(true);
     expect(isCoreType('agent.core')).toBe(true);
     expect(isModelType('model.llm')).toBe(true);
-    expect(isToolType('tool.http') && isToolType('tool.module') && isToolType('tool.postgres') && isToolType('tool.client') && isToolType('tool.flow') && isToolType('agent.ref')).toBe(true);
+    expect(isToolType('tool.http') && isToolType('tool.module') && isToolType('tool.postgres') && isToolType('tool.mcp') && isToolType('tool.client') && isToolType('tool.flow') && isToolType('agent.ref')).toBe(true);
     expect(isToolType('model.llm')).toBe(false);
     expect(isMemoryType('memory.kv')).toBe(true);
     expect(isOutputType('response.end') && isOutputType('response.chat')).toBe(true);
-    expect(NODE_TYPES.filter(isCapabilityType)).toEqual(['model.llm', 'memory.kv', 'tool.http', 'tool.module', 'tool.postgres', 'tool.client', 'tool.flow', 'agent.ref']);
+    expect(NODE_TYPES.filter(isCapabilityType)).toEqual(['model.llm', 'memory.kv', 'tool.http', 'tool.module', 'tool.postgres', 'tool.mcp', 'tool.client', 'tool.flow', 'agent.ref']);
     expect(isEdgeKind('memory')).toBe(true);
     expect(isEdgeKind('toString')).toBe(false);
   });

@@ -37,6 +37,7 @@ const CONFIG_DEFINITION: { readonly [T in Exclude<NodeTypeName, typeof NodeType.
   [NodeType.ToolHttp]: 'ToolHttpConfig',
   [NodeType.ToolModule]: 'ToolModuleConfig',
   [NodeType.ToolPostgres]: 'ToolPostgresConfig',
+  [NodeType.ToolMcp]: 'ToolMcpConfig',
   [NodeType.ToolClient]: 'ToolClientConfig',
   [NodeType.ToolFlow]: 'ToolFlowConfig',
   [NodeType.AgentRef]: 'AgentRefConfig',

@@ -12,6 +12,7 @@ import type {
   ToolHttpConfig,
   ToolModuleConfig,
   ToolPostgresConfig,
+  ToolMcpConfig,
   ToolClientConfig,
   ToolFlowConfig,
   AgentRefConfig,
@@ -39,6 +40,8 @@ export type ToolHttpNode = Node<FlowNodeData<ToolHttpConfig>, typeof NodeType.To
 export type ToolModuleNode = Node<FlowNodeData<ToolModuleConfig>, typeof NodeType.ToolModule>;
 /** A `tool.postgres` node: a tool that runs one SQL query. */
 export type ToolPostgresNode = Node<FlowNodeData<ToolPostgresConfig>, typeof NodeType.ToolPostgres>;
+/** A `tool.mcp` node: an MCP server whose tools become the agent's. */
+export type ToolMcpNode = Node<FlowNodeData<ToolMcpConfig>, typeof NodeType.ToolMcp>;
 export type ToolClientNode = Node<FlowNodeData<ToolClientConfig>, typeof NodeType.ToolClient>;
 /** A `tool.flow` node: a tool whose body is a Node-RED flow (it runs in Node-RED only). */
 export type ToolFlowNode = Node<FlowNodeData<ToolFlowConfig>, typeof NodeType.ToolFlow>;
@@ -56,7 +59,7 @@ export type UnknownTypeNode = Node<FlowNodeData<Record<string, unknown>> & { flo
 export const UNKNOWN_NODE_TYPE = 'unknown';
 
 /** Any tool node; they share one node component and one palette group. */
-export type ToolNode = ToolHttpNode | ToolModuleNode | ToolPostgresNode | ToolClientNode | ToolFlowNode | AgentRefNode;
+export type ToolNode = ToolHttpNode | ToolModuleNode | ToolPostgresNode | ToolMcpNode | ToolClientNode | ToolFlowNode | AgentRefNode;
 /** Any output node; they share one node component. */
 export type ResponseNode = ResponseChatNode | ResponseEndNode;
 

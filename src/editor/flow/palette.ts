@@ -40,6 +40,7 @@ export const NODE_TYPE_SUMMARY: { readonly [T in NodeTypeName]: string } = {
   [NodeType.ToolHttp]: 'calls an HTTP API',
   [NodeType.ToolModule]: 'a JS/TS module tool',
   [NodeType.ToolPostgres]: 'one SQL query',
+  [NodeType.ToolMcp]: 'an MCP server’s tools',
   [NodeType.ToolClient]: 'run by the client',
   [NodeType.ToolFlow]: 'a Node-RED flow (in Node-RED only)',
   [NodeType.AgentRef]: 'a subagent: another flow',
@@ -74,6 +75,8 @@ export function defaultConfig(type: NodeTypeName): Record<string, unknown> {
         inputSchema: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
         readOnly: true,
       };
+    case NodeType.ToolMcp:
+      return { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'], prefix: 'fs_' };
     case NodeType.ToolClient:
       return {
         description: 'Asks the person using the app',
@@ -103,6 +106,7 @@ export const ID_PREFIX: { readonly [T in NodeTypeName]: string } = {
   [NodeType.ToolHttp]: 'http_tool',
   [NodeType.ToolModule]: 'module_tool',
   [NodeType.ToolPostgres]: 'sql_tool',
+  [NodeType.ToolMcp]: 'mcp_server',
   [NodeType.ToolClient]: 'client_tool',
   [NodeType.ToolFlow]: 'flow_tool',
   [NodeType.AgentRef]: 'subagent',

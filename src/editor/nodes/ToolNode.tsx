@@ -1,4 +1,4 @@
-/** The tools (`tool.http`, `tool.module`, `tool.postgres`, `tool.client`, `tool.flow`) and subagents (`agent.ref`): one target handle on top, from the core above. */
+/** The tools (`tool.http`, `tool.module`, `tool.postgres`, `tool.mcp`, `tool.client`, `tool.flow`) and subagents (`agent.ref`): one target handle on top, from the core above. */
 import { Handle, Position, type NodeProps } from '@xyflow/react';
 import { memo } from 'react';
 import { NodeType } from '../../flows/nodeTypes.js';
@@ -15,6 +15,8 @@ function summaryOf(node: ToolNodeType): string {
       return node.data.config.module ?? 'no module';
     case NodeType.ToolPostgres:
       return node.data.config.query ?? 'no query';
+    case NodeType.ToolMcp:
+      return `MCP: ${node.data.config.url ?? [node.data.config.command, ...(node.data.config.args ?? [])].join(' ')}`;
     case NodeType.ToolClient:
       return 'run by the client';
     case NodeType.ToolFlow:

@@ -22,6 +22,7 @@ export const nodeTypes = {
   [NodeType.ToolHttp]: ToolNode,
   [NodeType.ToolModule]: ToolNode,
   [NodeType.ToolPostgres]: ToolNode,
+  [NodeType.ToolMcp]: ToolNode,
   [NodeType.ToolClient]: ToolNode,
   [NodeType.ToolFlow]: ToolNode,
   [NodeType.AgentRef]: ToolNode,
