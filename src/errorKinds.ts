@@ -218,7 +218,6 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
 
   MCP_TOOL_UNKNOWN: 'not_found',
   MCP_ARGUMENTS_INVALID: 'invalid_input',
-  MCP_TOOL_NAME_INVALID: 'invalid_data',
   INSPECT_UNAVAILABLE: 'unavailable',
 
   // Node-RED.

@@ -114,7 +114,11 @@ export const ErrorCode = {
   TOOL_DENIED: 'TOOL_DENIED',
   /** An MCP server (`tool.mcp`) could not be started or reached, or did not list its tools in time: named in the message, before the run starts. */
   MCP_SERVER_UNAVAILABLE: 'MCP_SERVER_UNAVAILABLE',
-  /** An MCP server lists a tool whose name is not a valid Redflow tool name (1-64 letters, digits, '_' or '-', with the prefix). */
+  /**
+   * A name that cannot be a tool's: an MCP server lists a tool whose name is not a valid Redflow tool
+   * name (1-64 letters, digits, '_' or '-', with the prefix), or a flow's id makes no MCP tool name
+   * (over 64 characters once made one, or the same as another flow's) and the flow is not offered.
+   */
   MCP_TOOL_NAME_INVALID: 'MCP_TOOL_NAME_INVALID',
   /** An MCP server lists a tool whose input schema is not a valid JSON Schema: the tool is named in the message. */
   MCP_TOOL_SCHEMA_INVALID: 'MCP_TOOL_SCHEMA_INVALID',
@@ -269,8 +273,6 @@ export const ErrorCode = {
   MCP_TOOL_UNKNOWN: 'MCP_TOOL_UNKNOWN',
   /** A `tools/call`'s arguments are not what the flow's tool takes (its input schema): nothing was run. */
   MCP_ARGUMENTS_INVALID: 'MCP_ARGUMENTS_INVALID',
-  /** A flow's id makes no MCP tool name (over 64 characters once made one, or the same name as another flow's): the flow is not offered. */
-  MCP_TOOL_NAME_INVALID: 'MCP_TOOL_NAME_INVALID',
 
   // Stately inspector.
   /** The inspector relay or WebSocket could not be reached. */
