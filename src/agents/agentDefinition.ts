@@ -5,6 +5,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { DefinitionTool } from './agentTool.js';
 import type { JsonSchema } from './schemaCheck.js';
 import { jsonSchemaOf } from './schemaToJson.js';
+import { callProblems, type ReactCycle } from './reactCycle.js';
 import { templateVariables } from './template.js';
 
 /**
@@ -21,6 +22,8 @@ export interface PromptConfig {
   readonly query?: string;
   /** Earlier turns shown to the model before the task. */
   readonly initialMessages?: readonly HistoryMessage[];
+  /** How the agent works step by step (an `.agent.md` file's REACT_CYCLE): added to the instructions, kept as data. */
+  readonly reactCycle?: ReactCycle;
 }
 
 /**
@@ -119,6 +122,13 @@ export interface AgentDefinition<TOutput = unknown> {
   readonly toolConfig?: ToolConfig;
   readonly inputConfig?: InputConfig;
   readonly outputConfig?: OutputConfig<TOutput>;
+  /**
+   * Other agents this one calls like tools (input `{ task }`, the subagent's input `task`): each call
+   * is a child run with its own log, linked to this run's, as an `agent.ref` of a flow. A definition,
+   * or the path of an `.agent.md` file or a definition module (relative to the working directory).
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly subagents?: readonly (AgentDefinition<any> | string)[];
 }
 
 /**
@@ -326,6 +336,7 @@ export function checkAgentDefinition(value: unknown): asserts value is AgentDefi
     checkTools(value.toolConfig, problems);
     const declared = checkInputs(value.inputConfig, problems);
     checkOutput(value.outputConfig, problems);
+    for (const [path, message] of callProblems(value)) problems.push({ path, message });
     if (declared !== undefined) {
       for (const name of new Set(variables)) {
         if (!declared.has(name)) problems.push({ path: 'promptConfig', message: `uses \${${name}}, which is not in inputConfig.inputs` });
