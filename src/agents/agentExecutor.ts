@@ -30,9 +30,7 @@ import { DEFAULT_MAX_TURNS, checkAgentDefinition, checkAgentInputs, type AgentDe
 import { outputOf } from './agentOutput.js';
 import { isClientTool, servedToolOf, toolSpecOf, type AgentTool } from './agentTool.js';
 import { requireJsonSchema } from './schemaToJson.js';
-import { definitionSubagents, checkSubagentTree, resolveSubagents, type DefinitionSubagents, type SubagentRunner } from './definitionSubagents.js';
-import { definitionSource } from './definitionModule.js';
-import { reactCycleInstructions } from './reactCycle.js';
+import type { DefinitionSubagents, SubagentRunner } from './definitionSubagents.js';
 import { renderTemplate } from './template.js';
 import { terminateReasonOf, type TerminateReason } from './terminateReason.js';
 
@@ -191,14 +189,13 @@ export interface AgentRun<TOutput = unknown> extends AsyncIterable<AgentActivity
 }
 
 /** The agent config a definition runs with, its prompts filled in. */
-function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>, subagents: DefinitionSubagents): AgentCoreReactConfig {
+function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>, subagents: DefinitionSubagents, cycle: string): AgentCoreReactConfig {
   const tools = [...(definition.toolConfig?.tools ?? []), ...subagents.specs];
   const approved = (definition.toolConfig?.tools ?? []).filter((tool) => tool.requiresApproval === true).map((tool) => tool.name);
   const output = definition.outputConfig;
   const instructions = [renderTemplate(definition.promptConfig.systemPrompt, inputs, 'promptConfig.systemPrompt')];
   // The schema itself is in the prompt already (the agent's outputSchema): say what the output is.
   if (output !== undefined) instructions.push(`Your final answer's output is the ${output.outputName}${output.description ? `: ${output.description}` : ''}.`);
-  const cycle = definition.promptConfig.reactCycle === undefined ? '' : reactCycleInstructions(definition.promptConfig.reactCycle);
   if (cycle !== '') instructions.push(cycle);
   return {
     strategy: 'react',
@@ -340,7 +337,10 @@ export class AgentExecutor {
     checkAgentInputs(definition, inputs);
     const runsDir = options.logPath !== undefined ? path.dirname(path.resolve(options.logPath)) : (this.options.runsDir ?? DEFAULT_RUNS_DIR);
     const subagents = await this.#subagents(definition, runsDir, options.modulePath);
-    const agent = agentConfigOf(definition, inputs, subagents);
+    // The REACT_CYCLE's instructions, loaded with the first definition that has one (off `import 'redflow'`'s path).
+    const { reactCycle } = definition.promptConfig;
+    const cycle = reactCycle === undefined ? '' : (await import('./reactCycle.js')).reactCycleInstructions(reactCycle);
+    const agent = agentConfigOf(definition, inputs, subagents, cycle);
     const input = inputOf(definition, inputs);
     const history = historyOf(definition, inputs);
     const contextBudget = await contextBudgetFor(definition.modelConfig);
@@ -408,7 +408,7 @@ export class AgentExecutor {
       const model = await this.#model(definition, options.modelApiKey);
       const contextBudget = await contextBudgetFor(definition.modelConfig);
       const runsDir = 'logPath' in options ? path.dirname(path.resolve(options.logPath)) : (this.options.runsDir ?? DEFAULT_RUNS_DIR);
-      const subagents = await this.#subagents(definition, runsDir, definitionSource(definition));
+      const subagents = await this.#subagents(definition, runsDir, undefined);
       return { contextBudget, hosted: await this.#host(definition, model, 'logPath' in options ? options.logPath : options.store, subagents, true) };
     };
     let prepared: Awaited<ReturnType<typeof prepare>> | undefined;
@@ -537,7 +537,10 @@ export class AgentExecutor {
    */
   async #subagents(definition: AgentDefinition, runsDir: string, modulePath: string | undefined): Promise<DefinitionSubagents> {
     if ((definition.subagents ?? []).length === 0) return { specs: [], tools: [] };
-    const baseDir = modulePath === undefined ? process.cwd() : path.dirname(path.resolve(modulePath));
+    // Loaded with the first definition that has subagents: off the path of `import 'redflow'`.
+    const { checkSubagentTree, definitionSource, definitionSubagents, resolveSubagents } = await import('./definitionSubagents.js');
+    const from = modulePath ?? definitionSource(definition);
+    const baseDir = from === undefined ? process.cwd() : path.dirname(path.resolve(from));
     await checkSubagentTree(definition, baseDir);
     const { model: _parentsOnly, ...shared } = this.options;
     const children = new AgentExecutor(shared);

@@ -7,7 +7,7 @@ import { MAX_SUBAGENT_DEPTH } from '../machines/subagents.js';
 import { checkAgentDefinition, type AgentDefinition, type ModelConfig } from './agentDefinition.js';
 import type { DefinitionTool } from './agentTool.js';
 import { markdownError, parseAgentMarkdown, type FrontMatterKey, type ParsedAgentMarkdown } from './agentMarkdown.js';
-import { loadAgentDefinitionModule, rememberSource } from './definitionModule.js';
+import { rememberSource } from './definitionSources.js';
 
 // Loaded only through `await import()` (by loadAgentDefinitionModule), with the Markdown reader.
 
@@ -25,8 +25,17 @@ const KEY_OF_FIELD: Readonly<Record<string, FrontMatterKey>> = {
   subagents: 'subagents',
 };
 
-/** The real paths of the `.agent.md` files above the one being loaded, outermost first. */
-export type SubagentChain = readonly string[];
+/** How an `.agent.md` file is loaded. */
+export interface AgentMarkdownOptions {
+  /** Loads a subagent that is a definition module (`loadAgentDefinitionModule`, passed in: it loads this file's module). */
+  readonly loadModule?: (file: string) => Promise<AgentDefinition>;
+  /** The real paths of the `.agent.md` files above this one, outermost first (cycle and depth checks). */
+  readonly chain?: readonly string[];
+  /** How messages name the file. Default: as given. */
+  readonly shownAs?: string;
+}
+
+type SubagentChain = readonly string[];
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -55,7 +64,7 @@ async function toolsOf(parsed: ParsedAgentMarkdown, baseDir: string, shownAs: st
 }
 
 /** The file's subagents, loaded (an `.agent.md` below this one recursively, cycles and depth refused as for `agent.ref`). */
-async function subagentsOf(parsed: ParsedAgentMarkdown, baseDir: string, shownAs: string, chain: SubagentChain): Promise<AgentDefinition[]> {
+async function subagentsOf(parsed: ParsedAgentMarkdown, baseDir: string, shownAs: string, chain: SubagentChain, options: AgentMarkdownOptions): Promise<AgentDefinition[]> {
   const entries = parsed.frontMatter.subagents;
   if (entries === undefined) return [];
   const line = parsed.keyLines.subagents ?? 1;
@@ -75,7 +84,9 @@ async function subagentsOf(parsed: ParsedAgentMarkdown, baseDir: string, shownAs
     if (chain.length > MAX_SUBAGENT_DEPTH) {
       throw markdownError(shownAs, itemLine, `the subagent ${entry} nests subagents ${chain.length} levels deep; at most ${MAX_SUBAGENT_DEPTH} are allowed`, 'flatten the tree: name deep subagents higher up', ErrorCode.AGENT_REF_TOO_DEEP);
     }
-    loaded.push(real.endsWith('.md') ? await loadAgentMarkdown(real, [...chain], entry) : await loadAgentDefinitionModule(real));
+    if (real.endsWith('.md')) loaded.push(await loadAgentMarkdown(real, { ...options, chain, shownAs: entry }));
+    else if (options.loadModule !== undefined) loaded.push(await options.loadModule(real));
+    else throw markdownError(shownAs, itemLine, `the subagent ${entry} is a module, which this loader cannot load`, 'load the file with loadAgentDefinitionModule');
   }
   return loaded;
 }
@@ -127,7 +138,6 @@ function definitionOf(parsed: ParsedAgentMarkdown, file: string, tools: Definiti
  * tools, limits, inputs, query, outputSchema, subagents), its body as the system prompt, its
  * REACT_CYCLE as `promptConfig.reactCycle`. Tool modules and subagents are relative to the file.
  *
- * @param chain the real paths of the agents that name this one as a subagent (cycle and depth checks).
  * @throws RedflowError `AGENT_MARKDOWN_INVALID` (with the line), `AGENT_REF_NOT_FOUND`,
  *   `AGENT_REF_CYCLE`, `AGENT_REF_TOO_DEEP`, a tool module's `TOOL_MODULE_INVALID`,
  *   `FLOW_NOT_FOUND` when there is no such file.
@@ -136,7 +146,8 @@ function definitionOf(parsed: ParsedAgentMarkdown, file: string, tools: Definiti
  * const auditor = await loadAgentMarkdown('examples/security-audit/security-audit.agent.md');
  * ```
  */
-export async function loadAgentMarkdown(file: string, chain: SubagentChain = [], shownAs = file): Promise<AgentDefinition> {
+export async function loadAgentMarkdown(file: string, options: AgentMarkdownOptions = {}): Promise<AgentDefinition> {
+  const { chain = [], shownAs = file } = options;
   const absolute = path.resolve(file);
   const real = await realpath(absolute).catch(() => undefined);
   const text = real === undefined ? undefined : await readFile(real, 'utf8').catch(() => undefined);
@@ -146,7 +157,7 @@ export async function loadAgentMarkdown(file: string, chain: SubagentChain = [],
   const parsed = parseAgentMarkdown(text, shownAs);
   const baseDir = path.dirname(real);
   const tools = await toolsOf(parsed, baseDir, shownAs);
-  const subagents = await subagentsOf(parsed, baseDir, shownAs, [...chain, real]);
+  const subagents = await subagentsOf(parsed, baseDir, shownAs, [...chain, real], options);
   const definition = definitionOf(parsed, real, tools, subagents, shownAs);
   try {
     checkAgentDefinition(definition);

@@ -47,10 +47,10 @@ export class AgentRegistry {
    * ```
    */
   async loadDirectory(dir: string): Promise<AgentDefinition[]> {
-    const { loadAgentMarkdown } = await import('./agentMarkdownFile.js');
+    const { loadAgentDefinitionModule } = await import('./definitionModule.js');
     const names = (await readdir(dir)).filter((name) => name.toLowerCase().endsWith('.agent.md')).sort();
     const loaded: AgentDefinition[] = [];
-    for (const name of names) loaded.push(await loadAgentMarkdown(path.join(dir, name)));
+    for (const name of names) loaded.push(await loadAgentDefinitionModule(path.join(dir, name)));
     const taken = loaded.find((definition, i) => this.#agents.has(definition.name) || loaded.findIndex((other) => other.name === definition.name) !== i);
     if (taken !== undefined) {
       throw new RedflowError(

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { importOptional } from '../optionalDependency.js';
 import { checkAgentDefinition, type AgentDefinition } from './agentDefinition.js';
+import { rememberSource } from './definitionSources.js';
 
 /** Extensions of modules loaded through tsx. */
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
@@ -18,19 +19,6 @@ export function isAgentMarkdownPath(file: string): boolean {
 /** True when `file` names an agent definition (a JavaScript or TypeScript module, or an `.agent.md` file), not a flow file. */
 export function isDefinitionModulePath(file: string): boolean {
   return MODULES.has(path.extname(file).toLowerCase()) || isAgentMarkdownPath(file);
-}
-
-// The file each loaded definition came from: a subagent's run records it, so its log resumes on it.
-const sources = new WeakMap<object, string>();
-
-/** Records that `definition` was loaded from `file` (absolute). */
-export function rememberSource(definition: object, file: string): void {
-  sources.set(definition, file);
-}
-
-/** The file `definition` was loaded from, when it was loaded from one. */
-export function definitionSource(definition: object): string | undefined {
-  return sources.get(definition);
 }
 
 function invalid(shown: string, why: string, cause?: unknown): RedflowError {
@@ -57,7 +45,7 @@ function invalid(shown: string, why: string, cause?: unknown): RedflowError {
  */
 export async function loadAgentDefinitionModule(file: string): Promise<AgentDefinition> {
   // The Markdown and YAML readers load only when an `.agent.md` file is.
-  if (isAgentMarkdownPath(file)) return (await import('./agentMarkdownFile.js')).loadAgentMarkdown(file);
+  if (isAgentMarkdownPath(file)) return (await import('./agentMarkdownFile.js')).loadAgentMarkdown(file, { loadModule: loadAgentDefinitionModule });
   const absolute = path.resolve(file);
   const shown = JSON.stringify(file);
   try {

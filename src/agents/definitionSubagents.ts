@@ -7,7 +7,10 @@ import { MAX_SUBAGENT_DEPTH } from '../machines/subagents.js';
 import { embeddedSubagents, type ChildResumeOptions, type ChildRunOptions } from '../runtime/embeddedSubagents.js';
 import { DEFAULT_SUBAGENT_TIMEOUT_MS, subagentToolSpec, type SubagentDefinition } from '../runtime/subagentTool.js';
 import type { AgentDefinition } from './agentDefinition.js';
-import { definitionSource, loadAgentDefinitionModule } from './definitionModule.js';
+import { loadAgentDefinitionModule } from './definitionModule.js';
+import { definitionSource } from './definitionSources.js';
+
+export { definitionSource } from './definitionSources.js';
 
 /** A definition's subagents as its run needs them: their specs (the log's) and the tools serving them. */
 export interface DefinitionSubagents {

@@ -112,7 +112,7 @@ describe('an .agent.md file loaded', () => {
 
   it('refuses a REACT_CYCLE action that names no tool of the agent, at its line', async () => {
     const dir = await folder({ 'a.agent.md': `${head('tools: [./tools/search.mjs]\n')}\nYou help.\n\n## REACT_CYCLE\n\n### Specific Actions\n- \`search\`: finds\n- \`scan\`: scans\n` });
-    const error = await refusal(loadAgentMarkdown(path.join(dir, 'a.agent.md'), [], 'a.agent.md'));
+    const error = await refusal(loadAgentMarkdown(path.join(dir, 'a.agent.md'), { shownAs: 'a.agent.md' }));
     expect(error.code).toBe('AGENT_MARKDOWN_INVALID');
     expect(error.path).toBe('a.agent.md:14');
     expect(error.message).toMatch(/"scan" names no tool of the agent \(search\)/);
@@ -130,7 +130,7 @@ describe('an .agent.md file loaded', () => {
 
   it('gives a definition problem the line of its key (a model that is not one)', async () => {
     const dir = await folder({ 'a.agent.md': `---\nname: a\ndescription: A.\nmodel: { provider: nobody }\n---\nYou help.\n` });
-    const error = await refusal(loadAgentMarkdown(path.join(dir, 'a.agent.md'), [], 'a.agent.md'));
+    const error = await refusal(loadAgentMarkdown(path.join(dir, 'a.agent.md'), { shownAs: 'a.agent.md' }));
     expect(error).toMatchObject({ code: 'AGENT_MARKDOWN_INVALID', path: 'a.agent.md:4' });
   });
 
