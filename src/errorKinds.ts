@@ -211,6 +211,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
 
   // Agent definitions.
   AGENT_DEFINITION_INVALID: 'invalid_data',
+  AGENT_MARKDOWN_INVALID: 'invalid_data',
   AGENT_ALREADY_REGISTERED: 'conflict',
   TEMPLATE_VARIABLE_MISSING: 'invalid_input',
   AGENT_INPUT_INVALID: 'invalid_input',

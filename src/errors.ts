@@ -259,6 +259,8 @@ export const ErrorCode = {
   // Agent definitions (`AgentDefinition`, `AgentRegistry`, `AgentExecutor`).
   /** An agent definition is not one: a field missing or of the wrong kind (every problem is listed). */
   AGENT_DEFINITION_INVALID: 'AGENT_DEFINITION_INVALID',
+  /** An agent written as Markdown (`.agent.md`) is not one: no front matter, an unknown key, a REACT_CYCLE action naming no tool (the message gives the file's line). */
+  AGENT_MARKDOWN_INVALID: 'AGENT_MARKDOWN_INVALID',
   /** An agent registry already holds an agent of that name. */
   AGENT_ALREADY_REGISTERED: 'AGENT_ALREADY_REGISTERED',
   /** A prompt names `${variable}` and the run's inputs do not give it. */

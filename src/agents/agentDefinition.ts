@@ -5,6 +5,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { DefinitionTool } from './agentTool.js';
 import type { JsonSchema } from './schemaCheck.js';
 import { jsonSchemaOf } from './schemaToJson.js';
+import type { ReactCycle } from './reactCycle.js';
 import { templateVariables } from './template.js';
 
 /**
@@ -21,6 +22,8 @@ export interface PromptConfig {
   readonly query?: string;
   /** Earlier turns shown to the model before the task. */
   readonly initialMessages?: readonly HistoryMessage[];
+  /** How the agent works step by step (an `.agent.md` file's REACT_CYCLE): added to the instructions, kept as data. */
+  readonly reactCycle?: ReactCycle;
 }
 
 /**
@@ -125,6 +128,8 @@ export interface AgentDefinition<TOutput = unknown> {
   readonly toolConfig?: ToolConfig;
   readonly inputConfig?: InputConfig;
   readonly outputConfig?: OutputConfig<TOutput>;
+  /** Agents called like tools (`{ task }`), each call a child run with its own log (as a flow's `agent.ref`): definitions, or paths of `.agent.md` files and definition modules. */
+  readonly subagents?: readonly (AgentDefinition | string)[];
 }
 
 /**
@@ -299,6 +304,18 @@ function checkOutput(config: unknown, problems: Problem[]): void {
   }
 }
 
+/** Subagents are definitions or paths; each REACT_CYCLE action names a tool or a subagent (one given by path is named once loaded). */
+function checkCalls(value: Record<string, unknown>, problems: Problem[]): void {
+  const subagents: unknown[] = Array.isArray(value.subagents) ? value.subagents : [];
+  if (value.subagents !== undefined && (!Array.isArray(value.subagents) || subagents.some((s) => typeof s !== 'string' && !isObject(s)))) problems.push({ path: 'subagents', message: 'must be an array of agent definitions or paths of .agent.md files and definition modules' });
+  const cycle = isObject(value.promptConfig) ? value.promptConfig.reactCycle : undefined;
+  if (!isObject(cycle) || !Array.isArray(cycle.actions) || subagents.some((s) => typeof s === 'string')) return;
+  const callable = new Set([...(isObject(value.toolConfig) && Array.isArray(value.toolConfig.tools) ? value.toolConfig.tools : []), ...subagents].map((entry: unknown) => (isObject(entry) ? entry.name : undefined)));
+  cycle.actions.forEach((action: unknown, i) => {
+    if (!isObject(action) || !callable.has(action.name)) problems.push({ path: `promptConfig.reactCycle.actions[${i}]`, message: `must name one of the agent's tools or subagents, got ${describe(isObject(action) ? action.name : action)}` });
+  });
+}
+
 /**
  * Checks that `value` is an {@link AgentDefinition}, all of it at once: names, prompts, the model's
  * settings (as a `model.llm` node's), limits, each tool's shape and schemas, the inputs, the
@@ -335,6 +352,7 @@ export function checkAgentDefinition(value: unknown): asserts value is AgentDefi
     checkTools(value.toolConfig, problems);
     const declared = checkInputs(value.inputConfig, problems);
     checkOutput(value.outputConfig, problems);
+    checkCalls(value, problems);
     if (declared !== undefined) {
       for (const name of new Set(variables)) {
         if (!declared.has(name)) problems.push({ path: 'promptConfig', message: `uses \${${name}}, which is not in inputConfig.inputs` });

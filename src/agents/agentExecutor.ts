@@ -1,6 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, HumanQuestion, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, HumanQuestion, ParentCall, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import type { EventStore, LogProblem } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
@@ -30,6 +30,7 @@ import { DEFAULT_MAX_TURNS, checkAgentDefinition, checkAgentInputs, type AgentDe
 import { outputOf } from './agentOutput.js';
 import { isClientTool, servedToolOf, toolSpecOf, type AgentTool } from './agentTool.js';
 import { requireJsonSchema } from './schemaToJson.js';
+import type { DefinitionSubagents, SubagentRunner } from './definitionSubagents.js';
 import { renderTemplate } from './template.js';
 import { terminateReasonOf, type TerminateReason } from './terminateReason.js';
 
@@ -100,6 +101,8 @@ export interface ExecuteOptions {
   readonly modulePath?: string;
   /** The answers file of `redflow run --script`, recorded in the log (`flow.script`) so a resume takes it again. */
   readonly scriptFile?: string;
+  /** The call of another run that starts this one as its subagent, logged in `run.started` (the child's link to its parent). */
+  readonly parent?: ParentCall;
 }
 
 /** Options of {@link AgentExecutor.resume}: the log to continue, by file or by store. */
@@ -115,7 +118,7 @@ export type ResumeAgentOptions = Pick<ExecuteOptions, 'signal' | 'onActivity' | 
      * (`idempotencyKey`, `iteration`). Judged against the log first (the run host's `takeAnswer`): one that does
      * not fit is refused with its code before anything is recorded.
      */
-    readonly answer?: GivenAnswer;
+    readonly answer?: GivenAnswer | { readonly kind: 'expire' };
   };
 
 /**
@@ -186,13 +189,14 @@ export interface AgentRun<TOutput = unknown> extends AsyncIterable<AgentActivity
 }
 
 /** The agent config a definition runs with, its prompts filled in. */
-function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>): AgentCoreReactConfig {
-  const tools = definition.toolConfig?.tools ?? [];
-  const approved = tools.filter((tool) => tool.requiresApproval === true).map((tool) => tool.name);
+function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>, subagents: DefinitionSubagents, cycle: string): AgentCoreReactConfig {
+  const tools = [...(definition.toolConfig?.tools ?? []), ...subagents.specs];
+  const approved = (definition.toolConfig?.tools ?? []).filter((tool) => tool.requiresApproval === true).map((tool) => tool.name);
   const output = definition.outputConfig;
   const instructions = [renderTemplate(definition.promptConfig.systemPrompt, inputs, 'promptConfig.systemPrompt')];
   // The schema itself is in the prompt already (the agent's outputSchema): say what the output is.
   if (output !== undefined) instructions.push(`Your final answer's output is the ${output.outputName}${output.description ? `: ${output.description}` : ''}.`);
+  if (cycle !== '') instructions.push(cycle);
   return {
     strategy: 'react',
     maxIterations: definition.runConfig?.maxTurns ?? DEFAULT_MAX_TURNS,
@@ -332,15 +336,20 @@ export class AgentExecutor {
     checkAgentDefinition(definition);
     const inputs = options.inputs ?? {};
     checkAgentInputs(definition, inputs);
-    const agent = agentConfigOf(definition, inputs);
+    const runsDir = options.logPath !== undefined ? path.dirname(path.resolve(options.logPath)) : (this.options.runsDir ?? DEFAULT_RUNS_DIR);
+    const subagents = await this.#subagents(definition, runsDir, options.modulePath);
+    // The REACT_CYCLE's instructions, loaded with the first definition that has one (off `import 'redflow'`'s path).
+    const { reactCycle } = definition.promptConfig;
+    const cycle = reactCycle === undefined ? '' : (await import('./reactCycle.js')).reactCycleInstructions(reactCycle);
+    const agent = agentConfigOf(definition, inputs, subagents, cycle);
     const input = inputOf(definition, inputs);
     const history = historyOf(definition, inputs);
     const contextBudget = await contextBudgetFor(definition.modelConfig);
     // Admitted once, before the model is built and the log opened.
-    admitRun({ input, agent, tools: (definition.toolConfig?.tools ?? []).map(toolSpecOf), ...(contextBudget !== undefined && { contextBudget }) });
+    admitRun({ input, agent, tools: [...(definition.toolConfig?.tools ?? []).map(toolSpecOf), ...subagents.specs], ...(contextBudget !== undefined && { contextBudget }) });
     const traceId = options.traceId ?? (this.options.ids ?? randomIds).traceId();
     const model = await this.#model(definition, options.modelApiKey);
-    const hosted = await this.#host(definition, model, options.store ?? (options.logPath ?? path.join(this.options.runsDir ?? DEFAULT_RUNS_DIR, `${traceId}.jsonl`)));
+    const hosted = await this.#host(definition, model, options.store ?? (options.logPath ?? path.join(runsDir, `${traceId}.jsonl`)), subagents);
     const deriver = createActivityDeriver();
     const feed = new ActivityFeed();
     const show = this.#shower(feed, options.onActivity);
@@ -356,6 +365,7 @@ export class AgentExecutor {
         traceId,
         flow: { id: definition.name, ...(options.modulePath !== undefined && { path: path.resolve(options.modulePath) }), ...(options.scriptFile !== undefined && { script: options.scriptFile }) },
         ...(history !== undefined && { history }),
+        ...(options.parent !== undefined && { parent: options.parent }),
         ...(definition.runConfig?.timeoutMs !== undefined && { timeoutMs: definition.runConfig.timeoutMs }),
       });
     } catch (error) {
@@ -398,7 +408,9 @@ export class AgentExecutor {
     const prepare = async () => {
       const model = await this.#model(definition, options.modelApiKey);
       const contextBudget = await contextBudgetFor(definition.modelConfig);
-      return { contextBudget, hosted: await this.#host(definition, model, 'logPath' in options ? options.logPath : options.store, true) };
+      const runsDir = 'logPath' in options ? path.dirname(path.resolve(options.logPath)) : (this.options.runsDir ?? DEFAULT_RUNS_DIR);
+      const subagents = await this.#subagents(definition, runsDir, undefined);
+      return { contextBudget, hosted: await this.#host(definition, model, 'logPath' in options ? options.logPath : options.store, subagents, true) };
     };
     let prepared: Awaited<ReturnType<typeof prepare>> | undefined;
     let current = events;
@@ -482,10 +494,10 @@ export class AgentExecutor {
    * Serves the definition's actors (its model, and the tools Redflow runs, each checking its calls
    * with its schemas) and opens its log: a JSONL file at `log`, or the store given.
    */
-  async #host(definition: AgentDefinition, model: ModelActor, log: string | EventStore, resuming = false): Promise<Hosted> {
+  async #host(definition: AgentDefinition, model: ModelActor, log: string | EventStore, subagents: DefinitionSubagents, resuming = false): Promise<Hosted> {
     const definitionTools = definition.toolConfig?.tools ?? [];
-    const tools = definitionTools.map(toolSpecOf);
-    const run = definitionTools.filter((tool): tool is AgentTool => !isClientTool(tool)).map(servedToolOf);
+    const tools = [...definitionTools.map(toolSpecOf), ...subagents.specs];
+    const run = [...definitionTools.filter((tool): tool is AgentTool => !isClientTool(tool)).map(servedToolOf), ...subagents.tools];
     const served = serveActors({ model, tools: run });
     if (typeof log !== 'string') return { served, tools, store: log, logPath: undefined, close: () => served.close() };
     const logPath = path.resolve(log);
@@ -517,6 +529,46 @@ export class AgentExecutor {
         await served.close();
       },
     };
+  }
+
+  /**
+   * The definition's subagents, checked (no cycle, not too deep) and served as tools whose calls
+   * are child runs of this executor's settings, each on its own model (a `model` override is the
+   * parent's only), logged beside the caller's log in `runsDir`.
+   */
+  async #subagents(definition: AgentDefinition, runsDir: string, modulePath: string | undefined): Promise<DefinitionSubagents> {
+    if ((definition.subagents ?? []).length === 0) return { specs: [], tools: [] };
+    // Loaded with the first definition that has subagents: off the path of `import 'redflow'`.
+    const { checkSubagentTree, definitionSource, definitionSubagents, resolveSubagents } = await import('./definitionSubagents.js');
+    const from = modulePath ?? definitionSource(definition);
+    const baseDir = from === undefined ? process.cwd() : path.dirname(path.resolve(from));
+    await checkSubagentTree(definition, baseDir);
+    const { model: _parentsOnly, ...shared } = this.options;
+    const children = new AgentExecutor(shared);
+    // A subagent runs unattended: a question to a person is left unanswered (its run ends escalated).
+    const unattended = () => undefined;
+    const runner: SubagentRunner = {
+      run: async (child, run) => {
+        const source = definitionSource(child);
+        // The task is the child's input: its query, unless it has its own that uses ${task}.
+        const definitionForTask = child.promptConfig.query === undefined && child.inputConfig === undefined ? { ...child, promptConfig: { ...child.promptConfig, query: '${task}' } } : child;
+        const started = await children.start(definitionForTask, {
+          inputs: { task: run.input },
+          traceId: run.traceId,
+          logPath: run.logPath,
+          parent: run.parent,
+          signal: run.signal,
+          onQuestion: unattended,
+          ...(source !== undefined && { modulePath: source }),
+        });
+        return { finished: () => started.handle.result };
+      },
+      resume: async (child, run) => {
+        const resumed = await children.resume(child, { logPath: run.logPath, signal: run.signal, onQuestion: unattended, ...(run.answer !== undefined && { answer: run.answer }) });
+        return { finished: () => resumed.handle.result };
+      },
+    };
+    return definitionSubagents(await resolveSubagents(definition, baseDir), runsDir, runner);
   }
 
   /** Where each activity goes: the run's feed, and the caller's callback. */

@@ -1,3 +1,5 @@
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { checkAgentDefinition, type AgentDefinition } from './agentDefinition.js';
 
@@ -32,6 +34,31 @@ export class AgentRegistry {
       );
     }
     this.#agents.set(definition.name, definition as AgentDefinition);
+  }
+
+  /**
+   * Registers every `.agent.md` file of `dir` (not its subfolders), in name order, and returns them.
+   *
+   * @throws RedflowError a file's `AGENT_MARKDOWN_INVALID` (with its line) or another load error;
+   *   `AGENT_ALREADY_REGISTERED`. Nothing is registered when one file fails.
+   * @example
+   * ```ts
+   * const agents = await agentRegistry.loadDirectory('agents');
+   * ```
+   */
+  async loadDirectory(dir: string): Promise<AgentDefinition[]> {
+    const { loadAgentDefinitionModule } = await import('./definitionModule.js');
+    const names = (await readdir(dir)).filter((name) => name.toLowerCase().endsWith('.agent.md')).sort();
+    const loaded: AgentDefinition[] = [];
+    for (const name of names) loaded.push(await loadAgentDefinitionModule(path.join(dir, name)));
+    const taken = loaded.find((definition, i) => this.#agents.has(definition.name) || loaded.findIndex((other) => other.name === definition.name) !== i);
+    if (taken !== undefined) {
+      throw new RedflowError(
+        errorInfo(ErrorCode.AGENT_ALREADY_REGISTERED, `an agent named "${taken.name}" is registered already (loading ${dir})`, { hint: 'give each agent its own name', path: 'name' }),
+      );
+    }
+    for (const definition of loaded) this.register(definition);
+    return loaded;
   }
 
   /** The agent named `name`, or `undefined`. */

@@ -4,15 +4,21 @@ import { pathToFileURL } from 'node:url';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { importOptional } from '../optionalDependency.js';
 import { checkAgentDefinition, type AgentDefinition } from './agentDefinition.js';
+import { rememberSource } from './definitionSources.js';
 
 /** Extensions of modules loaded through tsx. */
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
 /** Extensions of every module a definition may be in (the rest are flow files). */
 const MODULES = new Set([...TYPESCRIPT, '.js', '.mjs', '.cjs']);
 
-/** True when `file` names a JavaScript or TypeScript module (by its extension), not a flow file. */
+/** True when `file` names an agent written as Markdown (`.agent.md`). */
+export function isAgentMarkdownPath(file: string): boolean {
+  return file.toLowerCase().endsWith('.agent.md');
+}
+
+/** True when `file` names an agent definition (a JavaScript or TypeScript module, or an `.agent.md` file), not a flow file. */
 export function isDefinitionModulePath(file: string): boolean {
-  return MODULES.has(path.extname(file).toLowerCase());
+  return MODULES.has(path.extname(file).toLowerCase()) || isAgentMarkdownPath(file);
 }
 
 function invalid(shown: string, why: string, cause?: unknown): RedflowError {
@@ -26,7 +32,7 @@ function invalid(shown: string, why: string, cause?: unknown): RedflowError {
 
 /**
  * Imports the module at `file` and returns the {@link AgentDefinition} it exports by default,
- * checked. TypeScript modules are imported with tsx, an optional peer dependency loaded only here.
+ * checked; an `.agent.md` file is read as an agent written as Markdown (`loadAgentMarkdown`). TypeScript modules are imported with tsx, an optional peer dependency loaded only here.
  *
  * @throws RedflowError `FLOW_NOT_FOUND` when there is no such file; `DEPENDENCY_MISSING` for a
  *   TypeScript module without tsx installed; `AGENT_DEFINITION_INVALID` when the module fails to
@@ -38,6 +44,8 @@ function invalid(shown: string, why: string, cause?: unknown): RedflowError {
  * ```
  */
 export async function loadAgentDefinitionModule(file: string): Promise<AgentDefinition> {
+  // The Markdown and YAML readers load only when an `.agent.md` file is.
+  if (isAgentMarkdownPath(file)) return (await import('./agentMarkdownFile.js')).loadAgentMarkdown(file, { loadModule: loadAgentDefinitionModule });
   const absolute = path.resolve(file);
   const shown = JSON.stringify(file);
   try {
@@ -63,5 +71,6 @@ export async function loadAgentDefinitionModule(file: string): Promise<AgentDefi
   }
   if (definition === undefined) throw invalid(shown, `has no default export (it exports: ${Object.keys(namespace).join(', ') || 'nothing'})`);
   checkAgentDefinition(definition);
+  rememberSource(definition, absolute);
   return definition;
 }

@@ -37,7 +37,7 @@ import { checkRunInput } from '../runtime/dataLimits.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { isDefinitionModulePath } from '../agents/definitionModule.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import { loggedDefinitionModule, resumeDefinitionLog, runDefinitionFile } from './definitionRun.js';
+import { loggedDefinitionModule, resumeDefinitionLog, runDefinitionFile, validateDefinitionFile } from './definitionRun.js';
 
 
 /** `--input` text: JSON when it is a JSON object or array, otherwise the text itself. */
@@ -205,7 +205,7 @@ async function readInputFile(file: string): Promise<string> {
   }
 }
 
-const validateUsage = `usage: redflow validate <flow.json> [--json] [--allow-files <dir> ...]
+const validateUsage = `usage: redflow validate <flow.json | agent.ts | x.agent.md> [--json] [--allow-files <dir> ...]
 
 Checks a flow: its JSON, its schema, node configs, edge rules and graph rules, and that the files
 it names are inside its folder (or an --allow-files one). Warns (ENV_NOT_SET) when a run started
@@ -213,6 +213,20 @@ here would miss an environment variable: the model's API key, a tool.postgres co
 Starts (or reaches) each tool.mcp server, lists the tools it brings, and stops it again.
 Prints every error and warning with its code. Exit code 0 when valid (warnings allowed), 65 when not.
 ${allowFilesOptionHelp}`;
+
+async function validateFlowPath(flowPath: string, values: Record<string, unknown>) {
+  const loaded = await loadFlowFile(flowPath);
+  // A flow that validates is checked for the files it names too, as a run would check it.
+  const checked = loaded.validation.ok
+    ? await validateFlowTree(loaded.validation, loaded.validation.flow.definition, flowFileRoots(loaded.path, allowedFolders(values)), loaded.path)
+    : loaded.validation;
+  // And for what a run started here would find missing in this environment (warnings only).
+  const warned = checked.ok ? { ...checked, warnings: [...checked.warnings, ...environmentWarnings(checked.flow, process.env)] } : checked;
+  // And for its MCP servers: each must start and bring tools a run can offer.
+  const mcp = warned.ok ? await checkMcpServers(warned.flow, path.dirname(loaded.path)) : { tools: {}, errors: [] };
+  const validation = mcp.errors.length > 0 ? { ok: false as const, errors: mcp.errors, warnings: warned.warnings } : warned;
+  return { validation, mcp };
+}
 
 const validate: Command = {
   name: 'validate',
@@ -224,16 +238,10 @@ const validate: Command = {
     const [flowPath, ...extra] = positionals;
     if (!flowPath) throw usageError('which flow? give the flow file to check', validateUsage);
     if (extra.length > 0) throw usageError(`unexpected argument "${extra[0]}"`, validateUsage);
-    const loaded = await loadFlowFile(flowPath);
-    // A flow that validates is checked for the files it names too, as a run would check it.
-    const checked = loaded.validation.ok
-      ? await validateFlowTree(loaded.validation, loaded.validation.flow.definition, flowFileRoots(loaded.path, allowedFolders(values)), loaded.path)
-      : loaded.validation;
-    // And for what a run started here would find missing in this environment (warnings only).
-    const warned = checked.ok ? { ...checked, warnings: [...checked.warnings, ...environmentWarnings(checked.flow, process.env)] } : checked;
-    // And for its MCP servers: each must start and bring tools a run can offer.
-    const mcp = warned.ok ? await checkMcpServers(warned.flow, path.dirname(loaded.path)) : { tools: {}, errors: [] };
-    const validation = mcp.errors.length > 0 ? { ok: false as const, errors: mcp.errors, warnings: warned.warnings } : warned;
+    // An agent definition (a module, an .agent.md file) is checked by loading it, as a run would.
+    const { validation, mcp } = isDefinitionModulePath(flowPath)
+      ? { validation: await validateDefinitionFile(flowPath), mcp: { tools: {} as Record<string, string[]> } }
+      : await validateFlowPath(flowPath, values);
     const errors = validation.ok ? [] : validation.errors;
     if (values.json) {
       line(output.out, JSON.stringify({ ok: validation.ok, errors, warnings: validation.warnings, ...(Object.keys(mcp.tools).length > 0 && { mcpTools: mcp.tools }) }, null, 2));

@@ -14,6 +14,8 @@ import { usageError } from './args.js';
 import { line, styles, type Output } from './output.js';
 import type { createProgressPrinter } from './progress.js';
 import { report } from './runReport.js';
+import { RedflowError } from '../errors.js';
+import { Severity, flowDiagnostic, type FlowDiagnostic } from '../flows/diagnostics.js';
 
 /** What `redflow run <definition.ts>` and `redflow resume` of its log are given. */
 interface DefinitionCommand {
@@ -130,4 +132,19 @@ export async function loggedDefinitionModule(logPath: string, flow: string | und
   const first = events[0];
   const file = flow ?? (first?.type === 'run.started' ? first.data.flow?.path : undefined);
   return file !== undefined && isDefinitionModulePath(file) ? { file, events } : undefined;
+}
+
+/**
+ * `redflow validate` of an agent definition (a module, an `.agent.md` file): loaded and checked as a
+ * run would load it; its coded error (with the file's line for an `.agent.md`) is the one error.
+ */
+export async function validateDefinitionFile(file: string): Promise<{ ok: true; warnings: FlowDiagnostic[] } | { ok: false; errors: FlowDiagnostic[]; warnings: FlowDiagnostic[] }> {
+  try {
+    await loadAgentDefinitionModule(file);
+    return { ok: true, warnings: [] };
+  } catch (error) {
+    if (!(error instanceof RedflowError)) throw error;
+    const details = { ...(error.hint !== undefined && { hint: error.hint }), ...(error.path !== undefined && { path: error.path }) };
+    return { ok: false, errors: [flowDiagnostic(Severity.Error, error.code, error.message, details)], warnings: [] };
+  }
 }

@@ -1,4 +1,5 @@
 /**
+import { existsSync } from 'node:fs';
  * The editor is legible at the sizes people use it, in headless Chromium against the real
  * `redflow serve` on a copy of examples/ (as `npm run demo:editor` serves it): at 1280×720 each
  * example opens with node text of at least 12 px on screen (its font size times the canvas's
@@ -80,7 +81,10 @@ describe.skipIf(SKIP_BROWSER)('the editor is legible (the examples, Chromium)', 
     dir = await mkdtemp(path.join(tmpdir(), 'redflow-legible-'));
     const flowsDir = path.join(dir, 'flows');
     await cp(path.join(ROOT, 'examples'), flowsDir, { recursive: true });
-    examples = (await readdir(flowsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => `${entry.name}/flow`);
+    // Every example that is a flow (some are a page, or an agent written as Markdown).
+    examples = (await readdir(flowsDir, { withFileTypes: true }))
+      .filter((entry) => entry.isDirectory() && existsSync(path.join(flowsDir, entry.name, 'flow.json')))
+      .map((entry) => `${entry.name}/flow`);
     await mkdir(SCREENSHOTS, { recursive: true });
     url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
     browser = await openChromium();
