@@ -36,7 +36,6 @@ export type { AgentTool } from './agents/agentTool.js';
 export { AgentExecutor } from './agents/agentExecutor.js';
 export { mcpTools } from './agents/agentTool.js';
 export type { McpToolsConfig } from './agents/agentTool.js';
-export type { McpTools } from './actors/tools/mcpTools.js';
 export type { AgentExecutorOptions, ExecuteOptions, AgentResult, AgentRun } from './agents/agentExecutor.js';
 export type { AgentActivityEvent } from './agents/activity.js';
 

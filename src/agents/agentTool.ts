@@ -138,7 +138,14 @@ export function servedToolOf(tool: AgentTool): ToolDefinition {
   };
 }
 
-/** What {@link mcpTools} takes: a `tool.mcp` node's config, its `name` (how errors name the server) and where it runs. */
+/**
+ * What {@link mcpTools} takes: a `tool.mcp` node's config, its `name` (how errors name the server) and where it runs.
+ *
+ * @example
+ * ```ts
+ * const config: McpToolsConfig = { name: 'everything', url: 'http://127.0.0.1:3001/mcp', include: ['echo'] };
+ * ```
+ */
 export type McpToolsConfig = ToolMcpConfig & {
   /** How errors name the server. */
   readonly name: string;

@@ -4,7 +4,7 @@ import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { pendingWait } from '../events/pendingWait.js';
 import { redactSecrets } from '../secrets/secrets.js';
 import { createAguiMapper, type AguiEvent } from './aguiEventMap.js';
-import { DEFAULT_KEEPALIVE_MS } from './eventStream.js';
+import { DEFAULT_KEEPALIVE_MS, startEventStream } from './eventStream.js';
 import type { RunBackend } from './runBackend.js';
 import { runNotFound } from './runStream.js';
 
@@ -39,13 +39,7 @@ export async function streamAgui(res: ServerResponse, backend: RunBackend, encod
   const { traceId } = options;
   const known = await backend.get(traceId);
   if (known === undefined) throw runNotFound(traceId);
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  res.socket?.setNoDelay(true);
+  startEventStream(res);
   const mapper = createAguiMapper(options);
   const following = new AbortController();
   let over = false;

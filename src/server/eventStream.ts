@@ -39,6 +39,27 @@ export interface EventStream {
 }
 
 /**
+ * Answers `res` as a server-sent event stream: its status and headers, sent at once (every SSE
+ * endpoint of the server starts this way).
+ *
+ * @example
+ * ```ts
+ * startEventStream(res);
+ * res.write('data: {"type":"RUN_STARTED"}\n\n');
+ * ```
+ */
+export function startEventStream(res: ServerResponse): void {
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    // nginx buffers answers by default, which would hold events back until the run ends.
+    'X-Accel-Buffering': 'no',
+  });
+  res.socket?.setNoDelay(true);
+}
+
+/**
  * Starts a Server-Sent Events answer: the headers (no caching, no proxy buffering), the
  * reconnection delay, and a keepalive comment on idle streams. Data is JSON, which never holds a
  * raw line break, so each event is exactly one `data:` line.
@@ -51,14 +72,7 @@ export interface EventStream {
  * ```
  */
 export function openEventStream(res: ServerResponse, options: { readonly keepAliveMs?: number } = {}): EventStream {
-  res.writeHead(200, {
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    // nginx buffers answers by default, which would hold events back until the run ends.
-    'X-Accel-Buffering': 'no',
-  });
-  res.socket?.setNoDelay(true);
+  startEventStream(res);
   res.write(`retry: ${RECONNECT_MS}\n\n`);
   let closed = false;
   const listeners: (() => void)[] = [];

@@ -1,5 +1,4 @@
 /**
-import { existsSync } from 'node:fs';
  * The editor is legible at the sizes people use it, in headless Chromium against the real
  * `redflow serve` on a copy of examples/ (as `npm run demo:editor` serves it): at 1280×720 each
  * example opens with node text of at least 12 px on screen (its font size times the canvas's
@@ -8,6 +7,7 @@ import { existsSync } from 'node:fs';
  * artifacts/screenshots/ to be looked at.
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

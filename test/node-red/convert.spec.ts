@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { FlowDefinition } from '../../src/contracts/schema-types.js';
@@ -50,7 +50,8 @@ describe('a Redflow flow file in Node-RED', () => {
   });
 
   // Node-RED has no node for a client tool (refund-approval) or a subagent (subagents): their agents have no other tool there.
-  const examples = readdirSync(path.join(ROOT, 'examples'));
+  // The examples that are flows (others are a page, or an agent written as Markdown).
+  const examples = readdirSync(path.join(ROOT, 'examples')).filter((name) => existsSync(path.join(ROOT, 'examples', name, 'flow.json')));
   const runsInNodeRed = (name: string) => nodeRedDiagnostics(example(name)).length === 0;
 
   it.each(examples.filter((name) => !runsInNodeRed(name)))('keeps the %s example, which has a node Node-RED cannot run, and says why it cannot run there', (name) => {
