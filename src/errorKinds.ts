@@ -111,6 +111,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   MCP_TOOL_NAME_INVALID: 'invalid_data',
   MCP_TOOL_SCHEMA_INVALID: 'invalid_data',
   MCP_TOOL_NOT_FOUND: 'invalid_data',
+  MCP_COMMAND_NOT_ALLOWED: 'forbidden',
 
   // Memory actors. A conversation's memory that cannot be read (a damaged file) or is past the limits.
   MEMORY_FAILED: 'corrupt',

@@ -124,6 +124,11 @@ export const ErrorCode = {
   MCP_TOOL_SCHEMA_INVALID: 'MCP_TOOL_SCHEMA_INVALID',
   /** A `tool.mcp` node's `include` names a tool its server does not list. */
   MCP_TOOL_NOT_FOUND: 'MCP_TOOL_NOT_FOUND',
+  /**
+   * A flow saved through `redflow serve`'s API has a `tool.mcp` node with a `command` (it would start
+   * that program on the server), and the server was not started with `--allow-mcp-commands`.
+   */
+  MCP_COMMAND_NOT_ALLOWED: 'MCP_COMMAND_NOT_ALLOWED',
 
   // Memory actors.
   MEMORY_FAILED: 'MEMORY_FAILED',

@@ -27,6 +27,7 @@ import { jsonlStepLogs, type StepLogs } from '../stepService/stepLogs.js';
 
 const serveUsage = `usage: redflow serve [--flows <dir>] [--runs <dir>] [--host <address>] [--port <n>] [--token <token>]
                      [--allow-files <dir> ...] [--models <file>] [--workspace <dir>] [--open] [--verbose] [--nats <url>] [--mcp] [--a2a]
+                     [--allow-mcp-commands]
                      [--inspect [--inspect-port <n> | --inspect-url <ws-url>] [--no-open]]
        redflow serve --node-red <url> [--node-red-token <token>] [--host …] [--port …] [--token …] [--open] [--verbose]
 
@@ -51,6 +52,9 @@ cluster of workers (\`redflow worker\`), where they go on when the server stops.
   --a2a              serve every flow as an A2A agent: its card at /a2a/<flowId>/.well-known/agent-card.json
                      (public), JSON-RPC at /a2a/<flowId> (behind --token); see docs/a2a.md
   --verbose          log every request (method, path, status, time) on stderr
+  --allow-mcp-commands
+                     let the API save flows whose tool.mcp nodes start a program ("command"):
+                     whoever holds the token can then run any program as this server
   --mcp              also serve the flows as the tools of an MCP server over Streamable HTTP at /mcp,
                      behind the same token as the API (see \`redflow mcp\` for stdio)
   --node-red <url>   edit and run the flows of the Node-RED at <url> (its Admin API) instead of a flows
@@ -84,6 +88,7 @@ export const serve: Command = {
         open: { type: 'boolean' },
         verbose: { type: 'boolean' },
         a2a: { type: 'boolean' },
+        'allow-mcp-commands': { type: 'boolean' },
         models: { type: 'string' },
         workspace: { type: 'string' },
         ...allowFilesOptionSpec,
@@ -189,6 +194,7 @@ export const serve: Command = {
         ...(values.verbose === true && { logRequest: log }),
         ...(mcp !== undefined && { mcp }),
         ...(values.a2a === true && { a2a: true }),
+        ...(values['allow-mcp-commands'] === true && { allowMcpCommands: true }),
         logError: (text) => line(output.err, s.red(text)),
       });
     } catch (error) {

@@ -61,6 +61,33 @@ export interface FileFlowStore extends FlowStore {
   idOfPath(file: string): string | undefined;
 }
 
+/** Options of {@link createFlowStore}. */
+export interface FlowStoreOptions {
+  /**
+   * Save flows whose `tool.mcp` nodes name a `command` (a program the server would start when the
+   * flow runs). Off by default: whoever may save flows could otherwise run any program here.
+   */
+  readonly allowMcpCommands?: boolean;
+}
+
+/**
+ * A flow's `tool.mcp` node that would start a program, refused unless the store allows it: saving a
+ * flow is an API call, and a command in it is code the server would run.
+ */
+function refuseMcpCommands(flow: FlowDefinition): void {
+  const nodes = Array.isArray(flow.nodes) ? flow.nodes : [];
+  nodes.forEach((node, index) => {
+    const command = node?.type === 'tool.mcp' ? (node.config as { command?: unknown } | undefined)?.command : undefined;
+    if (command === undefined) return;
+    throw new ApiError(
+      errorInfo(ErrorCode.MCP_COMMAND_NOT_ALLOWED, `node "${node.id}" (tool.mcp) would start the program ${JSON.stringify(command)} on this server, which does not save flows that start programs`, {
+        hint: 'connect the MCP server over Streamable HTTP ("url") instead, or start `redflow serve --allow-mcp-commands` to let whoever may save flows here run programs as this server',
+        path: `nodes[${index}].config.command`,
+      }),
+    );
+  });
+}
+
 /**
  * Opens the flows directory (it need not exist yet: the first save creates it).
  *
@@ -76,7 +103,7 @@ export interface FileFlowStore extends FlowStore {
  * const { text } = await flows.read('support/order-status');
  * ```
  */
-export function createFlowStore(flowsDir: string, allowFiles: readonly string[] = []): FileFlowStore {
+export function createFlowStore(flowsDir: string, allowFiles: readonly string[] = [], options: FlowStoreOptions = {}): FileFlowStore {
   const dir = path.resolve(flowsDir);
   const roots = [dir, ...allowFiles.map((folder) => path.resolve(folder))];
 
@@ -129,6 +156,7 @@ export function createFlowStore(flowsDir: string, allowFiles: readonly string[] 
     },
 
     async save(id, flow) {
+      if (options.allowMcpCommands !== true) refuseMcpCommands(flow);
       const file = await fileOf(id);
       const text = `${JSON.stringify(flow, null, 2)}\n`;
       const bytes = Buffer.byteLength(text);

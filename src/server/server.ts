@@ -54,6 +54,11 @@ export interface RedflowServerOptions {
    * saved, validated or run. With `backend`, runs are checked where they run (the workers' own).
    */
   readonly allowFiles?: readonly string[];
+  /**
+   * Let the API save flows whose `tool.mcp` nodes start a program (`command`): off by default, since
+   * whoever may save flows could then run any program as this server (`MCP_COMMAND_NOT_ALLOWED`).
+   */
+  readonly allowMcpCommands?: boolean;
   /** Largest body of a route that takes no flow (default 1 MiB; flows may be 5 MiB). */
   readonly maxBodyBytes?: number;
   /** The step service of `POST /api/agent/react_step` (`redflow serve --models`); without one the route answers 404. */
@@ -124,7 +129,7 @@ export async function createRedflowServer(options: RedflowServerOptions = {}): P
   if (options.flows !== undefined && options.backend === undefined) {
     throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, 'a server on flows stored elsewhere needs the backend that runs them'));
   }
-  const files = options.flows === undefined ? createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR, options.allowFiles) : undefined;
+  const files = options.flows === undefined ? createFlowStore(options.flowsDir ?? DEFAULT_FLOWS_DIR, options.allowFiles, { allowMcpCommands: options.allowMcpCommands === true }) : undefined;
   const flows: FlowStore = options.flows ?? (files as FileFlowStore);
   const logError = options.logError ?? ((line: string) => process.stderr.write(`${redactSecrets(line)}\n`));
   const backend =

@@ -55,6 +55,32 @@ describe('saving and reading flows', () => {
     expect((await call(t.server, 'GET', '/api/flows/not-a-flow')).status).toBe(404);
   });
 
+  it("should refuse to save a flow whose MCP server is a program to start (MCP_COMMAND_NOT_ALLOWED, 403, nothing written), and save one that connects over HTTP", async () => {
+    const withMcp = (config: Record<string, unknown>) => {
+      const base = flow();
+      return {
+        ...base,
+        nodes: [...base.nodes, { id: 'files', type: 'tool.mcp', config }],
+        edges: [...base.edges, { id: 'e-files', source: 'agent', target: 'files', kind: 'tool' }],
+      };
+    };
+    const refused = await call(t.server, 'PUT', '/api/flows/runs-a-program', { body: withMcp({ command: 'sh', args: ['-c', 'touch /tmp/owned'] }) });
+    expect(refused.status).toBe(403);
+    expect(refused.error).toMatchObject({ code: 'MCP_COMMAND_NOT_ALLOWED', path: 'nodes[4].config.command' });
+    expect(refused.error?.hint).toContain('--allow-mcp-commands');
+    expect(await readdir(t.flowsDir).catch(() => [])).toEqual([]);
+    // Over HTTP the server starts nothing: saved as any flow.
+    expect((await call(t.server, 'PUT', '/api/flows/over-http', { body: withMcp({ url: 'http://127.0.0.1:9/mcp' }) })).status).toBe(201);
+
+    // A server started to allow it saves the program's flow.
+    const allowing = await startTestServer(dirs, { allowMcpCommands: true });
+    try {
+      expect((await call(allowing.server, 'PUT', '/api/flows/runs-a-program', { body: withMcp({ command: 'node', args: ['server.mjs'] }) })).status).toBe(201);
+    } finally {
+      await allowing.close();
+    }
+  });
+
   it('should delete a flow, then answer 404 for it', async () => {
     await call(t.server, 'PUT', '/api/flows/gone', { body: flow() });
     const deleted = await call(t.server, 'DELETE', '/api/flows/gone');
