@@ -79,17 +79,22 @@ export async function streamAgui(res: ServerResponse, backend: RunBackend, encod
   stopChunks = backend.followChunks?.(traceId, (chunk) => {
     if (!over) send(mapper.chunk(chunk));
   }) ?? stopChunks;
+  // The log as this stream has followed it, from its start: what a wait is judged against. Not the
+  // backend's copy, which a live run fills only after its log has the event (a follower can be first).
+  const seen: AgentEvent[] = [];
   try {
     for await (const event of backend.follow(traceId, 0, { signal: following.signal })) {
       if (over || res.destroyed) return;
+      seen.push(event);
       send(mapper.event(event), event.seq > options.afterSeq ? event.seq : undefined);
       if (isTerminal(event)) return finish();
       if (await endIfInterrupted(event.seq)) return;
       // A wait at or before the cursor is the one the client answered (its answer may not be in the log yet).
       if (event.seq > options.afterSeq && beginsWait(event)) {
         // Still waiting (not answered since)? Then the AG-UI run ends here, with what it waits for.
-        const wait = pendingWait((await backend.events(traceId, 0)) ?? []);
-        if (wait !== undefined && wait.seq === event.seq) {
+        const wait = pendingWait(seen);
+        const answeredSince = ((await backend.events(traceId, event.seq)) ?? []).length > 0;
+        if (wait !== undefined && wait.seq === event.seq && !answeredSince) {
           send(mapper.waiting(wait));
           return finish();
         }
