@@ -37,3 +37,19 @@ export function modelSwitch(answeredBy: unknown, fallbacks: unknown): ModelSwitc
     }),
   };
 }
+
+/**
+ * One line saying a fallback answered: "answered by anthropic claude-x after openai gpt-4o-mini
+ * failed (MODEL_SERVER_ERROR)", for `redflow replay --steps` and the editor's step details.
+ *
+ * @example
+ * ```ts
+ * const line = switchLine(event.data); // undefined when the node's own model answered
+ * ```
+ */
+export function switchLine(data: { readonly answeredBy?: ModelIdentity; readonly fallbacks?: readonly ModelFallbackFailure[] }): string | undefined {
+  const { answeredBy, fallbacks } = data;
+  if (answeredBy === undefined || fallbacks === undefined || fallbacks.length === 0) return undefined;
+  const failed = fallbacks.map((entry) => `${entry.provider} ${entry.model} failed (${entry.code})`).join(', then ');
+  return `answered by ${answeredBy.provider} ${answeredBy.model} after ${failed}`;
+}
