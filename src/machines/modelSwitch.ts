@@ -11,7 +11,8 @@ export interface ModelSwitch {
 
 function text(value: unknown, max: number): string {
   const said = typeof value === 'string' ? value : String(value);
-  return said.length > max ? `${said.slice(0, max)}…` : said;
+  // The mark counts: the schema bounds each field to `max`.
+  return said.length > max ? `${said.slice(0, max - 1)}…` : said;
 }
 
 /**

@@ -81,13 +81,20 @@ async function completeInOrder(candidates: readonly FallbackCandidate[], request
       return failed.length === 0 ? { ...answer, answeredBy } : { ...answer, answeredBy, fallbacks: failed };
     } catch (error) {
       if (signal.aborted) throw abortError(signal, 'the model request');
-      if (!handsOn(error)) throw error;
+      if (!handsOn(error)) throw failed.length === 0 || !(error instanceof RedflowError) ? error : stoppedAt(error, candidate, failed);
       failed.push({ provider: candidate.provider, model: candidate.model, code: error.code, message: quote(error.message) });
       attemptOffset += Math.max(lastAttempt, 1);
       if (index === candidates.length - 1) throw allFailed(error, failed);
     }
   }
   throw new Error('unreachable: the loop returns or throws');
+}
+
+/** The error of a fallback that must not hand on (a refused key), its message naming the models that failed before it. */
+function stoppedAt(error: RedflowError, candidate: FallbackCandidate, failed: readonly ModelFallbackFailure[]): RedflowError {
+  const info = error.toInfo();
+  const before = failed.map((entry) => `${entry.provider} ${entry.model} (${entry.code})`).join(', ');
+  return new RedflowError({ ...info, message: `after ${before} failed, ${candidate.provider} ${candidate.model}: ${info.message}` });
 }
 
 /** The last model's error, its message naming every model tried. */
