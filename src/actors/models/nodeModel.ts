@@ -2,7 +2,7 @@ import type { ModelFallbackConfig, ModelLlmConfig } from '../../contracts/schema
 import { RedflowError } from '../../errors.js';
 import { withApiKey, type ModelActor } from '../model.js';
 import { createAnthropicMessagesModel, resolveAnthropicConfig, type AnthropicMessagesModelConfig } from './anthropicMessagesModel.js';
-import { createFallbackModel, type FallbackCandidate } from './fallbackModel.js';
+import type { FallbackCandidate } from './fallbackModel.js';
 import { ModelProvider, checkProvider } from './modelProviders.js';
 import type { ResolveOptions } from './modelSettings.js';
 import { createOpenAiChatModel, resolveOpenAiConfig, type OpenAiChatModelConfig } from './openAiChatModel.js';
@@ -58,7 +58,24 @@ export function createNodeModel(nodeConfig: ModelLlmConfig, env: NodeJS.ProcessE
   // A key the caller brought is for the node's own model: a fallback uses its own configured key.
   const chain: FallbackCandidate[] = [{ provider: nodeConfig.provider ?? ModelProvider.OpenAi, model: resolved.config.model, actor: withApiKey(model, apiKey) }];
   for (const [index, fallback] of fallbacks.entries()) chain.push(fallbackCandidate(fallback, index, env));
-  return createFallbackModel(chain);
+  return lazyFallbackModel(chain);
+}
+
+/**
+ * `createFallbackModel(chain)`, loaded at the first call: built here (so a fallback's config
+ * errors come at build time), its code kept off `import 'redflow'`, which has a module budget.
+ */
+function lazyFallbackModel(chain: readonly FallbackCandidate[]): ModelActor {
+  let loaded: Promise<ModelActor> | undefined;
+  const first = chain[0] as FallbackCandidate;
+  return {
+    kind: first.actor.kind,
+    model: first.model,
+    complete: async (request, signal, options) => {
+      loaded ??= import('./fallbackModel.js').then(({ createFallbackModel }) => createFallbackModel(chain));
+      return (await loaded).complete(request, signal, options);
+    },
+  };
 }
 
 /** One fallback's model, built like a node's; its config errors name where it sits in `fallbacks`. */
