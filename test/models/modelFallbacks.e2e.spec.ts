@@ -125,6 +125,9 @@ describe('a model node with fallbacks', () => {
     const replay = await runCli(['replay', log, '--steps'], { cwd: dir });
     expect(replay.code, replay.stderr).toBe(0);
     expect(replay.stdout).toContain('answered by anthropic claude-haiku-4-5 after openai gpt-4o-mini failed (MODEL_SERVER_ERROR)');
+    const timeline = await runCli(['replay', log], { cwd: dir });
+    expect(timeline.code, timeline.stderr).toBe(0);
+    expect(timeline.stdout).toMatch(/#1 .*\n\s+answered by anthropic claude-haiku-4-5 after openai gpt-4o-mini failed \(MODEL_SERVER_ERROR\)\n/);
   });
 
   it('should end blocked with the last error and name every model tried when all of them fail', async () => {
