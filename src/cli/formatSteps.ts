@@ -69,6 +69,7 @@ function formatIteration(it: IterationDetails, format: StepFormat): string[] {
     if (model.usage) facts.push(`tokens ${model.usage.promptTokens} in, ${model.usage.completionTokens} out`);
     if (model.originalLength !== null) facts.push(`cut from ${model.originalLength} characters`);
     if (model.thoughtHidden) facts.push('its thought taken out of the log (debug off)');
+    if (model.switchedModel !== null) lines.push(s.yellow(`  ${model.switchedModel}`));
     lines.push(`  model answered (${facts.join(', ')}):`, ...indent(cut(model.text), 4));
     // The logged text is the answer without its thought; this was the verdict on the answer as received.
     if (model.rejection) lines.push(s.red(`  verdict on the answer as received: ✖ ${errorText(model.rejection)}`));

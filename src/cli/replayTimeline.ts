@@ -27,8 +27,15 @@ export function formatReplayTimeline(events: readonly AgentEvent[], envelope: Ag
     usageByIteration.set(event.iteration, before === undefined ? event.data.usage : sumTokens([before, event.data.usage]));
     calls += 1;
   }
-  const lines = envelope.observability.events.map((step) => formatStep(step, color, usageByIteration.get(step.iteration)));
   const details = runDetails(events);
+  // A fallback that answered is said under its iteration's line, once.
+  const switched = new Map(details.iterations.flatMap((it) => (it.model?.switchedModel ? [[it.iteration, it.model.switchedModel] as const] : [])));
+  const lines = envelope.observability.events.flatMap((step) => {
+    const line = formatStep(step, color, usageByIteration.get(step.iteration));
+    const note = switched.get(step.iteration);
+    switched.delete(step.iteration);
+    return note === undefined ? [line] : [line, s.yellow(`      ${note}`)];
+  });
   const underWay = stepInProgress(details);
   if (underWay !== undefined) {
     const it = details.iterations.at(-1);

@@ -383,6 +383,37 @@ export interface ModelAnsweredData {
    */
   thoughtHidden?: true;
   rejection?: ErrorInfoData;
+  answeredBy?: ModelIdentity;
+  /**
+   * Set when the node's own model failed and a fallback answered (see answeredBy): each model tried before it, in order, with the code and message it failed with (redacted, each message at most 300 characters).
+   *
+   * @maxItems 5
+   */
+  fallbacks?:
+    | []
+    | [ModelFallbackFailure]
+    | [ModelFallbackFailure, ModelFallbackFailure]
+    | [ModelFallbackFailure, ModelFallbackFailure, ModelFallbackFailure]
+    | [ModelFallbackFailure, ModelFallbackFailure, ModelFallbackFailure, ModelFallbackFailure]
+    | [
+        ModelFallbackFailure,
+        ModelFallbackFailure,
+        ModelFallbackFailure,
+        ModelFallbackFailure,
+        ModelFallbackFailure
+      ];
+}
+
+export interface ModelIdentity {
+  provider: string;
+  model: string;
+}
+
+export interface ModelFallbackFailure {
+  provider: string;
+  model: string;
+  code: string;
+  message: string;
 }
 
 export interface ToolRequestedData {
@@ -595,6 +626,63 @@ export interface ModelLlmConfig {
    * scripted: a JSON file holding the answers array, relative to the flow file.
    */
   answersFile?: string;
+  /**
+   * Other models tried in order when this one fails after its own retries with MODEL_UNAVAILABLE, MODEL_TIMEOUT, MODEL_RATE_LIMITED or MODEL_SERVER_ERROR, or refuses the request's format (MODEL_REQUEST_REJECTED naming it). Never on a key error (401/403) or an invalid answer. At most 5; a fallback has no fallbacks of its own.
+   *
+   * @maxItems 5
+   */
+  fallbacks?:
+    | []
+    | [ModelFallbackConfig]
+    | [ModelFallbackConfig, ModelFallbackConfig]
+    | [ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig]
+    | [ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig]
+    | [
+        ModelFallbackConfig,
+        ModelFallbackConfig,
+        ModelFallbackConfig,
+        ModelFallbackConfig,
+        ModelFallbackConfig
+      ];
+}
+
+export interface ModelFallbackConfig {
+  provider?: 'openai' | 'openai-compatible' | 'ollama' | 'vllm' | 'llamacpp' | 'anthropic';
+  model: string;
+  /**
+   * The API root: …/v1 for Chat Completions (default $REDFLOW_MODEL_BASE_URL, $OPENAI_BASE_URL, or OpenAI), without /v1 for anthropic (default $REDFLOW_MODEL_BASE_URL, $ANTHROPIC_BASE_URL, or Anthropic).
+   */
+  baseUrl?: string;
+  /**
+   * Name of the environment variable holding the API key. Default OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic).
+   */
+  apiKeyEnv?: string;
+  temperature?: number;
+  /**
+   * Largest answer, in tokens. Default: the server's (4096 for anthropic, which requires one).
+   */
+  maxTokens?: number;
+  /**
+   * Limit of one attempt (the request and the whole streamed answer), in ms. Default 60000.
+   */
+  timeoutMs?: number;
+  maxRetries?: number;
+  /**
+   * Chat Completions: ask the server for a JSON object answer (response_format). Default true; anthropic ignores it.
+   */
+  jsonMode?: boolean;
+  /**
+   * How the model is held to the answer format: json_schema (default) sends the decision's JSON Schema as the provider's constrained output (OpenAI-compatible response_format json_schema, strict; Anthropic a forced tool), falling back to json_object once for a server that refuses it; json_object asks for any JSON object; none asks for nothing (the prompt alone). See docs/flows.md.
+   */
+  decisionFormat?: 'json_schema' | 'json_object' | 'none';
+  /**
+   * json (default): the model answers with the decision as JSON text. tools: the allowed tools are sent as the provider's native tools (one call per answer), a final answer as plain text.
+   */
+  protocol?: 'json' | 'tools';
+  /**
+   * Largest response body read from the server, in bytes; a larger one fails with MODEL_RESPONSE_TOO_LARGE.
+   */
+  maxResponseBytes?: number;
 }
 
 export interface MemoryKvConfig {

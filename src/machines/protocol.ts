@@ -2,7 +2,9 @@
  * The machine's protocol: the messages the REACT statechart exchanges with its model, tool and
  * memory actors over the transport. The machine owns them; actors import them from here.
  */
-import type { ConversationTurnData, TokenUsage } from '../contracts/schema-types.js';
+import type { ConversationTurnData, ModelFallbackFailure, ModelIdentity, TokenUsage } from '../contracts/schema-types.js';
+
+export type { ModelFallbackFailure, ModelIdentity } from '../contracts/schema-types.js';
 
 export type { ToolResult } from '../events/eventTypes.js';
 
@@ -91,6 +93,10 @@ export interface ModelAnswer {
   readonly attempts: number;
   /** Why the model stopped, in its provider's words (`stop`, `length`, `end_turn`), when it said: for telemetry, never logged. */
   readonly finishReasons?: readonly string[];
+  /** Which model answered, when the node lists fallbacks (`createFallbackModel`). */
+  readonly answeredBy?: ModelIdentity;
+  /** The models that failed before the one that answered, in order: set only when one did. */
+  readonly fallbacks?: readonly ModelFallbackFailure[];
 }
 
 /**

@@ -34,6 +34,7 @@ import type {
 import { answerRepairs, confidenceThreshold, iterationLimit, lastConfidence } from '../events/stopConditions.js';
 import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
 import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
+import { modelSwitch } from './modelSwitch.js';
 
 /** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
 const REJECTED_TEXT_CHARS = 2_000;
@@ -275,6 +276,8 @@ export const reactSetup = setup({
       if (event.usage !== undefined) data.usage = event.usage;
       if (logged.thoughtHidden) data.thoughtHidden = true;
       if (logged.rejection !== undefined) data.rejection = logged.rejection;
+      const switched = modelSwitch(event.answeredBy, event.fallbacks);
+      if (switched !== undefined) Object.assign(data, switched);
       const fact: RecordedFact = { type: AgentEventType.ModelAnswered, iteration: context.envelope.state.iteration, data };
       return record(fact, { validation, answerLength: tooLong ? event.text.length : undefined });
     }),

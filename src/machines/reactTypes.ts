@@ -110,6 +110,9 @@ export type ReactEvent =
       readonly durationMs: number;
       readonly attempts: number;
       readonly usage?: TokenUsage;
+      /** Set when a fallback answered: which one, and the models that failed before it. */
+      readonly answeredBy?: unknown;
+      readonly fallbacks?: unknown;
     }
   | { readonly type: 'model.failure'; readonly error: ErrorInfo; readonly durationMs: number }
   | { readonly type: 'tool.result'; readonly result: ToolResult; readonly durationMs: number }

@@ -15,6 +15,7 @@ import type {
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { messagesShown } from './prompt.js';
 import { runSteps, type RunStep } from './runSteps.js';
+import { switchLine } from './modelSwitch.js';
 
 /**
  * What the core made of a model's answer, read from the event after `model.answered`:
@@ -48,6 +49,8 @@ export interface ModelCallDetails {
   readonly thoughtHidden: boolean;
   /** With `thoughtHidden`, when the thought could not be taken out cleanly: the verdict on the answer as received. */
   readonly rejection: ErrorInfoData | null;
+  /** When a fallback model answered: which, after which failed ({@link switchLine}). */
+  readonly switchedModel: string | null;
   readonly verdict: AnswerVerdict;
 }
 
@@ -300,6 +303,7 @@ function modelCall(data: ModelAnsweredData, verdict: AnswerVerdict): ModelCallDe
     originalLength: data.originalLength ?? null,
     thoughtHidden: data.thoughtHidden === true,
     rejection: data.rejection ?? null,
+    switchedModel: switchLine(data) ?? null,
     verdict,
   };
 }

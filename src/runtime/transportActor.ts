@@ -189,7 +189,8 @@ class TransportSession {
     if (command.type === 'model.request') {
       const answer = this.redact(raw as Reply<ModelAnswer>);
       if (!answer.ok) return this.reply({ type: 'model.failure', error: answer.error, durationMs });
-      const { text, attempts, usage } = answer.data;
+      const { text, attempts, usage, answeredBy, fallbacks } = answer.data;
+      if (fallbacks !== undefined) return this.reply({ type: 'model.answer', text, attempts, durationMs, ...(usage !== undefined && { usage }), answeredBy, fallbacks });
       return this.reply(usage === undefined ? { type: 'model.answer', text, attempts, durationMs } : { type: 'model.answer', text, attempts, durationMs, usage });
     }
     if (command.type === 'memory.request') {

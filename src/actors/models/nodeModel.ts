@@ -1,6 +1,8 @@
-import type { ModelLlmConfig } from '../../contracts/schema-types.js';
+import type { ModelFallbackConfig, ModelLlmConfig } from '../../contracts/schema-types.js';
+import { RedflowError } from '../../errors.js';
 import { withApiKey, type ModelActor } from '../model.js';
 import { createAnthropicMessagesModel, resolveAnthropicConfig, type AnthropicMessagesModelConfig } from './anthropicMessagesModel.js';
+import type { FallbackCandidate } from './fallbackModel.js';
 import { ModelProvider, checkProvider } from './modelProviders.js';
 import type { ResolveOptions } from './modelSettings.js';
 import { createOpenAiChatModel, resolveOpenAiConfig, type OpenAiChatModelConfig } from './openAiChatModel.js';
@@ -51,5 +53,40 @@ export function createNodeModel(nodeConfig: ModelLlmConfig, env: NodeJS.ProcessE
   const apiKey = options.apiKey?.trim() || undefined;
   const resolved = resolveModelConfig(nodeConfig, env, { keyGiven: apiKey !== undefined });
   const model = resolved.protocol === 'anthropic' ? createAnthropicMessagesModel(resolved.config) : createOpenAiChatModel(resolved.config);
-  return withApiKey(model, apiKey);
+  const fallbacks: readonly ModelFallbackConfig[] = nodeConfig.fallbacks ?? [];
+  if (fallbacks.length === 0) return withApiKey(model, apiKey);
+  // A key the caller brought is for the node's own model: a fallback uses its own configured key.
+  const chain: FallbackCandidate[] = [{ provider: nodeConfig.provider ?? ModelProvider.OpenAi, model: resolved.config.model, actor: withApiKey(model, apiKey) }];
+  for (const [index, fallback] of fallbacks.entries()) chain.push(fallbackCandidate(fallback, index, env));
+  return lazyFallbackModel(chain);
+}
+
+/**
+ * `createFallbackModel(chain)`, loaded at the first call: built here (so a fallback's config
+ * errors come at build time), its code kept off `import 'redflow'`, which has a module budget.
+ */
+function lazyFallbackModel(chain: readonly FallbackCandidate[]): ModelActor {
+  let loaded: Promise<ModelActor> | undefined;
+  const first = chain[0] as FallbackCandidate;
+  return {
+    kind: first.actor.kind,
+    model: first.model,
+    complete: async (request, signal, options) => {
+      loaded ??= import('./fallbackModel.js').then(({ createFallbackModel }) => createFallbackModel(chain));
+      return (await loaded).complete(request, signal, options);
+    },
+  };
+}
+
+/** One fallback's model, built like a node's; its config errors name where it sits in `fallbacks`. */
+function fallbackCandidate(fallback: ModelFallbackConfig, index: number, env: NodeJS.ProcessEnv): FallbackCandidate {
+  try {
+    const resolved = resolveModelConfig(fallback, env);
+    const actor = resolved.protocol === 'anthropic' ? createAnthropicMessagesModel(resolved.config) : createOpenAiChatModel(resolved.config);
+    return { provider: fallback.provider ?? ModelProvider.OpenAi, model: resolved.config.model, actor };
+  } catch (error) {
+    if (!(error instanceof RedflowError)) throw error;
+    const info = error.toInfo();
+    throw new RedflowError({ ...info, message: `fallback ${index + 1}: ${info.message}`, path: `/fallbacks/${index}${info.path ?? ''}` });
+  }
 }

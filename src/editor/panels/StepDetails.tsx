@@ -125,6 +125,7 @@ function ModelCall({ model }: { model: ModelCallDetails }) {
         </p>
       )}
       {model.originalLength !== null && <p className="muted">The answer was cut from {model.originalLength} characters.</p>}
+      {model.switchedModel !== null && <p className="muted">{model.switchedModel}</p>}
       <LongText text={model.text} testId="step-model-answer" />
     </>
   );
