@@ -140,6 +140,20 @@ describe('a remote A2A agent called as a tool (agent.a2a)', () => {
     await expect(run(flowPath, 'call-no-token')).rejects.toMatchObject({ code: ErrorCode.TOOL_CONFIG_INVALID, message: expect.stringContaining('DESK_TOKEN') });
   });
 
+  it('should cancel the remote task and fail the call with TOOL_TIMEOUT past timeoutMs', async () => {
+    const flowPath = await callerOf('times-out', `${remote.url}a2a/slow/`, { timeoutMs: 500 });
+    const working = once(hanging, 'request') as Promise<[IncomingMessage]>;
+    const finished = run(flowPath, 'call-times-out');
+    const [request] = await working;
+    request.on('error', () => undefined);
+    const remoteStopped = new Promise((resolve) => request.on('close', resolve));
+    const { result, events } = await finished;
+    // The model saw the timeout and answered on.
+    expect(result.outcome).toMatchObject({ status: 'done', answer: 'relayed' });
+    expect(toolResults(events)).toEqual([expect.objectContaining({ ok: false, error: expect.objectContaining({ code: ErrorCode.TOOL_TIMEOUT }) })]);
+    await remoteStopped;
+  });
+
   it('should cancel the remote task when the calling run is aborted', async () => {
     const flowPath = await callerOf('aborted', `${remote.url}a2a/slow/`);
     const abort = new AbortController();
