@@ -50,7 +50,7 @@ describe('nodeTypes', () => {
   });
 
   it('should give each type its role', () => {
-    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'output', 'output']);
+    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'output', 'output']);
     expect(roleOf('tool.mysql')).toBeUndefined();
     expect(roleOf('__proto__')).toBeUndefined();
     expect(roleOf(42)).toBeUndefined();
