@@ -17,6 +17,7 @@ import { checkA2aAgents } from '../../src/runtime/a2aAgentCheck.js';
 import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
 import { createRedflowServer, type RedflowServer } from '../../src/server/server.js';
 import { tempDirs } from '../server/serverHarness.js';
+import { ROOT, codeBlocks, readPage } from '../docs/docPages.js';
 
 const dirs = tempDirs();
 let root: string;
@@ -60,7 +61,7 @@ async function callerOf(name: string, url: string, extra: Record<string, unknown
   );
 }
 
-async function run(flowPath: string, traceId: string, signal?: AbortSignal, onEvent?: (event: AgentEvent) => void) {
+async function run(flowPath: string, traceId: string, signal?: AbortSignal, env: NodeJS.ProcessEnv = {}) {
   const events: AgentEvent[] = [];
   const started = await runFlowFile({
     flowPath,
@@ -68,12 +69,9 @@ async function run(flowPath: string, traceId: string, signal?: AbortSignal, onEv
     traceId,
     logPath: path.join(root, 'runs', `${traceId}.jsonl`),
     fsync: 'never',
-    env: {},
+    env,
     ...(signal && { signal }),
-    onEvent: (event) => {
-      events.push(event);
-      onEvent?.(event);
-    },
+    onEvent: (event) => events.push(event),
   });
   return { result: await started.finished(), events };
 }
@@ -112,6 +110,23 @@ describe('a remote A2A agent called as a tool (agent.a2a)', () => {
     expect(result.outcome).toMatchObject({ status: 'done', answer: 'relayed' });
     expect(events.find((event) => event.type === 'tool.requested')?.data).toMatchObject({ tool: 'desk', input: { task: 'Where is order A-1001?' } });
     expect(toolResults(events)).toEqual([expect.objectContaining({ ok: true, output: 'the order ships Monday' })]);
+  });
+
+  it('should run the node of docs/a2a.md, its token read from the environment, and the example that calls the refund desk should validate', async () => {
+    const snippet = codeBlocks(readPage('docs/a2a.md')).find((block) => block.lang === 'json' && block.code.includes('"agent.a2a"'));
+    const node = JSON.parse(snippet?.code ?? '{}') as { id: string; type: string; config: { url: string; headersFromEnv: Record<string, string> } };
+    expect(node.config.url).toBe('http://127.0.0.1:4800/a2a/a2a-agent/flow/');
+    const [variable] = Object.values(node.config.headersFromEnv);
+    const flowPath = await write(
+      path.join(root, 'callers', 'doc.json'),
+      flowOf('doc', [tool(node.id, { task: 'Where is order A-1001?' }), final('relayed')], [{ ...node, config: { ...node.config, url: `${remote.url}a2a/desk/` } }]),
+    );
+    const { result, events } = await run(flowPath, 'call-doc', undefined, { [variable ?? '']: 'doc-token-1234' });
+    expect(result.outcome).toMatchObject({ status: 'done', answer: 'relayed' });
+    expect(toolResults(events)).toEqual([expect.objectContaining({ ok: true, output: 'the order ships Monday' })]);
+    // The example's remote is the refund desk served on port 4800: here its file is checked only.
+    const example = await loadValidFlow(path.join(ROOT, 'examples/a2a-pair/flow.json'));
+    expect(example.flow.tools.map((planned) => [planned.name, planned.node.type])).toEqual([['refund_desk', 'agent.a2a']]);
   });
 
   it('should show the model a failed remote task as A2A_TASK_FAILED', async () => {
