@@ -22,6 +22,9 @@ import { ROOT, codeBlocks, readPage } from '../docs/docPages.js';
 const dirs = tempDirs();
 let root: string;
 let remote: RedflowServer;
+/** The same flows behind a token, as `redflow serve --a2a` with REDFLOW_TOKEN serves them. */
+let guarded: RedflowServer;
+const TOKEN = 'doc-token-1234';
 /** A server that takes requests and never answers them: the remote flow's tool that is still working. */
 let hanging: Server;
 const arrived: IncomingMessage[] = [];
@@ -94,10 +97,14 @@ beforeAll(async () => {
   const runsDir = path.join(root, 'remote-runs');
   const backend = createEmbeddedRunBackend({ flowsDir, runsDir, env: {}, sweepMs: 50, fsync: 'never' });
   remote = await createRedflowServer({ flowsDir, runsDir, editorDir: path.join(root, 'editor'), port: 0, env: {}, backend, a2a: true });
+  const guardedRuns = path.join(root, 'guarded-runs');
+  const guardedBackend = createEmbeddedRunBackend({ flowsDir, runsDir: guardedRuns, env: {}, sweepMs: 50, fsync: 'never' });
+  guarded = await createRedflowServer({ flowsDir, runsDir: guardedRuns, editorDir: path.join(root, 'editor'), port: 0, env: {}, backend: guardedBackend, a2a: true, token: TOKEN });
 });
 
 afterAll(async () => {
   await remote?.close();
+  await guarded?.close();
   for (const request of arrived) request.socket.destroy();
   hanging?.close();
   await dirs.cleanup();
@@ -119,9 +126,12 @@ describe('a remote A2A agent called as a tool (agent.a2a)', () => {
     const [variable] = Object.values(node.config.headersFromEnv);
     const flowPath = await write(
       path.join(root, 'callers', 'doc.json'),
-      flowOf('doc', [tool(node.id, { task: 'Where is order A-1001?' }), final('relayed')], [{ ...node, config: { ...node.config, url: `${remote.url}a2a/desk/` } }]),
+      flowOf('doc', [tool(node.id, { task: 'Where is order A-1001?' }), final('relayed')], [{ ...node, config: { ...node.config, url: `${guarded.url}a2a/desk/` } }]),
     );
-    const { result, events } = await run(flowPath, 'call-doc', undefined, { [variable ?? '']: 'doc-token-1234' });
+    // Without the token, the card is read (it is public) but the server refuses the call.
+    const refused = await run(flowPath, 'call-doc-no-token', undefined, { [variable ?? '']: 'not-the-token' });
+    expect(toolResults(refused.events)).toEqual([expect.objectContaining({ ok: false, error: expect.objectContaining({ code: ErrorCode.TOOL_FAILED }) })]);
+    const { result, events } = await run(flowPath, 'call-doc', undefined, { [variable ?? '']: TOKEN });
     expect(result.outcome).toMatchObject({ status: 'done', answer: 'relayed' });
     expect(toolResults(events)).toEqual([expect.objectContaining({ ok: true, output: 'the order ships Monday' })]);
     // The example's remote is the refund desk served on port 4800: here its file is checked only.

@@ -62,9 +62,12 @@ const INPUT_SCHEMA = {
  */
 export async function connectA2aAgent(name: string, config: AgentA2AConfig, options: A2aToolOptions = {}): Promise<ToolDefinition> {
   const headers = headersOf(name, config, options.env ?? process.env);
+  // The token goes to the origin the flow names only: a card naming an endpoint elsewhere gets none.
+  const origin = new URL(config.url).origin;
   const withHeaders: typeof fetch = (input, init) => {
     const merged = new Headers(init?.headers);
-    for (const [header, value] of Object.entries(headers)) merged.set(header, value);
+    const target = new URL(input instanceof Request ? input.url : String(input));
+    if (target.origin === origin) for (const [header, value] of Object.entries(headers)) merged.set(header, value);
     return fetch(input, { ...init, headers: merged });
   };
   const cardFetch: typeof fetch = (input, init) => withHeaders(input, { ...init, signal: AbortSignal.timeout(CARD_TIMEOUT_MS) });
