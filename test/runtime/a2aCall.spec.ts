@@ -14,6 +14,7 @@ import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { loadValidFlow } from '../../src/flows/loadValidFlow.js';
 import { checkA2aAgents } from '../../src/runtime/a2aAgentCheck.js';
+import { connectA2aAgent } from '../../src/actors/tools/a2aTool.js';
 import { createEmbeddedRunBackend } from '../../src/server/embeddedRunBackend.js';
 import { createRedflowServer, type RedflowServer } from '../../src/server/server.js';
 import { tempDirs } from '../server/serverHarness.js';
@@ -137,6 +138,14 @@ describe('a remote A2A agent called as a tool (agent.a2a)', () => {
     // The example's remote is the refund desk served on port 4800: here its file is checked only.
     const example = await loadValidFlow(path.join(ROOT, 'examples/a2a-pair/flow.json'));
     expect(example.flow.tools.map((planned) => [planned.name, planned.node.type])).toEqual([['refund_desk', 'agent.a2a']]);
+  });
+
+  it("should describe the tool to the model with the remote agent card's description, and take { task }", async () => {
+    const card = await new ClientFactory().createFromUrl(`${remote.url}a2a/desk/`).then((client) => client.getAgentCard());
+    const desk = await connectA2aAgent('desk', { url: `${remote.url}a2a/desk/.well-known/agent-card.json` });
+    expect(card.description).not.toBe('');
+    expect(desk.description).toBe(card.description);
+    expect(desk.inputSchema).toMatchObject({ required: ['task'] });
   });
 
   it('should show the model a failed remote task as A2A_TASK_FAILED', async () => {
