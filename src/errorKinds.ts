@@ -103,6 +103,8 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   TOOL_RESULT_STORE_FAILED: 'internal',
   SUBAGENT_FAILED: 'internal',
   SUBAGENT_TRACE_TAKEN: 'internal',
+  A2A_AGENT_UNAVAILABLE: 'unavailable',
+  A2A_TASK_FAILED: 'internal',
   TOOL_CALL_IN_PROGRESS: 'internal',
   TOOL_OUTPUT_TOO_DEEP: 'internal',
   TOOL_OUTPUT_INVALID: 'internal',

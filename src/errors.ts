@@ -104,6 +104,10 @@ export const ErrorCode = {
   SUBAGENT_FAILED: 'SUBAGENT_FAILED',
   /** The trace id a subagent call derives for its run holds another run's log (not one started by this call). */
   SUBAGENT_TRACE_TAKEN: 'SUBAGENT_TRACE_TAKEN',
+  /** A remote A2A agent (`agent.a2a`) cannot be reached, or its agent card cannot be read: found by `redflow validate` and at run start. */
+  A2A_AGENT_UNAVAILABLE: 'A2A_AGENT_UNAVAILABLE',
+  /** A remote A2A agent's task ended failed or rejected, or asked a question (input-required): the model sees this failure. */
+  A2A_TASK_FAILED: 'A2A_TASK_FAILED',
   /** Another worker is executing the call with this idempotency key right now; ask again later (retryable). */
   TOOL_CALL_IN_PROGRESS: 'TOOL_CALL_IN_PROGRESS',
   /** A tool's reply nests deeper than model answers may (64 levels): the model sees this failure instead. */

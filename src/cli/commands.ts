@@ -14,6 +14,7 @@ import { validateFlowTree } from '../flows/agentRefs.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { environmentWarnings } from '../flows/environmentWarnings.js';
 import { checkMcpServers } from '../runtime/mcpServerCheck.js';
+import { checkA2aAgents } from '../runtime/a2aAgentCheck.js';
 import { resumeFromLog, runFlowFile } from '../host/embeddedFlowRun.js';
 import { ExitCode } from './exitCodes.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
@@ -211,6 +212,7 @@ Checks a flow: its JSON, its schema, node configs, edge rules and graph rules, a
 it names are inside its folder (or an --allow-files one). Warns (ENV_NOT_SET) when a run started
 here would miss an environment variable: the model's API key, a tool.postgres connection string.
 Starts (or reaches) each tool.mcp server, lists the tools it brings, and stops it again.
+Reads the agent card of each agent.a2a remote agent.
 Prints every error and warning with its code. Exit code 0 when valid (warnings allowed), 65 when not.
 ${allowFilesOptionHelp}`;
 
@@ -224,7 +226,10 @@ async function validateFlowPath(flowPath: string, values: Record<string, unknown
   const warned = checked.ok ? { ...checked, warnings: [...checked.warnings, ...environmentWarnings(checked.flow, process.env)] } : checked;
   // And for its MCP servers: each must start and bring tools a run can offer.
   const mcp = warned.ok ? await checkMcpServers(warned.flow, path.dirname(loaded.path)) : { tools: {}, errors: [] };
-  const validation = mcp.errors.length > 0 ? { ok: false as const, errors: mcp.errors, warnings: warned.warnings } : warned;
+  // And for its remote A2A agents: each card must be readable.
+  const a2a = warned.ok ? await checkA2aAgents(warned.flow) : [];
+  const unreachable = [...mcp.errors, ...a2a];
+  const validation = unreachable.length > 0 ? { ok: false as const, errors: unreachable, warnings: warned.warnings } : warned;
   return { validation, mcp };
 }
 

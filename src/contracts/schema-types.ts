@@ -797,6 +797,31 @@ export interface AgentRefConfig {
   timeoutMs?: number;
 }
 
+export interface AgentA2AConfig {
+  /**
+   * The remote agent's card URL (e.g. http://host/.well-known/agent-card.json) or its base URL; the card says where its JSON-RPC endpoint is.
+   */
+  url: string;
+  /**
+   * The tool's name for the model. Default: the node id.
+   */
+  name?: string;
+  /**
+   * What the model is told the agent does (default: the card's description).
+   */
+  description?: string;
+  /**
+   * Headers sent with every request whose value is read from the named environment variable (e.g. {"Authorization": "A2A_TOKEN"}, a value "Bearer …" or a bare token made one) and redacted like every secret.
+   */
+  headersFromEnv?: {
+    [k: string]: string;
+  };
+  /**
+   * Limit of one call, in ms; the remote task is then cancelled and the call fails with TOOL_TIMEOUT.
+   */
+  timeoutMs?: number;
+}
+
 export interface ToolMcpConfig {
   /**
    * The tool's name for the model. Default: the node id.

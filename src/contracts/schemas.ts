@@ -76,6 +76,7 @@ const compilers = {
   toolClientConfig: compiled(`${SchemaFile.flow}#/definitions/ToolClientConfig`),
   toolFlowConfig: compiled(`${SchemaFile.flow}#/definitions/ToolFlowConfig`),
   agentRefConfig: compiled(`${SchemaFile.flow}#/definitions/AgentRefConfig`),
+  agentA2aConfig: compiled(`${SchemaFile.flow}#/definitions/AgentA2aConfig`),
   responseChatConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseChatConfig`),
   responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
   startRunRequest: compiled(SchemaFile.startRunRequest),

@@ -37,6 +37,11 @@ export const NodeType = {
    * run's input; the child run has its own log, linked to the call that started it).
    */
   AgentRef: 'agent.ref',
+  /**
+   * A remote agent reached over A2A: called like a subagent (input `{ task }`), its answer is the
+   * call's result.
+   */
+  AgentA2a: 'agent.a2a',
   ResponseChat: 'response.chat',
   ResponseEnd: 'response.end',
 } as const;
@@ -81,6 +86,7 @@ export const NodeTypeRole: { readonly [T in NodeType]: NodeRole } = {
   [NodeType.ToolClient]: NodeRole.Tool,
   [NodeType.ToolFlow]: NodeRole.Tool,
   [NodeType.AgentRef]: NodeRole.Tool,
+  [NodeType.AgentA2a]: NodeRole.Tool,
   [NodeType.ResponseChat]: NodeRole.Output,
   [NodeType.ResponseEnd]: NodeRole.Output,
 };
@@ -136,7 +142,7 @@ export function isModelType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Model;
 }
 
-/** True for the tool types (`tool.http`, `tool.module`, `tool.postgres`, `tool.mcp`, `tool.client`, `tool.flow`) and `agent.ref` (a subagent, called like a tool). */
+/** True for the tool types (`tool.http`, `tool.module`, `tool.postgres`, `tool.mcp`, `tool.client`, `tool.flow`) `agent.ref` (a subagent, called like a tool) and `agent.a2a` (a remote A2A agent). */
 export function isToolType(type: unknown): boolean {
   return roleOf(type) === NodeRole.Tool;
 }

@@ -72,6 +72,7 @@ const CONFIG_VALIDATORS: { readonly [T in Exclude<NodeType, typeof NodeType.Agen
   [NodeType.ToolClient]: () => validators.toolClientConfig,
   [NodeType.ToolFlow]: () => validators.toolFlowConfig,
   [NodeType.AgentRef]: () => validators.agentRefConfig,
+  [NodeType.AgentA2a]: () => validators.agentA2aConfig,
   [NodeType.ResponseChat]: () => validators.responseChatConfig,
   [NodeType.ResponseEnd]: () => validators.responseEndConfig,
 };
@@ -594,6 +595,7 @@ function placeTool(placed: PlacedNode, errors: FlowDiagnostic[]): PlacedTool {
     placed.node.type === NodeType.ToolModule ||
     placed.node.type === NodeType.ToolMcp ||
     placed.node.type === NodeType.AgentRef ||
+    placed.node.type === NodeType.AgentA2a ||
     (typeof schema === 'object' && schema !== null && !Array.isArray(schema));
   return { ...placed, name, hasInputSchema };
 }

@@ -96,6 +96,13 @@ async function buildSome(
         if (serving) tools.push(await buildSubagent(planned, plan.baseDir, options));
         continue;
       }
+      if (planned.type === NodeType.AgentA2a) {
+        // Built for its spec too: its description is the remote agent's card. Loaded only for
+        // flows that use it: it leads to the A2A SDK.
+        const { connectA2aAgent } = await import('../actors/tools/a2aTool.js');
+        tools.push(await connectA2aAgent(planned.name, planned.config, { ...(options.env && { env: options.env }) }));
+        continue;
+      }
       const built = await buildTool(planned, plan.baseDir, options, serving);
       tools.push(built.tool);
       if (built.close) closers.push(built.close);
@@ -111,7 +118,7 @@ async function buildSome(
 }
 
 async function buildTool(
-  planned: Exclude<PlannedTool, { type: typeof NodeType.ToolClient | typeof NodeType.ToolFlow | typeof NodeType.AgentRef | typeof NodeType.ToolMcp }>,
+  planned: Exclude<PlannedTool, { type: typeof NodeType.ToolClient | typeof NodeType.ToolFlow | typeof NodeType.AgentRef | typeof NodeType.AgentA2a | typeof NodeType.ToolMcp }>,
   baseDir: string,
   options: ToolBuildOptions,
   serving: boolean,

@@ -1,6 +1,7 @@
 import type {
   AgentCoreReactConfig,
   AgentRefConfig,
+  AgentA2AConfig,
   MemoryKvConfig,
   ModelLlmConfig,
   ToolHttpConfig,
@@ -26,7 +27,8 @@ export type PlannedTool =
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolMcp; readonly config: ToolMcpConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolClient; readonly config: ToolClientConfig }
   | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.ToolFlow; readonly config: ToolFlowConfig }
-  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.AgentRef; readonly config: AgentRefConfig };
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.AgentRef; readonly config: AgentRefConfig }
+  | { readonly name: string; readonly nodeId: string; readonly type: typeof NodeType.AgentA2a; readonly config: AgentA2AConfig };
 
 /**
  * What a validated flow asks to run, as settings only: nothing is built, imported or opened yet.
@@ -71,6 +73,7 @@ export function planRun(flow: ResolvedFlow, baseDir: string): RunPlan {
     else if (tool.node.type === NodeType.ToolClient) tools.push({ ...planned, type: NodeType.ToolClient, config: planned.config as unknown as ToolClientConfig });
     else if (tool.node.type === NodeType.ToolFlow) tools.push({ ...planned, type: NodeType.ToolFlow, config: planned.config as unknown as ToolFlowConfig });
     else if (tool.node.type === NodeType.AgentRef) tools.push({ ...planned, type: NodeType.AgentRef, config: planned.config as unknown as AgentRefConfig });
+    else if (tool.node.type === NodeType.AgentA2a) tools.push({ ...planned, type: NodeType.AgentA2a, config: planned.config as unknown as AgentA2AConfig });
   }
   const memoryConfig = flow.memory && ((flow.memory.config ?? {}) as MemoryKvConfig);
   const inputSchema = (flow.trigger?.config as TriggerInputConfig | undefined)?.inputSchema;

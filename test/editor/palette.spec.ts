@@ -16,6 +16,7 @@ const nodeValidators = {
   [NodeType.ToolClient]: () => validators.toolClientConfig,
   [NodeType.ToolFlow]: () => validators.toolFlowConfig,
   [NodeType.AgentRef]: () => validators.agentRefConfig,
+  [NodeType.AgentA2a]: () => validators.agentA2aConfig,
   [NodeType.ResponseChat]: () => validators.responseChatConfig,
   [NodeType.ResponseEnd]: () => validators.responseEndConfig,
 };
@@ -25,7 +26,7 @@ describe('the palette', () => {
     expect(PALETTE.flatMap((group) => group.types).sort()).toEqual([...NODE_TYPES].sort());
     expect(PALETTE.map((group) => group.title)).toEqual(['Input', 'Agent core', 'Model', 'Tools', 'Memory', 'Output']);
     for (const group of PALETTE) for (const type of group.types) expect(roleOf(type)).toBe(group.role);
-    expect(PALETTE.find((group) => group.role === 'tool')?.types).toEqual(['tool.http', 'tool.module', 'tool.postgres', 'tool.mcp', 'tool.client', 'tool.flow', 'agent.ref']);
+    expect(PALETTE.find((group) => group.role === 'tool')?.types).toEqual(['tool.http', 'tool.module', 'tool.postgres', 'tool.mcp', 'tool.client', 'tool.flow', 'agent.ref', 'agent.a2a']);
   });
 
   it.each(NODE_TYPES)('should start a %s with a config valid against its schema, in the browser check and the runtime one', (type) => {

@@ -14,6 +14,7 @@ const ALLOWED: ReadonlyArray<readonly [string, string, EdgeKind]> = [
   ['agent.core', 'tool.client', 'tool'],
   ['agent.core', 'tool.flow', 'tool'],
   ['agent.core', 'agent.ref', 'tool'],
+  ['agent.core', 'agent.a2a', 'tool'],
   ['agent.core', 'memory.kv', 'memory'],
   ['memory.kv', 'agent.core', 'memory'],
   ['agent.core', 'response.chat', 'data'],

@@ -42,6 +42,7 @@ describe('nodeTypes', () => {
       'tool.client',
       'tool.flow',
       'agent.ref',
+      'agent.a2a',
       'response.chat',
       'response.end',
     ]);
@@ -49,7 +50,7 @@ describe('nodeTypes', () => {
   });
 
   it('should give each type its role', () => {
-    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'output', 'output']);
+    expect(NODE_TYPES.map(roleOf)).toEqual(['input', 'core', 'model', 'memory', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'output', 'output']);
     expect(roleOf('tool.mysql')).toBeUndefined();
     expect(roleOf('__proto__')).toBeUndefined();
     expect(roleOf(42)).toBeUndefined();
@@ -61,11 +62,11 @@ describe('nodeTypes', () => {
     expect(isInputType('trigger.input')).toBe(true);
     expect(isCoreType('agent.core')).toBe(true);
     expect(isModelType('model.llm')).toBe(true);
-    expect(isToolType('tool.http') && isToolType('tool.module') && isToolType('tool.postgres') && isToolType('tool.mcp') && isToolType('tool.client') && isToolType('tool.flow') && isToolType('agent.ref')).toBe(true);
+    expect(isToolType('tool.http') && isToolType('tool.module') && isToolType('tool.postgres') && isToolType('tool.mcp') && isToolType('tool.client') && isToolType('tool.flow') && isToolType('agent.ref') && isToolType('agent.a2a')).toBe(true);
     expect(isToolType('model.llm')).toBe(false);
     expect(isMemoryType('memory.kv')).toBe(true);
     expect(isOutputType('response.end') && isOutputType('response.chat')).toBe(true);
-    expect(NODE_TYPES.filter(isCapabilityType)).toEqual(['model.llm', 'memory.kv', 'tool.http', 'tool.module', 'tool.postgres', 'tool.mcp', 'tool.client', 'tool.flow', 'agent.ref']);
+    expect(NODE_TYPES.filter(isCapabilityType)).toEqual(['model.llm', 'memory.kv', 'tool.http', 'tool.module', 'tool.postgres', 'tool.mcp', 'tool.client', 'tool.flow', 'agent.ref', 'agent.a2a']);
     expect(isEdgeKind('memory')).toBe(true);
     expect(isEdgeKind('toString')).toBe(false);
   });

@@ -41,6 +41,7 @@ const CONFIG_DEFINITION: { readonly [T in Exclude<NodeTypeName, typeof NodeType.
   [NodeType.ToolClient]: 'ToolClientConfig',
   [NodeType.ToolFlow]: 'ToolFlowConfig',
   [NodeType.AgentRef]: 'AgentRefConfig',
+  [NodeType.AgentA2a]: 'AgentA2aConfig',
   [NodeType.ResponseChat]: 'ResponseChatConfig',
   [NodeType.ResponseEnd]: 'ResponseEndConfig',
 };

@@ -16,6 +16,7 @@ import type {
   ToolClientConfig,
   ToolFlowConfig,
   AgentRefConfig,
+  AgentA2AConfig,
   TriggerInputConfig,
 } from '../../contracts/schema-types.js';
 import { EdgeKind, NodeRole, type NodeType } from '../../flows/nodeTypes.js';
@@ -47,6 +48,7 @@ export type ToolClientNode = Node<FlowNodeData<ToolClientConfig>, typeof NodeTyp
 export type ToolFlowNode = Node<FlowNodeData<ToolFlowConfig>, typeof NodeType.ToolFlow>;
 /** An `agent.ref` node: a subagent, another flow file called like a tool. */
 export type AgentRefNode = Node<FlowNodeData<AgentRefConfig>, typeof NodeType.AgentRef>;
+export type AgentA2aNode = Node<FlowNodeData<AgentA2AConfig>, typeof NodeType.AgentA2a>;
 /** A `response.chat` node: sends the answer (as text, markdown or JSON). */
 export type ResponseChatNode = Node<FlowNodeData<ResponseChatConfig>, typeof NodeType.ResponseChat>;
 /** A `response.end` node: ends the flow. */
@@ -59,7 +61,7 @@ export type UnknownTypeNode = Node<FlowNodeData<Record<string, unknown>> & { flo
 export const UNKNOWN_NODE_TYPE = 'unknown';
 
 /** Any tool node; they share one node component and one palette group. */
-export type ToolNode = ToolHttpNode | ToolModuleNode | ToolPostgresNode | ToolMcpNode | ToolClientNode | ToolFlowNode | AgentRefNode;
+export type ToolNode = ToolHttpNode | ToolModuleNode | ToolPostgresNode | ToolMcpNode | ToolClientNode | ToolFlowNode | AgentRefNode | AgentA2aNode;
 /** Any output node; they share one node component. */
 export type ResponseNode = ResponseChatNode | ResponseEndNode;
 

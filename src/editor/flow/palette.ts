@@ -44,6 +44,7 @@ export const NODE_TYPE_SUMMARY: { readonly [T in NodeTypeName]: string } = {
   [NodeType.ToolClient]: 'run by the client',
   [NodeType.ToolFlow]: 'a Node-RED flow (in Node-RED only)',
   [NodeType.AgentRef]: 'a subagent: another flow',
+  [NodeType.AgentA2a]: 'a remote A2A agent',
   [NodeType.MemoryKv]: 'conversation memory',
   [NodeType.ResponseChat]: 'sends the answer',
   [NodeType.ResponseEnd]: 'ends the flow',
@@ -89,6 +90,8 @@ export function defaultConfig(type: NodeTypeName): Record<string, unknown> {
       };
     case NodeType.AgentRef:
       return { flow: 'subagent/flow.json', description: 'Does a task and answers' };
+    case NodeType.AgentA2a:
+      return { url: 'http://127.0.0.1:8080/a2a/refund-desk/' };
     case NodeType.MemoryKv:
       return { store: 'memory', maxTurns: 20 };
     case NodeType.ResponseChat:
@@ -110,6 +113,7 @@ export const ID_PREFIX: { readonly [T in NodeTypeName]: string } = {
   [NodeType.ToolClient]: 'client_tool',
   [NodeType.ToolFlow]: 'flow_tool',
   [NodeType.AgentRef]: 'subagent',
+  [NodeType.AgentA2a]: 'a2a_agent',
   [NodeType.MemoryKv]: 'memory',
   [NodeType.ResponseChat]: 'reply',
   [NodeType.ResponseEnd]: 'end',

@@ -23,6 +23,8 @@ function summaryOf(node: ToolNodeType): string {
       return 'a Node-RED flow';
     case NodeType.AgentRef:
       return `subagent: ${node.data.config.flow ?? 'no flow'}`;
+    case NodeType.AgentA2a:
+      return `A2A: ${node.data.config.url ?? 'no url'}`;
   }
 }
 

@@ -26,6 +26,7 @@ export const nodeTypes = {
   [NodeType.ToolClient]: ToolNode,
   [NodeType.ToolFlow]: ToolNode,
   [NodeType.AgentRef]: ToolNode,
+  [NodeType.AgentA2a]: ToolNode,
   [NodeType.MemoryKv]: MemoryNode,
   [NodeType.ResponseChat]: OutputNode,
   [NodeType.ResponseEnd]: OutputNode,

@@ -1,0 +1,215 @@
+import { createHash } from 'node:crypto';
+import { Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { AgentA2AConfig } from '../../contracts/schema-types.js';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { registerSecret } from '../../secrets/secrets.js';
+import { startDeadline } from '../deadline.js';
+import type { ToolContext, ToolDefinition } from '../tool.js';
+
+/** Limit of one call of a remote A2A agent when `timeoutMs` is not set: 5 minutes. */
+export const DEFAULT_A2A_TOOL_TIMEOUT_MS = 300_000;
+
+/** Limit of reading the agent card: a remote that does not answer fails validation and run start. */
+const CARD_TIMEOUT_MS = 15_000;
+
+/** Limit of the cancel sent after a timeout or an abort: the call must end even if the remote is gone. */
+const CANCEL_TIMEOUT_MS = 5_000;
+
+/** States after which the remote task will not change by itself. */
+const ENDED = new Set<TaskState>([
+  TaskState.TASK_STATE_COMPLETED,
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_REJECTED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_INPUT_REQUIRED,
+  TaskState.TASK_STATE_AUTH_REQUIRED,
+]);
+
+/** Options of {@link connectA2aAgent}. */
+export interface A2aToolOptions {
+  /** Where `headersFromEnv` are read (default `process.env`). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+/** The input schema of every `agent.a2a` tool: one task in words, as for a subagent. */
+const INPUT_SCHEMA = {
+  type: 'object',
+  required: ['task'],
+  additionalProperties: false,
+  properties: { task: { type: 'string', minLength: 1, description: 'What the remote agent should do, in words.' } },
+} as const;
+
+/**
+ * Reads a remote A2A agent's card (the SDK's resolver and client, JSON-RPC) and makes the tool the
+ * model calls it by: input `{ task }`, description from the node or the card, output the text of
+ * the remote task's answer.
+ *
+ * Each call sends one message whose `messageId` is derived from the call's idempotency key (a call
+ * re-sent after a crash sends the same id, so the remote can recognise it), streams the task until
+ * it ends, and returns its artifacts' text (else its status message). A task that ends `failed` or
+ * `rejected`, or asks a question (`input-required`), fails the call with `A2A_TASK_FAILED`, which
+ * the model sees. Past `timeoutMs` the remote task is cancelled and the call fails with
+ * `TOOL_TIMEOUT`; when the run is aborted the remote task is cancelled too (`RUN_ABORTED`).
+ *
+ * @throws RedflowError `A2A_AGENT_UNAVAILABLE` when the card cannot be read; `TOOL_CONFIG_INVALID`
+ *   when a `headersFromEnv` variable is not set.
+ * @example
+ * ```ts
+ * const tool = await connectA2aAgent('refunds', { url: 'http://127.0.0.1:8080/a2a/refund-desk/' });
+ * await tool.execute({ task: 'Refund order A-1001' }, context); // 'Done: 120 EUR …'
+ * ```
+ */
+export async function connectA2aAgent(name: string, config: AgentA2AConfig, options: A2aToolOptions = {}): Promise<ToolDefinition> {
+  const headers = headersOf(name, config, options.env ?? process.env);
+  // The token goes to the origin the flow names only: a card naming an endpoint elsewhere gets none.
+  const origin = new URL(config.url).origin;
+  const withHeaders: typeof fetch = (input, init) => {
+    const merged = new Headers(init?.headers);
+    const target = new URL(input instanceof Request ? input.url : String(input));
+    if (target.origin === origin) for (const [header, value] of Object.entries(headers)) merged.set(header, value);
+    return fetch(input, { ...init, headers: merged });
+  };
+  const cardFetch: typeof fetch = (input, init) => withHeaders(input, { ...init, signal: AbortSignal.timeout(CARD_TIMEOUT_MS) });
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl: withHeaders })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl: cardFetch }),
+    }),
+  );
+  let client: Client;
+  let card: AgentCard;
+  try {
+    // A URL naming a .json file is the card itself; otherwise the card is at its well-known path.
+    client = config.url.endsWith('.json') ? await factory.createFromUrl(config.url, '') : await factory.createFromUrl(config.url);
+    card = client.getAgentCard ? await client.getAgentCard() : ({} as AgentCard);
+  } catch (error) {
+    throw unavailable(name, config.url, error);
+  }
+  const timeoutMs = config.timeoutMs ?? DEFAULT_A2A_TOOL_TIMEOUT_MS;
+  return {
+    name,
+    description: config.description ?? (card.description || `Sends a task to the remote agent ${card.name || name} (A2A) and returns its answer.`),
+    inputSchema: INPUT_SCHEMA,
+    execute: (input, context) => callAgent(client, name, String((input as { task?: unknown }).task ?? ''), context, timeoutMs),
+  };
+}
+
+/** The headers each request carries, read from the environment now and registered as secrets. */
+function headersOf(name: string, config: AgentA2AConfig, env: NodeJS.ProcessEnv): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [header, variable] of Object.entries(config.headersFromEnv ?? {})) {
+    const value = env[variable];
+    if (value === undefined || value === '') {
+      throw new RedflowError(
+        errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `A2A agent '${name}': header ${header} takes the environment variable ${variable}, which is not set`, {
+          hint: `set ${variable} in the environment of the process that runs the flow`,
+        }),
+      );
+    }
+    registerSecret(value);
+    // A bare token in an Authorization header is sent as a bearer token.
+    headers[header] = header.toLowerCase() === 'authorization' && !/\s/.test(value.trim()) ? `Bearer ${value.trim()}` : value;
+  }
+  return headers;
+}
+
+/** Sends the task, follows it to its end and turns the ending into the call's output or error. */
+async function callAgent(client: Client, name: string, task: string, context: ToolContext, timeoutMs: number): Promise<string> {
+  const deadline = startDeadline(context.signal, timeoutMs);
+  let taskId = '';
+  let last: Task | undefined;
+  try {
+    const stream = client.sendMessageStream({ tenant: '', message: messageOf(task, context.idempotencyKey), configuration: undefined, metadata: undefined }, { signal: deadline.signal });
+    for await (const event of stream) {
+      const payload = event.payload;
+      if (payload?.$case === 'message') return textOf(payload.value);
+      if (payload?.$case === 'task') {
+        last = payload.value;
+        taskId = last.id;
+      } else if (payload?.$case === 'statusUpdate') {
+        taskId = payload.value.taskId;
+        if (last && payload.value.status) last = { ...last, status: payload.value.status };
+      } else if (payload?.$case === 'artifactUpdate' && last && payload.value.artifact) {
+        last = { ...last, artifacts: [...last.artifacts, payload.value.artifact] };
+      }
+      if (last?.status && ENDED.has(last.status.state)) break;
+    }
+    // The stream may end before the last state reached it: the task itself says how it ended.
+    if (taskId !== '' && !(last?.status && ENDED.has(last.status.state))) last = await client.getTask({ tenant: '', id: taskId }, { signal: deadline.signal });
+    return answerOf(name, last);
+  } catch (error) {
+    if (!deadline.signal.aborted) {
+      if (error instanceof RedflowError) throw error;
+      throw new RedflowError({ code: ErrorCode.TOOL_FAILED, message: `A2A agent '${name}' failed: ${messageOfError(error)}`, hint: 'check that the remote agent is up and reachable', retryable: true });
+    }
+    if (taskId !== '') await cancelQuietly(client, taskId);
+    if (deadline.timedOut()) {
+      throw new RedflowError({ code: ErrorCode.TOOL_TIMEOUT, message: `A2A agent '${name}' did not finish its task within ${timeoutMs} ms (task ${taskId || 'not started'} cancelled)`, hint: 'raise timeoutMs on the agent.a2a node, or give it a smaller task' });
+    }
+    throw new RedflowError({ code: ErrorCode.RUN_ABORTED, message: `the run was aborted while A2A agent '${name}' worked (task ${taskId || 'not started'} cancelled)` });
+  } finally {
+    deadline.dispose();
+  }
+}
+
+/** The call's output: the text of a completed task, or the coded failure the model sees. */
+function answerOf(name: string, task: Task | undefined): string {
+  const state = task?.status?.state;
+  const said = textOf(task?.status?.message);
+  if (state === TaskState.TASK_STATE_COMPLETED) {
+    const artifacts = (task?.artifacts ?? []).map((artifact) => textOf(artifact)).filter((text) => text !== '');
+    return artifacts.length > 0 ? artifacts.join('\n') : said;
+  }
+  if (state === TaskState.TASK_STATE_INPUT_REQUIRED || state === TaskState.TASK_STATE_AUTH_REQUIRED) {
+    throw taskFailed(`A2A agent '${name}' asks a question before it goes on (task ${task?.id}): ${said || '(no question given)'}`, 'answer it in a new task with the missing details, or ask the user');
+  }
+  throw taskFailed(`A2A agent '${name}' ended its task ${task?.id ?? ''} ${stateName(state)}${said ? `: ${said}` : ''}`, 'read the remote agent\'s reason; change the task or try another way');
+}
+
+function taskFailed(message: string, hint: string): RedflowError {
+  return new RedflowError({ code: ErrorCode.A2A_TASK_FAILED, message, hint });
+}
+
+/** The one message of a call: its id is the idempotency key's digest, the same when the call is re-sent. */
+function messageOf(task: string, idempotencyKey: string): Message {
+  return {
+    messageId: `redflow-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 32)}`,
+    contextId: '',
+    taskId: '',
+    role: Role.ROLE_USER,
+    parts: [{ content: { $case: 'text', value: task }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+function textOf(holder: { readonly parts: Message['parts'] } | undefined): string {
+  return (holder?.parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
+}
+
+function stateName(state: TaskState | undefined): string {
+  return state === undefined ? 'without a state' : (TaskState[state] ?? String(state)).replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
+}
+
+/** Best effort: the call fails anyway, and a remote that is gone must not hold it up. */
+async function cancelQuietly(client: Client, taskId: string): Promise<void> {
+  try {
+    await client.cancelTask({ tenant: '', id: taskId, metadata: undefined }, { signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS) });
+  } catch {
+    // The task may have ended meanwhile, or the remote be down: nothing more can be done from here.
+  }
+}
+
+function messageOfError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function unavailable(name: string, url: string, error: unknown): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.A2A_AGENT_UNAVAILABLE, `A2A agent '${name}': cannot read its agent card at ${url}: ${messageOfError(error)}`, {
+      hint: 'check the url of the agent.a2a node (the agent card, or the base URL serving /.well-known/agent-card.json) and that the remote agent is running',
+    }),
+  );
+}
