@@ -91,6 +91,7 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       jsonMode: FieldKind.Boolean,
       decisionFormat: FieldKind.Text,
       protocol: FieldKind.Text,
+      fallbacks: FieldKind.Json,
       maxResponseBytes: FieldKind.Number,
       answers: FieldKind.Json,
       answersFile: FieldKind.Text,
