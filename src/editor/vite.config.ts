@@ -27,6 +27,8 @@ export default defineConfig({
             { name: 'react', test: /[\\/]node_modules[\\/](react|react-dom|scheduler)[\\/]/ },
             { name: 'xyflow', test: /[\\/]node_modules[\\/](@xyflow|d3-[a-z]+|classcat|zustand|use-sync-external-store)[\\/]/ },
             { name: 'xstate', test: /[\\/]node_modules[\\/](xstate|@xstate)[\\/]/ },
+            // The layout library of the flow's auto layout and the statechart panel.
+            { name: 'dagre', test: /[\\/]node_modules[\\/]@dagrejs[\\/]/ },
           ],
         },
       },
