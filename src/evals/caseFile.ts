@@ -53,7 +53,9 @@ export function parseExpectations(name: string, text: string): EvalExpectations 
   if (!validateExpectations(value)) {
     const first = validateExpectations.errors?.[0];
     const where = first?.instancePath || '/';
-    const extra = first?.keyword === 'additionalProperties' ? ` "${String((first.params as { additionalProperty?: unknown }).additionalProperty)}"` : '';
+    const params = (first?.params ?? {}) as { additionalProperty?: unknown; allowedValues?: unknown };
+    const extra =
+      first?.keyword === 'additionalProperties' ? ` "${String(params.additionalProperty)}"` : Array.isArray(params.allowedValues) ? ` (${params.allowedValues.join(', ')})` : '';
     throw caseError(ErrorCode.EVAL_CASE_INVALID, name, `its expectations are wrong at ${where}: ${first?.message ?? 'invalid'}${extra}`, hint, where);
   }
   const expectations = value as EvalExpectations;
