@@ -4,7 +4,6 @@ import { formatScore } from './report.js';
 /** Escapes text for an XML attribute or element. */
 export function escapeXml(text: string): string {
   // Characters XML 1.0 cannot hold at all are dropped (a model's answer may carry them).
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] as string);
 }
 
