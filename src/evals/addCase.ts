@@ -6,7 +6,14 @@ import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { EvalExpectations } from './expectations.js';
 import { summarizeRun, type RunSummary } from './runSummary.js';
 
-/** Options of {@link addEvalCase}. */
+/**
+ * Options of {@link addEvalCase}.
+ *
+ * @example
+ * ```ts
+ * const options: AddCaseOptions = { log: '.redflow/runs/abc.jsonl', suite: 'evals/orders', name: 'late-parcel', answer: 'exact' };
+ * ```
+ */
 export interface AddCaseOptions {
   /** The recorded run's log. */
   readonly log: string;

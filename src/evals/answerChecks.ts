@@ -1,7 +1,14 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { AnswerExpectation } from './expectations.js';
 
-/** One scored check of a case: its name, whether it passed, its score in [0, 1] and why. */
+/**
+ * One scored check of a case: its name, whether it passed, its score in [0, 1] and why.
+ *
+ * @example
+ * ```ts
+ * const check: CheckResult = { name: 'tools', pass: false, score: 0.5, detail: 'called lookup_order; expected lookup_order → track_shipment (1/2 in order)' };
+ * ```
+ */
 export interface CheckResult {
   /** `answer.exact`, `answer.contains`, `answer.regex`, `answer.schema`, `answer.judge`, `tools`, `status`, `limits.<name>`. */
   readonly name: string;

@@ -12,7 +12,15 @@ import { summarizeRun, type RunSummary } from './runSummary.js';
 /** The endings of an expectations file, in the order a case's file is looked for. */
 export const EXPECTATIONS_ENDINGS = ['.eval.yaml', '.eval.yml', '.eval.json'] as const;
 
-/** A case of a suite, read and checked: its expectations and its recorded run. */
+/**
+ * A case of a suite, read and checked: its expectations and its recorded run.
+ *
+ * @example
+ * ```ts
+ * const evalCase: EvalCase = await readEvalCase('one', 'evals/orders/one.eval.yaml', 'evals/orders/one.jsonl');
+ * console.log(evalCase.recorded.input, evalCase.expectations.tools);
+ * ```
+ */
 export interface EvalCase {
   /** The case's name: its files' names without their endings. */
   readonly name: string;

@@ -4,6 +4,11 @@ import type { ModelLlmConfig } from '../contracts/schema-types.js';
  * A judge: a model asked to grade the final answer against a rubric. Its `model` is a model
  * node's settings (as in a flow's `model.llm` node: `scripted` with `answers`, `openai`,
  * `openai-compatible` with a `baseUrl`, …); it answers `{"score": 0..1, "reason": "..."}`.
+ *
+ * @example
+ * ```ts
+ * const judge: JudgeExpectation = { model: { provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:11434/v1', model: 'llama3.1' }, rubric: 'Names the carrier.', passScore: 0.7 };
+ * ```
  */
 export interface JudgeExpectation {
   readonly model: ModelLlmConfig;
@@ -12,7 +17,14 @@ export interface JudgeExpectation {
   readonly passScore?: number;
 }
 
-/** What the final answer must be; each given member is one check. */
+/**
+ * What the final answer must be; each given member is one check.
+ *
+ * @example
+ * ```ts
+ * const answer: AnswerExpectation = { contains: ['A-1001', 'FastShip'], regex: { pattern: 'arrive on \\d{4}-\\d{2}-\\d{2}', flags: 'i' } };
+ * ```
+ */
 export interface AnswerExpectation {
   /** The answer, exactly (surrounding white space aside). */
   readonly exact?: string;
@@ -25,7 +37,14 @@ export interface AnswerExpectation {
   readonly judge?: JudgeExpectation;
 }
 
-/** Limits the eval run must stay within. */
+/**
+ * Limits the eval run must stay within.
+ *
+ * @example
+ * ```ts
+ * const limits: LimitsExpectation = { iterations: 4, tokens: 2000, durationMs: 30_000 };
+ * ```
+ */
 export interface LimitsExpectation {
   readonly iterations?: number;
   readonly tokens?: number;

@@ -6,13 +6,26 @@ import type { RunSummary } from './runSummary.js';
  * Where a case's eval run starts. `start`: the changed flow runs live from the beginning with the
  * recorded run's input. `model` (one model call under test after the replayed prefix) and `all`
  * (the rest of the run live after the prefix) need forked runs and come with them.
+ *
+ * @example
+ * ```ts
+ * const seam: EvalSeam = 'start';
+ * await runEvalSuite({ suite: 'evals/orders', seam });
+ * ```
  */
 export type EvalSeam = 'start' | 'model' | 'all';
 
 /** A run as a report shows it: its summary without the input (the case's row names it once). */
 export type ReportedRun = Omit<RunSummary, 'input' | 'flowPath'>;
 
-/** One row of a report: a case, scored, or an error. */
+/**
+ * One row of a report: a case, scored, or an error.
+ *
+ * @example
+ * ```ts
+ * for (const row of report.cases) if (row.result !== 'pass') console.log(row.name, row.error?.code ?? row.checks.filter((c) => !c.pass).map((c) => c.name));
+ * ```
+ */
 export interface CaseRow {
   readonly name: string;
   /** `pass` when every check passed, `fail` when one did not, `error` when the case could not be run or scored. */
@@ -35,6 +48,12 @@ export interface CaseRow {
 /**
  * What `redflow eval` and {@link runEvalSuite} produce: one row per case, the suite's score (the
  * mean of the cases' scores, an error counting 0) and its tokens beside the recorded runs'.
+ *
+ * @example
+ * ```ts
+ * const report: EvalReport = await runEvalSuite({ suite: 'evals/orders' });
+ * console.log(report.score, report.counts.failed, report.tokens.eval);
+ * ```
  */
 export interface EvalReport {
   readonly version: 1;
@@ -65,7 +84,15 @@ export function totals(rows: readonly CaseRow[]): Pick<EvalReport, 'score' | 'co
   };
 }
 
-/** A report's verdict against a threshold and a baseline report. */
+/**
+ * A report's verdict against a threshold and a baseline report.
+ *
+ * @example
+ * ```ts
+ * const verdict: ReportVerdict = judgeReport(report, { baseline });
+ * for (const r of verdict.regressions) console.log(`${r.name}: ${r.baseline} → ${r.score}`);
+ * ```
+ */
 export interface ReportVerdict {
   readonly ok: boolean;
   /** Why not, one line each: below the threshold, below the baseline. */

@@ -11,7 +11,14 @@ import { seamLauncher, type SeamLauncher } from './seams.js';
 import { isBroken, loadSuite } from './suite.js';
 import { summarizeRun, type RunSummary } from './runSummary.js';
 
-/** Options of {@link runEvalSuite}. */
+/**
+ * Options of {@link runEvalSuite}.
+ *
+ * @example
+ * ```ts
+ * const options: EvalSuiteOptions = { suite: 'evals/orders', flowPath: 'flow.changed.json', concurrency: 2, outDir: 'evals/runs' };
+ * ```
+ */
 export interface EvalSuiteOptions {
   /** The suite's folder. */
   readonly suite: string;

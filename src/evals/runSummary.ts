@@ -4,6 +4,12 @@ import { pendingWait } from '../events/pendingWait.js';
 /**
  * What an eval looks at in a run, read from its log alone: the same reading for the recorded run
  * of a case and for the eval run made from it, so the two compare like for like.
+ *
+ * @example
+ * ```ts
+ * const summary: RunSummary = summarizeRun((await readJsonlLog('run.jsonl')).events);
+ * console.log(summary.status, summary.answer, summary.tools.join(' → '));
+ * ```
  */
 export interface RunSummary {
   readonly traceId: string;

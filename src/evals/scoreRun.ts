@@ -5,14 +5,29 @@ import { checkAnswer, clip, type CheckResult } from './answerChecks.js';
 
 export type { CheckResult } from './answerChecks.js';
 
-/** A judge's verdict on an answer (see `judgeAnswer`). */
+/**
+ * A judge's verdict on an answer (see `judgeAnswer`).
+ *
+ * @example
+ * ```ts
+ * const judged: JudgeVerdict = { score: 0.8, pass: true, reason: 'names the carrier' };
+ * scoreRun(summary, expectations, { judged });
+ * ```
+ */
 export interface JudgeVerdict {
   readonly score: number;
   readonly pass: boolean;
   readonly reason: string;
 }
 
-/** How a run scored against a case's expectations. */
+/**
+ * How a run scored against a case's expectations.
+ *
+ * @example
+ * ```ts
+ * const { score, pass, checks }: RunScore = scoreRun(summary, { status: 'done' });
+ * ```
+ */
 export interface RunScore {
   /** The mean of the checks' scores, in [0, 1] (1 when nothing is checked). */
   readonly score: number;

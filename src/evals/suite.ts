@@ -3,19 +3,40 @@ import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo, type ErrorInfo } from '../errors.js';
 import { EXPECTATIONS_ENDINGS, readEvalCase, type EvalCase } from './caseFile.js';
 
-/** A case that could not be read: it is reported as an error row, and the rest of the suite runs. */
+/**
+ * A case that could not be read: it is reported as an error row, and the rest of the suite runs.
+ *
+ * @example
+ * ```ts
+ * const broken: BrokenCase = { name: 'two', error: { code: ErrorCode.EVAL_CASE_INVALID, message: 'case "two": …' } };
+ * ```
+ */
 export interface BrokenCase {
   readonly name: string;
   readonly error: ErrorInfo;
 }
 
-/** A suite's cases, in name order: each read, or broken. */
+/**
+ * A suite's cases, in name order: each read, or broken.
+ *
+ * @example
+ * ```ts
+ * const suite: LoadedSuite = await loadSuite('evals/orders');
+ * ```
+ */
 export interface LoadedSuite {
   readonly dir: string;
   readonly cases: readonly (EvalCase | BrokenCase)[];
 }
 
-/** Whether a case of a {@link LoadedSuite} could not be read. */
+/**
+ * Whether a case of a {@link LoadedSuite} could not be read.
+ *
+ * @example
+ * ```ts
+ * for (const entry of (await loadSuite('evals/orders')).cases) console.log(entry.name, isBroken(entry) ? entry.error.code : 'ok');
+ * ```
+ */
 export function isBroken(entry: EvalCase | BrokenCase): entry is BrokenCase {
   return 'error' in entry;
 }
