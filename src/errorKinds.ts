@@ -189,6 +189,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   EVAL_CASE_INVALID: 'invalid_data',
   EVAL_CASE_LOG_INVALID: 'invalid_data',
   EVAL_CASE_EXISTS: 'conflict',
+  EVAL_OUT_DIR_NOT_EMPTY: 'conflict',
   EVAL_JUDGE_ANSWER_INVALID: 'invalid_data',
   EVAL_BASELINE_INVALID: 'invalid_input',
   EVAL_SEAM_UNAVAILABLE: 'usage',

@@ -22,7 +22,8 @@ the rest of the suite still runs. Each case prints a line on stderr as it ends, 
   --seam start          where each eval run starts: \`start\` runs the flow live from the beginning
                         with the recorded input (\`model\` and \`all\` come with forked runs)
   --concurrency <n>     how many cases run at once (default 1)
-  --out <dir>           the folder of the eval runs' logs (default .redflow/evals/<suite>-<time>)
+  --out <dir>           the folder of the eval runs' logs, new or without logs (default
+                        .redflow/evals/<suite>-<time>)
   --json <file>         write the report as JSON (also what --baseline reads)
   --junit <file>        write the report as JUnit XML, one testcase per case
   --html <file>         write the report as one self-contained HTML page, one row per case
@@ -37,7 +38,7 @@ ${allowFilesOptionHelp}
 writes its <case>.eval.yaml prefilled from the run: its final answer (contains, or --exact), its
 tool path and its status. --name names the case (one log only; default the log's file name).
 Exit codes: 0 the score is at or above the threshold and the baseline, 1 below, 64 usage,
-65 an invalid flow or baseline, 66 no such suite or log.`;
+65 an invalid flow or baseline (or an --out folder holding earlier eval runs), 66 no such suite or log.`;
 
 function scoreFlag(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
@@ -47,7 +47,8 @@ export interface EvalSuiteOptions {
  * case's expectations; a case that cannot be read, run or scored is an error row, and the rest of
  * the suite still runs. Each eval run is a run with its own log in `outDir`.
  *
- * @throws RedflowError `EVAL_SUITE_NOT_FOUND`; `EVAL_SEAM_UNAVAILABLE`; the flow's own errors
+ * @throws RedflowError `EVAL_SUITE_NOT_FOUND`; `EVAL_SEAM_UNAVAILABLE`; `EVAL_OUT_DIR_NOT_EMPTY` when
+ *   `outDir` holds logs already; the flow's own errors
  *   (`FLOW_*`) when the changed flow cannot be loaded.
  *
  * @example
@@ -66,6 +67,14 @@ export async function runEvalSuite(options: EvalSuiteOptions): Promise<EvalRepor
   const suite = await loadSuite(options.suite);
   const outDir = path.resolve(options.outDir ?? path.join('.redflow', 'evals', `${path.basename(suite.dir)}-${startedAt.replace(/[:.]/g, '-')}`));
   await mkdir(outDir, { recursive: true });
+  // An eval run's log is never written over, nor mixed with another suite run's.
+  if ((await readdir(outDir)).some((name) => name.endsWith('.jsonl'))) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.EVAL_OUT_DIR_NOT_EMPTY, `the output folder ${options.outDir ?? outDir} holds the logs of earlier eval runs`, {
+        hint: 'give another --out folder, or remove the old one (each eval run writes <case>.jsonl there)',
+      }),
+    );
+  }
   const rows: CaseRow[] = new Array<CaseRow>(suite.cases.length);
   let done = 0;
   const scoreOne = async (index: number): Promise<void> => {

@@ -43,6 +43,12 @@ describe('runEvalSuite', () => {
     expect(report.score).toBeCloseTo((0.75 + 0.5) / 3, 9);
   });
 
+  it('should refuse an output folder that holds eval runs already, writing over none', async () => {
+    const before = await readFile(path.join(dir, 'out', 'judged.jsonl'), 'utf8');
+    await expect(runEvalSuite({ suite: path.join(dir, 'suite'), outDir: path.join(dir, 'out') })).rejects.toMatchObject({ code: ErrorCode.EVAL_OUT_DIR_NOT_EMPTY });
+    expect(await readFile(path.join(dir, 'out', 'judged.jsonl'), 'utf8')).toBe(before);
+  });
+
   it('should refuse a changed flow that does not exist before running any case', async () => {
     await expect(runEvalSuite({ suite: path.join(dir, 'suite'), flowPath: path.join(dir, 'missing.json'), outDir: path.join(dir, 'out-missing') })).rejects.toMatchObject({ code: ErrorCode.FLOW_NOT_FOUND });
   });
