@@ -88,6 +88,17 @@ describe('redflow eval', () => {
     expect(again.stderr).toContain('error EVAL_CASE_EXISTS: case "case-00"');
   }, 60_000);
 
+  it('should name a case with --name and expect the exact answer with --exact; print its usage with --help', async () => {
+    const named = await cli(['eval', 'add', path.join('recorded', 'case-00.jsonl'), '--suite', 'other', '--name', 'first', '--exact']);
+    expect(named.code, named.stderr).toBe(0);
+    expect(await readFile(path.join(dir, 'other', 'first.eval.yaml'), 'utf8')).toContain(`answer:\n  exact: ${RECORDED_ANSWER}\n`);
+    const two = await cli(['eval', 'add', path.join('recorded', 'case-00.jsonl'), path.join('recorded', 'case-01.jsonl'), '--suite', 'other', '--name', 'x']);
+    expect(two.code).toBe(64);
+    const usage = await cli(['eval', '--help']);
+    expect(usage.code).toBe(0);
+    expect(usage.stdout).toMatch(/^usage: redflow eval <suite> /);
+  }, 60_000);
+
   it('should score the suite 1 against the recorded flow, and write that report as a baseline', async () => {
     const result = await cli(['eval', 'suite', '--flow', 'agent/flow.json', '--concurrency', '3', '--json', 'baseline.json', '--out', 'runs-baseline']);
     expect(result.code, result.stderr).toBe(0);
