@@ -18,10 +18,13 @@ function caseRow(row: CaseRow, from: string | undefined): string {
   const checks = row.error
     ? `<span class="code">${escapeHtml(row.error.code)}</span> ${escapeHtml(row.error.message)}`
     : row.checks.map((check) => `<div class="${check.pass ? 'ok' : 'bad'}">${check.pass ? '✔' : '✖'} ${escapeHtml(check.name)} ${formatScore(check.score)}: ${escapeHtml(check.detail)}</div>`).join('');
-  // The eval run's log, relative to the report when it is written to a file (the fork's diff view goes here too once it lands).
-  const log = row.eval?.log;
-  const href = log === undefined ? undefined : from === undefined ? pathToFileURL(log).href : path.relative(from, log).split(path.sep).join('/');
-  return `<tr class="${row.result}"><td>${escapeHtml(row.name)}</td><td class="result">${row.result}</td><td class="num">${formatScore(row.score)}</td><td>${checks}</td><td>${escapeHtml(row.recorded?.status ?? '')} → ${escapeHtml(row.eval?.status ?? '')}</td><td class="num">${tokens(row)}</td><td>${href === undefined ? '' : `<a href="${escapeHtml(href)}">log</a>`}</td></tr>`;
+  // The logs, relative to the report when it is written to a file (a diff of the two goes here once runs can be diffed).
+  const href = (log: string) => (from === undefined ? pathToFileURL(log).href : path.relative(from, log).split(path.sep).join('/'));
+  const links = [
+    ...(row.recorded?.log !== undefined ? [`<a href="${escapeHtml(href(row.recorded.log))}">recorded</a>`] : []),
+    ...(row.eval?.log !== undefined ? [`<a href="${escapeHtml(href(row.eval.log))}">log</a>`] : []),
+  ].join(' · ');
+  return `<tr class="${row.result}"><td>${escapeHtml(row.name)}</td><td class="result">${row.result}</td><td class="num">${formatScore(row.score)}</td><td>${checks}</td><td>${escapeHtml(row.recorded?.status ?? '')} → ${escapeHtml(row.eval?.status ?? '')}</td><td class="num">${tokens(row)}</td><td>${links}</td></tr>`;
 }
 
 /**

@@ -34,8 +34,8 @@ export interface CaseRow {
   readonly score: number;
   readonly checks: readonly CheckResult[];
   readonly error?: ErrorInfo;
-  /** The recorded run of the case. */
-  readonly recorded?: ReportedRun;
+  /** The recorded run of the case, and its log (what `redflow diff` compares the eval run with). */
+  readonly recorded?: ReportedRun & { readonly log?: string };
   /** The eval run, and its log. */
   readonly eval?: ReportedRun & { readonly log: string };
   /** Tokens the judge's call used, when there was one (its call is logged in `judgeLog`). */

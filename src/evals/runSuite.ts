@@ -109,7 +109,7 @@ interface CaseContext extends EvalSuiteOptions {
 
 /** Runs and scores one case; whatever fails makes it an error row (with what was known). */
 async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<Omit<CaseRow, 'durationMs'>> {
-  const recorded = reported(evalCase.recorded);
+  const recorded = { ...reported(evalCase.recorded), log: evalCase.logFile };
   const logPath = path.join(context.outDir, `${evalCase.name}.jsonl`);
   const errorRow = (error: unknown, extra: Partial<CaseRow> = {}) => ({
     name: evalCase.name,

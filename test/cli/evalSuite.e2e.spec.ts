@@ -144,7 +144,8 @@ describe('redflow eval', () => {
 
     const html = await readFile(path.join(dir, 'out', 'report.html'), 'utf8');
     expect(html.match(/<tr class="(pass|fail|error)">/g)).toHaveLength(CASES);
-    expect(html).toContain('<a href="../runs-changed/case-01.jsonl">log</a>');
+    expect(html).toContain('<a href="../suite/case-01.jsonl">recorded</a> · <a href="../runs-changed/case-01.jsonl">log</a>');
+    expect(b?.recorded).toMatchObject({ log: path.join(dir, 'suite', 'case-01.jsonl') });
     // One self-contained file: nothing loaded from elsewhere.
     expect(html).not.toMatch(/<script|<link|src=/);
   }, 120_000);
