@@ -184,6 +184,16 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   CLI_USAGE: 'usage',
   INPUT_FILE_NOT_FOUND: 'missing_file',
 
+  // Eval suites.
+  EVAL_SUITE_NOT_FOUND: 'missing_file',
+  EVAL_CASE_INVALID: 'invalid_data',
+  EVAL_CASE_LOG_INVALID: 'invalid_data',
+  EVAL_CASE_EXISTS: 'conflict',
+  EVAL_OUT_DIR_NOT_EMPTY: 'conflict',
+  EVAL_JUDGE_ANSWER_INVALID: 'invalid_data',
+  EVAL_BASELINE_INVALID: 'invalid_input',
+  EVAL_SEAM_UNAVAILABLE: 'usage',
+
   // HTTP API.
   HTTP_NOT_FOUND: 'not_found',
   HTTP_METHOD_NOT_ALLOWED: 'invalid_input',

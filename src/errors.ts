@@ -222,6 +222,16 @@ export const ErrorCode = {
   /** The file given to `--input-file` does not exist or cannot be read. */
   INPUT_FILE_NOT_FOUND: 'INPUT_FILE_NOT_FOUND',
 
+  // Eval suites (`redflow eval`, src/evals/): a case's messages name the case.
+  EVAL_SUITE_NOT_FOUND: 'EVAL_SUITE_NOT_FOUND',
+  EVAL_CASE_INVALID: 'EVAL_CASE_INVALID',
+  EVAL_CASE_LOG_INVALID: 'EVAL_CASE_LOG_INVALID',
+  EVAL_CASE_EXISTS: 'EVAL_CASE_EXISTS',
+  EVAL_OUT_DIR_NOT_EMPTY: 'EVAL_OUT_DIR_NOT_EMPTY',
+  EVAL_JUDGE_ANSWER_INVALID: 'EVAL_JUDGE_ANSWER_INVALID',
+  EVAL_BASELINE_INVALID: 'EVAL_BASELINE_INVALID',
+  EVAL_SEAM_UNAVAILABLE: 'EVAL_SEAM_UNAVAILABLE',
+
   // HTTP API (`redflow serve`).
   /** No route for this method and path. */
   HTTP_NOT_FOUND: 'HTTP_NOT_FOUND',

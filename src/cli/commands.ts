@@ -34,6 +34,7 @@ import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } fro
 import { serve } from './serveCommand.js';
 import { mcp } from './mcpCommand.js';
 import { convert } from './convertCommand.js';
+import { evalCommand } from './evalCommand.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { isDefinitionModulePath } from '../agents/definitionModule.js';
@@ -397,7 +398,7 @@ const resume: Command = {
 };
 
 /** Every subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, mcp, convert];
+export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, mcp, convert, evalCommand];
 
 /** The command that answers a wait, on its run's log. */
 function answeredBy(wait: RunWait, log: string): string {

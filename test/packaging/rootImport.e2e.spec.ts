@@ -62,6 +62,8 @@ describe("import 'redflow'", () => {
     const cli = await loadedBy('./dist/cli/main.js');
     expect(cli.files.map(packageOf)).not.toContain('@modelcontextprotocol/sdk');
     expect(cli.files.filter((file) => file.includes(`${path.sep}mcpServer${path.sep}`)).map((file) => path.basename(file)).sort()).toEqual(['answerHints.js', 'flowTools.js']);
+    // Nor eval suites, which `redflow eval` loads when it runs.
+    expect(cli.files.filter((file) => file.includes(`${path.sep}evals${path.sep}`))).toEqual([]);
   });
 
   it('should resolve every subpath to its entry point, each loading its own part', async () => {
@@ -76,5 +78,8 @@ describe("import 'redflow'", () => {
     const postgres = await loadedBy('redflow/postgres');
     expect(postgres.files.map(packageOf)).not.toContain('pg');
     expect(postgres.files.some((file) => file.endsWith(path.join('dist', 'actors', 'tools', 'postgresTool.js')))).toBe(true);
+    const evals = await loadedBy('redflow/evals');
+    expect(evals.files.map(packageOf)).toContain('yaml');
+    expect(evals.files.some((file) => file.endsWith(path.join('dist', 'evals', 'runSuite.js')))).toBe(true);
   });
 });

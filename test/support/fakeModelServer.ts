@@ -66,6 +66,11 @@ export interface FakeModelServer<B> {
   enqueue(...behaviours: (B | TransportBehaviour<B>)[]): void;
   /** What to do when the queue is empty. */
   setFallback(behaviour: B | TransportBehaviour<B>): void;
+  /**
+   * Decides from each request what to do when the queue is empty (before the fallback, which
+   * `undefined` falls to): answers that depend on the conversation, whatever order requests come in.
+   */
+  respondWith(decide: ((request: RecordedRequest) => B | TransportBehaviour<B> | undefined) | undefined): void;
   /** Requests whose response was closed by the client before it ended (abort, timeout, cap). */
   readonly clientDisconnects: number;
   /** Forgets queued behaviours and recorded requests. */
@@ -173,6 +178,7 @@ export async function startFakeModelServer<B>(protocol: FakeProtocol<B>, fallbac
   const queue: (B | TransportBehaviour<B>)[] = [];
   const requests: RecordedRequest[] = [];
   let current: B | TransportBehaviour<B> = fallback;
+  let decide: ((request: RecordedRequest) => B | TransportBehaviour<B> | undefined) | undefined;
   let clientDisconnects = 0;
 
   const server: Server = createServer((req, res) => {
@@ -187,7 +193,8 @@ export async function startFakeModelServer<B>(protocol: FakeProtocol<B>, fallbac
         body = undefined;
       }
       const path = req.url ?? '';
-      requests.push({ method: req.method ?? '', path, headers: { ...req.headers }, body, rawBody });
+      const recorded: RecordedRequest = { method: req.method ?? '', path, headers: { ...req.headers }, body, rawBody };
+      requests.push(recorded);
       const gone = new Promise<void>((resolve) => {
         res.on('close', () => {
           if (!res.writableFinished) clientDisconnects++;
@@ -199,7 +206,7 @@ export async function startFakeModelServer<B>(protocol: FakeProtocol<B>, fallbac
         protocol.notFound(exchange);
         return;
       }
-      const behaviour = queue.shift() ?? current;
+      const behaviour = queue.shift() ?? decide?.(recorded) ?? current;
       perform(behaviour, exchange, protocol).catch(() => {
         res.destroy();
       });
@@ -228,6 +235,9 @@ export async function startFakeModelServer<B>(protocol: FakeProtocol<B>, fallbac
     },
     setFallback(behaviour) {
       current = behaviour;
+    },
+    respondWith(decider) {
+      decide = decider;
     },
     reset() {
       queue.length = 0;

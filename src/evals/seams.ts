@@ -1,0 +1,84 @@
+import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
+import { runFlowFile } from '../host/embeddedFlowRun.js';
+import { isRunWaiting } from '../runtime/runWaitingError.js';
+import type { EvalCase } from './caseFile.js';
+import type { EvalSeam } from './report.js';
+
+/** What a seam is given to make one case's eval run. */
+export interface SeamLaunch {
+  readonly evalCase: EvalCase;
+  /** The flow to run: the changed one, or the case's recorded flow. */
+  readonly flowPath: string;
+  /** The eval run's log, to be written (it must not exist yet). */
+  readonly logPath: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly allowFiles?: readonly string[];
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Makes one case's eval run and returns once its log is complete (ended, or parked on a wait).
+ * Every seam goes through the library's run API (the run host's embedded run), never a lifecycle
+ * of its own.
+ */
+export type SeamLauncher = (launch: SeamLaunch) => Promise<void>;
+
+/** `start`: the flow runs live from its beginning, with the recorded run's input. */
+const fromStart: SeamLauncher = async (launch) => {
+  const run = await runFlowFile({
+    flowPath: launch.flowPath,
+    input: launch.evalCase.recorded.input,
+    logPath: launch.logPath,
+    // An eval run's log is a report's evidence, not a run to resume after a crash.
+    fsync: 'never',
+    ...(launch.env !== undefined && { env: launch.env }),
+    ...(launch.allowFiles !== undefined && { allowFiles: launch.allowFiles }),
+    ...(launch.timeoutMs !== undefined && { timeoutMs: launch.timeoutMs }),
+    ...(launch.signal !== undefined && { signal: launch.signal }),
+  });
+  try {
+    await run.finished();
+  } catch (error) {
+    // A run parked on an approval or an answer is scored as it stands: its log says `waiting`.
+    if (!isRunWaiting(error)) throw error;
+  }
+};
+
+/**
+ * The launcher of each seam. The extension point for forked runs: `model` (replay the recorded
+ * prefix up to a model call, run that one call live, score it) and `all` (replay the prefix, run
+ * the rest live, recorded tool results where the call matches) are each one launcher built on
+ * `forkRun`, added here when it lands; until then they are refused with `EVAL_SEAM_UNAVAILABLE`.
+ */
+const LAUNCHERS: { readonly [S in EvalSeam]: SeamLauncher | undefined } = {
+  start: fromStart,
+  model: undefined,
+  all: undefined,
+};
+
+/** The seams `redflow eval --seam` takes. */
+export const EVAL_SEAMS: readonly EvalSeam[] = ['start', 'model', 'all'];
+
+/**
+ * The launcher of a seam.
+ *
+ * @throws RedflowError `EVAL_SEAM_UNAVAILABLE` for a seam that needs forked runs (not there yet),
+ *   or one that does not exist.
+ *
+ * @example
+ * ```ts
+ * const launch = seamLauncher('start');
+ * await launch({ evalCase, flowPath: 'flow.json', logPath: 'out/order-1.jsonl' });
+ * ```
+ */
+export function seamLauncher(seam: string): SeamLauncher {
+  const launcher = (LAUNCHERS as Record<string, SeamLauncher | undefined>)[seam];
+  if (launcher !== undefined) return launcher;
+  const known = EVAL_SEAMS.includes(seam as EvalSeam);
+  throw new RedflowError(
+    errorInfo(ErrorCode.EVAL_SEAM_UNAVAILABLE, known ? `the seam "${seam}" is not available yet: it replays each case's recorded prefix in a forked run, which this version cannot start` : `there is no seam "${seam}"`, {
+      hint: '--seam start runs each case live from its start; it is the one seam of this version',
+    }),
+  );
+}
