@@ -8,6 +8,7 @@ import { systemClock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
 import { checkMemoryRecord } from './dataLimits.js';
 import { RunWaitingError } from './runWaitingError.js';
+import { runBudgetFor } from './runBudgetFor.js';
 import { launch, type RunEnvironment, type RunHandle, type RunMemory, type RunResult } from './runSession.js';
 import type { RunStart } from '../machines/reactTypes.js';
 
@@ -55,7 +56,8 @@ export function startRun(options: StartRunOptions): RunHandle {
     const run = runStart(options.input, new Date(clock.now()).toISOString(), options);
     if (memory !== undefined) run.memory = memory;
     if (options.memory) run.conversationId = options.memory.conversationId;
-    return { run };
+    const budget = await runBudgetFor(options.agent, options.modelName ?? '');
+    return budget === undefined ? { run } : { run, budget };
   });
 }
 
@@ -119,7 +121,9 @@ export function resumeRun(options: ResumeRunOptions): RunHandle {
     const run = runStart(started.input, started.startedAt, started);
     if (started.memory !== undefined) run.memory = started.memory;
     if (started.conversationId !== undefined) run.conversationId = started.conversationId;
-    return { run, resume: point, ...(answer !== undefined && point.wait !== undefined && { answer: { answer, wait: point.wait } }) };
+    // The agent the host passes is the one the log recorded: the budget resumes as it started.
+    const budget = await runBudgetFor(options.agent, options.modelName ?? '');
+    return { run, resume: point, ...(budget !== undefined && { budget }), ...(answer !== undefined && point.wait !== undefined && { answer: { answer, wait: point.wait } }) };
   });
 }
 
