@@ -89,7 +89,7 @@ export function budgetExhausted(why: string, envelope: AgentEnvelope): RunOutcom
     hint: "raise the agent's budget (maxTokens, maxCost), or shorten its input; the log keeps what was spent",
   });
   if (envelope.tools.history.length === 0) return { status: 'blocked', reason: 'budget_exhausted', error };
-  return { status: 'done_partial', reason: 'budget_exhausted', answer: partialAnswer(envelope), detail: why, error };
+  return { status: 'done_partial', reason: 'budget_exhausted', answer: partialAnswer(envelope), error };
 }
 
 /** Dollars as the messages show them: up to 6 decimals, no trailing zeros. */
