@@ -253,8 +253,8 @@ describe('a budget that is not one', () => {
 
     expect(result.stderr).not.toMatch(STACK_FRAME);
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(/NODE_CONFIG_INVALID|BUDGET_CONFIG_INVALID/);
-    expect(result.stderr).toContain('budget');
+    // Found when the flow is loaded: its agent.core's config breaks the schema.
+    expect(result.stderr).toMatch(/NODE_CONFIG_INVALID nodes\[1\]\.config\.budget\./);
     expect(openAi.requests).toHaveLength(0);
   });
 
