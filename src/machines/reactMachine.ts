@@ -84,7 +84,7 @@ export const reactMachine = reactSetup.createMachine({
   states: {
     [ReactState.Starting]: {
       always: [
-        // A first call whose input alone overspends the budget is not made (src/machines/runBudget.ts).
+        // A first call whose input alone overspends the budget is not made (src/machines/contextBudget.ts).
         { guard: 'firstCallOverBudget', target: to(ReactState.Concluding), actions: ['recordRunStarted', 'endWithBudgetExhausted'] },
         { guard: 'startsNewRun', target: to(ReactState.AwaitingModel), actions: ['recordRunStarted', 'recordModelRequested'] },
         // A resumed run enters the state its log ends in (src/machines/reactState.ts).

@@ -21,7 +21,7 @@ import { evolve } from '../events/evolve.js';
 import { validateModelAnswer, type AnswerPosition, type AnswerValidation } from '../validation/validateModelAnswer.js';
 import { answerForLog } from '../validation/answerForLog.js';
 import { Outcome } from './outcomes.js';
-import { modelMessages } from './prompt.js';
+import { answerBudgetStop, firstCallBudgetStop, modelMessages, nextCallBudgetStop, nextRequestTokens, runStartedFact } from './prompt.js';
 import type {
   FactEmitted,
   ReactContext,
@@ -35,8 +35,7 @@ import { answerRepairs, confidenceThreshold, iterationLimit, lastConfidence } fr
 import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
 import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 import { modelSwitch } from './modelSwitch.js';
-import { answerBudgetStop, firstCallBudgetStop, nextCallBudgetStop, nextRequestTokens, runStartedFact } from './budgetGuards.js';
-import { budgetExhausted, meteredUsage } from './runBudget.js';
+import { budgetExhausted, meteredUsage } from './contextBudget.js';
 
 /** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
 const REJECTED_TEXT_CHARS = 2_000;

@@ -15,7 +15,7 @@ import type { ResumePoint } from '../events/resumePoint.js';
 import type { MemoryAppendRequest, ModelRequest, ToolRequest, ToolResult } from './protocol.js';
 import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
 import type { ContextBudget } from './contextBudget.js';
-import type { RunBudget } from './runBudget.js';
+import type { RunBudget } from './contextBudget.js';
 
 export type { ResumeAt } from '../events/eventOrder.js';
 export type { ResumePoint } from '../events/resumePoint.js';

@@ -8,7 +8,7 @@ import { systemClock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
 import { checkMemoryRecord } from './dataLimits.js';
 import { RunWaitingError } from './runWaitingError.js';
-import { runBudgetFor } from './runBudgetFor.js';
+import type { RunBudget } from '../machines/contextBudget.js';
 import { launch, type RunEnvironment, type RunHandle, type RunMemory, type RunResult } from './runSession.js';
 import type { RunStart } from '../machines/reactTypes.js';
 
@@ -56,7 +56,7 @@ export function startRun(options: StartRunOptions): RunHandle {
     const run = runStart(options.input, new Date(clock.now()).toISOString(), options);
     if (memory !== undefined) run.memory = memory;
     if (options.memory) run.conversationId = options.memory.conversationId;
-    const budget = await runBudgetFor(options.agent, options.modelName ?? '');
+    const budget = await budgetOf(options);
     return budget === undefined ? { run } : { run, budget };
   });
 }
@@ -122,7 +122,7 @@ export function resumeRun(options: ResumeRunOptions): RunHandle {
     if (started.memory !== undefined) run.memory = started.memory;
     if (started.conversationId !== undefined) run.conversationId = started.conversationId;
     // The agent the host passes is the one the log recorded: the budget resumes as it started.
-    const budget = await runBudgetFor(options.agent, options.modelName ?? '');
+    const budget = await budgetOf(options);
     return { run, resume: point, ...(budget !== undefined && { budget }), ...(answer !== undefined && point.wait !== undefined && { answer: { answer, wait: point.wait } }) };
   });
 }
@@ -138,6 +138,13 @@ function runStart(input: unknown, startedAt: string, from: Pick<RunStart, 'flow'
   if (from.context !== undefined) run.context = from.context;
   if (from.parent !== undefined) run.parent = from.parent;
   return run;
+}
+
+/** The run's budget, when its agent sets one: loaded on demand (the tokenizer and prices are not on the root import's path). */
+async function budgetOf(options: RunEnvironment): Promise<RunBudget | undefined> {
+  if (options.agent.budget === undefined) return undefined;
+  const { runBudgetFor } = await import('./runBudgetFor.js');
+  return runBudgetFor(options.agent, options.modelName ?? '');
 }
 
 /** The handle of a run that needs no process: finished, or parked in a wait. */

@@ -1,6 +1,6 @@
 import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import type { ModelPrice, RunBudget } from '../machines/runBudget.js';
+import type { ModelPrice, RunBudget } from '../machines/contextBudget.js';
 import { tokenCounterFor } from './tokenCounter.js';
 
 /**

@@ -2,7 +2,7 @@ import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { AgentCoreReactConfig, AgentEnvelope, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
 import type { EventStore } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import type { ContextBudget } from '../machines/contextBudget.js';
+import type { ContextBudget, RunBudget } from '../machines/contextBudget.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 import type { TextActionRules } from '../validation/validateTextAnswer.js';
 import type { DecisionContract } from '../machines/protocol.js';
@@ -23,7 +23,6 @@ import { redactReply } from './redactReply.js';
 import { redactSecrets } from '../secrets/secrets.js';
 import { RunWaitingError } from './runWaitingError.js';
 import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
-import type { RunBudget } from '../machines/runBudget.js';
 /** The REACT machine with the real transport actor: provided once, shared by every run. */
 export const runtimeMachine = reactMachine.provide({ actors: { transport: transportActorLogic } });
 
