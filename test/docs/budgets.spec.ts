@@ -46,7 +46,7 @@ describe('the budgets page', () => {
 
   it('should show an agent config that validates in a flow, with the prices it says', async () => {
     expect(setting).toHaveLength(1);
-    const config = JSON.parse(setting[0]?.code ?? '{}') as AgentCoreReactConfig;
+    const config = JSON.parse(setting[0]?.code ?? '{}') as AgentCoreReactConfig & Record<string, unknown>;
     const flow = validFlow();
     flow.nodes = flow.nodes.map((node) => (node.type === 'agent.core' ? { ...node, config } : node));
     const validation = validateFlow(flow);
