@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentCoreReactConfig } from '../../src/contracts/schema-types.js';
 import { validateFlow } from '../../src/flows/validateFlow.js';
 import { runBudgetFor } from '../../src/runtime/runBudgetFor.js';
+import { parseReactStepRequest } from '../../src/stepService/parseReactStepRequest.js';
 import { REPO_ROOT, STACK_FRAME, runCli } from '../support/cli.js';
 import { validFlow } from '../flows/flowFixtures.js';
 import { codeBlocks, section } from './docPages.js';
@@ -14,6 +15,7 @@ import { codeBlocks, section } from './docPages.js';
 
 const stopping = codeBlocks(section('docs/budgets.md', '## A run stopping at its budget'));
 const setting = codeBlocks(section('docs/budgets.md', '## Setting a budget')).filter((block) => block.lang === 'json');
+const session = codeBlocks(section('docs/budgets.md', '## A budget for a step-service session')).filter((block) => block.lang === 'json');
 
 let dir: string;
 beforeAll(async () => {
@@ -58,5 +60,11 @@ describe('the budgets page', () => {
     expect(budget?.priceOf('gpt-4o-mini-2024-07-18')).toEqual({ input: 0.15, output: 0.6 });
     // A cost limit needs a price: a model nobody priced is refused.
     await expect(runBudgetFor(config, 'mistral-large')).rejects.toMatchObject({ code: 'BUDGET_CONFIG_INVALID' });
+  });
+
+  it('should show a step request with a session budget that the step service takes', () => {
+    expect(session).toHaveLength(1);
+    const request = parseReactStepRequest(JSON.parse(session[0]?.code ?? '{}'));
+    expect(request.session_budget).toEqual({ maxTokens: 50_000, maxCost: 0.25 });
   });
 });
