@@ -5,6 +5,7 @@ import type { TokenUsage } from '../../src/contracts/schema-types.js';
 import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { fold } from '../../src/events/evolve.js';
 import { DEFAULT_MODEL_PRICES, priceIn, runBudgetFor } from '../../src/runtime/runBudgetFor.js';
+import { terminateReasonOf } from '../../src/agents/terminateReason.js';
 import { agentConfig, answer, countingTool, runScripted } from '../support/harness.js';
 
 // The budget guards of the pure statechart, fed by the usage folded from the log, and the budget's
@@ -44,6 +45,13 @@ describe('a run with a budget, in the statechart', () => {
   it('should leave a run without a budget unmetered: no estimate, no cost', async () => {
     const { events } = await runScripted({ answers: [answer.final('hi')] });
     expect(events.find((e) => e.type === 'model.answered')?.data).not.toHaveProperty('usage');
+  });
+});
+
+describe("a budget's ending in an agent definition's words", () => {
+  it('should be partial with a tool result to show, and an error without', () => {
+    expect(terminateReasonOf({ status: 'done_partial', reason: 'budget_exhausted' })).toBe('partial');
+    expect(terminateReasonOf({ status: 'blocked', reason: 'budget_exhausted' })).toBe('error');
   });
 });
 
