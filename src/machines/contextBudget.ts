@@ -105,7 +105,14 @@ function groupsOldestFirst(messages: readonly ChatMessage[], pinned: ReadonlySet
 // What a run may spend on its model (agent `budget`): counted as the context budget counts, so
 // both live here.
 
-/** A model's price, in US dollars per million tokens. */
+/**
+ * A model's price, in US dollars per million tokens.
+ *
+ * @example
+ * ```ts
+ * const gpt4oMini: ModelPrice = { input: 0.15, output: 0.6 };
+ * ```
+ */
 export interface ModelPrice {
   readonly input: number;
   readonly output: number;
@@ -115,6 +122,11 @@ export interface ModelPrice {
  * What one run may spend on its model, and how to meter it (agent `budget`, docs/budgets.md). The
  * host builds it (src/runtime/runBudgetFor.ts): the counter and the prices are pure functions, so
  * the guards that read it stay free of I/O and a resumed run decides as the first one did.
+ *
+ * @example
+ * ```ts
+ * const budget: RunBudget = { maxTokens: 20_000, model: 'gpt-4o', priceOf: () => undefined, countTokens: (text) => text.length };
+ * ```
  */
 export interface RunBudget {
   readonly maxTokens?: number;
@@ -127,18 +139,40 @@ export interface RunBudget {
   readonly countTokens: (text: string) => number;
 }
 
-/** What the run has spent: the fold of every `model.answered`'s usage (so it survives a crash and a resume). */
+/**
+ * What the run has spent: the fold of every `model.answered`'s usage (so it survives a crash and a resume).
+ *
+ * @example
+ * ```ts
+ * spentOf(fold(events)); // { tokens: 1452, costUsd: 0 }
+ * ```
+ */
 export function spentOf(envelope: AgentEnvelope): { readonly tokens: number; readonly costUsd: number } {
   const usage = envelope.observability.usage;
   return { tokens: usage?.totalTokens ?? 0, costUsd: usage?.costUsd ?? 0 };
 }
 
-/** The input tokens of a request's messages, counted as the context budget counts them. */
+/**
+ * The input tokens of a request's messages, counted as the context budget counts them.
+ *
+ * @example
+ * ```ts
+ * inputTokensOf([{ role: 'user', content: 'hi' }], budget); // 1 + 4 + 3
+ * ```
+ */
 export function inputTokensOf(messages: readonly ChatMessage[], budget: RunBudget): number {
   return messages.reduce((sum, message) => sum + budget.countTokens(message.content) + MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS);
 }
 
-/** Why the run may not make a call now, or undefined when it may: the budget is spent, or `nextInputTokens` alone would overspend it. */
+/**
+ * Why the run may not make a call now, or undefined when it may: the budget is spent, or
+ * `nextInputTokens` alone would overspend it.
+ *
+ * @example
+ * ```ts
+ * budgetStop(budget, envelope, 474); // "the next model call's input alone is about 474 tokens, and 48 … are left"
+ * ```
+ */
 export function budgetStop(budget: RunBudget | undefined, envelope: AgentEnvelope, nextInputTokens?: number): string | undefined {
   if (budget === undefined) return undefined;
   const { tokens, costUsd } = spentOf(envelope);
@@ -184,6 +218,11 @@ export function meteredUsage(budget: RunBudget, reported: TokenUsage | undefined
 /**
  * The ending of a run stopped by its budget: `done_partial` with what it has when a tool ran (as a
  * stop condition ends a run), else `blocked`; both keep the reason `budget_exhausted` and the error.
+ *
+ * @example
+ * ```ts
+ * budgetExhausted('the run spent 1000 tokens of its budget.maxTokens 1000', envelope).reason; // 'budget_exhausted'
+ * ```
  */
 export function budgetExhausted(why: string, envelope: AgentEnvelope): RunOutcome {
   const error = errorInfo(ErrorCode.BUDGET_EXHAUSTED, `stopped before the run's budget was overspent: ${why}`, {

@@ -241,7 +241,14 @@ function cut(text: string): string {
 // alone: what the run spent is the fold of its log's usage, and the next request's input is
 // counted with the budget's tokenizer from the messages it would send, built here.
 
-/** The data of `run.started` for the run the context describes. */
+/**
+ * The `run.started` fact of the run the context describes.
+ *
+ * @example
+ * ```ts
+ * const envelope = evolve(context.envelope, runStartedFact(context));
+ * ```
+ */
 export function runStartedFact(context: ReactContext): RecordedFact {
   const { run, agent, tools, timeoutMs } = context.settings;
   const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
@@ -261,20 +268,43 @@ export function runStartedFact(context: ReactContext): RecordedFact {
   return { type: AgentEventType.RunStarted, iteration: 0, data };
 }
 
-/** The input tokens of the model request the context would send now (its messages as `sendModelRequest` builds them). */
+/**
+ * The input tokens of the model request the context would send now (its messages as
+ * `sendModelRequest` builds them); 0 without a budget.
+ *
+ * @example
+ * ```ts
+ * nextRequestTokens(context); // 474
+ * ```
+ */
 export function nextRequestTokens(context: ReactContext, envelope = context.envelope): number {
   const { budget, systemPrompt, contextBudget } = context.settings;
   if (budget === undefined) return 0;
   return inputTokensOf(modelMessages(systemPrompt, envelope, contextBudget).messages, budget);
 }
 
-/** Why the next model call may not be made (spent, or its input alone overspends), or undefined. */
+/**
+ * Why the next model call may not be made (spent, or its input alone overspends), or undefined.
+ *
+ * @example
+ * ```ts
+ * if (nextCallBudgetStop(context) !== undefined) console.log('the run ends budget_exhausted');
+ * ```
+ */
 export function nextCallBudgetStop(context: ReactContext): string | undefined {
   const { budget } = context.settings;
   return budget === undefined ? undefined : budgetStop(budget, context.envelope, nextRequestTokens(context));
 }
 
-/** Why a new run's first call may not be made: counted on the envelope as it will be once `run.started` is recorded. */
+/**
+ * Why a new run's first call may not be made: counted on the envelope as it will be once
+ * `run.started` is recorded.
+ *
+ * @example
+ * ```ts
+ * firstCallBudgetStop(context); // undefined unless the prompt and input alone pass the budget
+ * ```
+ */
 export function firstCallBudgetStop(context: ReactContext): string | undefined {
   const { budget } = context.settings;
   if (budget === undefined || context.settings.resume !== undefined) return undefined;
@@ -285,6 +315,11 @@ export function firstCallBudgetStop(context: ReactContext): string | undefined {
 /**
  * Why the answer just received may not be acted on: the budget is spent and it is not a valid
  * final answer (the call is paid for: a final answer still ends the run `done`).
+ *
+ * @example
+ * ```ts
+ * answerBudgetStop(context); // "the run spent 1100 tokens of its budget.maxTokens 1000" for a tool call
+ * ```
  */
 export function answerBudgetStop(context: ReactContext): string | undefined {
   const { budget } = context.settings;

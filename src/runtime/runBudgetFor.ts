@@ -8,6 +8,11 @@ import { tokenCounterFor } from './tokenCounter.js';
  * pages as of 2025-06 (OpenAI, Anthropic). Prices change: set your own in the agent's
  * `budget.prices` (they take precedence); a name matches every model it is a prefix of
  * (`claude-sonnet-4` covers `claude-sonnet-4-20250514`), the longest matching name winning.
+ *
+ * @example
+ * ```ts
+ * const prices = { ...DEFAULT_MODEL_PRICES, 'llama3.1': { input: 0, output: 0 } };
+ * ```
  */
 export const DEFAULT_MODEL_PRICES: Readonly<Record<string, ModelPrice>> = {
   'gpt-4o': { input: 2.5, output: 10 },
