@@ -60,6 +60,8 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   DECISION_MISSING: 'internal',
   DECISION_MISMATCH: 'internal',
   ITERATION_OVERFLOW: 'internal',
+  BUDGET_EXHAUSTED: 'internal',
+  BUDGET_CONFIG_INVALID: 'invalid_input',
   RUN_TIMEOUT: 'internal',
   RUN_ABORTED: 'internal',
   RUN_INPUT_INVALID: 'invalid_input',

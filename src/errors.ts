@@ -40,6 +40,10 @@ export const ErrorCode = {
 
   // Run-level outcomes that are not answer validation.
   ITERATION_OVERFLOW: 'ITERATION_OVERFLOW',
+  /** The run spent its budget (agent `budget.maxTokens` or `budget.maxCost`), or the next call's input alone would overspend it. */
+  BUDGET_EXHAUSTED: 'BUDGET_EXHAUSTED',
+  /** An agent's `budget` is not one: a limit that is not a positive number, a price that is not one, or a `maxCost` for a model with no price. */
+  BUDGET_CONFIG_INVALID: 'BUDGET_CONFIG_INVALID',
   RUN_TIMEOUT: 'RUN_TIMEOUT',
   RUN_ABORTED: 'RUN_ABORTED',
   RUN_INPUT_INVALID: 'RUN_INPUT_INVALID',

@@ -268,7 +268,7 @@ function safely<T>(callback: ((value: T) => void) | undefined, value: T): void {
 }
 
 /** The part of a run's environment that is the same for each stretch of it (start, resumes). */
-type Environment = Pick<RunEnvironment, 'transport' | 'subjects' | 'store' | 'signal' | 'clock' | 'contextBudget' | 'onEvent'>;
+type Environment = Pick<RunEnvironment, 'transport' | 'subjects' | 'store' | 'signal' | 'clock' | 'contextBudget' | 'modelName' | 'onEvent'>;
 
 /** What follows a run once it is started: where it runs, its activity, and how to go on after a question. */
 interface RunParts {
@@ -474,7 +474,7 @@ export class AgentExecutor {
       store: hosted.store,
       ...(options.signal !== undefined && { signal: options.signal }),
       ...(this.options.clock !== undefined && { clock: this.options.clock }),
-      ...(contextBudget !== undefined && { contextBudget }),
+      ...(contextBudget !== undefined && { contextBudget }), ...(hosted.served.modelName !== undefined && { modelName: hosted.served.modelName }),
       onEvent: (event) => {
         safely(options.onEvent, event);
         for (const activity of deriver.event(event)) show(activity);

@@ -26,6 +26,9 @@ export function terminateReasonOf(outcome: Pick<RunOutcome, 'status' | 'reason'>
       return 'goal';
     case 'confidence_threshold':
       return 'partial';
+    // A budget ends a run with what it has when a tool ran (done_partial), else blocked.
+    case 'budget_exhausted':
+      return outcome.status === 'done_partial' ? 'partial' : 'error';
     case 'iteration_limit':
       return 'max_turns';
     case 'escalated':

@@ -21,9 +21,18 @@ export function formatStep(step: IterationStep, color: boolean, usage?: TokenUsa
   return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}${tokens}${failed}`;
 }
 
-/** Token usage in words: `tokens 120 in / 18 out` (prompt, then completion). */
+/**
+ * Token usage in words: `tokens 120 in / 18 out` (prompt, then completion); `tokens ≈120 in / ≈18
+ * out` when counted by the tokenizer (the provider reported none), then `$0.000025` when priced.
+ */
 export function formatTokens(usage: TokenUsage): string {
-  return `tokens ${usage.promptTokens} in / ${usage.completionTokens} out`;
+  const about = usage.estimated === true ? '≈' : '';
+  return `tokens ${about}${usage.promptTokens} in / ${about}${usage.completionTokens} out${formatCost(usage)}`;
+}
+
+/** ` $0.000123` for a priced usage (budgeted runs), else nothing. */
+function formatCost(usage: TokenUsage): string {
+  return usage.costUsd === undefined ? '' : ` $${Number(usage.costUsd.toPrecision(3))}`;
 }
 
 /** The sum of token usages. */
@@ -33,6 +42,8 @@ export function sumTokens(usages: Iterable<TokenUsage>): TokenUsage {
     total.promptTokens += usage.promptTokens;
     total.completionTokens += usage.completionTokens;
     total.totalTokens += usage.totalTokens;
+    if (usage.estimated === true) total.estimated = true;
+    if (usage.costUsd !== undefined) total.costUsd = (total.costUsd ?? 0) + usage.costUsd;
   }
   return total;
 }

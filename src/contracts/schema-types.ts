@@ -55,6 +55,28 @@ export interface AgentCoreReactConfig {
   onInvalidAnswer?: {
     repair?: number;
   };
+  /**
+   * What one run may spend on its model (docs/budgets.md): checked before each model call (a call whose estimated input alone exceeds what is left is not made) and after it (the usage the provider reports, or the tokenizer's estimate). The run then ends `done_partial` (with what it has, after a tool call) or `blocked`, reason `budget_exhausted`. `{}` meters usage and cost without a limit.
+   */
+  budget?: {
+    /**
+     * Input and output tokens of all the run's model calls together.
+     */
+    maxTokens?: number;
+    /**
+     * US dollars for all the run's model calls together, by the price table.
+     */
+    maxCost?: number;
+    /**
+     * Prices per model name (or name prefix, the longest matching wins), in US dollars per million tokens, over the shipped defaults.
+     */
+    prices?: {
+      [k: string]: {
+        input: number;
+        output: number;
+      };
+    };
+  };
 }
 
 export type ModelResponse = {
@@ -190,6 +212,14 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+  /**
+   * Set when the provider reported no usage for a call (or, summed, for one of the calls): the counts are the tokenizer's estimate (gpt-tokenizer), made only for a run with a budget.
+   */
+  estimated?: true;
+  /**
+   * What the call (summed: the calls) cost in US dollars by the run's price table (agent `budget.prices` over the shipped defaults), set for a run with a budget whose model has a price.
+   */
+  costUsd?: number;
 }
 
 export interface RunOutcome {
@@ -206,7 +236,8 @@ export interface RunOutcome {
     | 'memory_error'
     | 'timeout'
     | 'aborted'
-    | 'wait_expired';
+    | 'wait_expired'
+    | 'budget_exhausted';
   answer?: string;
   /**
    * Why a stop condition ended the run, in words (done_partial): the answer is then what the run had.

@@ -56,8 +56,9 @@ const { ModelRequested, ModelAnswered, ToolRequested, ToolCompleted, ToolApprove
  * wait, which iteration) against the run's config.
  */
 export const EVENT_ORDER: { readonly [T in AgentEventType]: EventOrder } = {
-  // Recorded with the first model.requested: a log cut between the two asks the model.
-  [AgentEventType.RunStarted]: { next: [ModelRequested], resumeAt: 'model', waits: [] },
+  // Recorded with the first model.requested (a log cut between the two asks the model), or with
+  // the end when the first call's input alone is over the run's budget.
+  [AgentEventType.RunStarted]: { next: [ModelRequested, MemoryRequested, RunFailed], resumeAt: 'model', waits: [] },
   // Never where a run stands: the event before it is.
   [AgentEventType.RunResumed]: { next: [], resumeAt: undefined, waits: [] },
   // An answer, or the end: a model failure, an abort, the timeout.

@@ -380,12 +380,12 @@ function replacedLast<T>(items: readonly T[], item: T): T[] {
 }
 
 function addUsage(total: TokenUsage | undefined, more: TokenUsage): TokenUsage {
-  if (!total) return { promptTokens: more.promptTokens, completionTokens: more.completionTokens, totalTokens: more.totalTokens };
-  return {
-    promptTokens: total.promptTokens + more.promptTokens,
-    completionTokens: total.completionTokens + more.completionTokens,
-    totalTokens: total.totalTokens + more.totalTokens,
-  };
+  const sum: TokenUsage = total
+    ? { promptTokens: total.promptTokens + more.promptTokens, completionTokens: total.completionTokens + more.completionTokens, totalTokens: total.totalTokens + more.totalTokens }
+    : { promptTokens: more.promptTokens, completionTokens: more.completionTokens, totalTokens: more.totalTokens };
+  if (total?.estimated === true || more.estimated === true) sum.estimated = true;
+  if (total?.costUsd !== undefined || more.costUsd !== undefined) sum.costUsd = (total?.costUsd ?? 0) + (more.costUsd ?? 0);
+  return sum;
 }
 
 /**

@@ -149,6 +149,7 @@ export async function runFlowFile(options: FlowRunOptions): Promise<EmbeddedRun>
   const handle = startRun({
     ...environment(options, served, actors.agent, allowedSpecs(actors.toolSpecs, actors.agent)),
     ...(actors.contextBudget && { contextBudget: actors.contextBudget }),
+    modelName: actors.modelName,
     store,
     input: options.input,
     traceId,
@@ -231,6 +232,7 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
       handle = resumeRun({
         ...environment(options, served, status.started.agent, status.started.tools),
         ...(actors.contextBudget && { contextBudget: actors.contextBudget }),
+        modelName: actors.modelName,
         store,
         events,
         ...(memory && { memory }),

@@ -1,6 +1,9 @@
 import type { AgentCoreReactConfig, AgentEnvelope, Exchange, ToolCall, ToolSpec } from '../contracts/schema-types.js';
 import type { ChatMessage } from './protocol.js';
-import { fitMessages, omitOldest, type ContextBudget } from './contextBudget.js';
+import { budgetStop, fitMessages, inputTokensOf, omitOldest, type ContextBudget } from './contextBudget.js';
+import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
+import { evolve } from '../events/evolve.js';
+import type { ReactContext } from './reactTypes.js';
 
 /** The prompt every run starts from (one JSON action per iteration); `{{tools}}` becomes the allowed tools. */
 export const REACT_PROMPT_TEMPLATE = `You are an execution agent.
@@ -232,4 +235,95 @@ function asText(value: unknown): string {
 function cut(text: string): string {
   if (text.length <= MAX_OBSERVATION_CHARS) return text;
   return `${text.slice(0, MAX_OBSERVATION_CHARS)}\n[… ${text.length - MAX_OBSERVATION_CHARS} more characters cut]`;
+}
+
+// The REACT statechart's budget checks (agent `budget`, docs/budgets.md), read off the context
+// alone: what the run spent is the fold of its log's usage, and the next request's input is
+// counted with the budget's tokenizer from the messages it would send, built here.
+
+/**
+ * The `run.started` fact of the run the context describes.
+ *
+ * @example
+ * ```ts
+ * const envelope = evolve(context.envelope, runStartedFact(context));
+ * ```
+ */
+export function runStartedFact(context: ReactContext): RecordedFact {
+  const { run, agent, tools, timeoutMs } = context.settings;
+  const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
+    input: run.input,
+    startedAt: run.startedAt,
+    agent,
+    tools: [...tools],
+    ...(run.memory !== undefined && { memory: run.memory }),
+    ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
+    ...(run.flow !== undefined && { flow: run.flow }),
+    // Kept for a run resumed after a wait: each stretch of its work gets the same bound.
+    ...(timeoutMs !== undefined && { timeoutMs }),
+    ...(run.history !== undefined && { history: [...run.history] }),
+    ...(run.context !== undefined && { context: run.context }),
+    ...(run.parent !== undefined && { parent: run.parent }),
+  };
+  return { type: AgentEventType.RunStarted, iteration: 0, data };
+}
+
+/**
+ * The input tokens of the model request the context would send now (its messages as
+ * `sendModelRequest` builds them); 0 without a budget.
+ *
+ * @example
+ * ```ts
+ * nextRequestTokens(context); // 474
+ * ```
+ */
+export function nextRequestTokens(context: ReactContext, envelope = context.envelope): number {
+  const { budget, systemPrompt, contextBudget } = context.settings;
+  if (budget === undefined) return 0;
+  return inputTokensOf(modelMessages(systemPrompt, envelope, contextBudget).messages, budget);
+}
+
+/**
+ * Why the next model call may not be made (spent, or its input alone overspends), or undefined.
+ *
+ * @example
+ * ```ts
+ * if (nextCallBudgetStop(context) !== undefined) console.log('the run ends budget_exhausted');
+ * ```
+ */
+export function nextCallBudgetStop(context: ReactContext): string | undefined {
+  const { budget } = context.settings;
+  return budget === undefined ? undefined : budgetStop(budget, context.envelope, nextRequestTokens(context));
+}
+
+/**
+ * Why a new run's first call may not be made: counted on the envelope as it will be once
+ * `run.started` is recorded.
+ *
+ * @example
+ * ```ts
+ * firstCallBudgetStop(context); // undefined unless the prompt and input alone pass the budget
+ * ```
+ */
+export function firstCallBudgetStop(context: ReactContext): string | undefined {
+  const { budget } = context.settings;
+  if (budget === undefined || context.settings.resume !== undefined) return undefined;
+  const started = evolve(context.envelope, runStartedFact(context));
+  return budgetStop(budget, started, nextRequestTokens(context, started));
+}
+
+/**
+ * Why the answer just received may not be acted on: the budget is spent and it is not a valid
+ * final answer (the call is paid for: a final answer still ends the run `done`).
+ *
+ * @example
+ * ```ts
+ * answerBudgetStop(context); // "the run spent 1100 tokens of its budget.maxTokens 1000" for a tool call
+ * ```
+ */
+export function answerBudgetStop(context: ReactContext): string | undefined {
+  const { budget } = context.settings;
+  const { validation } = context;
+  if (budget === undefined || (validation?.ok === true && validation.answer.action === 'final')) return undefined;
+  return budgetStop(budget, context.envelope);
 }

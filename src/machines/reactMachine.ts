@@ -61,6 +61,7 @@ export const reactMachine = reactSetup.createMachine({
       memory: input.memory,
       effects: input.effects,
       contextBudget: input.contextBudget,
+      budget: input.budget,
     },
     envelope: input.resume?.envelope ?? emptyEnvelope(input.traceId),
     validation: undefined,
@@ -83,6 +84,8 @@ export const reactMachine = reactSetup.createMachine({
   states: {
     [ReactState.Starting]: {
       always: [
+        // A first call whose input alone overspends the budget is not made (src/machines/contextBudget.ts).
+        { guard: 'firstCallOverBudget', target: to(ReactState.Concluding), actions: ['recordRunStarted', 'endWithBudgetExhausted'] },
         { guard: 'startsNewRun', target: to(ReactState.AwaitingModel), actions: ['recordRunStarted', 'recordModelRequested'] },
         // A resumed run enters the state its log ends in (src/machines/reactState.ts).
         ...resumeTransitions(),
@@ -97,6 +100,8 @@ export const reactMachine = reactSetup.createMachine({
     },
     [ReactState.Validating]: {
       always: [
+        // Past its budget, a run acts on nothing but a valid final answer.
+        { guard: 'answerOverBudget', target: to(ReactState.Concluding), actions: 'endWithBudgetExhausted' },
         { guard: 'answerNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordAnswerRejected', 'recordModelRequested'] },
         { guard: 'answerIsInvalid', target: to(ReactState.Concluding), actions: 'endWithRejectedAnswer' },
         { guard: 'outputNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordOutputRejected', 'recordModelRequested'] },
@@ -151,6 +156,7 @@ export const reactMachine = reactSetup.createMachine({
       always: [
         { guard: 'confidenceThresholdReached', target: to(ReactState.Concluding), actions: 'endWithConfidenceStop' },
         { guard: 'iterationLimitReached', target: to(ReactState.Concluding), actions: 'endWithIterationLimit' },
+        { guard: 'nextCallOverBudget', target: to(ReactState.Concluding), actions: 'endWithBudgetExhausted' },
         { target: to(ReactState.AwaitingModel), actions: ['recordModelRequested'] },
       ],
     },

@@ -21,7 +21,7 @@ import { evolve } from '../events/evolve.js';
 import { validateModelAnswer, type AnswerPosition, type AnswerValidation } from '../validation/validateModelAnswer.js';
 import { answerForLog } from '../validation/answerForLog.js';
 import { Outcome } from './outcomes.js';
-import { modelMessages } from './prompt.js';
+import { answerBudgetStop, firstCallBudgetStop, modelMessages, nextCallBudgetStop, nextRequestTokens, runStartedFact } from './prompt.js';
 import type {
   FactEmitted,
   ReactContext,
@@ -35,6 +35,7 @@ import { answerRepairs, confidenceThreshold, iterationLimit, lastConfidence } fr
 import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
 import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 import { modelSwitch } from './modelSwitch.js';
+import { budgetExhausted, meteredUsage } from './contextBudget.js';
 
 /** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
 const REJECTED_TEXT_CHARS = 2_000;
@@ -212,28 +213,14 @@ export const reactSetup = setup({
       return threshold !== undefined && confidence !== undefined && confidence >= threshold;
     },
     iterationLimitReached: ({ context }) => context.envelope.state.iteration >= iterationLimit(context.settings.agent).limit,
+    firstCallOverBudget: ({ context }) => firstCallBudgetStop(context) !== undefined,
+    answerOverBudget: ({ context }) => answerBudgetStop(context) !== undefined,
+    nextCallOverBudget: ({ context }) => nextCallBudgetStop(context) !== undefined,
     savesMemory: ({ context }) => context.settings.memory !== undefined && !context.memoryDone,
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
   actions: {
-    recordRunStarted: recording(({ context }) => {
-      const { run } = context.settings;
-      const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
-        input: run.input,
-        startedAt: run.startedAt,
-        agent: context.settings.agent,
-        tools: [...context.settings.tools],
-        ...(run.memory !== undefined && { memory: run.memory }),
-        ...(run.conversationId !== undefined && { conversationId: run.conversationId }),
-        ...(run.flow !== undefined && { flow: run.flow }),
-        // Kept for a run resumed after a wait: each stretch of its work gets the same bound.
-        ...(context.settings.timeoutMs !== undefined && { timeoutMs: context.settings.timeoutMs }),
-        ...(run.history !== undefined && { history: [...run.history] }),
-        ...(run.context !== undefined && { context: run.context }),
-        ...(run.parent !== undefined && { parent: run.parent }),
-      };
-      return record({ type: AgentEventType.RunStarted, iteration: 0, data });
-    }),
+    recordRunStarted: recording(({ context }) => record(runStartedFact(context))),
     recordRunResumed: recording(({ context }) => {
       return record({
         type: AgentEventType.RunResumed,
@@ -273,10 +260,13 @@ export const reactSetup = setup({
       const data: ModelAnsweredData = { text: logged.text, durationMs: event.durationMs };
       if (tooLong) data.originalLength = event.text.length;
       data.attempts = event.attempts;
-      if (event.usage !== undefined) data.usage = event.usage;
+      const switched = modelSwitch(event.answeredBy, event.fallbacks);
+      // A budgeted run meters every call: the provider's usage or the tokenizer's estimate, priced.
+      const { budget } = context.settings;
+      if (budget !== undefined) data.usage = meteredUsage(budget, event.usage, event.usage ? 0 : nextRequestTokens(context), event.text, switched?.answeredBy.model ?? budget.model);
+      else if (event.usage !== undefined) data.usage = event.usage;
       if (logged.thoughtHidden) data.thoughtHidden = true;
       if (logged.rejection !== undefined) data.rejection = logged.rejection;
-      const switched = modelSwitch(event.answeredBy, event.fallbacks);
       if (switched !== undefined) Object.assign(data, switched);
       const fact: RecordedFact = { type: AgentEventType.ModelAnswered, iteration: context.envelope.state.iteration, data };
       return record(fact, { validation, answerLength: tooLong ? event.text.length : undefined });
@@ -437,6 +427,11 @@ export const reactSetup = setup({
     endWithIterationLimit: assign(({ context }) => {
       const { limit, byCondition } = iterationLimit(context.settings.agent);
       return { ending: ending(AgentEventType.RunCompleted, Outcome.iterationLimit(limit, byCondition)) };
+    }),
+    endWithBudgetExhausted: assign(({ context }) => {
+      const why = answerBudgetStop(context) ?? nextCallBudgetStop(context) ?? 'the budget is spent';
+      const outcome = budgetExhausted(why, context.envelope);
+      return { ending: ending(outcome.status === 'blocked' ? AgentEventType.RunFailed : AgentEventType.RunCompleted, outcome) };
     }),
     endWithTimeout: assign(({ context }) => ({ ending: ending(AgentEventType.RunFailed, Outcome.timedOut(context.settings.timeoutMs)) })),
     endWithAbort: assign(({ event }) => ({

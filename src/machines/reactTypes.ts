@@ -15,6 +15,7 @@ import type { ResumePoint } from '../events/resumePoint.js';
 import type { MemoryAppendRequest, ModelRequest, ToolRequest, ToolResult } from './protocol.js';
 import type { AnswerRules, AnswerValidation } from '../validation/validateModelAnswer.js';
 import type { ContextBudget } from './contextBudget.js';
+import type { RunBudget } from './contextBudget.js';
 
 export type { ResumeAt } from '../events/eventOrder.js';
 export type { ResumePoint } from '../events/resumePoint.js';
@@ -66,6 +67,8 @@ export interface ReactMachineInput {
    * fit (never the system prompt or the input) and `model.requested` logs how many.
    */
   readonly contextBudget?: ContextBudget;
+  /** What the run may spend on its model (agent `budget`): metered on each `model.answered`, checked before each call. */
+  readonly budget?: RunBudget;
 }
 
 /** What does not change during a run: kept in one context member, so each update copies little. */
@@ -81,6 +84,7 @@ export interface ReactSettings {
   readonly memory: RunMemorySettings | undefined;
   readonly effects: (() => unknown) | undefined;
   readonly contextBudget: ContextBudget | undefined;
+  readonly budget: RunBudget | undefined;
 }
 
 /** The machine's context. The envelope in it is only ever changed through `evolve`. */

@@ -43,6 +43,8 @@ export interface AgentActors {
   /** The memory's subjects and turns, when a memory node is wired. */
   readonly memory?: Omit<RunMemory, 'conversationId'>;
   readonly checkInput?: InputValidator;
+  /** The model node's model name: the agent's `budget` prices and counts its calls by it. */
+  readonly modelName: string;
   /** Stops serving and releases what the tools hold (a `tool.postgres` pool). */
   close(): Promise<void>;
 }
@@ -110,6 +112,7 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
     subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name) },
     ...(runMemory !== undefined && { memory: runMemory }),
     ...(plan.checkInput !== undefined && { checkInput: plan.checkInput }),
+    modelName: plan.model.config.model ?? '',
     async close() {
       if (closed) return;
       closed = true;

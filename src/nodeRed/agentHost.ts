@@ -266,7 +266,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
         const handle = startRun({
           agent: ready.agent,
           tools: ready.tools,
-          transport: ready.transport,
+          transport: ready.transport, modelName: ready.modelName,
           subjects: ready.subjects,
           store: log.store,
           input,
@@ -327,7 +327,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
           // The log decides what the agent is: its config and tools as recorded when the run started.
           agent: status.started.agent,
           tools: status.started.tools,
-          transport: ready.transport,
+          transport: ready.transport, modelName: ready.modelName,
           subjects: ready.subjects,
           store: run.log.store,
           events: run.events,

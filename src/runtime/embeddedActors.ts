@@ -29,6 +29,8 @@ export interface ServedActors {
   readonly tools: readonly ToolSpec[];
   readonly prefix: string;
   readonly memorySubjects?: { readonly loadSubject: string; readonly appendSubject: string };
+  /** The served model's name at its provider, when it has one: a run's budget prices and counts by it. */
+  readonly modelName?: string;
   /** Stops serving (and closes the transport if it was created here). */
   close(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export function serveActors(options: EmbeddedActorsOptions): ServedActors {
     prefix,
     subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name) },
     tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+    ...(options.model.model !== undefined && { modelName: options.model.model }),
     ...(options.memory && {
       memorySubjects: { loadSubject: Subject.memoryLoad(prefix, memoryId), appendSubject: Subject.memoryAppend(prefix, memoryId) },
     }),

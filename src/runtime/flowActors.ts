@@ -43,6 +43,8 @@ export interface FlowActors {
   readonly checkInput?: InputValidator;
   /** The model's window, when its node sets `contextTokens`: requests leave out the oldest messages to fit. */
   readonly contextBudget?: ContextBudget;
+  /** The model node's model name: the agent's `budget` prices and counts its calls by it. */
+  readonly modelName: string;
   /**
    * Releases what the tools hold (a `tool.postgres` pool): call it once the run is over and the
    * actors are no longer served. Never rejects; safe to call more than once.
@@ -77,6 +79,7 @@ export async function buildFlowActors(flow: ResolvedFlow, options: FlowActorOpti
     ...(memory && { memory }),
     ...(plan.checkInput && { checkInput: plan.checkInput }),
     ...(contextBudget && { contextBudget }),
+    modelName: plan.model.config.model ?? '',
     close,
   };
 }

@@ -8,6 +8,7 @@ import { systemClock } from './clock.js';
 import { randomIds, type IdSource } from './ids.js';
 import { checkMemoryRecord } from './dataLimits.js';
 import { RunWaitingError } from './runWaitingError.js';
+import type { RunBudget } from '../machines/contextBudget.js';
 import { launch, type RunEnvironment, type RunHandle, type RunMemory, type RunResult } from './runSession.js';
 import type { RunStart } from '../machines/reactTypes.js';
 
@@ -55,7 +56,8 @@ export function startRun(options: StartRunOptions): RunHandle {
     const run = runStart(options.input, new Date(clock.now()).toISOString(), options);
     if (memory !== undefined) run.memory = memory;
     if (options.memory) run.conversationId = options.memory.conversationId;
-    return { run };
+    const budget = await budgetOf(options);
+    return budget === undefined ? { run } : { run, budget };
   });
 }
 
@@ -119,7 +121,9 @@ export function resumeRun(options: ResumeRunOptions): RunHandle {
     const run = runStart(started.input, started.startedAt, started);
     if (started.memory !== undefined) run.memory = started.memory;
     if (started.conversationId !== undefined) run.conversationId = started.conversationId;
-    return { run, resume: point, ...(answer !== undefined && point.wait !== undefined && { answer: { answer, wait: point.wait } }) };
+    // The agent the host passes is the one the log recorded: the budget resumes as it started.
+    const budget = await budgetOf(options);
+    return { run, resume: point, ...(budget !== undefined && { budget }), ...(answer !== undefined && point.wait !== undefined && { answer: { answer, wait: point.wait } }) };
   });
 }
 
@@ -134,6 +138,13 @@ function runStart(input: unknown, startedAt: string, from: Pick<RunStart, 'flow'
   if (from.context !== undefined) run.context = from.context;
   if (from.parent !== undefined) run.parent = from.parent;
   return run;
+}
+
+/** The run's budget, when its agent sets one: loaded on demand (the tokenizer and prices are not on the root import's path). */
+async function budgetOf(options: RunEnvironment): Promise<RunBudget | undefined> {
+  if (options.agent.budget === undefined) return undefined;
+  const { runBudgetFor } = await import('./runBudgetFor.js');
+  return runBudgetFor(options.agent, options.modelName ?? '');
 }
 
 /** The handle of a run that needs no process: finished, or parked in a wait. */

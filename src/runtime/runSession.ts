@@ -2,7 +2,7 @@ import { createActor, type Actor, type InspectionEvent } from 'xstate';
 import type { AgentCoreReactConfig, AgentEnvelope, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
 import type { EventStore } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import type { ContextBudget } from '../machines/contextBudget.js';
+import type { ContextBudget, RunBudget } from '../machines/contextBudget.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 import type { TextActionRules } from '../validation/validateTextAnswer.js';
 import type { DecisionContract } from '../machines/protocol.js';
@@ -23,13 +23,11 @@ import { redactReply } from './redactReply.js';
 import { redactSecrets } from '../secrets/secrets.js';
 import { RunWaitingError } from './runWaitingError.js';
 import { transportActorLogic, type ActorSubjects, type TransportEffects } from './transportActor.js';
-
-
 /** The REACT machine with the real transport actor: provided once, shared by every run. */
 export const runtimeMachine = reactMachine.provide({ actors: { transport: transportActorLogic } });
 
 /** What a run starts from: its start, and for a resumed run where it resumes and the answer it takes. */
-export type PreparedRun = Pick<ReactMachineInput, 'run'> & { resume?: ResumePoint; answer?: { answer: WaitAnswer; wait: RunWait } };
+export type PreparedRun = Pick<ReactMachineInput, 'run'> & { resume?: ResumePoint; answer?: { answer: WaitAnswer; wait: RunWait }; budget?: RunBudget };
 
 type RuntimeActor = Actor<typeof runtimeMachine>;
 type Ending = 'ended' | 'waiting' | 'failed';
@@ -98,7 +96,7 @@ class RunSession implements RunHandle {
     return this.running;
   }
 
-  private start(options: RunEnvironment, { run, resume, answer }: PreparedRun): void {
+  private start(options: RunEnvironment, { run, resume, answer, budget }: PreparedRun): void {
     const { traceId, clock } = this;
     try {
       // With telemetry on, the stretch's span follows its events and its requests carry the trace.
@@ -128,7 +126,7 @@ class RunSession implements RunHandle {
       if (options.timeoutMs !== undefined) input.timeoutMs = options.timeoutMs;
       if (resume !== undefined) input.resume = resume;
       if (options.memory) input.memory = { conversationId: options.memory.conversationId, maxTurns: options.memory.maxTurns ?? 20 };
-      if (options.contextBudget !== undefined) input.contextBudget = options.contextBudget;
+      Object.assign(input, options.contextBudget && { contextBudget: options.contextBudget }, budget && { budget });
       if (this.stopped) throw stoppedError(traceId);
       const running = createActor(runtimeMachine, options.inspect === undefined ? { input } : { input, inspect: options.inspect });
       this.running = running;
@@ -349,6 +347,8 @@ export interface RunMemory {
  */
 export interface RunEnvironment {
   readonly agent: AgentCoreReactConfig;
+  /** The model's name, for the agent's `budget`: its prices and its tokenizer (src/runtime/runBudgetFor.ts). */
+  readonly modelName?: string;
   /** The allowed tools, as the model is told about them. */
   readonly tools: readonly ToolSpec[];
   readonly transport: Transport;
@@ -374,11 +374,7 @@ export interface RunEnvironment {
   readonly contextBudget?: ContextBudget;
   /** Also take answers in the text ReAct form (`Action: name(…)`), as the step service's sessions do. */
   readonly textActions?: TextActionRules;
-  /**
-   * The session the run belongs to when that is not a memory's conversation (a step-service
-   * session, whose queries are runs of their own): telemetry records it as
-   * `gen_ai.conversation.id`, so a session's traces can be found together. The log does not.
-   */
+  /** A step-service session the run belongs to: telemetry's `gen_ai.conversation.id` (not logged), to find a session's traces together. */
   readonly sessionId?: string;
 }
 

@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../runtime/clock.js';
 import { serveActors } from '../runtime/embeddedActors.js';
 import type { RunHandle } from '../runtime/runSession.js';
 import { startRun } from '../host/admission.js';
-import { DEFAULT_ANSWER_RESERVE, budgetOf } from '../runtime/contextBudgetFor.js';
+import { agentFor, contextBudgetFor, sessionBudgetLeft } from './stepAgent.js';
 import { limitToolResult } from '../runtime/dataLimits.js';
 import { redactReply } from '../runtime/redactReply.js';
 import { parseTextAction, parseToolSignatures, type ToolSignature } from '../validation/actionSyntax.js';
@@ -161,12 +161,15 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
   // A query with no iteration left is answered without asking the model, or starting its run (a
   // run's log keeps its limit, at least 1).
   if (!step.exists && iterationLimit(request, position, undefined) === 0) return noIterationLeft(step);
+  // What the session's earlier queries left of its budget is this query's run's budget.
+  const left = await sessionBudgetLeft(request, position.queryNumber, step.options.logs);
+  if (left !== undefined && 'code' in left) return noIterationLeft(step, left);
   const actors = serveActors({ model, tools: [] });
   const store = await step.options.logs.open(traceId);
   try {
     const logged = step.exists ? (await store.read(traceId)).events[0] : undefined;
-    const agent = agentFor(request, tools, iterationLimit(request, position, logged));
-    const budget = await budgetFor(request);
+    const agent = agentFor(request, tools, iterationLimit(request, position, logged), left);
+    const budget = await contextBudgetFor(request);
     const environment = {
       ...actors,
       agent,
@@ -175,6 +178,7 @@ async function runStep(step: StepRun): Promise<ReactStepResponse> {
       clock: step.clock,
       textActions: { signatures },
       ...(budget !== undefined && { contextBudget: budget }),
+      modelName: step.model.model ?? request.llm_config.modelName,
       // Each query of a session is a run (a trace) of its own: telemetry ties them by the session.
       sessionId: request.session_id,
     };
@@ -282,7 +286,8 @@ function respond(
   const outcome: RunOutcome | undefined = envelope.observability.outcome;
   const lastText = liveAnswer ?? lastLoggedText(answers);
   const thought = liveAnswer === undefined ? null : thoughtOf(liveAnswer);
-  const base = { session_id: request.session_id, trace_id: traceId, thought, updated_conversation_history: history, iterations_remaining: remaining };
+  const { usage } = envelope.observability;
+  const base = { session_id: request.session_id, trace_id: traceId, thought, updated_conversation_history: history, iterations_remaining: remaining, ...(usage !== undefined && { usage }) };
   if (outcome === undefined) {
     const call = calls[calls.length - 1];
     if (call === undefined || call.status !== 'requested') {
@@ -366,13 +371,15 @@ function iterationLimit(request: ReactStepRequest, position: SessionPosition, st
   return left;
 }
 
-/** The answer to a query its client gave no iteration (`max_iterations_left: 0`). */
-function noIterationLeft(step: StepRun): ReactStepResponse {
+/** The answer to a query its client gave no iteration (`max_iterations_left: 0`), or whose session spent its budget. */
+function noIterationLeft(step: StepRun, spent?: ErrorInfo): ReactStepResponse {
   const { request, position } = step;
   const asked: ConversationTurn[] = position.newQuery ? [{ role: 'user', content: position.query, timestamp: new Date(step.clock.now()).toISOString() }] : [];
-  const error = errorInfo(ErrorCode.ITERATION_OVERFLOW, 'the step has no iteration left (max_iterations_left is 0): the model was not asked', {
-    hint: 'send the query with max_iterations_left of 1 or more',
-  });
+  const error =
+    spent ??
+    errorInfo(ErrorCode.ITERATION_OVERFLOW, 'the step has no iteration left (max_iterations_left is 0): the model was not asked', {
+      hint: 'send the query with max_iterations_left of 1 or more',
+    });
   return {
     session_id: request.session_id,
     thought: null,
@@ -383,29 +390,6 @@ function noIterationLeft(step: StepRun): ReactStepResponse {
     status: 'error',
     error: { code: error.code, message: error.message, ...(error.hint !== undefined && { hint: error.hint }) },
   };
-}
-
-function agentFor(request: ReactStepRequest, tools: readonly ToolSpec[], maxIterations: number): AgentCoreReactConfig {
-  const segment = request.available_tools_prompt_segment;
-  return {
-    strategy: 'react',
-    maxIterations,
-    allowedTools: tools.map((tool) => tool.name),
-    stopConditions: [],
-    debug: false,
-    // The step's answer carries the model's thought, which the client shows its user: asked for
-    // here over the base prompt's "do not explain", in either answer form.
-    instructions:
-      'Unlike the rule above, begin every answer with one short sentence of reasoning for the user: a "thought" member in the JSON answer.\n' +
-      'You may also answer in this form: "Thought: <your reasoning>" then "Action: tool_name(param=\\"value\\")", or "Final Answer: <answer>".' +
-      (segment !== undefined && segment.trim() !== '' ? `\n\n${segment}` : ''),
-  };
-}
-
-async function budgetFor(request: ReactStepRequest) {
-  const { tokenLimit, reservedOutputTokens, modelName } = request.llm_config;
-  if (tokenLimit === undefined) return undefined;
-  return budgetOf(modelName, tokenLimit, reservedOutputTokens ?? Math.min(DEFAULT_ANSWER_RESERVE, Math.floor(tokenLimit / 4)));
 }
 
 /** Earlier turns as the model is shown them: observations as the user's messages. */

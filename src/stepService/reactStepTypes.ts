@@ -1,3 +1,4 @@
+import type { TokenUsage } from '../contracts/schema-types.js';
 import type { ErrorInfo } from '../errors.js';
 
 /**
@@ -42,6 +43,8 @@ export interface ReactStepRequest {
   /** Used for this request's model calls only: never stored, logged or echoed. */
   readonly user_api_keys?: { readonly llmKey?: string };
   readonly max_iterations_left?: number;
+  /** What the whole session may spend on its model (docs/budgets.md): each query's run gets what the earlier ones left. */
+  readonly session_budget?: { readonly maxTokens?: number; readonly maxCost?: number };
 }
 
 /** What a step decided. */
@@ -65,6 +68,8 @@ export interface ReactStepResponse {
   readonly direct_response: string | null;
   readonly updated_conversation_history: readonly ConversationTurn[];
   readonly iterations_remaining: number;
+  /** What this query's run has spent on its model so far, as its log's fold says. */
+  readonly usage?: TokenUsage;
   readonly status: ReactStepStatus;
   /** With status `error`: what went wrong. */
   readonly error?: ErrorInfo;

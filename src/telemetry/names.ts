@@ -34,6 +34,10 @@ export const TelemetryAttribute = {
   RedflowSeq: 'redflow.seq',
   /** True on the span of a run's stretch that continues it from its log (a resume, a takeover, an answer). */
   RedflowResumed: 'redflow.resumed',
+  /** A budgeted run's model cost in US dollars (agent `budget`, by its price table), on the run span and each model.answered event. */
+  RedflowUsageCostUsd: 'redflow.usage.cost_usd',
+  /** True when a budgeted run's token counts include the tokenizer's estimate (a provider reported none). */
+  RedflowUsageEstimated: 'redflow.usage.estimated',
   RedflowOutcomeStatus: 'redflow.outcome.status',
   RedflowOutcomeReason: 'redflow.outcome.reason',
   /** How a stretch left a run that did not end in it: `waiting` (parked in a wait), `stopped`. */

@@ -43,6 +43,8 @@ export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetr
   let inputTokens = 0;
   let outputTokens = 0;
   let usageSeen = false;
+  let costUsd: number | undefined;
+  let estimated = false;
   let over = false;
 
   const ending = (event: AgentEvent & { type: 'run.completed' | 'run.failed' }) => {
@@ -74,6 +76,8 @@ export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetr
             usageSeen = true;
             inputTokens += event.data.usage.promptTokens;
             outputTokens += event.data.usage.completionTokens;
+            if (event.data.usage.costUsd !== undefined) costUsd = (costUsd ?? 0) + event.data.usage.costUsd;
+            if (event.data.usage.estimated === true) estimated = true;
           }
           break;
         case 'run.completed':
@@ -90,6 +94,8 @@ export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetr
       over = true;
       instruments.runsActive.add(-1, agent);
       if (usageSeen) span.setAttributes({ [TelemetryAttribute.UsageInputTokens]: inputTokens, [TelemetryAttribute.UsageOutputTokens]: outputTokens });
+      if (costUsd !== undefined) span.setAttribute(TelemetryAttribute.RedflowUsageCostUsd, costUsd);
+      if (estimated) span.setAttribute(TelemetryAttribute.RedflowUsageEstimated, true);
       if (error !== undefined) {
         const code = (error as { code?: unknown } | null)?.code;
         if (code === ErrorCode.RUN_WAITING) span.setAttribute(TelemetryAttribute.RedflowLeft, 'waiting');
@@ -121,6 +127,7 @@ function eventAttributes(event: AgentEvent): Attributes {
   if (typeof data.idempotencyKey === 'string') attributes[TelemetryAttribute.ToolCallId] = data.idempotencyKey;
   if (typeof data.ok === 'boolean') attributes[TelemetryAttribute.RedflowToolOk] = data.ok;
   if (typeof data.error?.code === 'string') attributes[TelemetryAttribute.ErrorType] = data.error.code;
+  if (event.type === 'model.answered' && event.data.usage?.costUsd !== undefined) attributes[TelemetryAttribute.RedflowUsageCostUsd] = event.data.usage.costUsd;
   if (event.type === 'run.completed' || event.type === 'run.failed') {
     attributes[TelemetryAttribute.RedflowOutcomeStatus] = event.data.outcome.status;
     attributes[TelemetryAttribute.RedflowOutcomeReason] = event.data.outcome.reason;

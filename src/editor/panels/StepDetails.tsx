@@ -115,7 +115,9 @@ function ModelCall({ model }: { model: ModelCallDetails }) {
         {usage && (
           <span data-testid="step-usage">
             {' '}
-            · tokens {usage.promptTokens} in / {usage.completionTokens} out / {usage.totalTokens} total
+            · tokens {usage.estimated ? '≈' : ''}
+            {usage.promptTokens} in / {usage.completionTokens} out / {usage.totalTokens} total
+            {usage.costUsd !== undefined && ` · $${Number(usage.costUsd.toPrecision(3))}`}
           </span>
         )}
       </p>

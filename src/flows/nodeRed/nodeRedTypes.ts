@@ -73,6 +73,7 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       outputSchema: FieldKind.Json,
       outputRepair: FieldKind.Boolean,
       onInvalidAnswer: FieldKind.Json,
+      budget: FieldKind.Json,
     },
   },
   [NodeRedType.Model]: {

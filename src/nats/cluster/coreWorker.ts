@@ -220,7 +220,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     subjects,
     store,
     attemptTimeoutMs: options.attemptTimeoutMs ?? 30_000,
-    ...(contextBudget !== undefined && { contextBudget }),
+    ...(contextBudget !== undefined && { contextBudget }), modelName: plan.model.config.model ?? '',
     ...(options.onEvent !== undefined && { onEvent: options.onEvent }),
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
   };
