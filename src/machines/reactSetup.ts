@@ -1,4 +1,4 @@
-import { assertEvent, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
+import { assertEvent, assign, fromCallback, sendTo, setup } from 'xstate';
 import type {
   Handoff,
   HumanQuestion,
@@ -6,9 +6,7 @@ import type {
   MemoryRequestedData,
   ModelAnsweredData,
   ModelRequestedData,
-  RunEndedData,
   RunEnding,
-  RunOutcome,
   ToolApprovedData,
   ToolCompletedData,
   ToolDeniedData,
@@ -17,10 +15,12 @@ import type {
 } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
-import { evolve } from '../events/evolve.js';
-import { validateModelAnswer, type AnswerPosition, type AnswerValidation } from '../validation/validateModelAnswer.js';
+import { validateModelAnswer, type AnswerPosition } from '../validation/validateModelAnswer.js';
 import { answerForLog } from '../validation/answerForLog.js';
 import { Outcome } from './outcomes.js';
+import { ending, finalAnswerData } from './endings.js';
+import { record, recording } from './recording.js';
+import { Verifying } from './verifying.js';
 import { modelMessages } from './prompt.js';
 import type {
   FactEmitted,
@@ -39,57 +39,12 @@ import { modelSwitch } from './modelSwitch.js';
 /** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
 const REJECTED_TEXT_CHARS = 2_000;
 
-/** The data of `run.completed` for a final answer (the thought only in debug; the output checked when the agent has an outputSchema). */
-function finalAnswerData(validation: Extract<AnswerValidation, { ok: true }>, debug: boolean | undefined, checked: boolean): RunEndedData {
-  const { answer, output } = validation;
-  const data: RunEndedData = {
-    outcome:
-      output === undefined
-        ? Outcome.finalAnswer(answer.message)
-        : Outcome.structuredAnswer(answer.message ?? JSON.stringify(output.value) ?? '', output.value, output.errors, checked),
-  };
-  if (answer.confidence !== undefined) data.confidence = answer.confidence;
-  if (debug && answer.thought !== undefined) data.thought = answer.thought;
-  return data;
-}
-
-/** A run that ends with `outcome`: `run.completed` when it produced what it could, else `run.failed`. */
-function ending(type: RunEnding['type'], outcome: RunOutcome): RunEnding {
-  return { type, data: { outcome } };
-}
-
 /** The save of the run's turn (what the memory actor is asked, and what `memory.requested` logs). */
 function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['settings']['memory']>, end: RunEnding): MemoryRequestedData {
   const { outcome } = end.data;
   const turn: MemoryRequestedData['turn'] = { input: context.envelope.input, outcome: outcome.status, traceId: context.settings.traceId };
   if (outcome.answer !== undefined) turn.answer = outcome.answer;
   return { conversationId: memory.conversationId, turn, maxTurns: memory.maxTurns, ending: end };
-}
-
-/** What a recording action records: the fact, and what else of the context changes with it. */
-interface Recorded {
-  readonly fact: RecordedFact;
-  readonly more: Partial<ReactContext> | undefined;
-}
-
-/** The fact a recording action records (with `more` of the context): see {@link recording}. */
-function record(fact: RecordedFact, more?: Partial<ReactContext>): Recorded {
-  return { fact, more };
-}
-
-/**
- * A recording action: records the fact `factOf` gives (if any) in one step. The envelope becomes
- * `evolve(envelope, fact)`, and the fact is emitted for the host's recorder to stamp and append,
- * so the live envelope is the fold of the log by construction.
- */
-function recording(factOf: (args: { readonly context: ReactContext; readonly event: ReactEvent }) => Recorded | undefined) {
-  return enqueueActions<ReactContext, ReactEvent, undefined, ReactEvent, never, never, never, never, FactEmitted>(({ context, event, enqueue }) => {
-    const recorded = factOf({ context, event });
-    if (recorded === undefined) return;
-    const envelope = evolve(context.envelope, recorded.fact);
-    enqueue.assign(recorded.more === undefined ? { envelope } : { envelope, ...recorded.more });
-    enqueue.emit({ type: 'fact', fact: recorded.fact });
-  });
 }
 
 /** Where the answer being judged comes: every iteration but the first follows an observation. */
@@ -169,6 +124,9 @@ export const reactSetup = setup({
     }),
   },
   guards: {
+    answerGoesToVerification: ({ context }) => Verifying.answerGoesToVerification(context),
+    verificationPassed: ({ context }) => Verifying.passed(context),
+    verificationsExhausted: ({ context }) => Verifying.exhausted(context),
     resumesAt: ({ context }, params: { at: ResumeAt }) => context.settings.resume?.at === params.at,
     startsNewRun: ({ context }) => context.settings.resume === undefined,
     answerIsInvalid: ({ context }) => context.validation?.ok === false,
@@ -216,6 +174,18 @@ export const reactSetup = setup({
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
   actions: {
+    // The verifying state's (src/machines/verifying.ts).
+    recordVerificationRequested: recording(({ context }) => {
+      const fact = Verifying.requested(context);
+      return fact === undefined ? undefined : record(fact);
+    }),
+    sendVerificationRequest: sendTo('transport', ({ context }): TransportCommand => Verifying.command(context)),
+    recordVerificationCompleted: recording(({ context, event }) => {
+      assertEvent(event, 'model.answer');
+      return record(Verifying.completed(context, event));
+    }),
+    endWithVerifiedAnswer: assign(({ context }) => ({ ending: Verifying.verifiedEnding(context) })),
+    endWithUnverifiedAnswer: assign(({ context }) => ({ ending: Verifying.unverifiedEnding(context) })),
     recordRunStarted: recording(({ context }) => {
       const { run } = context.settings;
       const data: Extract<RecordedFact, { type: 'run.started' }>['data'] = {
