@@ -678,6 +678,10 @@ export interface ModelLlmConfig {
    */
   answers?: unknown[];
   /**
+   * scripted: the verifier's answers when the agent verifies its final answer (docs/verification.md), by the iteration of the answer verified: { "3": { "checks": [...] } }.
+   */
+  verifications?: Record<string, unknown>;
+  /**
    * scripted: a JSON file holding the answers array, relative to the flow file.
    */
   answersFile?: string;

@@ -70,6 +70,7 @@ export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetr
           instruments.iterations.add(1, agent);
           break;
         case 'model.answered':
+        case 'verification.completed':
           if (event.data.usage !== undefined) {
             usageSeen = true;
             inputTokens += event.data.usage.promptTokens;
@@ -121,6 +122,7 @@ function eventAttributes(event: AgentEvent): Attributes {
   if (typeof data.idempotencyKey === 'string') attributes[TelemetryAttribute.ToolCallId] = data.idempotencyKey;
   if (typeof data.ok === 'boolean') attributes[TelemetryAttribute.RedflowToolOk] = data.ok;
   if (typeof data.error?.code === 'string') attributes[TelemetryAttribute.ErrorType] = data.error.code;
+  if (event.type === 'verification.completed') attributes[TelemetryAttribute.RedflowVerificationPassed] = event.data.passed;
   if (event.type === 'run.completed' || event.type === 'run.failed') {
     attributes[TelemetryAttribute.RedflowOutcomeStatus] = event.data.outcome.status;
     attributes[TelemetryAttribute.RedflowOutcomeReason] = event.data.outcome.reason;

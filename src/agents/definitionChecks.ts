@@ -1,0 +1,70 @@
+import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
+
+// The checks of a definition shared by its parts (agentDefinition.ts runs them all): kept apart so
+// the definition's file stays small.
+
+/** The agent core's ceiling on iterations. */
+export const MAX_TURNS = 20;
+
+/** The agent core's ceiling on `waitTimeoutMs`: 30 days. */
+const MAX_WAIT_TIMEOUT_MS = 2_592_000_000;
+
+/** One thing wrong with a definition: where, what, and how to fix it when that is not plain from the rest. */
+export interface Problem {
+  readonly path: string;
+  readonly message: string;
+  readonly hint?: string;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
+}
+
+/** A definition's `runConfig`: each limit in its range, and a `verification` the agent core takes. */
+export function checkRun(config: unknown, problems: Problem[]): void {
+  if (config === undefined) return;
+  if (!isObject(config)) {
+    problems.push({ path: 'runConfig', message: `must be an object, got ${describe(config)}` });
+    return;
+  }
+  const { maxTurns, timeoutMs, waitTimeoutMs, repairInvalidAnswers: repairs } = config;
+  if (maxTurns !== undefined && !(Number.isInteger(maxTurns) && (maxTurns as number) >= 1 && (maxTurns as number) <= MAX_TURNS)) {
+    problems.push({ path: 'runConfig.maxTurns', message: `must be an integer from 1 to ${MAX_TURNS}, got ${describe(maxTurns)}${typeof maxTurns === 'number' ? ` ${maxTurns}` : ''}` });
+  }
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && (timeoutMs as number) > 0)) {
+    problems.push({ path: 'runConfig.timeoutMs', message: `must be a positive integer (milliseconds), got ${describe(timeoutMs)}` });
+  }
+  if (waitTimeoutMs !== undefined && !(Number.isInteger(waitTimeoutMs) && (waitTimeoutMs as number) > 0 && (waitTimeoutMs as number) <= MAX_WAIT_TIMEOUT_MS)) {
+    problems.push({ path: 'runConfig.waitTimeoutMs', message: `must be a positive integer of at most ${MAX_WAIT_TIMEOUT_MS} (30 days, in milliseconds), got ${describe(waitTimeoutMs)}` });
+  }
+  if (repairs !== undefined && !(Number.isInteger(repairs) && (repairs as number) >= 0 && (repairs as number) <= 10)) {
+    problems.push({ path: 'runConfig.repairInvalidAnswers', message: `must be an integer from 0 to 10, got ${describe(repairs)}` });
+  }
+  checkVerification(config.verification, problems);
+}
+
+/** `runConfig.verification`: "off", "self", or { rubric?, criteria?, maxFailures? } (the agent core's `verification`). */
+function checkVerification(value: unknown, problems: Problem[]): void {
+  if (value === undefined || value === 'off' || value === 'self') return;
+  const path = 'runConfig.verification';
+  if (!isObject(value)) {
+    problems.push({ path, message: `must be "off", "self" or { rubric?, criteria?, maxFailures? }, got ${describe(value)}` });
+    return;
+  }
+  const known: ReadonlySet<string> = new Set(['rubric', 'criteria', 'maxFailures'] satisfies (keyof Exclude<NonNullable<AgentCoreReactConfig['verification']>, string>)[]);
+  for (const key of Object.keys(value)) if (!known.has(key)) problems.push({ path: `${path}.${key}`, message: 'is not a verification setting (rubric, criteria, maxFailures)' });
+  const { rubric, criteria, maxFailures } = value;
+  if (rubric !== undefined && typeof rubric !== 'string') problems.push({ path: `${path}.rubric`, message: `must be a string, got ${describe(rubric)}` });
+  if (criteria !== undefined && !(Array.isArray(criteria) && criteria.every((item) => typeof item === 'string' && item !== ''))) {
+    problems.push({ path: `${path}.criteria`, message: 'must be an array of non-empty strings' });
+  }
+  if (maxFailures !== undefined && !(Number.isInteger(maxFailures) && (maxFailures as number) >= 1 && (maxFailures as number) <= 10)) {
+    problems.push({ path: `${path}.maxFailures`, message: `must be an integer from 1 to 10, got ${describe(maxFailures)}` });
+  }
+}
