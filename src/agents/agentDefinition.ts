@@ -7,9 +7,9 @@ import type { JsonSchema } from './schemaCheck.js';
 import { jsonSchemaOf } from './schemaToJson.js';
 import type { ReactCycle } from './reactCycle.js';
 import { templateVariables } from './template.js';
-import { checkRun, describe, isObject, type Problem } from './definitionChecks.js';
+import { checkRun, describe, isObject, type Problem } from './definitionParts.js';
 
-export { MAX_TURNS } from './definitionChecks.js';
+export { DEFAULT_MAX_TURNS, MAX_TURNS } from './definitionParts.js';
 
 /**
  * What the agent is told. `${name}` in any of these texts is replaced by the run's input `name`
@@ -155,8 +155,6 @@ export function defineAgent<TOutput = unknown>(definition: AgentDefinition<TOutp
   return definition;
 }
 
-/** The turns of a definition without `runConfig.maxTurns`: an agent core's default. */
-export const DEFAULT_MAX_TURNS = 5;
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;

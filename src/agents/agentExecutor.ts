@@ -31,7 +31,7 @@ import { outputOf } from './agentOutput.js';
 import { isClientTool, servedToolOf, toolSpecOf, type AgentTool } from './agentTool.js';
 import type { DefinitionSubagents, SubagentRunner } from './definitionSubagents.js';
 import { renderTemplate } from './template.js';
-import { agentConfigOf } from './definitionAgentConfig.js';
+import { agentConfigOf } from './definitionParts.js';
 import { terminateReasonOf, type TerminateReason } from './terminateReason.js';
 
 /**

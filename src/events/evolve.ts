@@ -1,8 +1,7 @@
 import type { AgentEnvelope, ErrorInfoData, Exchange, RunOutcome, ToolCall } from '../contracts/schema-types.js';
 import { ErrorCode } from '../errors.js';
 import { AgentEventType, type RecordedFact } from './eventTypes.js';
-import { addUsage, appended, makeModel, makeObservability, makeState, makeStep, openStep, replacedLast, withParts } from './envelopeParts.js';
-import { verificationCompleted, verificationRequested } from './evolveVerification.js';
+import { addUsage, appended, makeModel, makeObservability, makeState, makeStep, openStep, replacedLast, verificationCompleted, verificationRequested, withParts } from './evolveParts.js';
 
 // Objects are built with literals and explicit optional members rather than spread-and-extend
 // (`{ ...step, tool }`): V8 takes a slow path for a spread that adds members, which made the fold

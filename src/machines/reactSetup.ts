@@ -1,4 +1,4 @@
-import { assertEvent, assign, fromCallback, sendTo, setup } from 'xstate';
+import { assertEvent, assign, enqueueActions, fromCallback, sendTo, setup } from 'xstate';
 import type {
   Handoff,
   HumanQuestion,
@@ -15,12 +15,11 @@ import type {
 } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
+import { evolve } from '../events/evolve.js';
 import { validateModelAnswer, type AnswerPosition } from '../validation/validateModelAnswer.js';
 import { answerForLog } from '../validation/answerForLog.js';
-import { Outcome } from './outcomes.js';
-import { ending, finalAnswerData } from './endings.js';
-import { record, recording } from './recording.js';
-import { Verifying } from './verifying.js';
+import { Outcome, ending, finalAnswerData } from './outcomes.js';
+import { Verifying } from './verification.js';
 import { modelMessages } from './prompt.js';
 import type {
   FactEmitted,
@@ -45,6 +44,32 @@ function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['
   const turn: MemoryRequestedData['turn'] = { input: context.envelope.input, outcome: outcome.status, traceId: context.settings.traceId };
   if (outcome.answer !== undefined) turn.answer = outcome.answer;
   return { conversationId: memory.conversationId, turn, maxTurns: memory.maxTurns, ending: end };
+}
+
+/** What a recording action records: the fact, and what else of the context changes with it. */
+interface Recorded {
+  readonly fact: RecordedFact;
+  readonly more: Partial<ReactContext> | undefined;
+}
+
+/** The fact a recording action records (with `more` of the context): see {@link recording}. */
+function record(fact: RecordedFact, more?: Partial<ReactContext>): Recorded {
+  return { fact, more };
+}
+
+/**
+ * A recording action: records the fact `factOf` gives (if any) in one step. The envelope becomes
+ * `evolve(envelope, fact)`, and the fact is emitted for the host's recorder to stamp and append,
+ * so the live envelope is the fold of the log by construction.
+ */
+function recording(factOf: (args: { readonly context: ReactContext; readonly event: ReactEvent }) => Recorded | undefined) {
+  return enqueueActions<ReactContext, ReactEvent, undefined, ReactEvent, never, never, never, never, FactEmitted>(({ context, event, enqueue }) => {
+    const recorded = factOf({ context, event });
+    if (recorded === undefined) return;
+    const envelope = evolve(context.envelope, recorded.fact);
+    enqueue.assign(recorded.more === undefined ? { envelope } : { envelope, ...recorded.more });
+    enqueue.emit({ type: 'fact', fact: recorded.fact });
+  });
 }
 
 /** Where the answer being judged comes: every iteration but the first follows an observation. */

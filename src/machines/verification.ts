@@ -1,7 +1,10 @@
-import type { AgentCoreReactConfig, AgentEnvelope, Exchange, RunEndedData, VerificationCheck } from '../contracts/schema-types.js';
-import { ErrorCode, errorInfo } from '../errors.js';
-import { VERIFICATION_SHAPE } from '../validation/validateVerification.js';
+import type { AgentCoreReactConfig, AgentEnvelope, Exchange, RunEndedData, RunEnding, VerificationCheck, VerificationCompletedData } from '../contracts/schema-types.js';
+import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
+import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
+import { iterationLimit } from '../events/stopConditions.js';
+import { finalAnswerData } from './outcomes.js';
 import type { ChatMessage } from './protocol.js';
+import type { ReactContext, ReactEvent, TransportCommand } from './reactTypes.js';
 
 // Verification before the final answer (docs/verification.md): what the `verifying` state asks
 // the verifier, and the endings it decides. Pure: everything is read off the agent and the envelope,
@@ -191,3 +194,155 @@ export function unverifiedEnding(candidate: RunEndedData, exchange: Exchange, fa
   if (candidate.confidence !== undefined) data.confidence = candidate.confidence;
   return data;
 }
+
+// The verifier's answer, judged (pure and deterministic: a resumed run judges a logged answer the same way).
+
+/** The four checks of a verification, in the order the verifier is asked them (a Chain of Verification). */
+export const VERIFICATION_CHECKS = ['completeness', 'consistency', 'correctness', 'constraints'] as const;
+
+/** One of {@link VERIFICATION_CHECKS}. */
+export type VerificationCheckName = (typeof VERIFICATION_CHECKS)[number];
+
+/** A verifier's answer judged: its four checks (and whether all passed), or why it is not the verification shape. */
+export type VerificationVerdict =
+  | { readonly ok: true; readonly passed: boolean; readonly checks: readonly VerificationCheck[] }
+  | { readonly ok: false; readonly error: ErrorInfo };
+
+/** The shape the verifier answers in, as its prompt shows it (and this file's errors quote it). */
+export const VERIFICATION_SHAPE =
+  '{"checks":[{"name":"completeness","passed":true,"basis":"…"},{"name":"consistency","passed":true,"basis":"…"},{"name":"correctness","passed":true,"basis":"…"},{"name":"constraints","passed":false,"basis":"…"}]}';
+
+/** Most of an answer an error message quotes. */
+const QUOTED_CHARS = 200;
+
+/** A model may wrap its JSON in a Markdown code fence: the JSON inside it. */
+const FENCED = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/;
+
+function invalid(message: string): VerificationVerdict {
+  return { ok: false, error: errorInfo(ErrorCode.VERIFICATION_INVALID, message, { hint: `the verifier must answer with one JSON object: ${VERIFICATION_SHAPE}` }) };
+}
+
+function quoted(text: string): string {
+  return JSON.stringify(text.length > QUOTED_CHARS ? `${text.slice(0, QUOTED_CHARS)}…` : text);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Judges a verifier's answer: one JSON object whose `checks` hold each of the four checks once,
+ * each with `passed` (a boolean) and `basis` (what it rests on, not empty). Anything else is a
+ * `VERIFICATION_INVALID` error saying what is wrong: a verification that cannot be read fails.
+ * Pure and deterministic, so a resumed run judges a logged answer the same way.
+ *
+ * @example
+ * ```ts
+ * const verdict = validateVerification('{"checks":[{"name":"completeness","passed":true,"basis":"all files scanned"}]}');
+ * verdict.ok // false: consistency, correctness and constraints are missing
+ * ```
+ */
+export function validateVerification(text: string): VerificationVerdict {
+  const trimmed = text.trim();
+  const json = FENCED.exec(trimmed)?.[1] ?? trimmed;
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return invalid(`the verifier's answer is not JSON: ${quoted(trimmed)}`);
+  }
+  if (!isObject(value) || !Array.isArray(value.checks)) return invalid(`the verifier's answer has no "checks" array: ${quoted(trimmed)}`);
+  const checks: VerificationCheck[] = [];
+  const seen = new Set<string>();
+  for (const [i, check] of value.checks.entries()) {
+    if (!isObject(check)) return invalid(`checks[${i}] is not an object`);
+    const { name, passed, basis } = check;
+    if (typeof name !== 'string' || !(VERIFICATION_CHECKS as readonly string[]).includes(name)) {
+      return invalid(`checks[${i}] has the name ${JSON.stringify(name)}, not one of ${VERIFICATION_CHECKS.join(', ')}`);
+    }
+    if (seen.has(name)) return invalid(`the check "${name}" is answered twice`);
+    if (typeof passed !== 'boolean') return invalid(`the check "${name}" has no boolean "passed"`);
+    if (typeof basis !== 'string' || basis.trim() === '') return invalid(`the check "${name}" does not say what it rests on (an empty "basis")`);
+    seen.add(name);
+    checks.push({ name: name as VerificationCheckName, passed, basis });
+  }
+  const missing = VERIFICATION_CHECKS.filter((name) => !seen.has(name));
+  if (missing.length > 0) return invalid(`the verifier's answer lacks the check${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
+  return { ok: true, passed: checks.every((check) => check.passed), checks };
+}
+
+// The `verifying` and `checkingVerification` states' guards and actions, as plain functions of the context.
+
+/** The verification of the last exchange once answered, when there is one. */
+function answered(context: ReactContext) {
+  const exchange = lastVerification(context.envelope);
+  return exchange?.status === 'answered' ? exchange : undefined;
+}
+
+/** The ending the verified answer would have: logged in `verification.requested`, read back from the envelope. */
+function candidateOf(context: ReactContext): RunEndedData {
+  return (lastVerification(context.envelope)?.output as RunEndedData | undefined) ?? { outcome: { status: 'done', reason: 'final_answer' } };
+}
+
+/** True when a failed verification leaves no room to revise: out of verifications, or of iterations. */
+function outOfVerifications(context: ReactContext): boolean {
+  const settings = verificationOf(context.settings.agent);
+  const { envelope } = context;
+  return failedVerifications(envelope) >= (settings?.maxFailures ?? 1) || envelope.state.iteration >= iterationLimit(context.settings.agent).limit;
+}
+
+/**
+ * The guards and the parts of the actions of verification, as plain functions of the context (the
+ * statechart's setup, reactSetup.ts, wraps them): a final answer goes to verification when the
+ * agent verifies; once the verifier answered, the run ends with the answer (passed), ends
+ * done_partial (failed, none left) or revises.
+ *
+ * @example
+ * ```ts
+ * guards: { verificationPassed: ({ context }) => Verifying.passed(context) }
+ * ```
+ */
+export const Verifying = {
+  /** The answer being judged is final, and the agent verifies its final answers. */
+  answerGoesToVerification(context: ReactContext): boolean {
+    return context.validation?.ok === true && context.validation.answer.action === 'final' && verificationOf(context.settings.agent) !== undefined;
+  },
+  passed(context: ReactContext): boolean {
+    const exchange = answered(context);
+    return exchange !== undefined && !verificationFailed(exchange);
+  },
+  /** Failed (it is answered and did not pass: `passed` is tried first), with no verification or iteration left. */
+  exhausted(context: ReactContext): boolean {
+    return answered(context) !== undefined && outOfVerifications(context);
+  },
+  /** `verification.requested`, with the ending the answer would have. */
+  requested(context: ReactContext): RecordedFact | undefined {
+    if (context.validation?.ok !== true) return undefined;
+    const candidate = finalAnswerData(context.validation, context.settings.agent.debug, context.settings.rules.outputCheck !== undefined);
+    return { type: AgentEventType.VerificationRequested, iteration: context.envelope.state.iteration, data: { candidate } };
+  },
+  /** The verifier's model request, for the verification waiting for its answer. */
+  command(context: ReactContext): TransportCommand {
+    const messages = verificationMessages(context.settings.agent, context.envelope, candidateOf(context));
+    return { type: 'model.request', request: { traceId: context.settings.traceId, iteration: context.envelope.state.iteration, messages, purpose: 'verification' } };
+  },
+  /** `verification.completed`: the verifier's answer judged (an unreadable one fails, with its VERIFICATION_INVALID error). */
+  completed(context: ReactContext, event: Extract<ReactEvent, { type: 'model.answer' }>): RecordedFact {
+    const verdict = validateVerification(event.text);
+    const data: VerificationCompletedData = verdict.ok
+      ? { passed: verdict.passed, checks: [...verdict.checks], durationMs: event.durationMs }
+      : { passed: false, checks: [], error: verdict.error, durationMs: event.durationMs };
+    data.attempts = event.attempts;
+    if (event.usage !== undefined) data.usage = event.usage;
+    return { type: AgentEventType.VerificationCompleted, iteration: context.envelope.state.iteration, data };
+  },
+  /** The run's ending with the verified answer. */
+  verifiedEnding(context: ReactContext): RunEnding {
+    return { type: AgentEventType.RunCompleted, data: verifiedEnding(candidateOf(context), answered(context)?.checks ?? [], failedVerifications(context.envelope)) };
+  },
+  /** The run's ending once out of verifications: done_partial with the last answer and its failed checks. */
+  unverifiedEnding(context: ReactContext): RunEnding {
+    const exchange = answered(context) ?? { iteration: 0, kind: 'verification', status: 'answered' };
+    return { type: AgentEventType.RunCompleted, data: unverifiedEnding(candidateOf(context), exchange, failedVerifications(context.envelope)) };
+  },
+} as const;

@@ -39,7 +39,7 @@ describe('the verification page (docs/verification.md)', () => {
   });
 
   it('should show the verifier shape the validation takes', async () => {
-    const { validateVerification } = await import('../../src/validation/validateVerification.js');
+    const { validateVerification } = await import('../../src/machines/verification.js');
     const shape = codeBlocks(readPage('docs/verification.md')).find((block) => block.lang === 'json')?.code ?? '';
     expect(validateVerification(shape)).toMatchObject({ ok: true, passed: false });
   });
