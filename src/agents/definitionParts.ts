@@ -1,6 +1,5 @@
-import type { AgentCoreReactConfig } from '../contracts/schema-types.js';
-import type { AgentDefinition } from './agentDefinition.js';
-import type { DefinitionSubagents } from './definitionSubagents.js';
+import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentSchema } from './schemaCheck.js';
 import { requireJsonSchema } from './schemaToJson.js';
 import { renderTemplate } from './template.js';
 
@@ -76,6 +75,22 @@ function checkVerification(value: unknown, problems: Problem[]): void {
 }
 
 /**
+ * What {@link agentConfigOf} reads of a definition (an `AgentDefinition`), by its shape: this file
+ * is imported by agentDefinition.ts, so it imports nothing of it.
+ */
+interface ConfiguredDefinition {
+  readonly promptConfig: { readonly systemPrompt: string; readonly reactCycle?: { readonly doneCriteria: readonly string[] } };
+  readonly outputConfig?: { readonly outputName: string; readonly description?: string; readonly schema: AgentSchema; readonly repair?: boolean };
+  readonly toolConfig?: { readonly tools: readonly { readonly name: string; readonly requiresApproval?: boolean }[] };
+  readonly runConfig?: {
+    readonly maxTurns?: number;
+    readonly waitTimeoutMs?: number;
+    readonly repairInvalidAnswers?: number;
+    readonly verification?: AgentCoreReactConfig['verification'];
+  };
+}
+
+/**
  * The agent config a definition runs with, its prompts filled in.
  *
  * @example
@@ -83,7 +98,7 @@ function checkVerification(value: unknown, problems: Problem[]): void {
  * agentConfigOf(definition, { person: 'Ada' }, subagents, '').maxIterations // runConfig.maxTurns, or 5
  * ```
  */
-export function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>, subagents: DefinitionSubagents, cycle: string): AgentCoreReactConfig {
+export function agentConfigOf(definition: ConfiguredDefinition, inputs: Readonly<Record<string, unknown>>, subagents: { readonly specs: readonly ToolSpec[] }, cycle: string): AgentCoreReactConfig {
   const tools = [...(definition.toolConfig?.tools ?? []), ...subagents.specs];
   const approved = (definition.toolConfig?.tools ?? []).filter((tool) => tool.requiresApproval === true).map((tool) => tool.name);
   const output = definition.outputConfig;
@@ -110,7 +125,7 @@ export function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Reco
  * The agent's `verification`, when the definition verifies its answers: its runConfig's, with the
  * REACT_CYCLE's Done Criteria added to the criteria the completeness check asks for.
  */
-function verificationOf(definition: AgentDefinition): Pick<AgentCoreReactConfig, 'verification'> {
+function verificationOf(definition: ConfiguredDefinition): Pick<AgentCoreReactConfig, 'verification'> {
   const verification = definition.runConfig?.verification;
   if (verification === undefined || verification === 'off') return {};
   const done = definition.promptConfig.reactCycle?.doneCriteria ?? [];
