@@ -129,7 +129,7 @@ function verificationOf(definition: ConfiguredDefinition): Pick<AgentCoreReactCo
   const verification = definition.runConfig?.verification;
   if (verification === undefined || verification === 'off') return {};
   const done = definition.promptConfig.reactCycle?.doneCriteria ?? [];
-  const settings = verification === 'self' ? {} : verification;
-  const criteria = [...(settings.criteria ?? []), ...done];
-  return { verification: { ...settings, ...(criteria.length > 0 && { criteria }) } };
+  if (verification === 'self') return { verification: done.length === 0 ? 'self' : { criteria: [...done] } };
+  const criteria = [...(verification.criteria ?? []), ...done];
+  return { verification: { ...verification, ...(criteria.length > 0 && { criteria }) } };
 }
