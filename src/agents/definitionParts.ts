@@ -21,10 +21,12 @@ export interface Problem {
   readonly hint?: string;
 }
 
+/** True for a plain object (not null, not an array): `isObject({})` is true. */
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A value as a problem's message names it: `describe([])` is 'an array', `describe('x')` is '"x"'. */
 export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';

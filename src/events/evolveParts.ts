@@ -10,6 +10,7 @@ type State = AgentEnvelope['state'];
 type Model = NonNullable<AgentEnvelope['model']>;
 type Observability = AgentEnvelope['observability'];
 
+/** An envelope from its parts, keeping the run's input, memory, history and context (`withParts(envelope, envelope.state, envelope.model, envelope.tools, envelope.observability)`). */
 export function withParts(
   envelope: Envelope,
   state: State,
@@ -27,6 +28,7 @@ export function withParts(
   return next;
 }
 
+/** The envelope's `state`, its optional members set only when given (`makeState(2, false, 'tool', 'lookup')`). */
 export function makeState(iteration: number, completed: boolean, lastAction: State['lastAction'], lastTool: string | undefined): State {
   const state: State = { iteration, completed };
   if (lastAction !== undefined) state.lastAction = lastAction;
@@ -34,6 +36,7 @@ export function makeState(iteration: number, completed: boolean, lastAction: Sta
   return state;
 }
 
+/** The envelope's `model`: the last prompt, and the last response when there is one (`makeModel(prompt, answer, true)`). */
 export function makeModel(lastPrompt: string | undefined, lastResponse: unknown, hasResponse: boolean): Model {
   const model: Model = {};
   if (lastPrompt !== undefined) model.lastPrompt = lastPrompt;
@@ -41,6 +44,7 @@ export function makeModel(lastPrompt: string | undefined, lastResponse: unknown,
   return model;
 }
 
+/** The envelope's `observability` with new timeline lines, usage and outcome (`makeObservability(obs, events, obs.usage, outcome)`). */
 export function makeObservability(
   obs: Observability,
   events: IterationStep[],
@@ -53,6 +57,7 @@ export function makeObservability(
   return next;
 }
 
+/** One line of the timeline (`makeStep(2, 'tool', 'lookup', 0.8, 12, undefined)`). */
 export function makeStep(
   iteration: number,
   action: IterationStep['action'],
@@ -78,19 +83,21 @@ export function openStep(events: readonly IterationStep[], iteration: number): I
   return last && last.iteration === iteration && (last.action === 'model' || last.action === 'tool') ? last : undefined;
 }
 
-/** A copy of `items` with `item` at the end (cheaper than spreading). */
+/** A copy of `items` with `item` at the end, cheaper than spreading (`appended([1], 2)` is `[1, 2]`). */
 export function appended<T>(items: readonly T[], item: T): T[] {
   const next = items.slice();
   next.push(item);
   return next;
 }
 
+/** A copy of `items` with its last one replaced (`replacedLast([1, 2], 3)` is `[1, 3]`). */
 export function replacedLast<T>(items: readonly T[], item: T): T[] {
   const next = items.slice();
   next[next.length - 1] = item;
   return next;
 }
 
+/** Token usage added up (`addUsage(total, answer.usage)`). */
 export function addUsage(total: TokenUsage | undefined, more: TokenUsage): TokenUsage {
   if (!total) return { promptTokens: more.promptTokens, completionTokens: more.completionTokens, totalTokens: more.totalTokens };
   return {

@@ -152,3 +152,12 @@ describe('verification before the final answer', () => {
     }
   });
 });
+
+describe('a log with a verification', () => {
+  it('should be refused when its agent does not verify: the step is not one the run could take', async () => {
+    const { events } = await run([answer.final('ok')], { 1: verdict() }, { verification: 'self' });
+    const started = events[0] as Extract<AgentEvent, { type: 'run.started' }>;
+    const unverified = [{ ...started, data: { ...started.data, agent: { ...started.data.agent, verification: 'off' as const } } }, ...events.slice(1)];
+    expect(pathProblem(unverified)).toMatch(/verification\.requested in a run whose agent does not verify/);
+  });
+});
