@@ -73,6 +73,7 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       outputSchema: FieldKind.Json,
       outputRepair: FieldKind.Boolean,
       onInvalidAnswer: FieldKind.Json,
+      verification: FieldKind.Json,
     },
   },
   [NodeRedType.Model]: {
@@ -95,6 +96,7 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       maxResponseBytes: FieldKind.Number,
       answers: FieldKind.Json,
       answersFile: FieldKind.Text,
+      verifications: FieldKind.Json,
     },
   },
   [NodeRedType.ToolHttp]: {
