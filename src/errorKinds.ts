@@ -77,6 +77,8 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   WAIT_ANSWER_MISMATCH: 'conflict',
   HUMAN_ANSWER_MISSING: 'internal',
   OUTPUT_INVALID: 'internal',
+  VERIFICATION_INVALID: 'internal',
+  VERIFICATION_FAILED: 'internal',
   RUN_DELEGATED: 'internal',
 
   // Model actors: a run's failure (the outcome says so), not the request's.

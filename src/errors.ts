@@ -71,6 +71,10 @@ export const ErrorCode = {
   HUMAN_ANSWER_MISSING: 'HUMAN_ANSWER_MISSING',
   /** A final answer's output does not match the agent's outputSchema (the run still ends done, with validated: false). */
   OUTPUT_INVALID: 'OUTPUT_INVALID',
+  /** The verifier's answer is not the verification shape (four checks, each passed or failed with its basis): the verification fails. */
+  VERIFICATION_INVALID: 'VERIFICATION_INVALID',
+  /** A final answer failed its verification (agent `verification`): a check failed. */
+  VERIFICATION_FAILED: 'VERIFICATION_FAILED',
   /** The run ended by handing its task to another agent (the model's delegate action). */
   RUN_DELEGATED: 'RUN_DELEGATED',
 

@@ -1,5 +1,5 @@
 import type { StandardSchemaV1 } from '@standard-schema/spec';
-import type { HistoryMessage, ModelLlmConfig } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, HistoryMessage, ModelLlmConfig } from '../contracts/schema-types.js';
 import { compileUserSchema, describeSchemaErrors, validators, type InputValidator } from '../contracts/schemas.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { DefinitionTool } from './agentTool.js';
@@ -7,6 +7,9 @@ import type { JsonSchema } from './schemaCheck.js';
 import { jsonSchemaOf } from './schemaToJson.js';
 import type { ReactCycle } from './reactCycle.js';
 import { templateVariables } from './template.js';
+import { checkRun, describe, isObject, type Problem } from './definitionParts.js';
+
+export { DEFAULT_MAX_TURNS, MAX_TURNS } from './definitionParts.js';
 
 /**
  * What the agent is told. `${name}` in any of these texts is replaced by the run's input `name`
@@ -50,6 +53,12 @@ export interface RunConfig {
    * `onInvalidAnswer.repair`, 0–10. Default 0: the first ends the run blocked with its code.
    */
   readonly repairInvalidAnswers?: number;
+  /**
+   * Verify the final answer before the run ends (docs/verification.md): "self", or { rubric?,
+   * criteria?, maxFailures? }; the agent's `verification`. Default "off". An `.agent.md` file's
+   * Done Criteria are added to the criteria.
+   */
+  readonly verification?: AgentCoreReactConfig['verification'];
 }
 
 /**
@@ -146,34 +155,10 @@ export function defineAgent<TOutput = unknown>(definition: AgentDefinition<TOutp
   return definition;
 }
 
-/** The turns of a definition without `runConfig.maxTurns`: an agent core's default. */
-export const DEFAULT_MAX_TURNS = 5;
-/** The agent core's ceiling on iterations. */
-export const MAX_TURNS = 20;
-
-/** The agent core's ceiling on `waitTimeoutMs`: 30 days. */
-const MAX_WAIT_TIMEOUT_MS = 2_592_000_000;
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const INPUT_TYPES: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object']);
-
-/** One thing wrong with a definition: where, what, and how to fix it when that is not plain from the rest. */
-interface Problem {
-  readonly path: string;
-  readonly message: string;
-  readonly hint?: string;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : typeof value;
-}
 
 /** A problem when `schema` is neither a JSON Schema nor a Standard Schema that can describe itself as one (the model must be shown it). */
 function checkSchema(schema: unknown, path: string, problems: Problem[]): void {
@@ -243,27 +228,6 @@ function checkTools(config: unknown, problems: Problem[]): void {
     if (typeof tool.execute !== 'function') problems.push({ path: `${path}.execute`, message: `must be a function, got ${describe(tool.execute)} (a tool the client runs says executor: "client")` });
     if (tool.outputSchema !== undefined) checkSchema(tool.outputSchema, `${path}.outputSchema`, problems);
   });
-}
-
-function checkRun(config: unknown, problems: Problem[]): void {
-  if (config === undefined) return;
-  if (!isObject(config)) {
-    problems.push({ path: 'runConfig', message: `must be an object, got ${describe(config)}` });
-    return;
-  }
-  const { maxTurns, timeoutMs, waitTimeoutMs, repairInvalidAnswers: repairs } = config;
-  if (maxTurns !== undefined && !(Number.isInteger(maxTurns) && (maxTurns as number) >= 1 && (maxTurns as number) <= MAX_TURNS)) {
-    problems.push({ path: 'runConfig.maxTurns', message: `must be an integer from 1 to ${MAX_TURNS}, got ${describe(maxTurns)}${typeof maxTurns === 'number' ? ` ${maxTurns}` : ''}` });
-  }
-  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && (timeoutMs as number) > 0)) {
-    problems.push({ path: 'runConfig.timeoutMs', message: `must be a positive integer (milliseconds), got ${describe(timeoutMs)}` });
-  }
-  if (waitTimeoutMs !== undefined && !(Number.isInteger(waitTimeoutMs) && (waitTimeoutMs as number) > 0 && (waitTimeoutMs as number) <= MAX_WAIT_TIMEOUT_MS)) {
-    problems.push({ path: 'runConfig.waitTimeoutMs', message: `must be a positive integer of at most ${MAX_WAIT_TIMEOUT_MS} (30 days, in milliseconds), got ${describe(waitTimeoutMs)}` });
-  }
-  if (repairs !== undefined && !(Number.isInteger(repairs) && (repairs as number) >= 0 && (repairs as number) <= 10)) {
-    problems.push({ path: 'runConfig.repairInvalidAnswers', message: `must be an integer from 0 to 10, got ${describe(repairs)}` });
-  }
 }
 
 function checkInputs(config: unknown, problems: Problem[]): Set<string> | undefined {

@@ -1,6 +1,6 @@
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentCoreReactConfig, AgentEnvelope, HistoryMessage, HumanQuestion, ParentCall, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentEnvelope, HistoryMessage, HumanQuestion, ParentCall, RunOutcome, ToolSpec } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import type { EventStore, LogProblem } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
@@ -26,12 +26,12 @@ import { takeAnswer } from '../host/takeAnswer.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
 import { createActivityDeriver, type ActivityDeriver, type AgentActivityEvent } from './activity.js';
 import { ActivityFeed } from './activityFeed.js';
-import { DEFAULT_MAX_TURNS, checkAgentDefinition, checkAgentInputs, type AgentDefinition } from './agentDefinition.js';
+import { checkAgentDefinition, checkAgentInputs, type AgentDefinition } from './agentDefinition.js';
 import { outputOf } from './agentOutput.js';
 import { isClientTool, servedToolOf, toolSpecOf, type AgentTool } from './agentTool.js';
-import { requireJsonSchema } from './schemaToJson.js';
 import type { DefinitionSubagents, SubagentRunner } from './definitionSubagents.js';
 import { renderTemplate } from './template.js';
+import { agentConfigOf } from './definitionParts.js';
 import { terminateReasonOf, type TerminateReason } from './terminateReason.js';
 
 /**
@@ -186,29 +186,6 @@ export interface AgentRun<TOutput = unknown> extends AsyncIterable<AgentActivity
   readonly repaired?: LogProblem;
   /** Ends the run as `aborted`. */
   abort(reason?: string): void;
-}
-
-/** The agent config a definition runs with, its prompts filled in. */
-function agentConfigOf(definition: AgentDefinition, inputs: Readonly<Record<string, unknown>>, subagents: DefinitionSubagents, cycle: string): AgentCoreReactConfig {
-  const tools = [...(definition.toolConfig?.tools ?? []), ...subagents.specs];
-  const approved = (definition.toolConfig?.tools ?? []).filter((tool) => tool.requiresApproval === true).map((tool) => tool.name);
-  const output = definition.outputConfig;
-  const instructions = [renderTemplate(definition.promptConfig.systemPrompt, inputs, 'promptConfig.systemPrompt')];
-  // The schema itself is in the prompt already (the agent's outputSchema): say what the output is.
-  if (output !== undefined) instructions.push(`Your final answer's output is the ${output.outputName}${output.description ? `: ${output.description}` : ''}.`);
-  if (cycle !== '') instructions.push(cycle);
-  return {
-    strategy: 'react',
-    maxIterations: definition.runConfig?.maxTurns ?? DEFAULT_MAX_TURNS,
-    allowedTools: tools.map((tool) => tool.name),
-    instructions: instructions.join('\n\n'),
-    ...(approved.length > 0 && { requiresApproval: approved }),
-    ...(definition.runConfig?.waitTimeoutMs !== undefined && { waitTimeoutMs: definition.runConfig.waitTimeoutMs }),
-    // The model is shown, and the run checks, the schema's JSON Schema: plain data, as the log keeps it.
-    ...(output !== undefined && { outputSchema: { ...requireJsonSchema(output.schema) } }),
-    ...(output?.repair === true && { outputRepair: true }),
-    ...(definition.runConfig?.repairInvalidAnswers !== undefined && { onInvalidAnswer: { repair: definition.runConfig.repairInvalidAnswers } }),
-  };
 }
 
 /** The run's input: the task with its variables filled in, or else the inputs themselves. */

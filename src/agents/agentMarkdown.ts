@@ -10,7 +10,7 @@ import type { ReactCycle, ReactCycleAction } from './reactCycle.js';
 // off the path of `import 'redflow'`.
 
 /** The keys an `.agent.md` front matter may have: one table, read by the parser and the docs. */
-export const FRONT_MATTER_KEYS = ['name', 'description', 'model', 'tools', 'limits', 'inputs', 'query', 'outputSchema', 'subagents'] as const;
+export const FRONT_MATTER_KEYS = ['name', 'description', 'model', 'tools', 'limits', 'inputs', 'query', 'outputSchema', 'subagents', 'verification'] as const;
 export type FrontMatterKey = (typeof FRONT_MATTER_KEYS)[number];
 
 /** The REACT_CYCLE subsections, by heading, and where each goes in a {@link ReactCycle}. */

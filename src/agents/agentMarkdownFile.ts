@@ -125,7 +125,8 @@ function definitionOf(parsed: ParsedAgentMarkdown, file: string, tools: Definiti
       ...(parsed.reactCycle !== undefined && { reactCycle: parsed.reactCycle }),
     },
     modelConfig: fm.model as ModelConfig,
-    ...(limits !== undefined && { runConfig: limits }),
+    // `verification` is a run setting of the definition, beside the limits (docs/verification.md).
+    ...((limits !== undefined || fm.verification !== undefined) && { runConfig: { ...limits, ...(fm.verification !== undefined && { verification: fm.verification }) } }),
     ...(tools.length > 0 && { toolConfig: { tools } }),
     ...(fm.inputs !== undefined && { inputConfig: { inputs: fm.inputs } }),
     ...(fm.outputSchema !== undefined && { outputConfig: { outputName: 'result', schema: fm.outputSchema } }),
@@ -135,7 +136,7 @@ function definitionOf(parsed: ParsedAgentMarkdown, file: string, tools: Definiti
 
 /**
  * Loads the agent an `.agent.md` file describes: its front matter (name, description, model,
- * tools, limits, inputs, query, outputSchema, subagents), its body as the system prompt, its
+ * tools, limits, inputs, query, outputSchema, subagents, verification), its body as the system prompt, its
  * REACT_CYCLE as `promptConfig.reactCycle`. Tool modules and subagents are relative to the file.
  *
  * @throws RedflowError `AGENT_MARKDOWN_INVALID` (with the line), `AGENT_REF_NOT_FOUND`,
@@ -164,7 +165,7 @@ export async function loadAgentMarkdown(file: string, options: AgentMarkdownOpti
   } catch (error) {
     if (!(error instanceof RedflowError)) throw error;
     const field = (error.path ?? '').split(/[.[]/)[0] ?? '';
-    const key = KEY_OF_FIELD[field];
+    const key = error.path?.startsWith('runConfig.verification') === true ? 'verification' : KEY_OF_FIELD[field];
     const line = (key === undefined ? undefined : parsed.keyLines[key]) ?? (field === 'promptConfig' ? parsed.bodyLine : 1);
     throw markdownError(shownAs, line, error.message, error.hint ?? 'see docs/agent-markdown.md');
   }

@@ -1,4 +1,4 @@
-import type { ErrorInfoData, RunOutcome } from '../contracts/schema-types.js';
+import type { ErrorInfoData, Exchange, RunOutcome } from '../contracts/schema-types.js';
 import type { AnswerVerdict, IterationDetails, RunDetails } from '../machines/stepDetails.js';
 import { formatOutcome } from './timeline.js';
 import { styles } from './output.js';
@@ -96,6 +96,8 @@ function formatIteration(it: IterationDetails, format: StepFormat): string[] {
   const { exchange } = it;
   if (exchange?.kind === 'output_repair') {
     lines.push(s.yellow(`  output sent back for repair: ${cut((exchange.errors ?? []).join('; '))}`));
+  } else if (exchange?.kind === 'verification') {
+    lines.push(...verificationLines(exchange, format.color, cut));
   } else if (exchange?.kind === 'answer_repair') {
     lines.push(s.yellow('  answer sent back to the model with its error (onInvalidAnswer): it answers again next iteration'));
   } else if (exchange) {
@@ -144,3 +146,14 @@ export function cutText(text: string, full: boolean): string {
 const json = (value: unknown) => JSON.stringify(value) ?? 'null';
 const ms = (value: number) => `${Math.round(value)} ms`;
 const indent = (text: string, by: number) => text.split('\n').map((part) => `${' '.repeat(by)}${part}`);
+
+/** The verification of a final answer: each check with its basis, or that the verifier is still being asked. */
+function verificationLines(exchange: Exchange, color: boolean, cut: (text: string) => string): string[] {
+  const s = styles(color);
+  if (exchange.status === 'waiting') return [s.yellow('  verification: asking the verifier (the log stops here)')];
+  if (exchange.error !== undefined) return [s.yellow(`  ✖ verification could not be read: ${errorText(exchange.error)}; the model revises its answer`)];
+  const checks = exchange.checks ?? [];
+  const passed = checks.every((check) => check.passed);
+  const head = passed ? s.green('  verification passed') : s.yellow('  ✖ verification failed: the model revises its answer');
+  return [head, ...checks.map((check) => `    ${check.passed ? s.green('✔') : s.red('✖')} ${check.name}: ${cut(check.basis)}`)];
+}

@@ -114,6 +114,13 @@ export function createProgressPrinter(output: Output) {
         case AgentEventType.AnswerRejected:
           printLastStep();
           break;
+        case AgentEventType.VerificationRequested:
+          status(`#${event.iteration}  verifying the final answer`);
+          break;
+        case AgentEventType.VerificationCompleted:
+          clear();
+          if (!event.data.passed) printLastStep();
+          break;
         case AgentEventType.MemoryRequested:
           status(`saving the turn in conversation ${event.data.conversationId}`);
           break;

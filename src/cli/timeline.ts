@@ -6,7 +6,9 @@ import { styles } from './output.js';
  * tokens are the iteration's model call, when the model reported them. A tool call that failed ends
  * with its error's code, `✖ TOOL_FAILED`, so it never reads like a success; so does the `error`
  * line of a run that ended during a tool call (`#2  error  lookup_order … ✖ RUN_TIMEOUT`), which
- * keeps the tool's name. Any other `error` line names its code in the tool's place.
+ * keeps the tool's name. Any other `error` line names its code in the tool's place. A `final`
+ * answer sent back (its output did not match the schema, or it failed its verification) ends with
+ * the code too (`✖ VERIFICATION_FAILED`): the model answered again.
  */
 export function formatStep(step: IterationStep, color: boolean, usage?: TokenUsage): string {
   const s = styles(color);
@@ -17,7 +19,7 @@ export function formatStep(step: IterationStep, color: boolean, usage?: TokenUsa
   const confidence = step.confidence === undefined ? '         ' : `conf ${step.confidence.toFixed(2)}`;
   const duration = step.durationMs === undefined ? '' : `${Math.round(step.durationMs)} ms`;
   const tokens = usage === undefined ? '' : `  ${s.dim(formatTokens(usage))}`;
-  const failed = (step.action === 'tool' || inTool) && step.code !== undefined ? `  ${s.red(`✖ ${step.code}`)}` : '';
+  const failed = (step.action === 'tool' || step.action === 'final' || inTool) && step.code !== undefined ? `  ${s.red(`✖ ${step.code}`)}` : '';
   return `  #${step.iteration}  ${action.padEnd(color ? 14 : 5)}  ${what.padEnd(22)}  ${confidence}  ${duration.padStart(8)}${tokens}${failed}`;
 }
 

@@ -77,6 +77,25 @@ export interface AgentCoreReactConfig {
       };
     };
   };
+  /**
+   * Verification before the final answer (docs/verification.md). "off" (the default): a final answer ends the run. "self", or an object: a final answer first goes through a verification turn, where the model answers four checks (completeness, consistency, correctness, constraints) against the run's input, its observations and the output contract; a failed verification is the model's next observation (revise), and after `maxFailures` failed verifications the run ends done_partial with the last answer and the failed checks.
+   */
+  verification?:
+    | ('off' | 'self')
+    | {
+        /**
+         * What the verifier holds the answer to beyond the four checks: added to its prompt.
+         */
+        rubric?: string;
+        /**
+         * What must hold before the answer is complete (an .agent.md file's Done Criteria): the completeness check asks for each.
+         */
+        criteria?: string[];
+        /**
+         * Failed verifications before the run ends done_partial (default 2).
+         */
+        maxFailures?: number;
+      };
 }
 
 export type ModelResponse = {
@@ -183,7 +202,7 @@ export interface ErrorInfoData {
 
 export interface Exchange {
   iteration: number;
-  kind: 'escalate' | 'request_info' | 'output_repair' | 'answer_repair';
+  kind: 'escalate' | 'request_info' | 'output_repair' | 'answer_repair' | 'verification';
   status: 'waiting' | 'answered';
   question?: string;
   reason?: string;
@@ -191,7 +210,14 @@ export interface Exchange {
   answer?: string;
   output?: unknown;
   errors?: string[];
+  checks?: VerificationCheck[];
   error?: ErrorInfoData;
+}
+
+export interface VerificationCheck {
+  name: 'completeness' | 'consistency' | 'correctness' | 'constraints';
+  passed: boolean;
+  basis: string;
 }
 
 export interface HistoryMessage {
@@ -237,7 +263,8 @@ export interface RunOutcome {
     | 'timeout'
     | 'aborted'
     | 'wait_expired'
-    | 'budget_exhausted';
+    | 'budget_exhausted'
+    | 'verification_failed';
   answer?: string;
   /**
    * Why a stop condition ended the run, in words (done_partial): the answer is then what the run had.
@@ -258,6 +285,7 @@ export interface RunOutcome {
    * What is wrong with `output` (validated false).
    */
   outputErrors?: string[];
+  verification?: Verification;
 }
 
 export interface HumanQuestion {
@@ -270,6 +298,18 @@ export interface HumanQuestion {
 export interface Handoff {
   agentId: string;
   task: string;
+}
+
+export interface Verification {
+  passed: boolean;
+  checks: VerificationCheck[];
+  failures: number;
+}
+
+export interface Verification1 {
+  passed: boolean;
+  checks: VerificationCheck[];
+  failures: number;
 }
 
 export interface HumanQuestion1 {
@@ -307,6 +347,8 @@ export type AgentEvent = {
     | 'human.answered'
     | 'output.rejected'
     | 'answer.rejected'
+    | 'verification.requested'
+    | 'verification.completed'
     | 'memory.requested'
     | 'memory.saved'
     | 'run.completed'
@@ -522,6 +564,25 @@ export interface AnswerRejectedData {
   error: ErrorInfoData;
 }
 
+export interface VerificationRequestedData {
+  candidate: RunEndedData;
+}
+
+export interface RunEndedData {
+  outcome: RunOutcome;
+  confidence?: number;
+  thought?: string;
+}
+
+export interface VerificationCompletedData {
+  passed: boolean;
+  checks: VerificationCheck[];
+  error?: ErrorInfoData;
+  durationMs: number;
+  attempts?: number;
+  usage?: TokenUsage;
+}
+
 export interface MemoryRequestedData {
   conversationId: string;
   turn: ConversationTurnData;
@@ -539,12 +600,6 @@ export interface ConversationTurnData {
 export interface RunEnding {
   type: 'run.completed' | 'run.failed';
   data: RunEndedData;
-}
-
-export interface RunEndedData {
-  outcome: RunOutcome;
-  confidence?: number;
-  thought?: string;
 }
 
 export interface MemorySavedData {
@@ -653,6 +708,10 @@ export interface ModelLlmConfig {
    * scripted: the answers, one per iteration; strings are sent as-is, objects as JSON.
    */
   answers?: unknown[];
+  /**
+   * scripted: the verifier's answers when the agent verifies its final answer (docs/verification.md), by the iteration of the answer verified: { "3": { "checks": [...] } }.
+   */
+  verifications?: Record<string, unknown>;
   /**
    * scripted: a JSON file holding the answers array, relative to the flow file.
    */

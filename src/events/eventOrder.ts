@@ -19,6 +19,8 @@ import type { WaitKind } from './waits.js';
  * - `client`: the call waits for its result from the client that runs it;
  * - `human`: the model asked a person (escalate, request_info) and waits for the answer;
  * - `checkingStop`: a tool result (or a denial) was logged: decide whether to go on;
+ * - `verifyResend`: a final answer went to verification without the verifier's answer logged: ask again;
+ * - `verified`: the verifier's answer was logged: end with the answer, or revise (deterministic);
  * - `memoryResend`: the turn's save was logged without its result: send it again (it is idempotent);
  * - `concluding`: the turn was saved: record the ending decided before the save.
  */
@@ -31,6 +33,8 @@ export type ResumeAt =
   | 'client'
   | 'human'
   | 'checkingStop'
+  | 'verifyResend'
+  | 'verified'
   | 'memoryResend'
   | 'concluding';
 
@@ -49,6 +53,7 @@ export interface EventOrder {
 
 const { ModelRequested, ModelAnswered, ToolRequested, ToolCompleted, ToolApproved, ToolDenied, HumanRequested, HumanAnswered, OutputRejected, AnswerRejected, MemoryRequested, MemorySaved, RunCompleted, RunFailed } =
   AgentEventType;
+const { VerificationRequested, VerificationCompleted } = AgentEventType;
 
 /**
  * Every event type's row. Any step that can end the run may first save the conversation's turn
@@ -64,8 +69,16 @@ export const EVENT_ORDER: { readonly [T in AgentEventType]: EventOrder } = {
   // An answer, or the end: a model failure, an abort, the timeout.
   [ModelRequested]: { next: [ModelAnswered, MemoryRequested, RunFailed], resumeAt: 'modelResend', waits: [] },
   // A tool call, a question to a person, an output or an invalid answer sent back for repair, or
-  // the end: a final answer, a delegation, an invalid answer.
-  [ModelAnswered]: { next: [ToolRequested, HumanRequested, OutputRejected, AnswerRejected, MemoryRequested, RunCompleted, RunFailed], resumeAt: 'validating', waits: [] },
+  // the end: a final answer (or its verification first), a delegation, an invalid answer.
+  [ModelAnswered]: {
+    next: [ToolRequested, HumanRequested, OutputRejected, AnswerRejected, VerificationRequested, MemoryRequested, RunCompleted, RunFailed],
+    resumeAt: 'validating',
+    waits: [],
+  },
+  // The verifier's answer, or the end: its model failure, an abort, the timeout.
+  [VerificationRequested]: { next: [VerificationCompleted, MemoryRequested, RunFailed], resumeAt: 'verifyResend', waits: [] },
+  // The revise turn, or the end: the answer verified, or out of verifications (done_partial).
+  [VerificationCompleted]: { next: [ModelRequested, MemoryRequested, RunCompleted], resumeAt: 'verified', waits: [] },
   // The result, the decision on a call that waits for one, or the end: an abort, the timeout, the wait's deadline.
   [ToolRequested]: { next: [ToolCompleted, ToolApproved, ToolDenied, MemoryRequested, RunFailed], resumeAt: 'toolResend', waits: ['approval', 'client'] },
   // The result (of the tool, or of the client that runs it), or the end.

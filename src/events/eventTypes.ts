@@ -8,6 +8,8 @@ import type {
   ModelRequestedData,
   OutputRejectedData,
   AnswerRejectedData,
+  VerificationCompletedData,
+  VerificationRequestedData,
   RunEndedData,
   RunResumedData,
   RunStartedData,
@@ -48,6 +50,10 @@ export const AgentEventType = {
   OutputRejected: 'output.rejected',
   /** The answer broke the answer format and goes back to the model with its error (`onInvalidAnswer.repair`). */
   AnswerRejected: 'answer.rejected',
+  /** A final answer goes to verification (the agent's `verification`) before the run ends. */
+  VerificationRequested: 'verification.requested',
+  /** The verifier answered: all four checks passed (the run ends done), or the failed ones are the model's next observation. */
+  VerificationCompleted: 'verification.completed',
   /** The run's ending is decided; its turn is being added to the conversation's memory. */
   MemoryRequested: 'memory.requested',
   MemorySaved: 'memory.saved',
@@ -72,6 +78,8 @@ export interface AgentEventDataMap {
   'human.answered': HumanAnsweredData;
   'output.rejected': OutputRejectedData;
   'answer.rejected': AnswerRejectedData;
+  'verification.requested': VerificationRequestedData;
+  'verification.completed': VerificationCompletedData;
   'memory.requested': MemoryRequestedData;
   'memory.saved': MemorySavedData;
   'run.completed': RunEndedData;

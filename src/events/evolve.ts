@@ -1,23 +1,13 @@
-import type {
-  AgentEnvelope,
-  ErrorInfoData,
-  Exchange,
-  IterationStep,
-  RunOutcome,
-  TokenUsage,
-  ToolCall,
-} from '../contracts/schema-types.js';
+import type { AgentEnvelope, ErrorInfoData, Exchange, RunOutcome, ToolCall } from '../contracts/schema-types.js';
 import { ErrorCode } from '../errors.js';
 import { AgentEventType, type RecordedFact } from './eventTypes.js';
+import { addUsage, appended, makeModel, makeObservability, makeState, makeStep, openStep, replacedLast, verificationCompleted, verificationRequested, withParts } from './evolveParts.js';
 
 // Objects are built with literals and explicit optional members rather than spread-and-extend
 // (`{ ...step, tool }`): V8 takes a slow path for a spread that adds members, which made the fold
 // several times slower. This file is on the loop's hot path and is replay's whole cost.
 
 type Envelope = AgentEnvelope;
-type State = AgentEnvelope['state'];
-type Model = NonNullable<AgentEnvelope['model']>;
-type Observability = AgentEnvelope['observability'];
 
 /**
  * The envelope of a run before its first event: what `evolve` starts from.
@@ -175,6 +165,10 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
         appended(envelope.exchanges ?? [], exchange),
       );
     }
+    case AgentEventType.VerificationRequested:
+      return verificationRequested(envelope, event);
+    case AgentEventType.VerificationCompleted:
+      return verificationCompleted(envelope, event);
     case AgentEventType.RunCompleted: {
       const { outcome, confidence, thought } = event.data;
       const obs = envelope.observability;
@@ -296,96 +290,6 @@ function answered(exchanges: readonly Exchange[] | undefined, answer: string): E
   if (asked.context !== undefined) done.context = asked.context;
   done.answer = answer;
   return replacedLast(exchanges, done);
-}
-
-function withParts(
-  envelope: Envelope,
-  state: State,
-  model: Model | undefined,
-  tools: Envelope['tools'],
-  observability: Observability,
-  exchanges: Exchange[] | undefined = envelope.exchanges,
-): Envelope {
-  const next: Envelope = { input: envelope.input, state, tools, observability };
-  if (model !== undefined) next.model = model;
-  if (exchanges !== undefined) next.exchanges = exchanges;
-  if (envelope.memory !== undefined) next.memory = envelope.memory;
-  if (envelope.history !== undefined) next.history = envelope.history;
-  if (envelope.context !== undefined) next.context = envelope.context;
-  return next;
-}
-
-function makeState(iteration: number, completed: boolean, lastAction: State['lastAction'], lastTool: string | undefined): State {
-  const state: State = { iteration, completed };
-  if (lastAction !== undefined) state.lastAction = lastAction;
-  if (lastTool !== undefined) state.lastTool = lastTool;
-  return state;
-}
-
-function makeModel(lastPrompt: string | undefined, lastResponse: unknown, hasResponse: boolean): Model {
-  const model: Model = {};
-  if (lastPrompt !== undefined) model.lastPrompt = lastPrompt;
-  if (hasResponse) model.lastResponse = lastResponse;
-  return model;
-}
-
-function makeObservability(
-  obs: Observability,
-  events: IterationStep[],
-  usage: TokenUsage | undefined,
-  outcome: RunOutcome | undefined,
-): Observability {
-  const next: Observability = { traceId: obs.traceId, startedAt: obs.startedAt, events };
-  if (usage !== undefined) next.usage = usage;
-  if (outcome !== undefined) next.outcome = outcome;
-  return next;
-}
-
-function makeStep(
-  iteration: number,
-  action: IterationStep['action'],
-  tool: string | undefined,
-  confidence: number | undefined,
-  durationMs: number | undefined,
-  code: ErrorInfoData['code'] | undefined,
-): IterationStep {
-  const step: IterationStep = { iteration, action };
-  if (tool !== undefined) step.tool = tool;
-  if (durationMs !== undefined) step.durationMs = durationMs;
-  if (confidence !== undefined) step.confidence = confidence;
-  if (code !== undefined) step.code = code;
-  return step;
-}
-
-/**
- * The timeline line of `iteration` when it is the last one and still open (its model answered,
- * maybe its tool ran); otherwise the change belongs to a new line (a failure before any answer).
- */
-function openStep(events: readonly IterationStep[], iteration: number): IterationStep | undefined {
-  const last = events[events.length - 1];
-  return last && last.iteration === iteration && (last.action === 'model' || last.action === 'tool') ? last : undefined;
-}
-
-/** A copy of `items` with `item` at the end (cheaper than spreading). */
-function appended<T>(items: readonly T[], item: T): T[] {
-  const next = items.slice();
-  next.push(item);
-  return next;
-}
-
-function replacedLast<T>(items: readonly T[], item: T): T[] {
-  const next = items.slice();
-  next[next.length - 1] = item;
-  return next;
-}
-
-function addUsage(total: TokenUsage | undefined, more: TokenUsage): TokenUsage {
-  const sum: TokenUsage = total
-    ? { promptTokens: total.promptTokens + more.promptTokens, completionTokens: total.completionTokens + more.completionTokens, totalTokens: total.totalTokens + more.totalTokens }
-    : { promptTokens: more.promptTokens, completionTokens: more.completionTokens, totalTokens: more.totalTokens };
-  if (total?.estimated === true || more.estimated === true) sum.estimated = true;
-  if (total?.costUsd !== undefined || more.costUsd !== undefined) sum.costUsd = (total?.costUsd ?? 0) + (more.costUsd ?? 0);
-  return sum;
 }
 
 /**

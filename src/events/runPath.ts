@@ -180,6 +180,11 @@ function judgeStep(s: PathState, event: AgentEvent): string | undefined {
       s.answerRepairs += 1;
       return undefined;
     }
+    case AgentEventType.VerificationRequested: {
+      if (event.iteration !== s.iteration) return `verification.requested is at iteration ${event.iteration}, not ${s.iteration}`;
+      const { verification } = s.agent;
+      return verification === undefined || verification === 'off' ? 'verification.requested in a run whose agent does not verify its answers (verification)' : undefined;
+    }
     case AgentEventType.RunCompleted:
     case AgentEventType.RunFailed:
       return judgeEnding(s, event);

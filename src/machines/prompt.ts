@@ -4,6 +4,7 @@ import { budgetStop, fitMessages, inputTokensOf, omitOldest, type ContextBudget 
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
 import { evolve } from '../events/evolve.js';
 import type { ReactContext } from './reactTypes.js';
+import { verificationFailed, verificationObservation } from './verification.js';
 
 /** The prompt every run starts from (one JSON action per iteration); `{{tools}}` becomes the allowed tools. */
 export const REACT_PROMPT_TEMPLATE = `You are an execution agent.
@@ -201,6 +202,9 @@ function exchangeMessages(exchange: Exchange): readonly ChatMessage[] {
     ];
   } else if (exchange.kind === 'answer_repair') {
     built = answerRepairMessages(exchange);
+  } else if (exchange.kind === 'verification') {
+    // Pending (the verifier is being asked) or passed (the run ends), it is no turn of the model's.
+    built = verificationFailed(exchange) ? verificationObservation(exchange) : [];
   } else {
     const input: Record<string, unknown> = { question: exchange.question };
     if (exchange.reason !== undefined) input.reason = exchange.reason;

@@ -71,6 +71,11 @@ export interface ModelRequest {
   readonly iteration: number;
   readonly messages: readonly ChatMessage[];
   /**
+   * `verification`: the request verifies a final answer (the `verifying` state): its answer is the
+   * verification shape, not an action, so no decision contract goes with it.
+   */
+  readonly purpose?: 'verification';
+  /**
    * What the answer may be, for a model that holds the model to it (constrained output, native
    * tools). Added by the run's transport, not by the statechart, and never logged.
    */

@@ -25,7 +25,8 @@ function resumeTransitions() {
 
 /**
  * The REACT statechart (docs/architecture.md): awaitingModel → validating → awaitingTool →
- * checkingStop → awaitingModel | concluding, and concluding from anywhere on an error, an abort
+ * checkingStop → awaitingModel | concluding (a final answer through verifying first when the agent
+ * verifies it: docs/verification.md), and concluding from anywhere on an error, an abort
  * or the timeout; concluding → (savingMemory → concluding) → done | error. A call may wait for an
  * answer from outside first: awaitingApproval (a person approves, → awaitingTool, or denies, →
  * checkingStop) and awaitingClient (the client runs the tool and its result comes back); the
@@ -105,6 +106,8 @@ export const reactMachine = reactSetup.createMachine({
         { guard: 'answerNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordAnswerRejected', 'recordModelRequested'] },
         { guard: 'answerIsInvalid', target: to(ReactState.Concluding), actions: 'endWithRejectedAnswer' },
         { guard: 'outputNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordOutputRejected', 'recordModelRequested'] },
+        // An agent that verifies its answer sends a final one to verification first (docs/verification.md).
+        { guard: 'answerGoesToVerification', target: to(ReactState.Verifying), actions: ['recordVerificationRequested'] },
         { guard: 'answerIsFinal', target: to(ReactState.Concluding), actions: 'endWithFinalAnswer' },
         { guard: 'answerAsksPerson', target: to(ReactState.AwaitingHuman), actions: ['recordHumanRequested'] },
         // A delegation to another agent ends the run with its handoff; one to a connected subagent
@@ -157,6 +160,23 @@ export const reactMachine = reactSetup.createMachine({
         { guard: 'confidenceThresholdReached', target: to(ReactState.Concluding), actions: 'endWithConfidenceStop' },
         { guard: 'iterationLimitReached', target: to(ReactState.Concluding), actions: 'endWithIterationLimit' },
         { guard: 'nextCallOverBudget', target: to(ReactState.Concluding), actions: 'endWithBudgetExhausted' },
+        { target: to(ReactState.AwaitingModel), actions: ['recordModelRequested'] },
+      ],
+    },
+    // The verifier's model call (docs/verification.md), then the decision: the answer verified (done,
+    // the verification in the outcome), out of verifications (done_partial with the failed checks),
+    // or the failed checks are the model's next observation (revise).
+    [ReactState.Verifying]: {
+      entry: 'sendVerificationRequest',
+      on: {
+        'model.answer': { target: to(ReactState.CheckingVerification), actions: ['recordVerificationCompleted'] },
+        'model.failure': { target: to(ReactState.Concluding), actions: 'endWithModelFailure' },
+      },
+    },
+    [ReactState.CheckingVerification]: {
+      always: [
+        { guard: 'verificationPassed', target: to(ReactState.Concluding), actions: 'endWithVerifiedAnswer' },
+        { guard: 'verificationsExhausted', target: to(ReactState.Concluding), actions: 'endWithUnverifiedAnswer' },
         { target: to(ReactState.AwaitingModel), actions: ['recordModelRequested'] },
       ],
     },

@@ -6,9 +6,7 @@ import type {
   MemoryRequestedData,
   ModelAnsweredData,
   ModelRequestedData,
-  RunEndedData,
   RunEnding,
-  RunOutcome,
   ToolApprovedData,
   ToolCompletedData,
   ToolDeniedData,
@@ -18,9 +16,10 @@ import type {
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
 import { evolve } from '../events/evolve.js';
-import { validateModelAnswer, type AnswerPosition, type AnswerValidation } from '../validation/validateModelAnswer.js';
+import { validateModelAnswer, type AnswerPosition } from '../validation/validateModelAnswer.js';
 import { answerForLog } from '../validation/answerForLog.js';
-import { Outcome } from './outcomes.js';
+import { Outcome, ending, finalAnswerData } from './outcomes.js';
+import { Verifying } from './verification.js';
 import { answerBudgetStop, firstCallBudgetStop, modelMessages, nextCallBudgetStop, nextRequestTokens, runStartedFact } from './prompt.js';
 import type {
   FactEmitted,
@@ -39,25 +38,6 @@ import { budgetExhausted, meteredUsage } from './contextBudget.js';
 
 /** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
 const REJECTED_TEXT_CHARS = 2_000;
-
-/** The data of `run.completed` for a final answer (the thought only in debug; the output checked when the agent has an outputSchema). */
-function finalAnswerData(validation: Extract<AnswerValidation, { ok: true }>, debug: boolean | undefined, checked: boolean): RunEndedData {
-  const { answer, output } = validation;
-  const data: RunEndedData = {
-    outcome:
-      output === undefined
-        ? Outcome.finalAnswer(answer.message)
-        : Outcome.structuredAnswer(answer.message ?? JSON.stringify(output.value) ?? '', output.value, output.errors, checked),
-  };
-  if (answer.confidence !== undefined) data.confidence = answer.confidence;
-  if (debug && answer.thought !== undefined) data.thought = answer.thought;
-  return data;
-}
-
-/** A run that ends with `outcome`: `run.completed` when it produced what it could, else `run.failed`. */
-function ending(type: RunEnding['type'], outcome: RunOutcome): RunEnding {
-  return { type, data: { outcome } };
-}
 
 /** The save of the run's turn (what the memory actor is asked, and what `memory.requested` logs). */
 function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['settings']['memory']>, end: RunEnding): MemoryRequestedData {
@@ -170,6 +150,9 @@ export const reactSetup = setup({
     }),
   },
   guards: {
+    answerGoesToVerification: ({ context }) => Verifying.answerGoesToVerification(context),
+    verificationPassed: ({ context }) => Verifying.passed(context),
+    verificationsExhausted: ({ context }) => Verifying.exhausted(context),
     resumesAt: ({ context }, params: { at: ResumeAt }) => context.settings.resume?.at === params.at,
     startsNewRun: ({ context }) => context.settings.resume === undefined,
     answerIsInvalid: ({ context }) => context.validation?.ok === false,
@@ -220,6 +203,18 @@ export const reactSetup = setup({
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
   actions: {
+    // The verifying state's (src/machines/verifying.ts).
+    recordVerificationRequested: recording(({ context }) => {
+      const fact = Verifying.requested(context);
+      return fact === undefined ? undefined : record(fact);
+    }),
+    sendVerificationRequest: sendTo('transport', ({ context }): TransportCommand => Verifying.command(context)),
+    recordVerificationCompleted: recording(({ context, event }) => {
+      assertEvent(event, 'model.answer');
+      return record(Verifying.completed(context, event));
+    }),
+    endWithVerifiedAnswer: assign(({ context }) => ({ ending: Verifying.verifiedEnding(context) })),
+    endWithUnverifiedAnswer: assign(({ context }) => ({ ending: Verifying.unverifiedEnding(context) })),
     recordRunStarted: recording(({ context }) => record(runStartedFact(context))),
     recordRunResumed: recording(({ context }) => {
       return record({

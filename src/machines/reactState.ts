@@ -27,6 +27,10 @@ export const ReactState = {
   /** The model asked a person (escalate, request_info): the run waits for the answer, parked in its log. */
   AwaitingHuman: 'awaitingHuman',
   CheckingStop: 'checkingStop',
+  /** A final answer is verified before the run ends (the agent's `verification`): the verifier's model call, then done or revise. */
+  Verifying: 'verifying',
+  /** The verifier answered: end with the answer (passed), end done_partial (no verification left), or revise. */
+  CheckingVerification: 'checkingVerification',
   /** The ending is decided: record it, after saving the conversation's memory when the run has one. */
   Concluding: 'concluding',
   SavingMemory: 'savingMemory',
@@ -97,6 +101,8 @@ export const RESUME_ENTRY: { readonly [A in ResumeAt]: ReactState } = {
   client: ReactState.AwaitingClient,
   human: ReactState.AwaitingHuman,
   checkingStop: ReactState.CheckingStop,
+  verifyResend: ReactState.Verifying,
+  verified: ReactState.CheckingVerification,
   memoryResend: ReactState.SavingMemory,
   concluding: ReactState.Concluding,
 };

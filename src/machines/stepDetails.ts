@@ -10,9 +10,11 @@ import type {
   RunOutcome,
   ToolCompletedData,
   ToolRequestedData,
+  VerificationCompletedData,
   WaitStart,
 } from '../contracts/schema-types.js';
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
+import { ErrorCode } from '../errors.js';
 import { messagesShown } from './prompt.js';
 import { runSteps, type RunStep } from './runSteps.js';
 import { switchLine } from './modelSwitch.js';
@@ -220,6 +222,15 @@ export function runDetailsOfSteps(steps: readonly RunStep[]): RunDetails {
         if (event.type === AgentEventType.AnswerRejected) current(event.iteration).failure = { step: 'answer', error: event.data.error };
         break;
       }
+      // The final answer's verification: the exchange holds its checks; a failed one is the iteration's failure, at its answer.
+      case AgentEventType.VerificationRequested:
+      case AgentEventType.VerificationCompleted: {
+        const exchange = step.envelope.exchanges?.at(-1);
+        const it = current(event.iteration);
+        if (exchange !== undefined) it.exchange = exchange;
+        if (event.type === AgentEventType.VerificationCompleted && !event.data.passed) it.failure = { step: 'answer', error: verificationError(event.data) };
+        break;
+      }
       case AgentEventType.MemoryRequested:
         memory = { conversationId: event.data.conversationId, maxTurns: event.data.maxTurns, turn: event.data.turn, savedInMs: null };
         break;
@@ -286,6 +297,8 @@ function verdictAfter(steps: readonly RunStep[], index: number): AnswerVerdict {
   if (next.type === AgentEventType.HumanRequested) return { kind: 'ask', action: next.data.action };
   if (next.type === AgentEventType.OutputRejected) return { kind: 'repair' };
   if (next.type === AgentEventType.AnswerRejected) return { kind: 'rejected', error: next.data.error, repaired: true };
+  // A final answer that goes to verification first: the iteration's exchange says how that went.
+  if (next.type === AgentEventType.VerificationRequested) return { kind: 'final' };
   if (!ending) return { kind: 'pending' };
   const { outcome } = ending.data;
   if (outcome.reason === 'delegated') return { kind: 'delegate', agentId: outcome.handoff?.agentId ?? '' };
@@ -327,4 +340,11 @@ function toolResult(data: ToolCompletedData): ToolCallDetails['result'] {
   return data.ok
     ? { ok: true, output: data.output ?? null, durationMs: data.durationMs }
     : { ok: false, error: data.error ?? null, durationMs: data.durationMs };
+}
+
+/** A failed verification as an error: the verifier's own (an unreadable answer), or the failed checks. */
+function verificationError(data: VerificationCompletedData): ErrorInfoData {
+  if (data.error !== undefined) return data.error;
+  const failed = data.checks.filter((check) => !check.passed).map((check) => `${check.name}: ${check.basis}`);
+  return { code: ErrorCode.VERIFICATION_FAILED, message: `the final answer failed verification (${failed.join('; ')})`, hint: 'the model revises it next iteration' };
 }

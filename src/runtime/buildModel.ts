@@ -43,7 +43,8 @@ export async function buildModel(plan: Pick<RunPlan, 'model' | 'baseDir'>, optio
   if (options.script) return createScriptedModel(options.script);
   const config = plan.model.config;
   if (config.provider !== 'scripted') return createNodeModel(config, options.env ?? process.env, { apiKey: options.modelApiKey });
-  return createScriptedModel(await scriptedAnswers(config, plan.baseDir, options.allowFiles ?? []));
+  const answers = await scriptedAnswers(config, plan.baseDir, options.allowFiles ?? []);
+  return createScriptedModel(answers, config.verifications === undefined ? {} : { verifications: config.verifications as Record<number, unknown> });
 }
 
 async function scriptedAnswers(config: ModelLlmConfig, baseDir: string, allowFiles: readonly string[]): Promise<readonly unknown[]> {

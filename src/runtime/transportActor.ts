@@ -145,7 +145,8 @@ class TransportSession {
     const started = clock.now();
     if (command.type === 'model.request') {
       const { decision } = this.effects;
-      const request = decision === undefined ? command.request : { ...command.request, decision };
+      // A verification is answered in its own shape: the run's decision contract does not apply to it.
+      const request = decision === undefined || command.request.purpose === 'verification' ? command.request : { ...command.request, decision };
       this.attempt(command, subjects.model, request, undefined, started + (this.effects.modelTimeoutMs ?? 300_000), 100, started);
       return;
     }

@@ -84,6 +84,11 @@ export const AGUI_EVENT_MAP: { readonly [T in AgentEventType]: Row<T> } = {
   'human.answered': { becomes: 'nothing (the answer came from the frontend)', map: () => [] },
   'output.rejected': { becomes: 'TEXT_MESSAGE_END of the streamed answer (the model is asked again)', map: (_event, state) => endDraft(state) },
   'answer.rejected': { becomes: 'TEXT_MESSAGE_END of the streamed answer (the model is shown its mistake and asked again)', map: (_event, state) => endDraft(state) },
+  'verification.requested': { becomes: 'nothing (the final answer is verified before the run ends)', map: () => [] },
+  'verification.completed': {
+    becomes: 'passed: nothing (the run ends next); failed: TEXT_MESSAGE_END of the streamed answer (the model revises it)',
+    map: (event, state) => (event.data.passed ? [] : endDraft(state)),
+  },
   'memory.requested': { becomes: 'nothing', map: () => [] },
   'memory.saved': { becomes: 'nothing', map: () => [] },
   'run.completed': {

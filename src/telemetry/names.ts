@@ -44,6 +44,10 @@ export const TelemetryAttribute = {
   RedflowLeft: 'redflow.left',
   RedflowAttempts: 'redflow.model.attempts',
   RedflowToolOk: 'redflow.tool.ok',
+  /** On a `chat` span: `verification` when the call verifies a final answer (the `verifying` state). */
+  RedflowModelPurpose: 'redflow.model.purpose',
+  /** On a `verification.completed` span event: whether all four checks passed. */
+  RedflowVerificationPassed: 'redflow.verification.passed',
   /** The kind of actor a metric counts calls of: `model`, `tool`. */
   RedflowActor: 'redflow.actor',
 } as const;

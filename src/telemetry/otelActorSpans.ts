@@ -27,6 +27,7 @@ export function startModelCall(parts: OtelParts, call: ModelCall): ActorCallTele
         ...metric,
         [TelemetryAttribute.RedflowTraceId]: call.request.traceId,
         [TelemetryAttribute.RedflowIteration]: call.request.iteration,
+        ...(call.request.purpose !== undefined && { [TelemetryAttribute.RedflowModelPurpose]: call.request.purpose }),
         ...(parts.captureContent && { [TelemetryAttribute.InputMessages]: contentAttribute(call.request.messages.map(asMessage)) }),
       },
     },

@@ -72,6 +72,7 @@ export function startRunSpan(parts: OtelParts, stretch: RunStretch): RunTelemetr
           instruments.iterations.add(1, agent);
           break;
         case 'model.answered':
+        case 'verification.completed':
           if (event.data.usage !== undefined) {
             usageSeen = true;
             inputTokens += event.data.usage.promptTokens;
@@ -128,6 +129,7 @@ function eventAttributes(event: AgentEvent): Attributes {
   if (typeof data.ok === 'boolean') attributes[TelemetryAttribute.RedflowToolOk] = data.ok;
   if (typeof data.error?.code === 'string') attributes[TelemetryAttribute.ErrorType] = data.error.code;
   if (event.type === 'model.answered' && event.data.usage?.costUsd !== undefined) attributes[TelemetryAttribute.RedflowUsageCostUsd] = event.data.usage.costUsd;
+  if (event.type === 'verification.completed') attributes[TelemetryAttribute.RedflowVerificationPassed] = event.data.passed;
   if (event.type === 'run.completed' || event.type === 'run.failed') {
     attributes[TelemetryAttribute.RedflowOutcomeStatus] = event.data.outcome.status;
     attributes[TelemetryAttribute.RedflowOutcomeReason] = event.data.outcome.reason;

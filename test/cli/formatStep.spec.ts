@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { formatStep } from '../../src/cli/timeline.js';
 
 describe('formatStep', () => {
+  it('should end the line of a final answer sent back (a failed verification) with ✖ and its code', () => {
+    expect(formatStep({ iteration: 2, action: 'final', durationMs: 3, code: 'VERIFICATION_FAILED' }, false)).toMatch(/^ {2}#2 {2}final\s+3 ms {2}✖ VERIFICATION_FAILED$/);
+    expect(formatStep({ iteration: 3, action: 'final', confidence: 0.9, durationMs: 3 }, false)).not.toContain('✖');
+  });
+
   it('should end a failed tool call’s line with ✖ and its code, in red with colour', () => {
     const failed = { iteration: 1, action: 'tool' as const, tool: 'forecast', confidence: 0.6, durationMs: 22, code: 'TOOL_TIMEOUT' };
     expect(formatStep(failed, false)).toMatch(/^ {2}#1 {2}tool {3}forecast\s+conf 0\.60\s+22 ms {2}✖ TOOL_TIMEOUT$/);

@@ -56,8 +56,12 @@ describe('the statechart diagram', () => {
         ReactState.Validating,
         ReactState.SavingMemory,
         ReactState.Concluding,
+        ReactState.Verifying,
+        ReactState.CheckingVerification,
       ].sort(),
     );
+    expect(arrow(ReactState.Validating, ReactState.Verifying)?.labels).toEqual(['answerGoesToVerification']);
+    expect(arrow(ReactState.CheckingVerification, ReactState.Concluding)?.labels).toEqual(['verificationPassed', 'verificationsExhausted']);
     // Nothing drawn that the machine does not have.
     expect(arrow(ReactState.Done, ReactState.AwaitingModel)).toBeUndefined();
     expect(arrow(ReactState.Validating, ReactState.Done)).toBeUndefined();
@@ -69,10 +73,12 @@ describe('the statechart diagram', () => {
       ReactState.Starting,
       ReactState.AwaitingModel,
       ReactState.Validating,
+      ReactState.Verifying,
       ReactState.AwaitingHuman,
       ReactState.AwaitingApproval,
       ReactState.AwaitingClient,
       ReactState.AwaitingTool,
+      ReactState.CheckingVerification,
       ReactState.CheckingStop,
     ]);
     expect(column(1).sort()).toEqual([ReactState.Concluding, ReactState.SavingMemory].sort());

@@ -8,6 +8,12 @@ export interface ScriptedModelOptions {
   readonly delayMs?: number;
   /** How to wait for `delayMs`. Default real timers; must honour the signal. */
   readonly sleep?: SleepFunction;
+  /**
+   * The verifier's answers (an agent's `verification`), by the iteration of the answer verified:
+   * a verification request (`purpose: "verification"`) of iteration `i` answers `verifications[i]`.
+   * Keyed by iteration like the answers, so a resumed run is verified the same way.
+   */
+  readonly verifications?: Readonly<Record<number, unknown>>;
 }
 
 /** Turns one scripted answer into the text the model "says"; fails on values JSON cannot carry. */
@@ -67,6 +73,7 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
     });
   }
   const texts: readonly string[] = answers.map(answerText);
+  const verifications = new Map(Object.entries(options.verifications ?? {}).map(([iteration, verification], i) => [Number(iteration), answerText(verification, i)]));
   const delayMs = Math.max(0, options.delayMs ?? 0);
   const sleep = options.sleep ?? abortableSleep;
 
@@ -75,6 +82,7 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
     async complete(request: ModelRequest, signal: AbortSignal, call?: ModelCallOptions): Promise<ModelAnswer> {
       if (signal.aborted) throw abortError(signal, 'the scripted model call');
       const { iteration } = request;
+      if (request.purpose === 'verification') return verificationAnswer(verifications, iteration);
       const text = Number.isInteger(iteration) && iteration >= 1 ? texts[iteration - 1] : undefined;
       if (text === undefined) {
         throw new RedflowError({
@@ -105,4 +113,17 @@ export function createScriptedModel(answers: readonly unknown[], options: Script
       return { text, attempts: 1 };
     },
   };
+}
+
+/** The scripted verifier's answer for the answer of `iteration`, or MODEL_SCRIPT_EXHAUSTED saying how to script it. */
+function verificationAnswer(verifications: ReadonlyMap<number, string>, iteration: number): ModelAnswer {
+  const text = verifications.get(iteration);
+  if (text === undefined) {
+    throw new RedflowError({
+      code: ErrorCode.MODEL_SCRIPT_EXHAUSTED,
+      message: `the scripted model has no verification for the answer of iteration ${String(iteration)}`,
+      hint: 'Give the scripted model a verification for each final answer the agent verifies: createScriptedModel(answers, { verifications: { [iteration]: { checks: [...] } } })',
+    });
+  }
+  return { text, attempts: 1 };
 }

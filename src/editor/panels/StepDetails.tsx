@@ -185,6 +185,23 @@ function ExchangeView({ exchange }: { exchange: Exchange }) {
       </>
     );
   }
+  if (exchange.kind === 'verification') {
+    const passed = exchange.status === 'answered' && exchange.error === undefined && (exchange.checks ?? []).every((check) => check.passed);
+    const title = exchange.status === 'waiting' ? 'Verification: asking the verifier…' : passed ? 'Verification passed' : 'Verification failed: the model revises its answer';
+    return (
+      <>
+        <h5 className="step__title">{title}</h5>
+        <div className="step__exchange" data-testid="step-exchange" data-kind={exchange.kind} data-status={exchange.status}>
+          {exchange.error !== undefined && <ErrorLine error={exchange.error} testId="step-verification-invalid" />}
+          {(exchange.checks ?? []).map((check) => (
+            <p key={check.name} data-testid="step-verification-check" data-passed={check.passed}>
+              {check.passed ? '✔' : '✖'} <strong>{check.name}</strong>: {check.basis}
+            </p>
+          ))}
+        </div>
+      </>
+    );
+  }
   if (exchange.kind === 'output_repair') {
     return (
       <>

@@ -74,6 +74,7 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       outputRepair: FieldKind.Boolean,
       onInvalidAnswer: FieldKind.Json,
       budget: FieldKind.Json,
+      verification: FieldKind.Json,
     },
   },
   [NodeRedType.Model]: {
@@ -96,6 +97,7 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
       maxResponseBytes: FieldKind.Number,
       answers: FieldKind.Json,
       answersFile: FieldKind.Text,
+      verifications: FieldKind.Json,
     },
   },
   [NodeRedType.ToolHttp]: {
