@@ -177,10 +177,9 @@ function runOf(positionals: readonly string[], usage: string): string {
   return given;
 }
 
-function decision(name: 'approve' | 'deny', usage: string, summary: string): Command {
+function decision(name: 'approve' | 'deny', usage: string): Command {
   return {
     name,
-    summary,
     usage,
     async run(args, output) {
       const { values, positionals } = parse(args, { ...commonSpecs, reason: { type: 'string' } }, usage);
@@ -195,15 +194,14 @@ function decision(name: 'approve' | 'deny', usage: string, summary: string): Com
 }
 
 /** `redflow approve`: approves the call a run waits on. */
-export const approve: Command = decision('approve', approveUsage, 'approve the tool call a run waits on');
+export const approve: Command = decision('approve', approveUsage);
 
 /** `redflow deny`: denies the call a run waits on; the model sees the denial. */
-export const deny: Command = decision('deny', denyUsage, 'deny the tool call a run waits on (the model sees why)');
+export const deny: Command = decision('deny', denyUsage);
 
 /** `redflow tool-result`: the result of a tool the run's client executes. */
 export const toolResult: Command = {
   name: 'tool-result',
-  summary: "give a run the result of a tool its client runs",
   usage: toolResultUsage,
   async run(args, output) {
     const { values, positionals } = parse(
@@ -231,7 +229,6 @@ export const toolResult: Command = {
 /** `redflow answer`: a person's answer to the question a run waits on (escalate, request_info). */
 export const answer: Command = {
   name: 'answer',
-  summary: 'answer the question a run waits on (the model asked a person)',
   usage: answerUsage,
   async run(args, output) {
     const { values, positionals } = parse(args, { ...commonSpecs, text: { type: 'string' }, 'text-file': { type: 'string' } }, answerUsage);

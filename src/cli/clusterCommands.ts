@@ -46,7 +46,6 @@ ${natsOptionsHelp}`;
 /** `redflow worker`: hosts roles of a flow on NATS until stopped. */
 export const worker: Command = {
   name: 'worker',
-  summary: 'host a flow\'s core, model, tools and memory on a NATS cluster',
   usage: workerUsage,
   async run(args, output) {
     const { values, positionals } = parse(
@@ -139,7 +138,6 @@ ${natsOptionsHelp}`;
 /** `redflow tail`: every run's events, live, or one run's, followed to its end. */
 export const tail: Command = {
   name: 'tail',
-  summary: 'print the events of the cluster\'s runs as they happen',
   usage: tailUsage,
   async run(args, output) {
     const { values, positionals } = parse(args, { json: { type: 'boolean' }, after: { type: 'string' }, ...natsOptionSpecs }, tailUsage);

@@ -4,7 +4,6 @@ import type { Output } from './output.js';
 /** A subcommand of `redflow`. */
 export interface Command {
   readonly name: string;
-  readonly summary: string;
   readonly usage: string;
   run(args: readonly string[], output: Output): Promise<ExitCode>;
 }

@@ -19,22 +19,16 @@ import { resumeFromLog, runFlowFile } from '../host/embeddedFlowRun.js';
 import { ExitCode } from './exitCodes.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';
-import { tail, worker } from './clusterCommands.js';
 import { line, styles } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { formatOutcome } from './timeline.js';
 import { formatReplayTimeline } from './replayTimeline.js';
 import { report } from './runReport.js';
-import { answer, approve, deny, toolResult } from './answerCommands.js';
 import { printSteps } from './replaySteps.js';
 import { pendingWait, type RunWait } from '../events/pendingWait.js';
 import { waitingMessage } from '../runtime/runWaitingError.js';
 import { STEP_TEXT_LIMIT } from './formatSteps.js';
-import { inspect, inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
-import { serve } from './serveCommand.js';
-import { mcp } from './mcpCommand.js';
-import { convert } from './convertCommand.js';
-import { evalCommand } from './evalCommand.js';
+import { inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { isDefinitionModulePath } from '../agents/definitionModule.js';
@@ -76,9 +70,8 @@ ${inspectOptionsHelp}
 
 ${natsOptionsHelp}`;
 
-const run: Command = {
+export const run: Command = {
   name: 'run',
-  summary: 'run a flow and show each iteration live',
   usage: runUsage,
   async run(args, output) {
     const { values, positionals } = parse(
@@ -234,9 +227,8 @@ async function validateFlowPath(flowPath: string, values: Record<string, unknown
   return { validation, mcp };
 }
 
-const validate: Command = {
+export const validate: Command = {
   name: 'validate',
-  summary: 'check a flow file and list its errors and warnings',
   usage: validateUsage,
   async run(args, output) {
     const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...allowFilesOptionSpec }, validateUsage);
@@ -280,9 +272,8 @@ run's events in JetStream.
 
 ${natsOptionsHelp}`;
 
-const replay: Command = {
+export const replay: Command = {
   name: 'replay',
-  summary: 'rebuild a run from its log and print its timeline',
   usage: replayUsage,
   async run(args, output) {
     const { values, positionals } = parse(
@@ -346,9 +337,8 @@ ${allowFilesOptionHelp}
 
 ${natsOptionsHelp}`;
 
-const resume: Command = {
+export const resume: Command = {
   name: 'resume',
-  summary: 'continue an interrupted run from its log',
   usage: resumeUsage,
   async run(args, output) {
     const { values, positionals } = parse(
@@ -398,7 +388,6 @@ const resume: Command = {
 };
 
 /** Every subcommand, in the order `--help` lists them. */
-export const commands: readonly Command[] = [run, validate, replay, resume, approve, deny, toolResult, answer, worker, tail, inspect, serve, mcp, convert, evalCommand];
 
 /** The command that answers a wait, on its run's log. */
 function answeredBy(wait: RunWait, log: string): string {

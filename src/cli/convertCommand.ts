@@ -35,7 +35,6 @@ by another tab), 66 a missing file.`;
 /** `redflow convert`: Redflow flow files ⇄ Node-RED flows JSON. */
 export const convert: Command = {
   name: 'convert',
-  summary: 'convert a flow file to Node-RED flows JSON, or back',
   usage: convertUsage,
   async run(args, output) {
     const { values, positionals } = parse(

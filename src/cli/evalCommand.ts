@@ -132,7 +132,6 @@ async function addCases(args: readonly string[], output: Output): Promise<ExitCo
 /** `redflow eval`: runs a suite of recorded runs against a (changed) flow; `redflow eval add` makes cases. */
 export const evalCommand: Command = {
   name: 'eval',
-  summary: 'score a suite of recorded runs against a changed flow',
   usage: evalUsage,
   async run(args, output) {
     if (args[0] === 'add') return addCases(args.slice(1), output);

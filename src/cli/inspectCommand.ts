@@ -6,8 +6,8 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { ReadResult } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
-import { DEFAULT_RELAY_BUFFER, DEFAULT_RELAY_PORT } from '../inspect/inspectorRelay.js';
-import { openInspectSession, type InspectSession, type InspectSessionOptions } from '../inspect/inspectSession.js';
+import { DEFAULT_RELAY_BUFFER, DEFAULT_RELAY_PORT } from '../inspect/relayDefaults.js';
+import type { InspectSession, InspectSessionOptions } from '../inspect/inspectSession.js';
 import { DEFAULT_RUNS_DIR } from '../host/embeddedFlowRun.js';
 import { isValidTraceId, randomIds } from '../runtime/ids.js';
 import { help, parse, usageError } from './args.js';
@@ -117,6 +117,8 @@ export async function openRunInspector(values: Values, usage: string, output: Ou
     return undefined;
   }
   if (natsUrl(values) && mode.json) throw usageError('--inspect with --nats follows the printed events, so it cannot be combined with --json', usage);
+  // The inspector (its relay, a WebSocket server, @statelyai/inspect) loads only when asked for.
+  const { openInspectSession } = await import('../inspect/inspectSession.js');
   const session = await openInspectSession(inspectSessionOptions(values, usage, output));
   announce(session, output);
   let inspectedTraceId: string | undefined;
@@ -218,7 +220,6 @@ ${natsOptionsHelp}`;
 /** `redflow inspect`: a finished (or unfinished) run's log, replayed into the Stately inspector. */
 export const inspect: Command = {
   name: 'inspect',
-  summary: "step through a run's statechart in the Stately inspector",
   usage: inspectUsage,
   async run(args, output) {
     const { values, positionals } = parse(args, { json: { type: 'boolean' }, ...inspectOptionSpecs, ...natsOptionSpecs }, inspectUsage);
@@ -235,6 +236,7 @@ export const inspect: Command = {
         errorInfo(ErrorCode.LOG_EMPTY, `${source} holds no event that can be read`, { hint: 'a run writes run.started first; is this the right file?' }),
       );
     }
+    const { openInspectSession } = await import('../inspect/inspectSession.js');
     const session = await openInspectSession(sessionOptions);
     try {
       const sent = session.replay(read.events);

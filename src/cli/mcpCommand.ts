@@ -33,7 +33,6 @@ record it). Exit codes: 0 stopped, 64 usage, 65 a flow of --only does not valida
 /** `redflow mcp`: the flows of a folder as an MCP server over stdio. */
 export const mcp: Command = {
   name: 'mcp',
-  summary: 'serve flows as the tools of an MCP server over stdio',
   usage: mcpUsage,
   async run(args, output) {
     const { values, positionals } = parse(args, { flows: { type: 'string' }, only: { type: 'string' }, runs: { type: 'string' }, ...allowFilesOptionSpec }, mcpUsage);

@@ -74,7 +74,6 @@ ${inspectOptionsHelp}`;
 /** `redflow serve`: the editor and the HTTP API. */
 export const serve: Command = {
   name: 'serve',
-  summary: 'serve the flow editor and the HTTP API',
   usage: serveUsage,
   async run(args, output) {
     const { values, positionals } = parse(

@@ -5,18 +5,16 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { DEFAULT_INSPECTOR_LOAD_TIMEOUT_MS, bridgePage } from './bridgePage.js';
 import { createPageWatch, pageReport, type InspectorPageState } from './pageWatch.js';
+import { DEFAULT_RELAY_BUFFER, DEFAULT_RELAY_PORT } from './relayDefaults.js';
 
 export type { InspectorPageState } from './pageWatch.js';
 
-/** The relay's port unless told otherwise: the one @statelyai/inspect's relay uses. */
-export const DEFAULT_RELAY_PORT = 8080;
+export { DEFAULT_RELAY_BUFFER, DEFAULT_RELAY_PORT };
 /** The Stately inspector UI the relay's page embeds: a hosted page, so the browser needs the internet. */
 export const STATELY_INSPECTOR_URL = 'https://stately.ai/inspect';
 /** How long {@link InspectorRelay.stop} lets pages read what was sent to them before it cuts them off. */
 const CLOSE_GRACE_MS = 1000;
 
-/** Messages the relay keeps for a page that connects late (a browser opening after the run). */
-export const DEFAULT_RELAY_BUFFER = 10_000;
 /** And at most this many characters of them: live snapshots carry the whole envelope. */
 export const DEFAULT_RELAY_BUFFER_CHARS = 64 * 1024 * 1024;
 
