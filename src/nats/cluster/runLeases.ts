@@ -1,5 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
+import { jetstream } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { Storage } from '../../actors/subjects.js';
 import type { RunWait, WaitAnswer } from '../../events/pendingWait.js';
@@ -121,6 +122,9 @@ export async function openRunLeases(
     // longer lease of ours would let our heartbeat expire between beats.
     const ttl = (await leases.status()).ttl;
     leaseMs = ttl > 0 ? ttl : options.leaseMs;
+    // Beats and looks that give up within a beat: a beat stuck in a leader election for the
+    // client's default 5 s would keep a live worker's heartbeat away long after the bucket is back.
+    leases = await new Kvm(jetstream(nc, { timeout: Math.max(500, Math.floor(leaseMs / 3)) })).open(Storage.leasesBucket(options.prefix));
     await leases.put(owner, encoder.encode(JSON.stringify({ owner, since: new Date().toISOString() })));
   } catch (error) {
     const refused = replicationRefused(`the run buckets of ${options.prefix}`, options.replication, error);
