@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { connectNats } from '../../src/nats/connect.js';
 import { NATS_SERVER_BIN, freePort } from '../nats/natsSupport.js';
 
 // A real three-server NATS cluster on this machine for the cluster tests: three nats-server
@@ -35,6 +36,8 @@ export interface NatsCluster {
   resume(name: string): void;
   /** Starts a killed server again, from its store, and resolves once it is ready. */
   start(name: string): Promise<void>;
+  /** Stops a server the way an orchestrator does (SIGTERM) and starts it again. */
+  restart(name: string): Promise<void>;
   /** Resolves once every running server sees a JetStream meta leader. */
   ready(ms?: number): Promise<void>;
   /** Kills every server and removes the stores. */
@@ -107,11 +110,19 @@ export async function startNatsCluster(): Promise<NatsCluster> {
     });
   };
   const running = () => nodes.filter((n) => n.child !== undefined && n.child.exitCode === null && n.child.signalCode === null);
+  // A meta leader, and JetStream answering clients of this server (a server catching up answers 503).
   const hasMetaLeader = async (n: Node): Promise<boolean> => {
     try {
       const response = await fetch(`http://127.0.0.1:${n.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
       const body = (await response.json()) as { meta_cluster?: { leader?: string } };
-      return typeof body.meta_cluster?.leader === 'string' && body.meta_cluster.leader !== '';
+      if (typeof body.meta_cluster?.leader !== 'string' || body.meta_cluster.leader === '') return false;
+      const nc = await connectNats({ servers: `127.0.0.1:${n.port}`, name: 'cluster-ready', timeoutMs: 1000 });
+      try {
+        await (await jetstreamManager(nc, { timeout: 1000 })).getAccountInfo();
+        return true;
+      } finally {
+        await nc.close();
+      }
     } catch {
       return false;
     }
@@ -129,6 +140,15 @@ export async function startNatsCluster(): Promise<NatsCluster> {
     pause: (name) => void node(name).child?.kill('SIGSTOP'),
     resume: (name) => void node(name).child?.kill('SIGCONT'),
     async start(name) {
+      await launch(node(name));
+    },
+    async restart(name) {
+      const child = node(name).child;
+      if (child && child.exitCode === null && child.signalCode === null) {
+        const gone = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await gone;
+      }
       await launch(node(name));
     },
     async ready(ms = 20_000) {
@@ -186,5 +206,21 @@ export async function streamSettled(nc: NatsConnection, stream: string, ms = 20_
     }
     if (Date.now() - started > ms) throw new Error(`stream ${stream} did not settle within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Resolves once every stream of the account (the trace stream and every KV bucket) has settled. */
+export async function allStreamsSettled(nc: NatsConnection, ms = 30_000): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      const names: string[] = [];
+      for await (const name of (await jetstreamManager(nc, { timeout: 1000 })).streams.names()) names.push(name);
+      for (const name of names) await streamSettled(nc, name, Math.max(1000, ms - (Date.now() - started)));
+      return Date.now() - started;
+    } catch (error) {
+      if (Date.now() - started > ms) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 }

@@ -120,11 +120,16 @@ export async function openRunLeases(
     leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: options.leaseMs, ...replication });
     // An existing bucket keeps the expiry it was made with: heartbeat at its pace, not ours, or a
     // longer lease of ours would let our heartbeat expire between beats.
-    const ttl = (await leases.status()).ttl;
+    const status = await leases.status();
+    const ttl = status.ttl;
     leaseMs = ttl > 0 ? ttl : options.leaseMs;
     // Beats and looks that give up within a beat: a beat stuck in a leader election for the
     // client's default 5 s would keep a live worker's heartbeat away long after the bucket is back.
-    leases = await new Kvm(jetstream(nc, { timeout: Math.max(500, Math.floor(leaseMs / 3)) })).open(Storage.leasesBucket(options.prefix));
+    // Bound to the bucket just made or found, asking the server nothing more.
+    leases = await new Kvm(jetstream(nc, { timeout: Math.max(500, Math.floor(leaseMs / 3)), checkAPI: false })).open(Storage.leasesBucket(options.prefix), {
+      bindOnly: true,
+      allow_direct: status.streamInfo.config.allow_direct === true,
+    });
     await leases.put(owner, encoder.encode(JSON.stringify({ owner, since: new Date().toISOString() })));
   } catch (error) {
     const refused = replicationRefused(`the run buckets of ${options.prefix}`, options.replication, error);
