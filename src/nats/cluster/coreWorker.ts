@@ -13,7 +13,7 @@ import type { BucketReplication } from '../jetstream/replication.js';
 import type { EventStore } from '../../events/eventStore.js';
 import { logStatus } from '../../events/resumePoint.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
-import { pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
+import { pendingWait, type WaitAnswer } from '../../events/pendingWait.js';
 import { RunHost } from '../../host/runHost.js';
 import type { LaunchedRun } from '../../host/liveRuns.js';
 import { answerStillDue } from '../../host/takeAnswer.js';
