@@ -143,6 +143,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   LOG_NOT_FOUND: 'not_found',
   LOG_STORE_UNAVAILABLE: 'unavailable',
   JETSTREAM_NOT_ENABLED: 'unavailable',
+  JETSTREAM_REPLICAS_UNAVAILABLE: 'unavailable',
   LOG_TRACE_MISMATCH: 'corrupt',
   LOG_PATH_INVALID: 'corrupt',
   LOG_CLOSED: 'internal',

@@ -173,6 +173,8 @@ export const ErrorCode = {
   LOG_STORE_UNAVAILABLE: 'LOG_STORE_UNAVAILABLE',
   /** The NATS server (or its account) has no JetStream, where distributed mode keeps its log and state. */
   JETSTREAM_NOT_ENABLED: 'JETSTREAM_NOT_ENABLED',
+  /** The cluster cannot keep the stream or buckets with the replicas (or placement tags) asked for: more than its servers. */
+  JETSTREAM_REPLICAS_UNAVAILABLE: 'JETSTREAM_REPLICAS_UNAVAILABLE',
   LOG_TRACE_MISMATCH: 'LOG_TRACE_MISMATCH',
   /** Every record is well formed, but the log is not a path the statechart can take (an event after the ending, a tool not allowed, …). */
   LOG_PATH_INVALID: 'LOG_PATH_INVALID',

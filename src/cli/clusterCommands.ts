@@ -3,10 +3,11 @@ import { isValidTraceId } from '../runtime/ids.js';
 import { Subject } from '../actors/subjects.js';
 import { openTraceToRead } from '../nats/cluster/openTraceToRead.js';
 import { parseTraceEvents } from '../nats/cluster/traceEvent.js';
+import { liveDuplicateFilter } from '../nats/cluster/liveDuplicates.js';
 import { crashHook, help, parse, usageError } from './args.js';
 import type { Command } from './command.js';
 import { ExitCode } from './exitCodes.js';
-import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, subjectPrefix } from './natsOptions.js';
+import { connectFromOptions, natsOptionSpecs, natsOptionsHelp, replicationOptions, subjectPrefix } from './natsOptions.js';
 import { line, styles, type Output } from './output.js';
 import { STOP_DEADLINE_MS, exitAfterGrace, stopWithin } from './stopWithin.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
@@ -71,6 +72,7 @@ export const worker: Command = {
     const microServices = values['no-micro-services'] !== true;
     const prefix = subjectPrefix(values);
     const allowFiles = allowedFolders(values);
+    const replication = replicationOptions(values);
     const nc = await connectFromOptions(values, `redflow-worker-${[...chosen].join('-')}`);
     const log = (text: string) => line(output.err, `${new Date().toISOString()} ${text}`);
     const closers: (() => Promise<void>)[] = [];
@@ -84,8 +86,8 @@ export const worker: Command = {
           const { startActorWorker } = await import('../nats/cluster/actorWorker.js');
           // Only tools keep their results in the tool-results bucket: the other roles' users may not
           // open it (deploy/nats/redflow.conf).
-          const serveTool = actorRoles.includes('tool') ? await (await import('../nats/cluster/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { ...(leaseMs !== undefined && { leaseMs }) }) : undefined;
-          const actors = await startActorWorker({ nc, flowPath: hosted.flowPath, prefix: hosted.prefix, roles: actorRoles, log, allowFiles: hosted.allowFiles, microServices, ...(serveTool && { serveTool }) });
+          const serveTool = actorRoles.includes('tool') ? await (await import('../nats/cluster/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { ...(leaseMs !== undefined && { leaseMs }), ...(replication && { replication }) }) : undefined;
+          const actors = await startActorWorker({ nc, flowPath: hosted.flowPath, prefix: hosted.prefix, roles: actorRoles, log, allowFiles: hosted.allowFiles, microServices, ...(serveTool && { serveTool }), ...(replication && { replication }) });
           closers.push(() => actors.close());
         }
         if (chosen.has('core')) {
@@ -98,6 +100,7 @@ export const worker: Command = {
             log,
             allowFiles: hosted.allowFiles,
             microServices,
+            ...(replication && { replication }),
             ...(leaseMs !== undefined && { leaseMs }),
             ...(attemptTimeoutMs !== undefined && { attemptTimeoutMs }),
             ...(crash && { onEvent: crash }),
@@ -167,6 +170,8 @@ export const tail: Command = {
       }
       // Every run: what is stored from now on, live (no run to follow to an end).
       const subject = Subject.allTraces(prefix);
+      // A publish sent again after a lost acknowledgement is stored once and delivered live twice.
+      const fresh = liveDuplicateFilter();
       const subscription = nc.subscribe(subject, {
         callback: (error, message) => {
           if (error) return;
@@ -175,7 +180,7 @@ export const tail: Command = {
             line(output.err, `(not an event on ${message.subject})`);
             return;
           }
-          for (const event of events) print(event);
+          for (const event of fresh(events)) print(event);
         },
       });
       await nc.flush();

@@ -14,6 +14,8 @@ export const natsOptionSpecs: NonNullable<ParseArgsConfig['options']> = {
   'nats-nkey': { type: 'string' },
   'nats-creds': { type: 'string' },
   'nats-inbox-prefix': { type: 'string' },
+  replicas: { type: 'string' },
+  'placement-tags': { type: 'string' },
 };
 
 /** The help text of {@link natsOptionSpecs}. */
@@ -24,7 +26,11 @@ export const natsOptionsHelp = `NATS (flags, or the environment variables in bra
   --nats-token <token>    [NATS_TOKEN]
   --nats-nkey <file>      a file holding an nkey seed [NATS_NKEY]
   --nats-creds <file>     a .creds file [NATS_CREDS]
-  --nats-inbox-prefix <p> reply subjects prefix, e.g. _INBOX_core (see deploy/nats/redflow.conf) [NATS_INBOX_PREFIX]`;
+  --nats-inbox-prefix <p> reply subjects prefix, e.g. _INBOX_core (see deploy/nats/redflow.conf) [NATS_INBOX_PREFIX]
+  --replicas <n>          copies of the trace stream and of every KV bucket (runs, leases, tool
+                          results, memory) when they are created: 1 (default), 3 or 5, at most the
+                          servers of the cluster; a list of servers in --nats fails over between them [REDFLOW_REPLICAS]
+  --placement-tags <t,u>  keep them only on servers with these server_tags [REDFLOW_PLACEMENT_TAGS]`;
 
 /** The NATS URL given by flag or environment, if any: distributed mode when set. */
 export function natsUrl(values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -77,4 +83,34 @@ export async function connectFromOptions(
     ...(credsFile !== undefined && { credsFile }),
     ...(inboxPrefix !== undefined && { inboxPrefix }),
   });
+}
+
+/**
+ * The replicas and placement tags given by flag or environment (`--replicas` / `REDFLOW_REPLICAS`,
+ * `--placement-tags` / `REDFLOW_PLACEMENT_TAGS`), or undefined when neither is: each stream and
+ * bucket is then made with one copy. The cluster checks the count against its servers when it
+ * creates them (`JETSTREAM_REPLICAS_UNAVAILABLE`).
+ *
+ * @example
+ * ```ts
+ * replicationOptions({ replicas: '3' }); // { replicas: 3 }
+ * ```
+ */
+export function replicationOptions(
+  values: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv = process.env,
+): { replicas?: number; placementTags?: string[] } | undefined {
+  const replicasText = (values.replicas as string | undefined) ?? env.REDFLOW_REPLICAS;
+  const tagsText = (values['placement-tags'] as string | undefined) ?? env.REDFLOW_PLACEMENT_TAGS;
+  if (replicasText === undefined && tagsText === undefined) return undefined;
+  const replicas = replicasText === undefined ? undefined : Number(replicasText);
+  if (replicas !== undefined && (!/^\d+$/.test(replicasText ?? '') || replicas < 1 || replicas > 5)) {
+    throw new RedflowError(
+      errorInfo(ErrorCode.CLI_USAGE, `--replicas (REDFLOW_REPLICAS) must be a whole number from 1 to 5, not "${String(replicasText)}"`, {
+        hint: 'give 3 on a cluster of three servers (5 on five), 1 on a single server',
+      }),
+    );
+  }
+  const placementTags = tagsText?.split(',').map((tag) => tag.trim()).filter((tag) => tag !== '');
+  return { ...(replicas !== undefined && { replicas }), ...(placementTags !== undefined && placementTags.length > 0 && { placementTags }) };
 }

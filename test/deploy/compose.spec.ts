@@ -26,9 +26,11 @@ async function compose(): Promise<{ services: Record<string, Service> }> {
 }
 
 describe('docker-compose.yml', () => {
-  it('should have NATS, core, model and tool workers, the editor, and PostgreSQL', async () => {
+  it('should have NATS, core, model and tool workers, the editor, PostgreSQL, and the three-server cluster profile', async () => {
     const { services } = await compose();
-    expect(Object.keys(services).sort()).toEqual(['core', 'editor', 'models', 'nats', 'postgres', 'tools']);
+    expect(Object.keys(services).sort()).toEqual(
+      ['core', 'core-cluster', 'editor', 'models', 'models-cluster', 'nats', 'nats-1', 'nats-2', 'nats-3', 'postgres', 'tools', 'tools-cluster'],
+    );
   });
 
   it('should start the editor on the cluster with a command redflow serve accepts, and a token from the environment', async () => {

@@ -59,7 +59,8 @@ describe('stopping a worker whose NATS server is gone', () => {
     await server.stop();
     started.child.kill('SIGTERM');
     expect(await endingWithin(started, EXIT_BOUND_MS)).toEqual({ code: 0, signal: null });
-    expect(started.stderr()).toMatch(/stopped without draining/);
+    // The heartbeat's delete gives up within a beat now (runLeases): the stop may end in time, drained or not.
+    expect(started.stderr()).toMatch(/stopping: runs in progress are left/);
   }, 30_000);
 
   it('should exit within the stop deadline with a run under way', async () => {

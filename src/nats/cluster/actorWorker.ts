@@ -17,6 +17,7 @@ import { checkSubjectTokens } from './flowSubjects.js';
 import type { SubagentHost } from '../../runtime/subagentTool.js';
 import { clusterSubagents } from './clusterSubagents.js';
 import { redflowVersion as version } from '../../version.js';
+import type { BucketReplication } from '../jetstream/replication.js';
 
 
 /** The kinds of actor a worker can host, defined once. */
@@ -56,6 +57,8 @@ export interface ActorWorkerOptions {
    * either way. A connection that may not subscribe to `$SRV.>` serves plainly, and `log` says so.
    */
   readonly microServices?: boolean;
+  /** Replicas and placement of the memory bucket when this worker creates it. */
+  readonly replication?: BucketReplication;
 }
 
 /** A running actor worker. */
@@ -138,7 +141,7 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
       }
     }
     if (options.roles.includes(WorkerRole.Memory) && plan.memory) {
-      const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix) });
+      const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix), ...(options.replication && { replication: options.replication }) });
       served.push(serveMemory(await transportFor(WorkerRole.Memory), prefix, plan.memory.nodeId, store));
       subjects.push(Subject.memoryLoad(prefix, plan.memory.nodeId), Subject.memoryAppend(prefix, plan.memory.nodeId));
     }

@@ -1,18 +1,19 @@
 import { hostname } from 'node:os';
+import { parkedAs, startCoreService } from './coreService.js';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentCoreReactConfig, ParentCall, ToolSpec } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { Subject, DEFAULT_SUBJECT_PREFIX, Storage, checkSubjectPrefix } from '../../actors/subjects.js';
 import { isValidConversationId } from '../../actors/memory.js';
 import { createNatsTransport } from '../natsTransport.js';
-import { startMicroService, type MicroService } from '../microService.js';
-import { redflowVersion as version } from '../../version.js';
+import type { MicroService } from '../microService.js';
 import type { Headers, Subscription, Transport } from '../../actors/transport.js';
 import { openJetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
+import type { BucketReplication } from '../jetstream/replication.js';
 import type { EventStore } from '../../events/eventStore.js';
 import { logStatus } from '../../events/resumePoint.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
-import { pendingWait, type RunWait, type WaitAnswer } from '../../events/pendingWait.js';
+import { pendingWait, type WaitAnswer } from '../../events/pendingWait.js';
 import { RunHost } from '../../host/runHost.js';
 import type { LaunchedRun } from '../../host/liveRuns.js';
 import { answerStillDue } from '../../host/takeAnswer.js';
@@ -153,6 +154,8 @@ export interface CoreWorkerOptions {
    * plainly, and `log` says so.
    */
   readonly microServices?: boolean;
+  /** Replicas and placement of the trace stream and the run buckets when this worker creates them. */
+  readonly replication?: BucketReplication;
 }
 
 /** A running core worker. */
@@ -196,8 +199,9 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const tools: ToolSpec[] = await allowedToolSpecs(plan, { allowFiles });
   // The model's window (contextTokens): requests are fitted here, where the statechart builds them.
   const contextBudget = await contextBudgetFor(plan.model.config);
-  const store: EventStore = await openJetStreamEventStore(options.nc, { prefix });
-  const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs });
+  const { replication } = options;
+  const store: EventStore = await openJetStreamEventStore(options.nc, { prefix, ...replication });
+  const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs, ...(replication && { replication }) });
   const micro = options.microServices === false ? undefined : await startCoreService(options.nc, prefix, flow.definition.id ?? flowPath, log);
   const transport: Transport = createNatsTransport(options.nc, micro === undefined ? {} : { listener: micro });
   // The prefix's lease is the one its first core worker set; ours only if we were first.
@@ -439,17 +443,22 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   }, options.scanMs ?? Math.max(100, Math.floor(leaseMs / 3)));
   scan.unref();
 
+  // Runs this worker claimed and could not resume (their log unreadable during an election, or the
+  // claim's answer lost): their records name this live worker, so no other worker ever takes them;
+  // each scan tries them again until they run here or the record names another worker.
+  const unresumed = new Map<string, RunRecord>();
+
   async function takeOver(): Promise<void> {
-    let orphans;
+    let orphans: RunRecord[];
     try {
       orphans = await leases.orphans();
     } catch (error) {
       log(`scan failed: ${(error as Error).message}`);
-      return;
+      orphans = [];
     }
     // A dead worker leaves all its runs at once: they are taken over several at a time, each a
     // claim and a read of its log, so the last one is not kept waiting behind all the others.
-    const queue = [...orphans];
+    const queue = [...unresumed.values(), ...orphans.filter((record) => !unresumed.has(record.traceId))];
     const takeNext = async (): Promise<void> => {
       for (let record = queue.shift(); record !== undefined; record = queue.shift()) await takeOverOne(record);
     };
@@ -457,9 +466,10 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   }
 
   async function takeOverOne(record: RunRecord): Promise<void> {
-    if (host.live(record.traceId) !== undefined || closing) return;
-    if (!(await leases.claim(record))) return;
+    if (host.live(record.traceId) !== undefined || closing) return void unresumed.delete(record.traceId);
     try {
+      if (!(await leases.claim(record))) return void unresumed.delete(record.traceId);
+      unresumed.set(record.traceId, record);
       let read;
       try {
         read = await store.read(record.traceId);
@@ -467,6 +477,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         if (!(error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND)) throw error;
         // Its worker died between the record and the first event: there is nothing to resume.
         await leases.finish(record.traceId);
+        unresumed.delete(record.traceId);
         log(`run ${record.traceId} never started (no event in its log): its record is dropped`);
         return;
       }
@@ -475,15 +486,18 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       const status = logStatus(events);
       if (status.kind === 'finished') {
         await leases.finish(record.traceId);
+        unresumed.delete(record.traceId);
         return;
       }
       // A worker that died after taking an answer left it in the record: the run takes it, unless
       // the log has it already (or the answer no longer fits; then the run parks again).
       const answer = answerStillDue(events, record.answer);
       await resumeOwned(record.traceId, events, record, answer);
+      unresumed.delete(record.traceId);
       log(`run ${record.traceId} taken over after event ${events.length}`);
     } catch (error) {
-      log(`run ${record.traceId}: cannot take over: ${(error as Error).message}`);
+      unresumed.set(record.traceId, record);
+      log(`run ${record.traceId}: cannot take over yet, trying again at the next scan: ${(error as Error).message}`);
     }
   }
 
@@ -518,30 +532,4 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       await transport.close();
     },
   };
-}
-
-/**
- * The core worker's micro service, or undefined (said in `log`) when the connection may not
- * subscribe to the service framework's `$SRV.>` subjects.
- */
-async function startCoreService(nc: NatsConnection, prefix: string, flow: string, log: (line: string) => void): Promise<MicroService | undefined> {
-  try {
-    return await startMicroService(nc, {
-      name: 'redflow-core',
-      version,
-      description: `Redflow core workers of flow ${flow} on ${prefix}`,
-      prefix,
-      metadata: { 'redflow.prefix': prefix, 'redflow.flow': flow, host: hostname(), pid: String(process.pid) },
-      log,
-    });
-  } catch (error) {
-    if (!(error instanceof RedflowError && error.code === ErrorCode.TRANSPORT_PERMISSION_DENIED)) throw error;
-    log(`${error.message}: serving run starts without it (${error.hint ?? ''})`);
-    return undefined;
-  }
-}
-
-/** What the run's record keeps of its wait while it is parked. */
-function parkedAs(wait: RunWait): NonNullable<RunRecord['waiting']> {
-  return { kind: wait.kind, idempotencyKey: wait.idempotencyKey, deadline: wait.deadline };
 }

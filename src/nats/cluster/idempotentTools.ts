@@ -4,11 +4,14 @@ import { createNatsKvToolResultStore } from '../kv/natsKvToolResultStore.js';
 import { serveTool } from '../../runtime/serveActors.js';
 import { serveIdempotentTool } from '../../runtime/serveIdempotentTool.js';
 import type { ToolServer } from './actorWorker.js';
+import type { BucketReplication } from '../jetstream/replication.js';
 
 /** Options of {@link idempotentToolServer}. */
 export interface IdempotentToolServerOptions {
   /** How long a call whose tool worker died stays claimed before another worker runs it (default 10 s). */
   readonly leaseMs?: number;
+  /** Replicas and placement of the tool-results bucket when this server creates it. */
+  readonly replication?: BucketReplication;
 }
 
 /**
@@ -24,7 +27,7 @@ export interface IdempotentToolServerOptions {
  * ```
  */
 export async function idempotentToolServer(nc: NatsConnection, prefix: string, options: IdempotentToolServerOptions = {}): Promise<ToolServer> {
-  const store = await createNatsKvToolResultStore(nc, { bucket: Storage.toolResultsBucket(prefix) });
+  const store = await createNatsKvToolResultStore(nc, { bucket: Storage.toolResultsBucket(prefix), ...(options.replication && { replication: options.replication }) });
   const serveOptions = options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs };
   return (transport, subject, tool) => (tool.idempotent === true ? serveTool(transport, subject, tool) : serveIdempotentTool(transport, subject, tool, store, serveOptions));
 }

@@ -1,8 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
+import { jetstream } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { Storage } from '../../actors/subjects.js';
 import type { RunWait, WaitAnswer } from '../../events/pendingWait.js';
+import { watchReconnects } from '../reconnects.js';
+import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
 
 /** What the cluster knows of a run under way. */
 export interface RunRecord {
@@ -39,6 +42,15 @@ export type AnswerClaim =
  * need not agree). A worker that dies stops its heartbeat; its entry expires; its runs become
  * orphans, and the first worker whose revision-checked update of a run's record succeeds owns it.
  * One heartbeat per worker, not per run: the cost does not grow with the number of runs.
+ *
+ * **Outages of the heartbeat bucket.** On a cluster, the bucket is unavailable while its replicas
+ * elect a leader (seconds); an election longer than the lease comes back with every heartbeat
+ * expired, the live workers' too. So a worker calls an owner dead only once it has seen the
+ * owner's heartbeat missing for a full lease with the bucket working all along: any failed read
+ * or write of the bucket, or a reconnect of its own connection, starts that lease again. And a
+ * worker puts its heartbeat again at once when the bucket works again (a failed beat is retried
+ * every 200 ms, and a reconnect beats at once), well inside that lease. The price: a dead
+ * worker's runs are taken over between one and two leases after its last beat, not one.
  */
 export interface RunLeases {
   /**
@@ -51,13 +63,18 @@ export interface RunLeases {
   /**
    * Takes over an orphan (its owner is dead) by a revision-checked update of its record; false if
    * the record no longer names that owner (another worker was first) or the update loses a race.
+   * True if the record names this worker already: a claim may be made again until the run is
+   * resumed. Throws when the bucket cannot be read (the claim may have gone through: try again).
    */
   claim(record: RunRecord): Promise<boolean>;
   /** True while the run's record (as last seen) names this worker. */
   owns(traceId: string): boolean;
   /** Forgets a finished run. */
   finish(traceId: string): Promise<void>;
-  /** The runs under way whose owner has no heartbeat: candidates for takeover (a parked run is none). */
+  /**
+   * The runs under way whose owner's heartbeat this worker has seen missing for a full lease of a
+   * working bucket: candidates for takeover (a parked run is none).
+   */
   orphans(): Promise<RunRecord[]>;
   /**
    * Run `traceId`'s record if it is an orphan, read from the bucket now rather than from the watch
@@ -90,22 +107,33 @@ const encoder = new TextEncoder();
  */
 export async function openRunLeases(
   nc: NatsConnection,
-  options: { prefix: string; owner: string; leaseMs: number },
+  options: { prefix: string; owner: string; leaseMs: number; replication?: BucketReplication },
 ): Promise<RunLeases> {
   const { owner } = options;
   const kvm = new Kvm(nc);
+  const replication = bucketReplication(options.replication);
   let runs: KV;
   let leases: KV;
   let leaseMs: number;
   try {
-    runs = await kvm.create(Storage.runsBucket(options.prefix), { history: 1 });
-    leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: options.leaseMs });
+    runs = await kvm.create(Storage.runsBucket(options.prefix), { history: 1, ...replication });
+    leases = await kvm.create(Storage.leasesBucket(options.prefix), { history: 1, ttl: options.leaseMs, ...replication });
     // An existing bucket keeps the expiry it was made with: heartbeat at its pace, not ours, or a
     // longer lease of ours would let our heartbeat expire between beats.
-    const ttl = (await leases.status()).ttl;
+    const status = await leases.status();
+    const ttl = status.ttl;
     leaseMs = ttl > 0 ? ttl : options.leaseMs;
+    // Beats and looks that give up within a beat: a beat stuck in a leader election for the
+    // client's default 5 s would keep a live worker's heartbeat away long after the bucket is back.
+    // Bound to the bucket just made or found, asking the server nothing more.
+    leases = await new Kvm(jetstream(nc, { timeout: Math.max(500, Math.floor(leaseMs / 3)), checkAPI: false })).open(Storage.leasesBucket(options.prefix), {
+      bindOnly: true,
+      allow_direct: status.streamInfo.config.allow_direct === true,
+    });
     await leases.put(owner, encoder.encode(JSON.stringify({ owner, since: new Date().toISOString() })));
   } catch (error) {
+    const refused = replicationRefused(`the run buckets of ${options.prefix}`, options.replication, error);
+    if (refused) throw refused;
     throw new RedflowError(
       errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `cannot open the run buckets: ${(error as Error).message}`, {
         hint: 'is nats-server running with JetStream (-js)?',
@@ -132,10 +160,34 @@ export async function openRunLeases(
     }
   })();
 
-  const heartbeat = setInterval(() => {
-    void leases.put(owner, encoder.encode(JSON.stringify({ owner, at: new Date().toISOString() }))).catch(() => undefined);
-  }, Math.max(100, Math.floor(leaseMs / 3)));
+  // When this worker last saw the heartbeat bucket fail, and since when it has seen each owner's
+  // heartbeat missing with the bucket working (see "Outages" above).
+  const missingSince = new Map<string, number>();
+  const noteOutage = () => missingSince.clear();
+  let closed = false;
+  let beating = false;
+  let retry: NodeJS.Timeout | undefined;
+  const beat = async (): Promise<void> => {
+    if (beating || closed) return;
+    beating = true;
+    try {
+      await leases.put(owner, encoder.encode(JSON.stringify({ owner, at: new Date().toISOString() })));
+    } catch {
+      noteOutage();
+      // Back as soon as the bucket is: not a whole beat later, when a long outage may have expired it.
+      clearTimeout(retry);
+      retry = setTimeout(() => void beat(), 200);
+      retry.unref();
+    } finally {
+      beating = false;
+    }
+  };
+  const heartbeat = setInterval(() => void beat(), Math.max(100, Math.floor(leaseMs / 3)));
   heartbeat.unref();
+  const stopReconnects = watchReconnects(nc, () => {
+    noteOutage();
+    void beat();
+  });
 
   /** A run's record as the bucket holds it now (the watch may lag a write by another worker). */
   const fresh = async (traceId: string): Promise<{ record: RunRecord; revision: number } | undefined> => {
@@ -152,8 +204,13 @@ export async function openRunLeases(
   // entry expires between the listing's start and its delivery, and heartbeats here do expire
   // (it stalled the takeover scans, and `redflow resume --nats`, for good).
   const isLive = async (who: string): Promise<boolean> => {
-    const entry = await leases.get(who);
-    return entry !== null && entry.operation === 'PUT';
+    try {
+      const entry = await leases.get(who);
+      return entry !== null && entry.operation === 'PUT';
+    } catch (error) {
+      noteOutage();
+      throw error;
+    }
   };
   const liveOwners = async (owners: Iterable<string>): Promise<Set<string>> => {
     const distinct = [...new Set(owners)];
@@ -178,14 +235,24 @@ export async function openRunLeases(
       // was found dead: a watch that has caught up with another worker's claim would otherwise
       // hand over that worker's revision, and the update would take a live worker's run.
       const seen = await fresh(record.traceId);
-      if (!seen || seen.record.owner !== record.owner || seen.record.waiting !== undefined) return false;
+      if (!seen || seen.record.waiting !== undefined) return false;
+      // Claimed by this worker already (a takeover to try again, or a claim whose answer was lost).
+      if (seen.record.owner === owner) {
+        known.set(record.traceId, seen);
+        return true;
+      }
+      if (seen.record.owner !== record.owner) return false;
       const mine: RunRecord = { ...seen.record, owner };
       try {
         const revision = await runs.update(record.traceId, encoder.encode(JSON.stringify(mine)), seen.revision);
         known.set(record.traceId, { record: mine, revision });
         return true;
       } catch {
-        return false;
+        // Lost the race, or the update went through and its answer did not: the record says which.
+        const now = await fresh(record.traceId);
+        if (now?.record.owner !== owner) return false;
+        known.set(record.traceId, now);
+        return true;
       }
     },
     owns: (traceId) => known.get(traceId)?.record.owner === owner,
@@ -197,7 +264,12 @@ export async function openRunLeases(
       const candidates = [...known.values()].map((entry) => entry.record).filter((record) => record.waiting === undefined && record.owner !== owner);
       if (candidates.length === 0) return [];
       const live = await liveOwners(candidates.map((record) => record.owner));
-      return candidates.filter((record) => !live.has(record.owner));
+      // Dead: missing for a full lease of a working bucket, as this worker has seen it.
+      const now = Date.now();
+      const owners = new Set(candidates.map((record) => record.owner));
+      for (const who of missingSince.keys()) if (live.has(who) || !owners.has(who)) missingSince.delete(who);
+      for (const record of candidates) if (!live.has(record.owner) && !missingSince.has(record.owner)) missingSince.set(record.owner, now);
+      return candidates.filter((record) => !live.has(record.owner) && now - (missingSince.get(record.owner) ?? now) >= leaseMs);
     },
     async orphan(traceId) {
       const current = await fresh(traceId);
@@ -234,7 +306,10 @@ export async function openRunLeases(
     },
     parked: () => [...known.values()].map((entry) => entry.record).filter((record) => record.waiting !== undefined && record.answer === undefined),
     async close() {
+      closed = true;
       clearInterval(heartbeat);
+      clearTimeout(retry);
+      stopReconnects();
       watch.stop();
       await leases.delete(owner).catch(() => undefined);
     },

@@ -17,6 +17,7 @@ import { createRunPathCheck } from '../../events/runPath.js';
 import { followJetStreamRun } from './followRun.js';
 import { decodeRunMessage, runProblem } from './runMessage.js';
 import { storeUnavailable } from './storeUnavailable.js';
+import { replicationRefused, streamReplication } from './replication.js';
 
 /** Options of {@link openJetStreamEventStore}. */
 export interface JetStreamEventStoreOptions {
@@ -31,8 +32,10 @@ export interface JetStreamEventStoreOptions {
   readonly appendTimeoutMs?: number;
   /** File (default, durable) or memory storage, used when the stream is created. */
   readonly storage?: 'file' | 'memory';
-  /** Replicas of the stream in a cluster (default 1). */
+  /** Replicas of the stream in a cluster (default 1; see `replication.ts`). */
   readonly replicas?: number;
+  /** Place the stream only on servers with these tags. */
+  readonly placementTags?: readonly string[];
 }
 
 /** A JetStream event store: also tells the stream's name. */
@@ -178,13 +181,13 @@ async function ensureStream(jsm: JetStreamManager, stream: string, prefix: strin
       name: stream,
       subjects,
       storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
-      num_replicas: options.replicas ?? 1,
+      ...streamReplication(options),
       duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
     });
   } catch (error) {
     // Another worker created it at the same moment.
     if (error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE) return;
-    throw storeUnavailable(`cannot create the trace stream ${stream}`, error);
+    throw replicationRefused(`the trace stream ${stream}`, options, error) ?? storeUnavailable(`cannot create the trace stream ${stream}`, error);
   }
 }
 

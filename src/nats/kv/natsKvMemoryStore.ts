@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { KV_SERVER_HINT, isValueTooLarge, isWrongLastSequence, kvBucketHint, kvFailure } from './kvErrors.js';
 import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { MemoryRecord, MemoryStore } from '../../actors/memory.js';
 import { checkConversationId, serializeMemory } from '../../actors/memory/inProcessMemoryStore.js';
@@ -20,6 +21,8 @@ export interface NatsKvMemoryStoreOptions {
   readonly maxValueBytes?: number;
   /** How many times `update` reads, changes and writes before giving up. Default 5. */
   readonly updateAttempts?: number;
+  /** Replicas and placement of the bucket when this store creates it. */
+  readonly replication?: BucketReplication;
 }
 
 /**
@@ -105,8 +108,10 @@ export async function createNatsKvMemoryStore(
 
   let kv: KV;
   try {
-    kv = await new Kvm(nc).create(bucket, { history, maxValueSize: maxValueBytes });
+    kv = await new Kvm(nc).create(bucket, { history, maxValueSize: maxValueBytes, ...bucketReplication(options.replication) });
   } catch (error) {
+    const refused = replicationRefused(`the memory bucket ${bucket}`, options.replication, error);
+    if (refused) throw refused;
     throw fail(`cannot open NATS KV bucket ${bucket}`, error, KV_SERVER_HINT, true);
   }
 

@@ -4,6 +4,7 @@ import { Kvm, type KV, type KvEntry, type KvOptions } from '@nats-io/kv';
 import { PermissionViolationError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../../errors.js';
 import type { ToolResult } from '../../actors/tool.js';
+import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
 import {
   checkLeaseMs,
   checkToolResultKey,
@@ -31,6 +32,8 @@ export interface NatsKvToolResultStoreOptions {
    * that is smaller. Also the bucket's `maxValueSize` when the bucket is created.
    */
   readonly maxValueBytes?: number;
+  /** Replicas and placement of the bucket when this store creates it. */
+  readonly replication?: BucketReplication;
 }
 
 /**
@@ -144,9 +147,10 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
       history: 1,
       maxValueSize: maxValueBytes,
       ...(options.ttlMs !== undefined && { ttl: options.ttlMs }),
+      ...bucketReplication(options.replication),
     });
   } catch (error) {
-    throw fail(`cannot open NATS KV bucket ${bucket}`, error, KV_SERVER_HINT, true);
+    throw replicationRefused(`the tool-results bucket ${bucket}`, options.replication, error) ?? fail(`cannot open NATS KV bucket ${bucket}`, error, KV_SERVER_HINT, true);
   }
   const { kv, bound } = opened;
   // A bound store never saw the bucket: a read that times out may be a missing bucket.
@@ -353,9 +357,6 @@ function isToolResult(value: unknown): value is ToolResult {
   const error = result.error as Partial<ErrorInfo>;
   return typeof error.code === 'string' && typeof error.message === 'string';
 }
-
-
-
 
 /**
  * Opens the bucket, creating it when missing. A user confined to one tool's keys
