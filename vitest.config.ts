@@ -12,8 +12,9 @@ export const BROWSER_FILES = ['test/editor/*.e2e.spec.ts', 'test/node-red/editor
 
 /**
  * Files that start processes heavy enough to starve a neighbour on a 2-core machine (Node-RED, a
- * Chromium of their own) or whose guarantee is a wall-clock bound (liveness, load). They run one at
- * a time, after the other files, so the rest of the suite can run several files side by side.
+ * Chromium of their own, a three-server NATS cluster) or whose guarantee is a wall-clock bound
+ * (liveness, load, leader elections within a lease). They run one at a time, after the other
+ * files, so the rest of the suite can run several files side by side.
  */
 export const ALONE_FILES = [
   'test/node-red/*.e2e.spec.ts',
@@ -21,6 +22,10 @@ export const ALONE_FILES = [
   'test/server/serveNats.e2e.spec.ts',
   'test/distributed/liveness.e2e.spec.ts',
   'test/distributed/load.e2e.spec.ts',
+  'test/distributed/clusterFaults.e2e.spec.ts',
+  'test/distributed/heartbeatOutage.int.spec.ts',
+  'test/distributed/takeoverRetry.int.spec.ts',
+  'test/distributed/replicas.e2e.spec.ts',
 ];
 
 /** Test files run side by side in the first group: REDFLOW_TEST_WORKERS, else vitest's default. */
