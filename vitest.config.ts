@@ -26,6 +26,7 @@ export const ALONE_FILES = [
   'test/distributed/heartbeatOutage.int.spec.ts',
   'test/distributed/takeoverRetry.int.spec.ts',
   'test/distributed/replicas.e2e.spec.ts',
+  'test/deploy/composeCluster.spec.ts',
 ];
 
 /** Test files run side by side in the first group: REDFLOW_TEST_WORKERS, else vitest's default. */
