@@ -16,6 +16,7 @@ import { buildTools } from '../../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import type { SubagentHost } from '../../runtime/subagentTool.js';
 import { clusterSubagents } from './clusterSubagents.js';
+import { serveMcpToolLists } from './mcpToolLists.js';
 import { redflowVersion as version } from '../../version.js';
 
 
@@ -136,6 +137,10 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
         served.push((options.serveTool ?? serveTool)(transport, subject, tool));
         subjects.push(subject);
       }
+      // Core workers learn each MCP server's tools here: only this worker runs the server.
+      const lists = serveMcpToolLists(transport, prefix, tools);
+      served.push(...lists.served);
+      subjects.push(...lists.subjects);
     }
     if (options.roles.includes(WorkerRole.Memory) && plan.memory) {
       const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix) });
