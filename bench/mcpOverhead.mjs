@@ -9,7 +9,7 @@
 //               CALLS times: the MCP one starts its server for the run and stops it after.
 // Prints, for each, the median and range over the rounds, and the ratio MCP / module per round.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -112,6 +112,7 @@ try {
   }
 
   console.log(`MCP tool overhead: tool.mcp (server-everything echo, stdio) vs tool.module (the same echo), ${ROUNDS} rounds`);
+  console.log(`  load average ${loadavg().map((load) => load.toFixed(2)).join(' ')} (wall-clock figures move with it: compare the ratios)`);
   console.log(`  per call (${CALLS_PER_ROUND} calls a round, connection open):`);
   console.log(`    tool.module   ${summary(calls.module, 1, 'µs')}`);
   console.log(`    tool.mcp      ${summary(calls.mcp, 1, 'µs')}`);

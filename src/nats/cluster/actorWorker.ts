@@ -130,7 +130,8 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
       served.push(serveModel(await transportFor(WorkerRole.Model), subject, model, { chunkPrefix: prefix }));
       subjects.push(subject);
     }
-    if (tools !== undefined && tools.tools.length > 0) {
+    // A tool.mcp whose include list leaves no tool still answers its list (an empty one).
+    if (tools !== undefined && (tools.tools.length > 0 || tools.groups.size > 0)) {
       const transport = await transportFor(WorkerRole.Tool);
       for (const tool of tools.tools) {
         const subject = Subject.tool(prefix, tool.name);
