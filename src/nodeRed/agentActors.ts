@@ -9,7 +9,7 @@ import type { ActorSubjects } from '../runtime/transportActor.js';
 import type { RunMemory } from '../runtime/runSession.js';
 import { buildMemoryStore } from '../runtime/buildMemoryStore.js';
 import { buildModel } from '../runtime/buildModel.js';
-import { buildTools, mcpOutsideEmbedded } from '../runtime/buildTools.js';
+import { buildTools, expandToolGroups } from '../runtime/buildTools.js';
 import { planRun, type PlannedTool, type RunPlan } from '../runtime/runPlan.js';
 import { flowToolHandler } from './flowTool.js';
 import { createNodeRedTransport, type NodeRedTransport } from './nodeRedTransport.js';
@@ -54,15 +54,16 @@ export interface AgentActors {
  * (`buildModel`, `buildTools`, `buildMemoryStore` on the flow's run plan), and serves each one on
  * the agent's own Node-RED transport, routed to the node it comes from: a request for the model
  * goes to the model node, a tool call to the tool's node. Credentials are added here: the model's
- * API key, a `tool.postgres` connection string, a `tool.http` Authorization header.
+ * API key, a `tool.postgres` connection string, a `tool.http` Authorization header. A `tool.mcp`
+ * node's server is started (or reached) here and its connection kept until `close()`: each of its
+ * tools is served through that node.
  *
  * @throws RedflowError the builders' codes (`MODEL_KEY_MISSING`, `MODEL_CONFIG_INVALID`,
- *   `TOOL_MODULE_INVALID`, `TOOL_CONFIG_INVALID`, `DEPENDENCY_MISSING`, `FLOW_FILE_OUTSIDE_ROOTS`).
+ *   `TOOL_MODULE_INVALID`, `TOOL_CONFIG_INVALID`, `DEPENDENCY_MISSING`, `FLOW_FILE_OUTSIDE_ROOTS`,
+ *   `MCP_SERVER_UNAVAILABLE` and the other `MCP_*` codes of `loadMcpTools`).
  */
 export async function serveAgentActors(options: AgentActorsOptions): Promise<AgentActors> {
   const plan = planRun(options.flow, options.baseDir);
-  const mcp = plan.tools.find((tool) => tool.type === NodeType.ToolMcp);
-  if (mcp !== undefined) throw mcpOutsideEmbedded(mcp.name, 'in Node-RED');
   const env = modelEnvironment(plan, options.credentials, options.env ?? process.env);
   const allowFiles = options.allowFiles ?? [];
   const model = await buildModel(plan, { env, allowFiles });
@@ -79,6 +80,18 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
 
   const specs: ToolSpec[] = [];
   for (const planned of plan.tools) {
+    if (planned.type === NodeType.ToolMcp) {
+      // Each of the server's tools is called through its node, which holds the server's connection.
+      for (const name of built.groups.get(planned.name) ?? []) {
+        const tool = built.tools.find((candidate) => candidate.name === name);
+        if (tool === undefined) continue;
+        const subject = Subject.tool(prefix, name);
+        transport.route(subject, planned.nodeId);
+        served.push(serveTool(transport, subject, tool));
+        specs.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
+      }
+      continue;
+    }
     const subject = Subject.tool(prefix, planned.name);
     transport.route(subject, planned.nodeId);
     if (planned.type === NodeType.ToolFlow) {
@@ -103,10 +116,12 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
     runMemory = { loadSubject, appendSubject, maxTurns: memory.maxTurns };
   }
 
-  const allowed = new Set(plan.agent.allowedTools);
+  // A tool.mcp node's name in allowedTools and requiresApproval stands for its server's tools.
+  const agent = expandToolGroups(plan.agent, built.groups);
+  const allowed = new Set(agent.allowedTools);
   let closed = false;
   return {
-    agent: plan.agent,
+    agent,
     tools: specs.filter((spec) => allowed.has(spec.name)),
     transport,
     subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name) },

@@ -18,7 +18,7 @@ const WORKING: Readonly<Record<string, string>> = {
 };
 
 /**
- * Registers the capability types: the model, the tools (`http`, `postgres`, `module`, and the
+ * Registers the capability types: the model, the tools (`http`, `postgres`, `module`, `mcp`, and the
  * flow tool's `tool in`) and the memory. They do nothing on their own: an agent wired to them
  * sends them its requests as messages (see `nodeRedTransport.ts`); each shows the call under way
  * in its status, then how long it took or the error's code, and reports a failure to Catch nodes.
@@ -29,7 +29,7 @@ const WORKING: Readonly<Record<string, string>> = {
  * ```
  */
 export function registerCapabilityNodes(RED: NodeRedApi): void {
-  const types = [NodeRedType.Model, NodeRedType.ToolHttp, NodeRedType.ToolPostgres, NodeRedType.ToolModule, NodeRedType.ToolIn, NodeRedType.Memory];
+  const types = [NodeRedType.Model, NodeRedType.ToolHttp, NodeRedType.ToolPostgres, NodeRedType.ToolModule, NodeRedType.ToolMcp, NodeRedType.ToolIn, NodeRedType.Memory];
   for (const type of types) {
     const credentials = CAPABILITY_CREDENTIALS[type];
     RED.nodes.registerType(

@@ -22,6 +22,12 @@ export interface ToolBuildOptions {
    * flow with a subagent cannot have its tools served here (`TOOL_CONFIG_INVALID`).
    */
   readonly subagents?: SubagentHost;
+  /**
+   * Where a host that does not serve `tool.mcp` nodes (a cluster's core worker) learns the tools
+   * a server brings: their specs, as the process that serves them listed them. Without it, a flow
+   * with a `tool.mcp` cannot have its specs made here (`TOOL_CONFIG_INVALID`).
+   */
+  readonly mcpToolSpecs?: (server: string) => Promise<readonly ToolSpec[]>;
 }
 
 /** A plan's tools, built. */
@@ -191,10 +197,44 @@ async function buildSubagent(
  * ```
  */
 export async function allowedToolSpecs(plan: Pick<RunPlan, 'tools' | 'baseDir' | 'agent'>, options: ToolBuildOptions = {}): Promise<ToolSpec[]> {
+  return (await allowedTools(plan, options)).tools;
+}
+
+/**
+ * {@link allowedToolSpecs}, with the agent config the run records: when the flow has `tool.mcp`
+ * nodes, their tools' specs come from `options.mcpToolSpecs` (the process that serves them) and
+ * each node's name in `allowedTools` and `requiresApproval` stands for its tools (see
+ * {@link expandToolGroups}).
+ *
+ * @throws RedflowError `TOOL_CONFIG_INVALID` for a `tool.mcp` without `options.mcpToolSpecs`; what
+ *   `mcpToolSpecs` throws (`MCP_SERVER_UNAVAILABLE` when nothing serves the server).
+ * @example
+ * ```ts
+ * const { agent, tools } = await allowedTools(planRun(flow, baseDir), { mcpToolSpecs: (server) => askToolWorker(server) });
+ * ```
+ */
+export async function allowedTools(
+  plan: Pick<RunPlan, 'tools' | 'baseDir' | 'agent'>,
+  options: ToolBuildOptions = {},
+): Promise<{ agent: AgentCoreReactConfig; tools: ToolSpec[] }> {
   const allowed = new Set(plan.agent.allowedTools);
-  const built = await buildSome(plan, options, allowed, false);
+  const servers = plan.tools.filter((planned) => planned.type === NodeType.ToolMcp);
+  const serverNames = new Set(servers.map((server) => server.name));
+  const built = await buildSome(plan, options, new Set([...allowed].filter((name) => !serverNames.has(name))), false);
   await built.close();
-  return specsInPlanOrder(plan, toolSpecs(built.tools), allowed);
+  if (servers.length === 0) return { agent: plan.agent, tools: specsInPlanOrder(plan, toolSpecs(built.tools), allowed) };
+  const groups = new Map<string, readonly string[]>();
+  const specs = toolSpecs(built.tools);
+  for (const server of servers) {
+    if (options.mcpToolSpecs === undefined) throw mcpOutsideEmbedded(server.name);
+    const listed = await options.mcpToolSpecs(server.name);
+    groups.set(server.name, listed.map((spec) => spec.name));
+    specs.push(...listed);
+  }
+  const agent = expandToolGroups(plan.agent, groups);
+  // A server's tools are allowed by its node's name or by their own.
+  const expanded = new Set(agent.allowedTools);
+  return { agent, tools: specsInPlanOrder(plan, specs, undefined, groups).filter((spec) => expanded.has(spec.name)) };
 }
 
 /**
@@ -294,11 +334,14 @@ export function checkUniqueNames(names: readonly string[], groups: ReadonlyMap<s
   }
 }
 
-/** A flow with a `tool.mcp` where its tools cannot be offered yet: a cluster's core worker (asked for specs only), Node-RED. */
-export function mcpOutsideEmbedded(name: string, where = 'on a cluster'): RedflowError {
+/**
+ * A flow with a `tool.mcp` where its tools cannot be offered: a host asked for specs only (no
+ * server runs there) that has no `mcpToolSpecs` to learn them from.
+ */
+export function mcpOutsideEmbedded(name: string, where = 'here'): RedflowError {
   return new RedflowError(
-    errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `MCP server '${name}' (tool.mcp) cannot be used ${where} yet: its tools are known only where the server runs`, {
-      hint: 'run the flow embedded (redflow run, redflow serve) or from code; cluster workers and Node-RED do not serve tool.mcp nodes yet',
+    errorInfo(ErrorCode.TOOL_CONFIG_INVALID, `MCP server '${name}' (tool.mcp) cannot be used ${where}: its tools are known only where the server runs`, {
+      hint: 'run the flow embedded (redflow run, redflow serve), from code, in Node-RED, or on a cluster (redflow worker), whose tool workers run the server',
     }),
   );
 }

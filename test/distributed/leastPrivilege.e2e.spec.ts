@@ -164,6 +164,36 @@ describe('redflow worker under deploy/nats/redflow.conf', () => {
     expect(violationsSince(from)).toEqual([]);
   }, 90_000);
 
+  it('should run a flow with a tool.mcp (examples/mcp-filesystem): the tool worker runs the MCP server and lists its tools to the core as user tool', async () => {
+    const from = serverLog.length;
+    const mcpFlow = path.join(REPO_ROOT, 'examples', 'mcp-filesystem', 'flow.json');
+    const hosted = (roles: string, user: User) => {
+      const started = startRedflow(['worker', mcpFlow, '--role', roles, ...as(user)]);
+      processes.push(started);
+      return started;
+    };
+    // The tool worker first: the core worker asks it for the server's tools as it starts.
+    const tools = hosted('tool', 'tool');
+    await tools.ready();
+    const workers = [tools, hosted('core,memory', 'core'), hosted('model', 'model')];
+    await Promise.all(workers.map((started) => started.ready()));
+    const run = await runCli(['run', mcpFlow, ...as('client'), '--input', 'What is on my shopping list?', '--json'], { cwd: dir, timeoutMs: 60_000 });
+    expect(run.stderr).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { outcome: { answer: string }; envelope: { tools: { history: { tool: string; status: string }[] } } };
+    expect(report.outcome.answer).toContain('milk, bread and coffee beans');
+    expect(report.envelope.tools.history.map((call) => [call.tool, call.status])).toEqual([
+      ['fs_list_directory', 'succeeded'],
+      ['fs_read_text_file', 'succeeded'],
+    ]);
+    for (const started of workers) started.child.kill('SIGTERM');
+    for (const started of workers) {
+      expect(await endingWithin(started, 15_000)).toEqual({ code: 0, signal: null });
+      expect(started.stderr()).not.toMatch(/permissions? violation|PERMISSION_DENIED/i);
+    }
+    expect(violationsSince(from)).toEqual([]);
+  }, 120_000);
+
   it('should run a flow with a subagent (examples/subagents, its researcher on the prefix redflow.agent-researcher) with each role as its user, and replay the tree as the client', async () => {
     const from = serverLog.length;
     const subagentFlow = path.join(REPO_ROOT, 'examples', 'subagents', 'flow.json');

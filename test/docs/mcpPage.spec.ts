@@ -7,10 +7,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateFlow } from '../../src/flows/validateFlow.js';
 import { runCli } from '../support/cli.js';
-import { ROOT, codeBlocks, readPage } from './docPages.js';
+import { ROOT, codeBlocks, readPage, section } from './docPages.js';
 
 const page = readPage('docs/mcp.md');
-const blocks = codeBlocks(page);
+// The blocks of its flow-file section; those of the cluster and Node-RED sections run in mcpPageHosts.e2e.spec.ts.
+const blocks = codeBlocks(section('docs/mcp.md', '### In a flow file'));
 let dir: string;
 
 beforeAll(async () => {

@@ -205,6 +205,7 @@ describe('the Node-RED types', () => {
       [NodeType.ToolHttp]: 'ToolHttpConfig',
       [NodeType.ToolModule]: 'ToolModuleConfig',
       [NodeType.ToolPostgres]: 'ToolPostgresConfig',
+      [NodeType.ToolMcp]: 'ToolMcpConfig',
       [NodeType.ToolFlow]: 'ToolFlowConfig',
       [NodeType.ResponseChat]: 'ResponseChatConfig',
       [NodeType.ResponseEnd]: 'ResponseEndConfig',

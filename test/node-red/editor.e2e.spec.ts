@@ -43,7 +43,7 @@ describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor
 
   it('shows the redflow category in the palette, each node with the icon the package ships and its help text', async () => {
     await page.goto(nodeRed.url);
-    const types = ['redflow-agent', 'redflow-model', 'redflow-tool-http', 'redflow-tool-postgres', 'redflow-tool-module', 'redflow-tool-in', 'redflow-tool-out', 'redflow-memory', 'redflow-input', 'redflow-response', 'redflow-end'];
+    const types = ['redflow-agent', 'redflow-model', 'redflow-tool-http', 'redflow-tool-postgres', 'redflow-tool-module', 'redflow-tool-mcp', 'redflow-tool-in', 'redflow-tool-out', 'redflow-memory', 'redflow-input', 'redflow-response', 'redflow-end'];
     const palette = page.locator('#red-ui-palette-redflow .red-ui-palette-node');
     await expect.poll(() => palette.evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-palette-type'))), { timeout: 20_000 }).toEqual(types);
     const shown = await page.evaluate((all) => {

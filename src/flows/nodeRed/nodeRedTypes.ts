@@ -10,6 +10,8 @@ export const NodeRedType = {
   ToolHttp: 'redflow-tool-http',
   ToolPostgres: 'redflow-tool-postgres',
   ToolModule: 'redflow-tool-module',
+  /** An MCP server: its tools are the agent's. */
+  ToolMcp: 'redflow-tool-mcp',
   /** A tool whose body is the Node-RED flow wired from this node to a `redflow-tool-out`. */
   ToolIn: 'redflow-tool-in',
   /** Ends a flow tool's body: its `msg.payload` is the tool's output. */
@@ -130,6 +132,25 @@ export const NODE_RED_TYPES: { readonly [T in Exclude<NodeRedType, typeof NodeRe
     redflowType: NodeType.ToolModule,
     nameIsConfig: true,
     fields: { module: FieldKind.Text, export: FieldKind.Text, description: FieldKind.Text, timeoutMs: FieldKind.Number },
+  },
+  [NodeRedType.ToolMcp]: {
+    redflowType: NodeType.ToolMcp,
+    nameIsConfig: true,
+    fields: {
+      command: FieldKind.Text,
+      args: FieldKind.Json,
+      env: FieldKind.Json,
+      cwd: FieldKind.Text,
+      url: FieldKind.Text,
+      headers: FieldKind.Json,
+      headersFromEnv: FieldKind.Json,
+      include: FieldKind.Json,
+      exclude: FieldKind.Json,
+      prefix: FieldKind.Text,
+      timeoutMs: FieldKind.Number,
+      connectTimeoutMs: FieldKind.Number,
+      maxResultBytes: FieldKind.Number,
+    },
   },
   [NodeRedType.ToolIn]: {
     redflowType: NodeType.ToolFlow,

@@ -30,6 +30,7 @@ const OUTPUTS: Readonly<Record<MappedType, number>> = {
   [NodeRedType.ToolHttp]: 0,
   [NodeRedType.ToolPostgres]: 0,
   [NodeRedType.ToolModule]: 0,
+  [NodeRedType.ToolMcp]: 0,
   [NodeRedType.Memory]: 0,
 };
 

@@ -16,6 +16,7 @@ import { buildTools } from '../../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import type { SubagentHost } from '../../runtime/subagentTool.js';
 import { clusterSubagents } from './clusterSubagents.js';
+import { serveMcpToolLists } from './mcpToolLists.js';
 import { redflowVersion as version } from '../../version.js';
 import type { BucketReplication } from '../jetstream/replication.js';
 
@@ -132,13 +133,18 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
       served.push(serveModel(await transportFor(WorkerRole.Model), subject, model, { chunkPrefix: prefix }));
       subjects.push(subject);
     }
-    if (tools !== undefined && tools.tools.length > 0) {
+    // A tool.mcp whose include list leaves no tool still answers its list (an empty one).
+    if (tools !== undefined && (tools.tools.length > 0 || tools.groups.size > 0)) {
       const transport = await transportFor(WorkerRole.Tool);
       for (const tool of tools.tools) {
         const subject = Subject.tool(prefix, tool.name);
         served.push((options.serveTool ?? serveTool)(transport, subject, tool));
         subjects.push(subject);
       }
+      // Core workers learn each MCP server's tools here: only this worker runs the server.
+      const lists = serveMcpToolLists(transport, prefix, tools);
+      served.push(...lists.served);
+      subjects.push(...lists.subjects);
     }
     if (options.roles.includes(WorkerRole.Memory) && plan.memory) {
       const store = await createNatsKvMemoryStore(options.nc, { bucket: Storage.memoryBucket(prefix), ...(options.replication && { replication: options.replication }) });

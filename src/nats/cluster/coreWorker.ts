@@ -21,7 +21,8 @@ import { isRunWaiting } from '../../runtime/runWaitingError.js';
 import { loadValidFlow } from '../../flows/loadValidFlow.js';
 import { planRun } from '../../runtime/runPlan.js';
 import { contextBudgetFor } from '../../runtime/contextBudgetFor.js';
-import { allowedToolSpecs } from '../../runtime/buildTools.js';
+import { allowedTools } from '../../runtime/buildTools.js';
+import { askMcpToolSpecs } from './mcpToolLists.js';
 import { admitRun } from '../../host/admission.js';
 import { checkSubjectTokens } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../../runtime/ids.js';
@@ -195,8 +196,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   // check, and the specs of the tools it validates answers against (see allowedToolSpecs for why
   // tool.module specs come from importing the module here). The actors run in other workers.
   const plan = planRun(flow, baseDir);
-  const agent: AgentCoreReactConfig = plan.agent;
-  const tools: ToolSpec[] = await allowedToolSpecs(plan, { allowFiles });
+  // A tool.mcp's tools are listed by the tool workers, which run its server (see mcpToolLists.ts).
+  const { agent, tools }: { agent: AgentCoreReactConfig; tools: ToolSpec[] } = await allowedTools(plan, { allowFiles, mcpToolSpecs: askMcpToolSpecs(options.nc, prefix) });
   // The model's window (contextTokens): requests are fitted here, where the statechart builds them.
   const contextBudget = await contextBudgetFor(plan.model.config);
   const { replication } = options;
