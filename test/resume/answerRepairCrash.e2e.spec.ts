@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { fold } from '../../src/events/evolve.js';
@@ -15,7 +15,6 @@ import { runDetails } from '../../src/machines/stepDetails.js';
 // same. Runs the built CLI (npm test builds dist/ first).
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const cli = path.join(root, 'bin/redflow.js');
 const flow = path.join(root, 'examples/answer-repair/flow.json');
 
 /** The commands of docs/flows.md's repair section (its `sh` block), each as its arguments: run as written. */
@@ -29,24 +28,8 @@ function documentedCommands(): string[][] {
     .map((args) => args.map((arg) => (arg.startsWith('examples/') ? path.join(root, arg) : arg)));
 }
 
-interface Exit {
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function redflow(args: string[], env: Record<string, string> = {}): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, cwd: dir });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
-}
+/** The built CLI in the test's folder (no model settings from this process's environment). */
+const redflow = (args: string[], env: Record<string, string> = {}) => runCli(args, { cwd: dir, env });
 
 let dir: string;
 let baseline: { stdout: string; events: AgentEvent[] };
