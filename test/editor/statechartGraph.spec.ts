@@ -23,7 +23,9 @@ describe('the statechart diagram', () => {
   it('should draw the transitions of the definition, labelled by event or guard', () => {
     expect(arrow(ReactState.AwaitingModel, ReactState.Validating)).toMatchObject({ trigger: 'event', labels: ['model.answer'] });
     expect(arrow(ReactState.AwaitingModel, ReactState.Concluding)?.labels).toEqual(['model.failure']);
-    expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerIsInvalid', 'answerIsFinal', 'answerDelegates'] });
+    expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerOverBudget', 'answerIsInvalid', 'answerIsFinal', 'answerDelegates'] });
+    // A budget spent before the first call, or before the next one.
+    expect(arrow(ReactState.Starting, ReactState.Concluding)?.labels).toEqual(['firstCallOverBudget']);
     // An invalid answer or a final output sent back for repair, and a question to a person with its answer.
     expect(arrow(ReactState.Validating, ReactState.AwaitingModel)).toMatchObject({ trigger: 'always', labels: ['answerNeedsRepair', 'outputNeedsRepair'] });
     expect(arrow(ReactState.Validating, ReactState.AwaitingHuman)).toMatchObject({ trigger: 'always', labels: ['answerAsksPerson'] });
@@ -38,7 +40,7 @@ describe('the statechart diagram', () => {
     expect(arrow(ReactState.AwaitingApproval, ReactState.CheckingStop)?.labels).toEqual(['tool.deny']);
     expect(arrow(ReactState.AwaitingClient, ReactState.CheckingStop)?.labels).toEqual(['tool.result']);
     expect(arrow(ReactState.AwaitingClient, ReactState.Concluding)?.labels).toEqual(['wait.expire']);
-    expect(arrow(ReactState.CheckingStop, ReactState.Concluding)?.labels).toEqual(['confidenceThresholdReached', 'iterationLimitReached']);
+    expect(arrow(ReactState.CheckingStop, ReactState.Concluding)?.labels).toEqual(['confidenceThresholdReached', 'iterationLimitReached', 'nextCallOverBudget']);
     expect(arrow(ReactState.CheckingStop, ReactState.AwaitingModel)).toBeDefined();
     expect(arrow(ReactState.Concluding, ReactState.SavingMemory)?.labels).toEqual(['savesMemory']);
     expect(arrow(ReactState.SavingMemory, ReactState.Concluding)?.labels).toEqual(['memory.saved', 'memory.failure']);

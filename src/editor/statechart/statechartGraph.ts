@@ -123,7 +123,12 @@ export function statechartFromMachine(machine: AnyStateMachine): StatechartGraph
   // concluding); column 2: the final states. Columns 1 and 2 sit beside the states leading to them.
   const isFinal = new Map(stateNodes.map((node) => [node.key, node.type === 'final']));
   const forward = transitions.filter((t) => !t.resume && t.source !== ANY_STATE);
-  const head = forward.find((t) => t.source === initial)?.target;
+  // The loop's head: the first state the initial one leads to that does not itself end the run
+  // (has no arrow into a final state), so a way out taken before the loop (a budget spent before
+  // the first call goes straight to concluding) does not become the loop.
+  const endsRun = (id: string) => forward.some((t) => t.source === id && isFinal.get(t.target) === true);
+  const fromInitial = forward.filter((t) => t.source === initial);
+  const head = (fromInitial.find((t) => !endsRun(t.target)) ?? fromInitial[0])?.target;
   const reachesLoop = (from: string): boolean => {
     const seen = new Set<string>();
     const stack = [from];
