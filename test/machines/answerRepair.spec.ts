@@ -9,12 +9,10 @@ import { createRunPathCheck } from '../../src/events/runPath.js';
 import { runDetails } from '../../src/machines/stepDetails.js';
 import { runSteps } from '../../src/machines/runSteps.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
-import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
-import type { RunHandle } from '../../src/runtime/runSession.js';
-import { settleRun } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { ErrorCode } from '../../src/errors.js';
 import { registerSecret } from '../../src/secrets/secrets.js';
+import { runToEnd } from '../support/runToEnd.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 
 /** A scripted model that keeps what it was sent. */
@@ -45,17 +43,8 @@ function pathProblem(events: readonly AgentEvent[]): string | undefined {
 async function run(answers: readonly unknown[], agent: Partial<AgentCoreReactConfig> = {}, prefix?: readonly AgentEvent[]) {
   const { env, actors, store, requests } = environment(answers, agent);
   try {
-    let handle: RunHandle;
-    if (prefix === undefined) handle = startRun({ ...env, input: 'which order shipped?', traceId: 'r-1' });
-    else {
-      for (const event of prefix) await store.append(event);
-      handle = resumeRun({ ...env, events: prefix });
-    }
-    const settled = await settleRun(handle);
-    if (settled.kind !== 'ended') throw new Error('the run did not end');
-    const events = [...(await store.read('r-1')).events] as AgentEvent[];
-    expect(fold(events)).toEqual(settled.envelope);
-    return { outcome: settled.outcome, events, requests };
+    const { outcome, events } = await runToEnd({ ...env, store }, prefix);
+    return { outcome, events, requests };
   } finally {
     await actors.close();
   }

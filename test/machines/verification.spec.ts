@@ -8,11 +8,9 @@ import { fold } from '../../src/events/evolve.js';
 import { createRunPathCheck } from '../../src/events/runPath.js';
 import { runSteps } from '../../src/machines/runSteps.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
-import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
-import type { RunHandle } from '../../src/runtime/runSession.js';
-import { settleRun } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
 import { ErrorCode } from '../../src/errors.js';
+import { runToEnd } from '../support/runToEnd.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 
 type Check = { name: string; passed: boolean; basis: string };
@@ -50,18 +48,9 @@ async function run(answers: readonly unknown[], verifications: Record<number, un
   const store = createMemoryEventStore();
   const env = { ...actors, agent: agentConfig(agent), store, clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z'), 1) };
   try {
-    let handle: RunHandle;
-    if (prefix === undefined) handle = startRun({ ...env, input: 'which order shipped?', traceId: 'r-1' });
-    else {
-      for (const event of prefix) await store.append(event);
-      handle = resumeRun({ ...env, events: prefix });
-    }
-    const settled = await settleRun(handle);
-    if (settled.kind !== 'ended') throw new Error('the run did not end');
-    const events = [...(await store.read('r-1')).events] as AgentEvent[];
-    expect(fold(events)).toEqual(settled.envelope);
+    const { outcome, events } = await runToEnd({ ...env, store }, prefix);
     expect(pathProblem(events)).toBeUndefined();
-    return { outcome: settled.outcome, events, requests };
+    return { outcome, events, requests };
   } finally {
     await actors.close();
   }

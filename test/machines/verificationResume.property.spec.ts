@@ -1,17 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { AgentCoreReactConfig, RunOutcome } from '../../src/contracts/schema-types.js';
+import type { AgentCoreReactConfig } from '../../src/contracts/schema-types.js';
 import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
 import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { fold } from '../../src/events/evolve.js';
 import { logStatus } from '../../src/events/resumePoint.js';
 import { runSteps } from '../../src/machines/runSteps.js';
 import { serveActors } from '../../src/runtime/embeddedActors.js';
-import { resumeRun, startRun } from '../../src/runtime/runAgent.js';
-import type { RunHandle } from '../../src/runtime/runSession.js';
-import { settleRun } from '../../src/host/answerWaitingRun.js';
 import { createSteppingClock } from '../../src/runtime/clock.js';
+import { runToEnd } from '../support/runToEnd.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 
 const CHECKS = ['completeness', 'consistency', 'correctness', 'constraints'] as const;
@@ -41,17 +38,8 @@ async function run(answers: readonly unknown[], verifications: Record<number, un
   const store = createMemoryEventStore();
   const env = { ...actors, agent: agentConfig(agent), store, clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z'), 1) };
   try {
-    let handle: RunHandle;
-    if (prefix === undefined) handle = startRun({ ...env, input: 'which order shipped?', traceId: 'r-1' });
-    else {
-      for (const event of prefix) await store.append(event);
-      handle = resumeRun({ ...env, events: prefix });
-    }
-    const settled = await settleRun(handle);
-    if (settled.kind !== 'ended') throw new Error('the run did not end');
-    const events = [...(await store.read('r-1')).events] as AgentEvent[];
-    expect(fold(events)).toEqual(settled.envelope);
-    return { outcome: settled.outcome as RunOutcome, events };
+    const { outcome, events } = await runToEnd({ ...env, store }, prefix);
+    return { outcome, events };
   } finally {
     await actors.close();
   }
