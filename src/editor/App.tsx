@@ -116,7 +116,17 @@ function Editor() {
     return () => window.removeEventListener('focus', onFocus);
   }, [refreshFlows, refreshRuns]);
 
-  const fitSoon = useCallback(() => window.requestAnimationFrame(() => void fitView(FIT_VIEW_OPTIONS)), [fitView]);
+  // The flow the canvas was last fitted to, on the workspace as `data-fitted`: fitView waits for the
+  // nodes to be measured, so a look at the viewport alone cannot tell a finished fit from one not yet begun.
+  const [fittedFlow, setFittedFlow] = useState<string>();
+  const fitSoon = useCallback(
+    (id?: string) =>
+      window.requestAnimationFrame(() => {
+        setFittedFlow(undefined);
+        void fitView(FIT_VIEW_OPTIONS).then(() => setFittedFlow(id));
+      }),
+    [fitView],
+  );
 
   const openFlow = useCallback(
     async (id: string) => {
@@ -129,7 +139,7 @@ function Editor() {
         setFlowId(id);
         setValidation(undefined);
         setLastSaved({ id, text: JSON.stringify(documentOf(flow.meta, id, flow.nodes, flow.edges)) });
-        fitSoon();
+        fitSoon(id);
       } catch (error) {
         say('error', `Could not open ${id}: ${describe(error)}`);
       } finally {
@@ -412,7 +422,7 @@ function Editor() {
               failedStart={failedStart}
             />
           </aside>
-          <main className="workspace">
+          <main className="workspace" data-fitted={fittedFlow}>
             <CanvasStatusContext.Provider value={canvasStatus}>
               <FlowCanvas nodes={nodes} edges={edges} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} setNodes={setNodes} setEdges={setEdges} />
             </CanvasStatusContext.Provider>

@@ -28,29 +28,13 @@ let url: string;
 let browser: FileBrowser;
 let examples: string[];
 
-/** Waits until the canvas's viewport stops moving (fitView runs on the next animation frame). */
-async function settled(page: Page): Promise<void> {
-  await page.waitForFunction(
-    () => {
-      const pane = document.querySelector('[data-testid="canvas"] .react-flow__viewport') as HTMLElement | null;
-      const now = pane?.style.transform ?? '';
-      const w = window as unknown as { lastTransform?: string };
-      const still = now !== '' && now === w.lastTransform;
-      w.lastTransform = now;
-      return still;
-    },
-    undefined,
-    { polling: 100 },
-  );
-}
-
 /** Opens `id` in `page`, fitted. */
 async function open(page: Page, id: string): Promise<void> {
   await page.waitForSelector(`[data-testid="flow-select"] option[value="${id}"]`, { state: 'attached' });
   await page.selectOption('[data-testid="flow-select"]', id);
   await expect.poll(() => page.inputValue('[data-testid="flow-id"]')).toBe(id);
-  await page.waitForSelector(FLOW_NODES);
-  await settled(page);
+  // The editor marks the workspace with the flow it last fitted, once the fit has been applied.
+  await page.waitForSelector(`main.workspace[data-fitted="${id}"]`, { state: 'attached' });
 }
 
 /** A page of the editor at `width`×`height` with `id` (the order-status example) open and fitted. */
