@@ -1,6 +1,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { cp, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,26 +65,68 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Every file under `dir` (skipping `node_modules`), sorted: what a pack of it holds. */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile() && !path.relative(dir, entry.parentPath).split(path.sep).includes('node_modules'))
+    .map((entry) => path.join(entry.parentPath, entry.name))
+    .sort();
+}
+
+/** A digest of what `npm pack` puts in the two packages: their package.json and their packed folders. */
+async function packedContentDigest(): Promise<string> {
+  const hash = createHash('sha256');
+  const rootPackage = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { files: string[] };
+  const files = [path.join(ROOT, 'package.json'), ...(await Promise.all(rootPackage.files.map((dir) => filesUnder(path.join(ROOT, dir))))).flat(), ...(await filesUnder(path.join(ROOT, 'node-red')))];
+  for (const file of files) hash.update(path.relative(ROOT, file)).update('\0').update(await readFile(file)).update('\0');
+  return hash.digest('hex').slice(0, 16);
+}
+
 /**
- * A fresh Node-RED user directory with `redflow` and `node-red-contrib-redflow` installed in it
- * from their packed tarballs (`npm pack` of this repository and of `node-red/`), as
- * `npm install` would from the registry. The built `dist/` is what gets packed.
+ * `redflow` and `node-red-contrib-redflow` installed from their packed tarballs (`npm pack` of this
+ * repository and of `node-red/`), as `npm install` would from the registry, into a folder shared by
+ * every test file that runs a Node-RED: packing and installing take 15–30 s, so it is done once per
+ * content of the packages (their digest names the folder) and reused while nothing in them changes.
  */
-export async function userDirWithRedflow(): Promise<string> {
-  if (!existsSync(path.join(ROOT, 'dist/nodeRed/index.js'))) {
-    throw new Error('dist/nodeRed is not built: run `npx tsc -p tsconfig.build.json` (npm test builds first)');
-  }
+async function installedRedflow(): Promise<string> {
+  const cache = path.join(os.tmpdir(), 'redflow-node-red-e2e', await packedContentDigest());
+  if (existsSync(path.join(cache, 'node_modules'))) return cache;
   const work = await mkdtemp(path.join(os.tmpdir(), 'redflow-node-red-e2e-'));
   const packs = path.join(work, 'packs');
-  const userDir = path.join(work, 'userDir');
+  const install = path.join(work, 'install');
   await mkdir(packs);
-  await mkdir(userDir);
+  await mkdir(install);
   const pack = async (dir: string): Promise<string> => {
     const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', packs], { cwd: dir });
     return path.join(packs, stdout.trim().split('\n').pop() ?? '');
   };
   const tarballs = [await pack(ROOT), await pack(path.join(ROOT, 'node-red'))];
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel', 'error', ...tarballs], { cwd: userDir, timeout: 120_000 });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel', 'error', ...tarballs], { cwd: install, timeout: 120_000 });
+  await mkdir(path.dirname(cache), { recursive: true });
+  // Whole or not at all: another process may have finished the same install meanwhile.
+  await rename(install, cache).catch((error: unknown) => {
+    if (!existsSync(path.join(cache, 'node_modules'))) throw error;
+  });
+  await rm(work, { recursive: true, force: true });
+  return cache;
+}
+
+/**
+ * A fresh Node-RED user directory with `redflow` and `node-red-contrib-redflow` installed in it
+ * from their packed tarballs. Its `node_modules` is a link to the shared install
+ * ({@link installedRedflow}); what Node-RED writes (settings, flows, credentials) stays in the
+ * directory of its own. The built `dist/` is what gets packed.
+ */
+export async function userDirWithRedflow(): Promise<string> {
+  if (!existsSync(path.join(ROOT, 'dist/nodeRed/index.js'))) {
+    throw new Error('dist/nodeRed is not built: run `npx tsc -p tsconfig.build.json` (npm test builds first)');
+  }
+  const installed = await installedRedflow();
+  const userDir = path.join(await mkdtemp(path.join(os.tmpdir(), 'redflow-node-red-e2e-')), 'userDir');
+  await mkdir(userDir);
+  await cp(path.join(installed, 'package.json'), path.join(userDir, 'package.json'));
+  await symlink(path.join(installed, 'node_modules'), path.join(userDir, 'node_modules'), 'dir');
   return userDir;
 }
 
