@@ -1,3 +1,4 @@
+import { and } from 'xstate';
 import { emptyEnvelope } from '../events/evolve.js';
 import { systemPromptFor } from './prompt.js';
 import { reactSetup } from './reactSetup.js';
@@ -88,6 +89,9 @@ export const reactMachine = reactSetup.createMachine({
         // A first call whose input alone overspends the budget is not made (src/machines/contextBudget.ts).
         { guard: 'firstCallOverBudget', target: to(ReactState.Concluding), actions: ['recordRunStarted', 'endWithBudgetExhausted'] },
         { guard: 'startsNewRun', target: to(ReactState.AwaitingModel), actions: ['recordRunStarted', 'recordModelRequested'] },
+        // Resumed before a model request was recorded (killed between run.started and its budget's
+        // ending, or before a repair's re-ask): the call is checked as a new one would be.
+        { guard: and([{ type: 'resumesAt', params: { at: 'model' as const } }, 'nextCallOverBudget']), target: to(ReactState.Concluding), actions: ['recordRunResumed', 'endWithBudgetExhausted'] },
         // A resumed run enters the state its log ends in (src/machines/reactState.ts).
         ...resumeTransitions(),
       ],

@@ -24,8 +24,8 @@ describe('the statechart diagram', () => {
     expect(arrow(ReactState.AwaitingModel, ReactState.Validating)).toMatchObject({ trigger: 'event', labels: ['model.answer'] });
     expect(arrow(ReactState.AwaitingModel, ReactState.Concluding)?.labels).toEqual(['model.failure']);
     expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerOverBudget', 'answerIsInvalid', 'answerIsFinal', 'answerDelegates'] });
-    // A budget spent before the first call, or before the next one.
-    expect(arrow(ReactState.Starting, ReactState.Concluding)?.labels).toEqual(['firstCallOverBudget']);
+    // A budget spent before the first call, or (a run resumed before its next call was recorded) before that one.
+    expect(arrow(ReactState.Starting, ReactState.Concluding)?.labels).toEqual(['firstCallOverBudget', 'resumesAt & nextCallOverBudget']);
     // An invalid answer or a final output sent back for repair, and a question to a person with its answer.
     expect(arrow(ReactState.Validating, ReactState.AwaitingModel)).toMatchObject({ trigger: 'always', labels: ['answerNeedsRepair', 'outputNeedsRepair'] });
     expect(arrow(ReactState.Validating, ReactState.AwaitingHuman)).toMatchObject({ trigger: 'always', labels: ['answerAsksPerson'] });

@@ -6,7 +6,13 @@ import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { fold } from '../../src/events/evolve.js';
 import { DEFAULT_MODEL_PRICES, priceIn, runBudgetFor } from '../../src/runtime/runBudgetFor.js';
 import { terminateReasonOf } from '../../src/agents/terminateReason.js';
+import { createScriptedModel } from '../../src/actors/models/scriptedModel.js';
+import type { AgentEvent } from '../../src/events/eventTypes.js';
+import { createMemoryEventStore } from '../../src/events/memoryEventStore.js';
+import { createSteppingClock } from '../../src/runtime/clock.js';
+import { serveActors } from '../../src/runtime/embeddedActors.js';
 import { agentConfig, answer, countingTool, runScripted } from '../support/harness.js';
+import { runToEnd } from '../support/runToEnd.js';
 
 // The budget guards of the pure statechart, fed by the usage folded from the log, and the budget's
 // config as a run built in code (no schema check on the way) gets it.
@@ -39,6 +45,39 @@ describe('a run with a budget, in the statechart', () => {
         expect({ reason: result.outcome.reason, status: result.outcome.status, code: result.outcome.error?.code }).toEqual(expected);
       }),
       { numRuns: 25 },
+    );
+  });
+
+  it('should reach the same ending when killed after any event and resumed, and make no call a fresh run would not', async () => {
+    /** Runs to its end (from `prefix` of its log when given), counting the model calls this process makes. */
+    async function run(answers: readonly unknown[], maxTokens: number, prefix?: readonly AgentEvent[]) {
+      const inner = createScriptedModel(answers);
+      let calls = 0;
+      const model = { kind: inner.kind, complete: (...args: Parameters<typeof inner.complete>) => (calls++, inner.complete(...args)) };
+      const actors = serveActors({ model, tools: [countingTool().tool] });
+      try {
+        const env = { ...actors, agent: agentConfig({ maxIterations: 6, budget: { maxTokens } }), store: createMemoryEventStore(), clock: createSteppingClock(Date.parse('2026-01-01T00:00:00.000Z'), 1) };
+        return { ...(await runToEnd(env, prefix)), calls };
+      } finally {
+        await actors.close();
+      }
+    }
+    const answeredIn = (events: readonly AgentEvent[]) => events.filter((e) => e.type === 'model.answered').length;
+    await fc.assert(
+      // From a budget the first call's input alone overspends (about 250 tokens) to one the run never reaches.
+      fc.asyncProperty(fc.integer({ min: 20, max: 3_000 }), fc.integer({ min: 0, max: 200 }), async (maxTokens, padding) => {
+        const answers = [...Array.from({ length: 5 }, () => answer.tool('echo', { text: 'x'.repeat(padding) })), answer.final('done')];
+        const reference = await run(answers, maxTokens);
+        for (let cut = 1; cut < reference.events.length; cut++) {
+          const prefix = reference.events.slice(0, cut);
+          // The scripted model answers by iteration, so the resumed run is given what the first one was.
+          const resumed = await run(answers, maxTokens, prefix);
+          const ending = (o: typeof reference.outcome) => ({ status: o.status, reason: o.reason, code: o.error?.code });
+          expect(ending(resumed.outcome), `killed after event ${cut} (${prefix.at(-1)?.type})`).toEqual(ending(reference.outcome));
+          expect(answeredIn(prefix) + resumed.calls, `killed after event ${cut}`).toBe(reference.calls);
+        }
+      }),
+      { numRuns: 15 },
     );
   });
 

@@ -60,6 +60,11 @@ interface StateNodeLike {
 
 function guardName(guard: unknown): string | undefined {
   if (typeof guard === 'string') return guard;
+  // xstate's and() / or() / not(): a function named for the operator, holding its guards.
+  if (typeof guard === 'function' && 'guards' in guard && Array.isArray(guard.guards)) {
+    const parts = guard.guards.map((part: unknown) => guardName(part) ?? 'guard');
+    return guard.name === 'not' ? `!${parts.join('')}` : parts.join(guard.name === 'or' ? ' | ' : ' & ');
+  }
   if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string') return guard.type;
   if (typeof guard === 'function') return guard.name || 'guard';
   return undefined;
