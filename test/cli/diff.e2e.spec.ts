@@ -1,6 +1,7 @@
 // End-to-end tests of `redflow diff` on real run logs: the real CLI (`node bin/redflow.js`, which
 // runs the compiled dist/: `npm test` builds it first; with plain vitest, run `npm run build`
 // before) runs order-status offline with scripted answers, then compares the logs.
+import { appendFile, copyFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, example, redflow, tempDirs, writeIn } from './cliHarness.js';
@@ -94,6 +95,15 @@ describe('redflow diff', () => {
     const folder = await redflow(['diff', logs.recorded, cwd], { cwd });
     expect(folder.code).toBe(65);
     expect(folder.stderr).toContain('error DIFF_LOG_UNREADABLE');
+  });
+
+  it('should compare a log whose last record a crash tore up to that record, with a warning', async () => {
+    const torn = path.join(cwd, 'torn.jsonl');
+    await copyFile(logs.again, torn);
+    await appendFile(torn, '0badc0de {"seq":13,"type":"run.compl');
+    const result = await redflow(['diff', logs.recorded, torn], { cwd });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/torn\.jsonl: the last record is torn \(line 13\); compared up to it/);
   });
 
   it('should refuse a command line without two runs (exit 64)', async () => {
