@@ -198,6 +198,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   EVAL_JUDGE_ANSWER_INVALID: 'invalid_data',
   EVAL_BASELINE_INVALID: 'invalid_input',
   EVAL_SEAM_UNAVAILABLE: 'usage',
+  DIFF_LOG_UNREADABLE: 'corrupt',
 
   // HTTP API.
   HTTP_NOT_FOUND: 'not_found',

@@ -242,6 +242,10 @@ export const ErrorCode = {
   EVAL_BASELINE_INVALID: 'EVAL_BASELINE_INVALID',
   EVAL_SEAM_UNAVAILABLE: 'EVAL_SEAM_UNAVAILABLE',
 
+  // Run diffs (`redflow diff`).
+  /** A log given to `redflow diff` cannot be read as a run: not a file, no events, or damaged records. */
+  DIFF_LOG_UNREADABLE: 'DIFF_LOG_UNREADABLE',
+
   // HTTP API (`redflow serve`).
   /** No route for this method and path. */
   HTTP_NOT_FOUND: 'HTTP_NOT_FOUND',

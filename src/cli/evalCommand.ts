@@ -176,7 +176,10 @@ export const evalCommand: Command = {
     const verdict = judgeReport(report, { ...(minScore !== undefined && { minScore }), ...(baseline !== undefined && { baseline }) });
     if (values.json !== undefined) await writeOut(values.json as string, `${JSON.stringify({ ...report, verdict }, null, 2)}\n`);
     if (values.junit !== undefined) await writeOut(values.junit as string, (await import('../evals/junit.js')).junitXml(report));
-    if (values.html !== undefined) await writeOut(values.html as string, (await import('../evals/html.js')).reportHtml(report, path.dirname(values.html as string)));
+    if (values.html !== undefined) {
+      const [{ reportHtml }, { readCaseDiffs }] = await Promise.all([import('../evals/html.js'), import('../evals/caseDiffs.js')]);
+      await writeOut(values.html as string, reportHtml(report, path.dirname(values.html as string), await readCaseDiffs(report)));
+    }
     printTable(report, verdict, output);
     return verdict.ok ? ExitCode.Ok : ExitCode.RunFailed;
   },

@@ -28,3 +28,6 @@ export { judgeReport } from './report.js';
 export type { EvalReport, CaseRow, EvalSeam, ReportVerdict } from './report.js';
 export { junitXml } from './junit.js';
 export { reportHtml } from './html.js';
+export { diffRuns } from './diffRuns.js';
+export { readCaseDiffs } from './caseDiffs.js';
+export type { RunDiff, IterationDiff, Difference, DiffField } from './diffRuns.js';

@@ -146,6 +146,9 @@ describe('redflow eval', () => {
     expect(html.match(/<tr class="(pass|fail|error)">/g)).toHaveLength(CASES);
     expect(html).toContain('<a href="../suite/case-01.jsonl">recorded</a> · <a href="../runs-changed/case-01.jsonl">log</a>');
     expect(b?.recorded).toMatchObject({ log: path.join(dir, 'suite', 'case-01.jsonl') });
+    // Each case links to its eval run diffed against its recorded run: case-01 answered at once.
+    expect(html).toContain('<a href="../runs-changed/case-01.jsonl">log</a> · <a href="#diff-case-01">diff</a> <small>(#1 decision)</small>');
+    expect(html.match(/<section id="diff-case-\d+">/g)).toHaveLength(CASES);
     // One self-contained file: nothing loaded from elsewhere.
     expect(html).not.toMatch(/<script|<link|src=/);
   }, 120_000);
