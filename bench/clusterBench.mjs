@@ -12,11 +12,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * Starts `redflow worker <flowPath> --role <roles>` on `prefix` and resolves once it is ready.
- * `nodeArgs` go to Node, `args` to the worker.
+ * `nodeArgs` go to Node, `args` to the worker, `env` to its environment.
  */
-export function startWorker({ flowPath, roles, url, prefix, nodeArgs = [], args = [], onReady }) {
+export function startWorker({ flowPath, roles, url, prefix, nodeArgs = [], args = [], env = {}, onReady }) {
   const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/redflow.js'), 'worker', flowPath, '--role', roles, '--nats', url, '--prefix', prefix, ...args], {
-    env: { ...process.env, NO_COLOR: '1', SLOW_BUMP_MS: '0' },
+    env: { ...process.env, NO_COLOR: '1', SLOW_BUMP_MS: '0', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   return new Promise((resolve, reject) => {
@@ -83,3 +83,27 @@ export async function removeCluster(nc, prefix, children) {
     await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
   }
 }
+
+/**
+ * The heap a worker started with the heap probe (`heapProbeArgs`) holds after a full collection:
+ * V8's heap in use plus the memory outside it (buffers), in bytes.
+ */
+export function heapInUse(child) {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const listen = (chunk) => {
+      text += chunk;
+      const found = /heap-in-use (\d+)/.exec(text);
+      if (!found) return;
+      child.stderr.off('data', listen);
+      clearTimeout(timer);
+      resolve(Number(found[1]));
+    };
+    const timer = setTimeout(() => reject(new Error('the worker did not report its heap')), 10_000);
+    child.stderr.on('data', listen);
+    child.kill('SIGUSR2');
+  });
+}
+
+/** Node options that load the heap probe into a worker (see fixtures/heapProbe.cjs). */
+export const heapProbeArgs = ['--expose-gc', '--require', path.join(ROOT, 'bench/fixtures/heapProbe.cjs')];

@@ -7,7 +7,8 @@
 // results are kept). Prints the aggregate iterations per second, the
 // JetStream writes per iteration (trace events, tool-result KV, run records), the CPU each process
 // took, and checks that every log replays whole, no event lost or duplicated; 200 runs warm the
-// workers up first. The floor is a hand-written loop in one process making the same NATS requests
+// workers up first. Then the memory a run waiting on its tool takes in its core worker
+// (BENCH_LOAD_IDLE_RUNS runs held at once, default 2,000; 0 skips it). The floor is a hand-written loop in one process making the same NATS requests
 // and awaiting four appends per iteration, 1,000 at a time: the machine's and the server's capacity
 // at that moment. BENCH_LOAD_ROUNDS rounds (default 3) alternate floor and redflow, each redflow
 // round against the mean of the floors beside it; the median and range are printed.
@@ -23,10 +24,12 @@ import { fold } from '../dist/events/evolve.js';
 import { createRunPathCheck } from '../dist/events/runPath.js';
 import { startRemoteRun } from '../dist/nats/cluster/remoteRun.js';
 import { createSharedRunFollow } from '../dist/nats/jetstream/sharedRunFollow.js';
-import { readAllRuns, removeCluster, startWorker } from './clusterBench.mjs';
+import { heapInUse, heapProbeArgs, readAllRuns, removeCluster, startWorker } from './clusterBench.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = Number(process.env.BENCH_LOAD_RUNS ?? 1000);
+// Runs held waiting at once to measure what an idle run costs a core worker (0: not measured).
+const IDLE_RUNS = Number(process.env.BENCH_LOAD_IDLE_RUNS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
 const TARGET = 1500;
 const SHARED_FOLLOW = process.env.BENCH_LOAD_FOLLOW !== 'per-run';
@@ -186,6 +189,38 @@ async function redflow(runCount = RUNS, name = 'load') {
   return { rate: iterations / seconds, seconds, perIteration, cpuUsed, ends: `half the runs done after ${at(0.5)} s, 90% after ${at(0.9)} s, 99% after ${at(0.99)} s` };
 }
 
+/**
+ * What a run waiting on its tool costs the core worker that holds it: IDLE_RUNS runs started on a
+ * prefix of their own, in one core worker with the heap probe, against a tool that answers only
+ * long after; the worker's memory after a full collection, before the runs and once every one has
+ * sent its tool request, divided by the runs. Bytes per run.
+ */
+async function idleRunMemory() {
+  const idlePrefix = `${prefix}idle`;
+  const core = await startWorker({ flowPath: path.join(ROOT, 'bench/fixtures/lookup-flow.json'), roles: 'core', url, prefix: idlePrefix, nodeArgs: heapProbeArgs });
+  const actors = await startWorker({ flowPath: path.join(ROOT, 'bench/fixtures/lookup-flow.json'), roles: 'model,tool', url, prefix: idlePrefix, env: { BENCH_LOOKUP_DELAY_MS: '600000' } });
+  const follow = createSharedRunFollow({ nc, prefix: idlePrefix });
+  try {
+    const before = await heapInUse(core);
+    let waiting = 0;
+    let allWaiting;
+    const everyOneWaits = new Promise((resolve) => (allWaiting = resolve));
+    const onEvent = (event) => {
+      if (event.type === 'tool.requested' && ++waiting === IDLE_RUNS) allWaiting();
+    };
+    const runs = await Promise.all(
+      Array.from({ length: IDLE_RUNS }, (_, i) => startRemoteRun({ nc, prefix: idlePrefix, input: `idle ${i}`, traceId: `idle-${i}`, startTimeoutMs: 120_000, follow, onEvent })),
+    );
+    for (const run of runs) run.result.catch(() => undefined);
+    await everyOneWaits;
+    const during = await heapInUse(core);
+    return (during - before) / IDLE_RUNS;
+  } finally {
+    await follow.close().catch(() => undefined);
+    await removeCluster(nc, idlePrefix, [core, actors]);
+  }
+}
+
 let workers = [];
 workers = await Promise.all([worker('core'), worker('core'), worker('model,tool'), worker('model,tool')]);
 try {
@@ -199,6 +234,7 @@ try {
     floors.push(await floor());
   }
   const replayed = await replayAll();
+  const idleRunBytes = IDLE_RUNS > 0 ? await idleRunMemory() : undefined;
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const range = (values, digits = 0) => `${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)}`;
   const rates = rounds.map((r) => r.rate);
@@ -223,6 +259,9 @@ try {
       Object.entries(ours.perIteration).map(([kind, n]) => `${kind} ${n.toFixed(2)}`).join(', ') +
       ')',
   );
+  if (idleRunBytes !== undefined) {
+    console.log(`  memory per idle run (waiting on its tool) in its core worker: ${(idleRunBytes / 1024).toFixed(1)} KiB (${IDLE_RUNS.toLocaleString('en')} runs held, heap after a full collection)`);
+  }
   let projected = '';
   if (cpuPerIteration.every((cpu) => cpu !== undefined)) {
     console.log(

@@ -72,6 +72,27 @@ describe('run leases opened by a process that asks about one run at once', () =>
     }
   });
 
+  it('should register a run once while its record stands, and again once it was dropped', async () => {
+    const leases = await openRunLeases(nc, { prefix, owner: 'registering-core', leaseMs: 1000 });
+    const other = await openRunLeases(nc, { prefix, owner: 'other-core', leaseMs: 1000 });
+    try {
+      const record = { traceId: 'registered-run', startedAt: new Date().toISOString() };
+      expect(await leases.register(record)).toBe(true);
+      expect(await other.register(record)).toBe(false);
+      expect(leases.owns('registered-run')).toBe(true);
+      // Another worker's watch reads the record when it looks: the owner is the one that registered it.
+      await expect.poll(() => other.owns('registered-run')).toBe(false);
+      await leases.finish('registered-run');
+      // A record dropped (its run never logged) leaves its key deleted: the trace id can be registered again.
+      expect(await other.register(record)).toBe(true);
+      expect(other.owns('registered-run')).toBe(true);
+      await expect.poll(() => leases.owns('registered-run')).toBe(false);
+    } finally {
+      await leases.close();
+      await other.close();
+    }
+  });
+
   it('should keep answering who the orphans are while the heartbeats of dead workers expire', async () => {
     // Workers whose processes die one after another: their heartbeats stop unrenewed (no
     // delete) and expire on the server while another worker keeps looking for orphans.

@@ -6,6 +6,7 @@ import { Storage } from '../../actors/subjects.js';
 import type { RunWait, WaitAnswer } from '../../events/pendingWait.js';
 import { watchReconnects } from '../reconnects.js';
 import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
+import { createKvEntry, deleteKvEntry } from './storeRequests.js';
 
 /** What the cluster knows of a run under way. */
 export interface RunRecord {
@@ -95,6 +96,47 @@ export interface RunLeases {
 }
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** A run record as read from the bucket, with its revision. */
+interface ReadRecord {
+  readonly record: RunRecord;
+  readonly revision: number;
+}
+
+/** A run record this worker knows: written by it, or seen by its watch (`record` undefined: not a record of ours). */
+interface KnownRecord {
+  readonly record: RunRecord | undefined;
+  readonly revision: number;
+}
+
+/**
+ * A record seen by the watch, read from its bytes on first look: a worker sees every run of the
+ * cluster start and end, and most end before anyone looks.
+ */
+class WatchedRecord implements KnownRecord {
+  readonly revision: number;
+  private value: Uint8Array | undefined;
+  private read: RunRecord | undefined = undefined;
+
+  constructor(value: Uint8Array, revision: number) {
+    this.value = value;
+    this.revision = revision;
+  }
+
+  get record(): RunRecord | undefined {
+    const { value } = this;
+    if (value !== undefined) {
+      this.value = undefined;
+      try {
+        this.read = JSON.parse(decoder.decode(value)) as RunRecord;
+      } catch {
+        // Not a record of ours: leave it alone.
+      }
+    }
+    return this.read;
+  }
+}
 
 /**
  * Opens (creating if needed) the run and heartbeat buckets of `prefix`, starts this worker's
@@ -143,8 +185,10 @@ export async function openRunLeases(
     );
   }
 
-  // Every run record, kept current by a watch: finding orphans reads no run from the server.
-  const known = new Map<string, { record: RunRecord; revision: number }>();
+  // Every run record, kept current by a watch: finding orphans reads no run from the server. Every
+  // core worker sees every run's record come and go, most of them within seconds: a record is read
+  // (JSON) only when a scan or a claim looks at it, and this worker's own writes are known already.
+  const known = new Map<string, KnownRecord>();
   const watch = await runs.watch();
   void (async () => {
     for await (const entry of watch) {
@@ -152,13 +196,19 @@ export async function openRunLeases(
         known.delete(entry.key);
         continue;
       }
-      try {
-        known.set(entry.key, { record: entry.json<RunRecord>(), revision: entry.revision });
-      } catch {
-        // Not a record of ours: leave it alone.
-      }
+      if (known.get(entry.key)?.revision === entry.revision) continue;
+      // A copy: the value is a view of the buffer the message came in, which it would keep alive.
+      known.set(entry.key, new WatchedRecord(entry.value.slice(), entry.revision));
     }
   })();
+  /** The records known, without the entries that are no record of ours. */
+  const knownRecords = (): RunRecord[] => {
+    const records: RunRecord[] = [];
+    for (const entry of known.values()) if (entry.record !== undefined) records.push(entry.record);
+    return records;
+  };
+  // The bucket's subjects, for the writes made once per run (see storeRequests.ts).
+  const runKeys = `$KV.${Storage.runsBucket(options.prefix)}.`;
 
   // When this worker last saw the heartbeat bucket fail, and since when it has seen each owner's
   // heartbeat missing with the bucket working (see "Outages" above).
@@ -190,7 +240,7 @@ export async function openRunLeases(
   });
 
   /** A run's record as the bucket holds it now (the watch may lag a write by another worker). */
-  const fresh = async (traceId: string): Promise<{ record: RunRecord; revision: number } | undefined> => {
+  const fresh = async (traceId: string): Promise<ReadRecord | undefined> => {
     const entry = await runs.get(traceId);
     if (!entry || entry.operation !== 'PUT') return undefined;
     try {
@@ -222,8 +272,10 @@ export async function openRunLeases(
     leaseMs,
     async register(partial) {
       const record: RunRecord = { ...partial, owner };
+      const bytes = encoder.encode(JSON.stringify(record));
       try {
-        const revision = await runs.create(record.traceId, encoder.encode(JSON.stringify(record)));
+        // A key deleted before (a record dropped when its run never logged) is written again by nats.js's create.
+        const revision = (await createKvEntry(nc, runKeys, record.traceId, bytes)) ?? (await runs.create(record.traceId, bytes));
         known.set(record.traceId, { record, revision });
         return true;
       } catch {
@@ -255,13 +307,13 @@ export async function openRunLeases(
         return true;
       }
     },
-    owns: (traceId) => known.get(traceId)?.record.owner === owner,
+    owns: (traceId) => known.get(traceId)?.record?.owner === owner,
     async finish(traceId) {
       known.delete(traceId);
-      await runs.delete(traceId).catch(() => undefined);
+      await deleteKvEntry(nc, runKeys, traceId).catch(() => undefined);
     },
     async orphans() {
-      const candidates = [...known.values()].map((entry) => entry.record).filter((record) => record.waiting === undefined && record.owner !== owner);
+      const candidates = knownRecords().filter((record) => record.waiting === undefined && record.owner !== owner);
       if (candidates.length === 0) return [];
       const live = await liveOwners(candidates.map((record) => record.owner));
       // Dead: missing for a full lease of a working bucket, as this worker has seen it.
@@ -278,7 +330,7 @@ export async function openRunLeases(
     },
     async park(traceId, waiting) {
       const seen = known.get(traceId);
-      const current = seen ?? (await fresh(traceId));
+      const current = seen?.record !== undefined ? { record: seen.record, revision: seen.revision } : await fresh(traceId);
       if (!current || current.record.owner !== owner) return;
       const { answer: _answered, ...rest } = current.record;
       const parked: RunRecord = { ...rest, waiting };
@@ -304,7 +356,7 @@ export async function openRunLeases(
         return { kind: 'owned', owner: now?.record.owner ?? 'another worker' };
       }
     },
-    parked: () => [...known.values()].map((entry) => entry.record).filter((record) => record.waiting !== undefined && record.answer === undefined),
+    parked: () => knownRecords().filter((record) => record.waiting !== undefined && record.answer === undefined),
     async close() {
       closed = true;
       clearInterval(heartbeat);

@@ -1,8 +1,8 @@
-import { JetStreamApiCodes, JetStreamApiError, jetstreamManager, type StoredMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Storage, Subject } from '../../actors/subjects.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { parseTraceEvents } from './traceEvent.js';
+import { lastMessageOn } from './storeRequests.js';
 
 /**
  * True when the trace stream holds run `traceId`'s log, finished or not: its first event, which
@@ -19,18 +19,12 @@ export async function runLogExists(nc: NatsConnection, prefix: string, traceId: 
 }
 
 /**
- * The message holding run `traceId`'s first event (`run.started`, always in a message of its own),
- * or null when the trace stream has none (or there is no stream yet).
+ * The data of the message holding run `traceId`'s first event (`run.started`, always in a message
+ * of its own), or null when the trace stream has none (or there is no stream yet). A new run's
+ * look finds none: that answer is read as data, with no Error made for it (see storeRequests.ts).
  */
-async function storedRunStart(nc: NatsConnection, prefix: string, traceId: string): Promise<StoredMsg | null> {
-  const jsm = await jetstreamManager(nc, { checkAPI: false });
-  try {
-    return await jsm.streams.getMessage(Storage.traceStream(prefix), { last_by_subj: Subject.trace(prefix, traceId, AgentEventType.RunStarted) });
-  } catch (error) {
-    // No stream yet: no run was ever logged under this prefix.
-    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return null;
-    throw error;
-  }
+function storedRunStart(nc: NatsConnection, prefix: string, traceId: string): Promise<Uint8Array | null> {
+  return lastMessageOn(nc, Storage.traceStream(prefix), Subject.trace(prefix, traceId, AgentEventType.RunStarted));
 }
 
 /**
@@ -45,6 +39,6 @@ async function storedRunStart(nc: NatsConnection, prefix: string, traceId: strin
  */
 export async function readRunStart(nc: NatsConnection, prefix: string, traceId: string): Promise<Extract<AgentEvent, { type: 'run.started' }> | undefined> {
   const stored = await storedRunStart(nc, prefix, traceId);
-  const [first] = stored === null ? [] : (parseTraceEvents(stored.data) ?? []);
+  const [first] = stored === null ? [] : (parseTraceEvents(stored) ?? []);
   return first?.type === AgentEventType.RunStarted && first.traceId === traceId ? first : undefined;
 }
