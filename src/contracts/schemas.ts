@@ -49,6 +49,7 @@ export function loadSchema(file: (typeof SchemaFile)[keyof typeof SchemaFile]): 
   return require(`../../schemas/${file}`) as Record<string, unknown>;
 }
 
+/** Options kept equal to those of scripts/generate-validators.mjs, so both give the same verdicts. */
 function newAjv(): AjvClass {
   const ajv = createAjv({ strict: true, strictRequired: false, strictTypes: false, allErrors: false });
   // Read only by scripts/generate-types.mjs.
@@ -59,11 +60,25 @@ function newAjv(): AjvClass {
 
 let ajv: AjvClass | undefined;
 
-/** Compiled on first use, once per process: a command that needs one schema compiles one. */
+/**
+ * The contracts compiled ahead of time by scripts/generate-validators.mjs (run with
+ * generate-types), by ajv ref: compiling them here took ajv most of a second, the event schema
+ * alone over half, longer than the rest of a short `redflow run`. Required on first use.
+ */
+let precompiled: Readonly<Record<string, ValidateFunction>> | undefined;
+
+function precompiledValidator<T>(ref: string): ValidateFunction<T> | undefined {
+  precompiled ??= require('../../schemas/validators.generated.cjs') as Record<string, ValidateFunction>;
+  return precompiled[ref] as ValidateFunction<T> | undefined;
+}
+
+/** Taken from the precompiled contracts, or compiled on first use, once per process, for a ref they do not hold. */
 function compiled<T>(ref: string): () => ValidateFunction<T> {
   let validate: ValidateFunction<T> | undefined;
   return () => {
     if (validate) return validate;
+    const ready = precompiledValidator<T>(ref);
+    if (ready) return (validate = ready);
     ajv ??= newAjv();
     const found = ajv.getSchema<T>(ref);
     if (!found) throw new Error(`schema ${ref} is not registered`);
