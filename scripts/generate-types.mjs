@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 // Generates src/contracts/schema-types.ts from schemas/*.json, so the TypeScript types are the
-// schemas' own. `--check` fails (exit 1) when the committed file is out of date: CI and a test run it.
+// schemas' own, and schemas/validators.generated.cjs, the contracts compiled ahead of time
+// (scripts/generate-validators.mjs). `--check` fails (exit 1) when a committed file is out of
+// date: CI and a test run it.
 import { compile } from 'json-schema-to-typescript';
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { generateValidators, validatorsTarget } from './generate-validators.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const schemaDir = path.join(root, 'schemas');
@@ -44,14 +47,21 @@ export async function generate() {
   return out.trimEnd() + '\n';
 }
 
-const generated = await generate();
+const outputs = [
+  [target, await generate()],
+  [validatorsTarget, await generateValidators()],
+];
 if (process.argv.includes('--check')) {
-  const current = await readFile(target, 'utf8').catch(() => '');
-  if (current !== generated) {
-    console.error('src/contracts/schema-types.ts is out of date with schemas/: run `npm run gen:types`.');
-    process.exit(1);
+  for (const [file, generated] of outputs) {
+    const current = await readFile(file, 'utf8').catch(() => '');
+    if (current !== generated) {
+      console.error(`${path.relative(root, file)} is out of date with schemas/: run \`npm run gen:types\`.`);
+      process.exitCode = 1;
+    }
   }
 } else {
-  await writeFile(target, generated);
-  console.log(`wrote ${path.relative(root, target)}`);
+  for (const [file, generated] of outputs) {
+    await writeFile(file, generated);
+    console.log(`wrote ${path.relative(root, file)}`);
+  }
 }

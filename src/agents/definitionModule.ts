@@ -1,15 +1,12 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
-import { importOptional } from '../optionalDependency.js';
+import { isTypeScriptPath, importUserModule } from '../typeScriptModules.js';
 import { checkAgentDefinition, type AgentDefinition } from './agentDefinition.js';
 import { rememberSource } from './definitionSources.js';
 
-/** Extensions of modules loaded through tsx. */
-const TYPESCRIPT = new Set(['.ts', '.mts', '.cts', '.tsx']);
-/** Extensions of every module a definition may be in (the rest are flow files). */
-const MODULES = new Set([...TYPESCRIPT, '.js', '.mjs', '.cjs']);
+/** Extensions of JavaScript modules a definition may be in (TypeScript ones too; the rest are flow files). */
+const JAVASCRIPT = new Set(['.js', '.mjs', '.cjs']);
 
 /** True when `file` names an agent written as Markdown (`.agent.md`). */
 export function isAgentMarkdownPath(file: string): boolean {
@@ -18,7 +15,7 @@ export function isAgentMarkdownPath(file: string): boolean {
 
 /** True when `file` names an agent definition (a JavaScript or TypeScript module, or an `.agent.md` file), not a flow file. */
 export function isDefinitionModulePath(file: string): boolean {
-  return MODULES.has(path.extname(file).toLowerCase()) || isAgentMarkdownPath(file);
+  return JAVASCRIPT.has(path.extname(file).toLowerCase()) || isTypeScriptPath(file) || isAgentMarkdownPath(file);
 }
 
 function invalid(shown: string, why: string, cause?: unknown): RedflowError {
@@ -32,7 +29,7 @@ function invalid(shown: string, why: string, cause?: unknown): RedflowError {
 
 /**
  * Imports the module at `file` and returns the {@link AgentDefinition} it exports by default,
- * checked; an `.agent.md` file is read as an agent written as Markdown (`loadAgentMarkdown`). TypeScript modules are imported with tsx, an optional peer dependency loaded only here.
+ * checked; an `.agent.md` file is read as an agent written as Markdown (`loadAgentMarkdown`). TypeScript modules are imported with Node's own type stripping where it has it, else with tsx, an optional peer dependency loaded only then (`importUserModule`).
  *
  * @throws RedflowError `FLOW_NOT_FOUND` when there is no such file; `DEPENDENCY_MISSING` for a
  *   TypeScript module without tsx installed; `AGENT_DEFINITION_INVALID` when the module fails to
@@ -53,15 +50,12 @@ export async function loadAgentDefinitionModule(file: string): Promise<AgentDefi
   } catch {
     throw new RedflowError(errorInfo(ErrorCode.FLOW_NOT_FOUND, `there is no agent definition module ${shown}`, { hint: 'give the path of a .ts or .js file exporting an AgentDefinition' }));
   }
-  const url = pathToFileURL(absolute).href;
-  const typescript = TYPESCRIPT.has(path.extname(absolute).toLowerCase());
-  const importer = typescript
-    ? (await importOptional('tsx', 'an agent definition written in TypeScript', () => import('tsx/esm/api'))).tsImport
-    : undefined;
   let namespace: Record<string, unknown>;
   try {
-    namespace = (importer ? await importer(url, import.meta.url) : await import(/* @vite-ignore */ url)) as Record<string, unknown>;
+    namespace = await importUserModule(absolute, 'an agent definition written in TypeScript');
   } catch (error) {
+    // A missing tsx is not a broken definition: it loads once the package is installed.
+    if (error instanceof RedflowError && error.code === ErrorCode.DEPENDENCY_MISSING) throw error;
     throw invalid(shown, `failed to load: ${error instanceof Error ? error.message : String(error)}`, error);
   }
   let definition = namespace.default;

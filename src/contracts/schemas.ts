@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Ajv as AjvClass, ErrorObject, Options, ValidateFunction } from 'ajv';
+import type * as AjvModule from 'ajv';
 import type {
   AgentCoreReactConfig,
   AgentEnvelope,
@@ -9,6 +10,16 @@ import type {
 } from './schema-types.js';
 
 const require = createRequire(import.meta.url);
+
+/**
+ * A new ajv instance, ajv required on first use: ajv and its dependencies are about a third of the
+ * modules `import 'redflow'` would load, and nothing is checked against a schema at import time.
+ * ajv is CommonJS, so `require` gives it synchronously and every validator below stays synchronous.
+ */
+function createAjv(options: Options): AjvClass {
+  const { Ajv } = require('ajv') as typeof AjvModule;
+  return new Ajv(options);
+}
 
 /** The JSON Schemas of `schemas/`, by file name: the contracts everything else is checked against. */
 export const SchemaFile = {
@@ -38,21 +49,36 @@ export function loadSchema(file: (typeof SchemaFile)[keyof typeof SchemaFile]): 
   return require(`../../schemas/${file}`) as Record<string, unknown>;
 }
 
-function newAjv(): Ajv {
-  const ajv = new Ajv({ strict: true, strictRequired: false, strictTypes: false, allErrors: false });
+/** Options kept equal to those of scripts/generate-validators.mjs, so both give the same verdicts. */
+function newAjv(): AjvClass {
+  const ajv = createAjv({ strict: true, strictRequired: false, strictTypes: false, allErrors: false });
   // Read only by scripts/generate-types.mjs.
   ajv.addKeyword({ keyword: 'tsType', schemaType: 'string' });
   for (const file of Object.values(SchemaFile)) ajv.addSchema(loadSchema(file), file);
   return ajv;
 }
 
-let ajv: Ajv | undefined;
+let ajv: AjvClass | undefined;
 
-/** Compiled on first use, once per process: a command that needs one schema compiles one. */
+/**
+ * The contracts compiled ahead of time by scripts/generate-validators.mjs (run with
+ * generate-types), by ajv ref: compiling them here took ajv most of a second, the event schema
+ * alone over half, longer than the rest of a short `redflow run`. Required on first use.
+ */
+let precompiled: Readonly<Record<string, ValidateFunction>> | undefined;
+
+function precompiledValidator<T>(ref: string): ValidateFunction<T> | undefined {
+  precompiled ??= require('../../schemas/validators.generated.cjs') as Record<string, ValidateFunction>;
+  return precompiled[ref] as ValidateFunction<T> | undefined;
+}
+
+/** Taken from the precompiled contracts, or compiled on first use, once per process, for a ref they do not hold. */
 function compiled<T>(ref: string): () => ValidateFunction<T> {
   let validate: ValidateFunction<T> | undefined;
   return () => {
     if (validate) return validate;
+    const ready = precompiledValidator<T>(ref);
+    if (ready) return (validate = ready);
     ajv ??= newAjv();
     const found = ajv.getSchema<T>(ref);
     if (!found) throw new Error(`schema ${ref} is not registered`);
@@ -102,7 +128,7 @@ export const validators = Object.defineProperties(
  */
 // No format is registered, so `format` (zod writes email, uuid, date-time, …) is an annotation here:
 // ignored quietly instead of a warning on stderr at every compile.
-const userAjv = new Ajv({ strict: false, allErrors: false, addUsedSchema: false, validateFormats: false });
+let userAjv: AjvClass | undefined;
 const compiledUserSchemas = new WeakMap<object, InputValidator>();
 
 /** A compiled user-supplied JSON Schema: `true` or a list of readable problems. */
@@ -121,6 +147,7 @@ export type InputValidator = (value: unknown) => true | string;
 export function compileUserSchema(schema: object): InputValidator {
   const cached = compiledUserSchemas.get(schema);
   if (cached) return cached;
+  userAjv ??= createAjv({ strict: false, allErrors: false, addUsedSchema: false, validateFormats: false });
   const validate = userAjv.compile(schema);
   const check: InputValidator = (value) => (validate(value) ? true : describeSchemaErrors(validate.errors));
   compiledUserSchemas.set(schema, check);
@@ -128,7 +155,7 @@ export function compileUserSchema(schema: object): InputValidator {
 }
 
 /** Ajv for an agent's outputSchema: every error is reported, since they go back to the model to correct. */
-let outputAjv: Ajv | undefined;
+let outputAjv: AjvClass | undefined;
 const compiledOutputSchemas = new WeakMap<object, OutputValidator>();
 
 /** A compiled outputSchema: `true`, or each problem as a readable line (at most 20). */
@@ -147,7 +174,7 @@ export type OutputValidator = (value: unknown) => true | readonly string[];
 export function compileOutputSchema(schema: object): OutputValidator {
   const cached = compiledOutputSchemas.get(schema);
   if (cached) return cached;
-  outputAjv ??= new Ajv({ strict: false, allErrors: true, addUsedSchema: false, validateFormats: false });
+  outputAjv ??= createAjv({ strict: false, allErrors: true, addUsedSchema: false, validateFormats: false });
   const validate = outputAjv.compile(schema);
   const check: OutputValidator = (value) =>
     validate(value) ? true : (validate.errors ?? []).slice(0, 20).map((error) => describeSchemaErrors([error]));

@@ -186,7 +186,7 @@ export function smallFlow(): FlowJson {
       { id: 'in', type: 'trigger.input' },
       { id: 'agent', type: 'agent.core', config: { strategy: 'react', maxIterations: 2, allowedTools: ['lookup_order'] } },
       { id: 'model', type: 'model.llm', config: { provider: 'scripted', answers: [{ action: 'final', message: 'ok', confidence: 0.9 }] } },
-      { id: 'lookup_order', type: 'tool.module', config: { module: path.join(EXAMPLES, 'order-status', 'tools', 'lookupOrder.ts') } },
+      { id: 'lookup_order', type: 'tool.module', config: { module: path.join(EXAMPLES, 'order-status', 'tools', 'lookupOrder.mjs') } },
     ],
     edges: [
       { id: 'e1', source: 'in', target: 'agent' },

@@ -43,7 +43,7 @@ describe('a Redflow flow file in Node-RED', () => {
       wires: [['reply'], ['model'], ['lookup_order', 'track_shipment'], ['memory']],
     });
     expect(node('question')).toMatchObject({ type: 'redflow-input', wires: [['agent']] });
-    expect(node('lookup_order')).toMatchObject({ type: 'redflow-tool-module', module: 'tools/lookupOrder.ts', wires: [] });
+    expect(node('lookup_order')).toMatchObject({ type: 'redflow-tool-module', module: 'tools/lookupOrder.mjs', wires: [] });
     const env = (node('order-status')?.env as { name: string; value: string }[])[0];
     expect(env?.name).toBe(METADATA_ENV);
     expect(JSON.parse(env?.value ?? '{}')).toMatchObject({ flow: { id: 'order-status', version: 1, start: 'question' }, edges: expect.arrayContaining([{ wire: 'agent:1:model', edge: { id: 'e2' } }]) });

@@ -101,7 +101,8 @@ async function attempt(flowPath, env) {
   }
 }
 const plain = await attempt('flow.json');
-const typescript = await attempt(\`\${examples}/order-status/flow.json\`);
+// A TypeScript tool inside node_modules: Node's own type stripping refuses it on every Node, so tsx is needed.
+const typescript = await attempt(\`\${examples}/a2a-agent/flow.json\`);
 const postgres = await attempt(\`\${examples}/postgres-orders/flow.json\`, { DATABASE_URL: 'postgres://127.0.0.1:9/none' });
 // redflow serve answers a run it cannot start for want of a package with 503 and the same code.
 const { createRedflowServer } = await import('redflow/server');
@@ -109,7 +110,7 @@ const server = await createRedflowServer({ flowsDir: examples, runsDir: 'runs', 
 const response = await fetch(new URL('api/runs', server.url), {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ flow: 'order-status/flow', input: 'Where is order A-1001?' }),
+  body: JSON.stringify({ flow: 'a2a-agent/flow', input: 'Refund order A-1001' }),
 });
 const api = { status: response.status, body: await response.json() };
 await server.close();
@@ -238,7 +239,7 @@ describe('the packed package', () => {
     const bin = path.join(project, 'node_modules', '.bin', 'redflow');
     const ok = await run(bin, ['run', 'flow.json', '--input', 'hello'], { cwd: project });
     expect(ok.stdout).toContain('said hi');
-    const failed = await run(bin, ['run', 'node_modules/redflow/examples/order-status/flow.json', '--input', 'Where is A-1001?'], { cwd: project }).then(
+    const failed = await run(bin, ['run', 'node_modules/redflow/examples/a2a-agent/flow.json', '--input', 'Refund order A-1001'], { cwd: project }).then(
       () => undefined,
       (error: { code: number; stderr: string }) => error,
     );

@@ -1,11 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { extname } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import { flowFileInsideRoots } from '../../files/fileRoots.js';
 import { hideLocalPaths } from '../../files/hideLocalPaths.js';
 import { compileUserSchema } from '../../contracts/schemas.js';
-import { importOptional } from '../../optionalDependency.js';
+import { importUserModule } from '../../typeScriptModules.js';
 import type { ToolModuleConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
 
@@ -15,18 +13,16 @@ export const DEFAULT_MODULE_TOOL_TIMEOUT_MS = 30_000;
 /** Tool names the model may use: what the flow schema allows for `name`. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** Extensions loaded through tsx; everything else goes through Node's own `import()`. */
-const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
-
 /**
  * Loads a `tool.module` node's tool: imports the module, picks the tool out of it, checks its shape
  * and wraps its `execute` with the per-call timeout.
  *
  * - `config.module` is resolved against `baseDir` (the flow file's directory) and must be inside
  *   `baseDir` or one of `allowFiles`, symbolic links followed (`FLOW_FILE_OUTSIDE_ROOTS` before
- *   anything is imported otherwise; URLs such as `file:` or `data:` are refused). `.ts`/`.mts`/`.cts`/`.tsx`
- *   files are imported with tsx (`tsImport`; `DEPENDENCY_MISSING` when the optional `tsx` package is
- *   not installed), anything else (`.js`, `.mjs`, …) with `import()`.
+ *   anything is imported otherwise; URLs such as `file:` or `data:` are refused). `.js`/`.mjs`
+ *   files are imported with `import()`; `.ts`/`.mts`/`.cts` files too where Node strips types
+ *   itself (Node 22.18+ and 23.6+), else, and for `.tsx`, with tsx (`DEPENDENCY_MISSING` when the
+ *   optional `tsx` package is needed and not installed; see `importUserModule`).
  * - The tool is `module[config.export]` when `export` is set, else the default export, else the
  *   module namespace itself (a module exporting `name`, `description`, … as named exports).
  * - `config.name` / `config.description`, when set, replace the module's own; the checks apply to
@@ -140,12 +136,11 @@ async function importModule(file: string, reference: string, hint: string, roots
     });
   }
 
-  const url = pathToFileURL(file).href;
-  const importTypeScript = TS_EXTENSIONS.has(extname(file).toLowerCase()) ? await loadTypeScriptImporter() : undefined;
   try {
-    const loaded: unknown = importTypeScript ? await importTypeScript(url) : await import(/* @vite-ignore */ url);
-    return loaded as Record<string, unknown>;
+    return await importUserModule(file, 'a tool.module written in TypeScript');
   } catch (error) {
+    // A missing tsx is not a broken module: the flow is fine once the package is installed.
+    if (error instanceof RedflowError && error.code === ErrorCode.DEPENDENCY_MISSING) throw error;
     throw new RedflowError(
       {
         code: ErrorCode.TOOL_MODULE_INVALID,
@@ -156,15 +151,6 @@ async function importModule(file: string, reference: string, hint: string, roots
       { cause: error },
     );
   }
-}
-
-/**
- * tsx is loaded on first use, so flows without TypeScript tools never pay for it; it is an
- * optional peer dependency, so it may not be there (`DEPENDENCY_MISSING`, not a broken module).
- */
-async function loadTypeScriptImporter(): Promise<(url: string) => Promise<unknown>> {
-  const { tsImport } = await importOptional('tsx', 'a tool.module written in TypeScript', () => import('tsx/esm/api'));
-  return (url) => tsImport(url, import.meta.url);
 }
 
 /** The tool object out of the module namespace: the named export, the default export, or the namespace. */

@@ -1,11 +1,12 @@
 // A tool.module tool: where a parcel is, by tracking code.
-import type { ToolDefinition } from 'redflow';
 
-const lastScans: Record<string, { location: string; eta: string }> = {
+/** @type {Record<string, { location: string; eta: string }>} */
+const lastScans = {
   'FS-77812': { location: 'Lyon sorting centre', eta: '2026-11-23' },
 };
 
-const trackShipment: ToolDefinition<{ trackingCode: string }> = {
+/** @type {import('redflow').ToolDefinition<{ trackingCode: string }>} */
+const trackShipment = {
   name: 'track_shipment',
   description: 'Gives the last known location and the expected delivery date of a parcel.',
   inputSchema: {
