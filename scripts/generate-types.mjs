@@ -1,13 +1,11 @@
 #!/usr/bin/env node
 // Generates src/contracts/schema-types.ts from schemas/*.json, so the TypeScript types are the
-// schemas' own, and schemas/validators.generated.cjs, the contracts compiled ahead of time
-// (scripts/generate-validators.mjs). `--check` fails (exit 1) when a committed file is out of
-// date: CI and a test run it.
+// schemas' own. `--check` fails (exit 1) when the committed file is out of date: CI and a test run
+// it. (The compiled validators are written by the build: scripts/generate-validators.mjs.)
 import { compile } from 'json-schema-to-typescript';
 import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { generateValidators, validatorsTarget } from './generate-validators.mjs';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const schemaDir = path.join(root, 'schemas');
@@ -49,7 +47,6 @@ export async function generate() {
 
 const outputs = [
   [target, await generate()],
-  [validatorsTarget, await generateValidators()],
 ];
 if (process.argv.includes('--check')) {
   for (const [file, generated] of outputs) {

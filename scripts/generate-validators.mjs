@@ -2,8 +2,9 @@
 // standalone code generation: compiling them when a process first validates took ajv most of a
 // second (the event schema alone over half), longer than the rest of a short `redflow run`.
 // src/contracts/schemas.ts requires the file where a contract is first checked and compiles at run
-// time only a contract it does not hold. Run by scripts/generate-types.mjs (with its --check).
-import { readFile } from 'node:fs/promises';
+// time a contract it does not hold (or everything, where the file was not built). `npm run build`
+// writes it; it is not committed (generated from schemas/ every build, it cannot go stale).
+import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,4 +53,8 @@ export async function generateValidators() {
     standaloneCode(ajv, refs) +
     '\n'
   );
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await writeFile(validatorsTarget, await generateValidators());
 }

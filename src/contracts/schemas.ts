@@ -61,14 +61,23 @@ function newAjv(): AjvClass {
 let ajv: AjvClass | undefined;
 
 /**
- * The contracts compiled ahead of time by scripts/generate-validators.mjs (run with
- * generate-types), by ajv ref: compiling them here took ajv most of a second, the event schema
+ * The contracts compiled ahead of time by scripts/generate-validators.mjs (run by the build), by ajv ref: compiling them here took ajv most of a second, the event schema
  * alone over half, longer than the rest of a short `redflow run`. Required on first use.
  */
 let precompiled: Readonly<Record<string, ValidateFunction>> | undefined;
 
+/** The build's compiled contracts; none where it has not run (a checkout's tests before `npm run build`): each is compiled here then. */
+function precompiledContracts(): Record<string, ValidateFunction> {
+  try {
+    return require('../../schemas/validators.generated.cjs') as Record<string, ValidateFunction>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND') return {};
+    throw error;
+  }
+}
+
 function precompiledValidator<T>(ref: string): ValidateFunction<T> | undefined {
-  precompiled ??= require('../../schemas/validators.generated.cjs') as Record<string, ValidateFunction>;
+  precompiled ??= precompiledContracts();
   return precompiled[ref] as ValidateFunction<T> | undefined;
 }
 
