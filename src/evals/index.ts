@@ -28,3 +28,5 @@ export { judgeReport } from './report.js';
 export type { EvalReport, CaseRow, EvalSeam, ReportVerdict } from './report.js';
 export { junitXml } from './junit.js';
 export { reportHtml } from './html.js';
+export { forkRun } from '../host/forkRun.js';
+export type { ForkRunOptions, ForkedRun } from '../host/forkRun.js';

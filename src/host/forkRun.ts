@@ -14,7 +14,14 @@ import { randomIds, type IdSource } from '../runtime/ids.js';
 import { DEFAULT_RUNS_DIR, resumeFromLog, type EmbeddedOptions, type EmbeddedRun } from './embeddedFlowRun.js';
 import { withModelSettings } from './forkChanges.js';
 
-/** Options of {@link forkRun}. */
+/**
+ * Options of {@link forkRun}.
+ *
+ * @example
+ * ```ts
+ * const options: ForkRunOptions = { from: 'run.jsonl', at: 2, answers: { 3: { action: 'final', message: 'done', confidence: 1 } } };
+ * ```
+ */
 export interface ForkRunOptions extends EmbeddedOptions {
   /** The parent run: its JSONL log, or its trace id (its log then in `runsDir`). */
   readonly from: string;
@@ -40,7 +47,15 @@ export interface ForkRunOptions extends EmbeddedOptions {
   readonly ids?: IdSource;
 }
 
-/** A fork under way: an embedded run, with its trace id. */
+/**
+ * A fork under way: an embedded run, with its trace id.
+ *
+ * @example
+ * ```ts
+ * const fork: ForkedRun = await forkRun({ from: 'run.jsonl', at: 2 });
+ * console.log(fork.traceId, fork.logPath, (await fork.finished()).outcome.status);
+ * ```
+ */
 export interface ForkedRun extends EmbeddedRun {
   readonly traceId: string;
   /** The parent's log it was forked from. */

@@ -19,7 +19,7 @@ const ANSWER_REPAIR_FLOW = path.join(EXAMPLES, 'answer-repair', 'flow.json');
 
 let dir: string;
 /** Each recorded example run: its log and its events. */
-const recorded = new Map<string, { log: string; events: AgentEvent[]; iterations: number }>();
+const recorded = new Map<string, { log: string; events: readonly AgentEvent[]; iterations: number }>();
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'redflow-fork-'));
@@ -62,7 +62,7 @@ describe('forkRun', () => {
     const cases = fc.constantFrom(...recorded.keys()).chain((name) => fc.record({ name: fc.constant(name), at: fc.integer({ min: 1, max: (recorded.get(name) as { iterations: number }).iterations }) }));
     await fc.assert(
       fc.asyncProperty(cases, async ({ name, at }) => {
-        const parent = recorded.get(name) as { log: string; events: AgentEvent[] };
+        const parent = recorded.get(name) as { log: string; events: readonly AgentEvent[] };
         const logPath = nextLog();
         const fork = await forkRun({ from: parent.log, at, logPath, fsync: 'never', ids: createSequentialIds(`f${forks}`) });
         await fork.finished();
@@ -111,11 +111,11 @@ describe('forkRun', () => {
   });
 
   it('should refuse a flow without a tool the prefix called with FORK_PREFIX_INCOMPATIBLE naming the event', async () => {
-    const parent = recorded.get('order-status') as { log: string; events: AgentEvent[] };
+    const parent = recorded.get('order-status') as { log: string; events: readonly AgentEvent[] };
     const flow = JSON.parse(await readFile(ORDER_FLOW, 'utf8')) as { nodes: { id: string; config?: Record<string, unknown> }[]; edges: { target: string }[] };
     flow.nodes = flow.nodes.filter((node) => node.id !== 'lookup_order');
     flow.edges = flow.edges.filter((edge) => edge.target !== 'lookup_order');
-    const agent = flow.nodes.find((node) => node.id === 'agent') as { config: { allowedTools: string[] } };
+    const agent = flow.nodes.find((node) => node.id === 'agent') as unknown as { config: { allowedTools: string[] } };
     agent.config.allowedTools = ['track_shipment'];
     const changed = path.join(EXAMPLES, 'order-status', `.fork-test-${process.pid}.json`);
     await writeFile(changed, JSON.stringify(flow));
@@ -133,7 +133,7 @@ describe('forkRun', () => {
   });
 
   it('should refuse to fork a run whose log a live process holds with FORK_RUN_STILL_RUNNING', async () => {
-    const parent = recorded.get('order-status') as { log: string; events: AgentEvent[] };
+    const parent = recorded.get('order-status') as { log: string; events: readonly AgentEvent[] };
     const unfinished = path.join(dir, 'unfinished.jsonl');
     const text = await readFile(parent.log, 'utf8');
     await writeFile(unfinished, text.split('\n').slice(0, 4).join('\n') + '\n');
