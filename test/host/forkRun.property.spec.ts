@@ -78,6 +78,8 @@ describe('forkRun', () => {
         // The rest: the resume marker, then what the parent recorded after the fork point.
         const rest = events.slice(atSeq + 1);
         expect(rest[0]?.type).toBe('run.resumed');
+        // Live from the start of the iteration forked at: its model call is the first step made again.
+        expect(rest[1]).toMatchObject({ type: 'model.requested', iteration: at });
         expect(comparable(rest.slice(1))).toEqual(comparable(parent.events.slice(atSeq)));
       }),
       { numRuns: 8 },
