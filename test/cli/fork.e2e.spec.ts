@@ -44,6 +44,8 @@ describe('redflow fork', () => {
     const tree = await runCli(['replay', parentLog, '--tree'], { cwd: dir });
     expect(tree.code).toBe(0);
     expect(tree.stdout).toMatch(new RegExp(`fork at #2 → run ${result.traceId}\\s+done \\(final_answer\\)`));
+    const replayed = await runCli(['replay', log], { cwd: dir });
+    expect(replayed.stdout).toContain(`forked from run ${parentTraceId} after its event 5 (${parentLog})`);
     const fromFork = await runCli(['replay', log, '--tree'], { cwd: dir });
     expect(fromFork.stdout.split('\n')[0]).toContain(parentTraceId);
   });
