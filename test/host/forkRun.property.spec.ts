@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -132,6 +132,31 @@ describe('forkRun', () => {
     } finally {
       await rm(changed, { force: true });
     }
+  });
+
+  it('should refuse a flow whose trigger no longer takes the recorded input with FORK_PREFIX_INCOMPATIBLE, and find a parent by its trace id', async () => {
+    const parent = recorded.get('order-status') as { log: string; events: readonly AgentEvent[] };
+    const flow = JSON.parse(await readFile(ORDER_FLOW, 'utf8')) as { nodes: { id: string; config?: Record<string, unknown> }[] };
+    const trigger = flow.nodes.find((node) => node.id === 'question') as { config?: Record<string, unknown> };
+    trigger.config = { inputSchema: { type: 'object', required: ['orderId'] } };
+    const changed = path.join(EXAMPLES, 'order-status', `.fork-trigger-${process.pid}.json`);
+    await writeFile(changed, JSON.stringify(flow));
+    try {
+      await expect(forkRun({ from: parent.log, at: 1, flow: changed, logPath: nextLog() })).rejects.toMatchObject({
+        code: ErrorCode.FORK_PREFIX_INCOMPATIBLE,
+        message: expect.stringContaining('inputSchema refuses the recorded input'),
+      });
+    } finally {
+      await rm(changed, { force: true });
+    }
+    // A trace id names `<runsDir>/<traceId>.jsonl`, as runs name their logs by default.
+    const traceId = parent.events[0]?.traceId as string;
+    const runsDir = path.join(dir, 'runs');
+    await mkdir(runsDir, { recursive: true });
+    await copyFile(parent.log, path.join(runsDir, `${traceId}.jsonl`));
+    const byTraceId = await forkRun({ from: traceId, runsDir, at: 3, logPath: nextLog() });
+    expect(byTraceId.parentLog).toBe(path.join(runsDir, `${traceId}.jsonl`));
+    await expect(byTraceId.finished()).resolves.toMatchObject({ outcome: { status: 'done' } });
   });
 
   it('should refuse to fork a run whose log a live process holds with FORK_RUN_STILL_RUNNING', async () => {
