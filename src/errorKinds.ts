@@ -199,6 +199,9 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   EVAL_BASELINE_INVALID: 'invalid_input',
   EVAL_SEAM_UNAVAILABLE: 'usage',
   DIFF_LOG_UNREADABLE: 'corrupt',
+  FORK_POINT_OUT_OF_RANGE: 'invalid_input',
+  FORK_RUN_STILL_RUNNING: 'conflict',
+  FORK_PREFIX_INCOMPATIBLE: 'invalid_data',
 
   // HTTP API.
   HTTP_NOT_FOUND: 'not_found',

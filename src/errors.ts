@@ -245,6 +245,13 @@ export const ErrorCode = {
   // Run diffs (`redflow diff`).
   /** A log given to `redflow diff` cannot be read as a run: not a file, no events, or damaged records. */
   DIFF_LOG_UNREADABLE: 'DIFF_LOG_UNREADABLE',
+  // Forked runs (`forkRun`, `redflow fork`).
+  /** The fork point is not an iteration the parent's log started (below 1, or past its end). */
+  FORK_POINT_OUT_OF_RANGE: 'FORK_POINT_OUT_OF_RANGE',
+  /** The parent run has not ended and a live process holds its log: its prefix may still change. */
+  FORK_RUN_STILL_RUNNING: 'FORK_RUN_STILL_RUNNING',
+  /** The parent's prefix is not a path the fork's flow can take (a tool it no longer has, an input its trigger refuses). */
+  FORK_PREFIX_INCOMPATIBLE: 'FORK_PREFIX_INCOMPATIBLE',
 
   // HTTP API (`redflow serve`).
   /** No route for this method and path. */

@@ -24,6 +24,7 @@ export const commandTable: readonly CommandEntry[] = [
   { name: 'replay', summary: 'rebuild a run from its log and print its timeline', load: async () => (await import('./commands.js')).replay },
   { name: 'resume', summary: 'continue an interrupted run from its log', load: async () => (await import('./commands.js')).resume },
   { name: 'diff', summary: 'compare two runs iteration by iteration and mark the first difference', load: async () => (await import('./diffCommand.js')).diff },
+  { name: 'fork', summary: 'start a new run from a run\'s log at an iteration, with changes', load: async () => (await import('./forkCommand.js')).fork },
   { name: 'approve', summary: 'approve the tool call a run waits on', load: async () => (await import('./answerCommands.js')).approve },
   { name: 'deny', summary: 'deny the tool call a run waits on (the model sees why)', load: async () => (await import('./answerCommands.js')).deny },
   { name: 'tool-result', summary: 'give a run the result of a tool its client runs', load: async () => (await import('./answerCommands.js')).toolResult },

@@ -305,6 +305,7 @@ export const replay: Command = {
     } else {
       const s = styles(output.color);
       line(output.out, s.bold(`run ${envelope.observability.traceId || '(empty log)'}  started ${envelope.observability.startedAt || '-'}  ${events.length} events`));
+      if (envelope.lineage !== undefined) line(output.out, s.dim(`forked from run ${envelope.lineage.parent.traceId} after its event ${envelope.lineage.atSeq}${envelope.lineage.parent.log === undefined ? '' : ` (${envelope.lineage.parent.log})`}`));
       line(output.out, `input: ${JSON.stringify(envelope.input)}`);
       for (const text of formatReplayTimeline(events, envelope, output.color)) line(output.out, text);
       if (outcome) {

@@ -8,7 +8,7 @@ import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './al
 import { line, styles, type Output } from './output.js';
 import type { CaseRow, EvalReport, ReportVerdict } from '../evals/report.js';
 
-const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start] [--concurrency <n>] [--out <dir>]
+const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start|model|all] [--concurrency <n>] [--out <dir>]
                     [--json <report.json>] [--junit <report.xml>] [--html <report.html>]
                     [--min-score <0..1>] [--baseline <report.json>] [--timeout <ms>] [--allow-files <dir> ...]
        redflow eval add <log.jsonl> ... [--suite <dir>] [--name <case>] [--exact]
@@ -19,8 +19,11 @@ the final answer (exact, contains, regex, schema, judge), the tool path (in orde
 the outcome's status and limits (iterations, tokens, durationMs). A broken case is an error row;
 the rest of the suite still runs. Each case prints a line on stderr as it ends, the table on stdout.
   --flow <file>         the changed flow every case runs (default: each case's recorded flow)
-  --seam start          where each eval run starts: \`start\` runs the flow live from the beginning
-                        with the recorded input (\`model\` and \`all\` come with forked runs)
+  --seam <seam>         where each eval run starts: \`start\` runs the flow live from the beginning
+                        with the recorded input; \`model\` forks the recorded run at its last model
+                        call (that call live, tool calls answered from the record where they match);
+                        \`all\` forks it at iteration 1 (the rest live, recorded tool results where
+                        the call matches, live tools where not: the report says which)
   --concurrency <n>     how many cases run at once (default 1)
   --out <dir>           the folder of the eval runs' logs, new or without logs (default
                         .redflow/evals/<suite>-<time>)

@@ -86,6 +86,9 @@ export function createProgressPrinter(output: Output) {
         case AgentEventType.RunResumed:
           output.err.write(s.dim(`run ${event.traceId} resumed after event ${event.data.afterSeq}\n`));
           break;
+        case AgentEventType.RunForked:
+          output.err.write(s.dim(`forked from run ${event.data.parent.traceId} at iteration ${event.data.atIteration} (after its event ${event.data.atSeq})\n`));
+          break;
         case AgentEventType.ModelRequested:
           status(`#${event.iteration}  waiting for the model`);
           break;

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ErrorCode, RedflowError } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
@@ -5,12 +6,15 @@ import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { ExitCode } from './exitCodes.js';
 import { natsUrl } from './natsOptions.js';
 import { line, type Output } from './output.js';
-import { formatRunTree, runTree, type RunLogReader } from './runTree.js';
+import { AgentEventType } from '../events/eventTypes.js';
+import { formatRunTree, runTree, type ForkReader, type RunLogReader } from './runTree.js';
 
 /**
  * `redflow replay <log> --tree` (or `<traceId> --nats <url> --tree`): the run and the subagent runs
  * its calls started, down the tree. Embedded, a subagent run's log is `<its trace id>.jsonl`
- * beside its caller's; on a cluster, it is in the stream of the subagent's prefix.
+ * beside its caller's; on a cluster, it is in the stream of the subagent's prefix. Embedded, a
+ * fork is shown under the run it was forked from: the tree starts at the first run of the given
+ * run's lineage, and lists under each run the forks of it whose logs are beside one of the lineage's.
  */
 export async function printRunTree(
   given: string,
@@ -27,7 +31,34 @@ export async function printRunTree(
 async function fileTree(logPath: string) {
   const dir = path.dirname(logPath);
   const read: RunLogReader = async (traceId) => readIfThere(() => readJsonlLog(path.join(dir, `${traceId}.jsonl`)));
-  return runTree((await readJsonlLog(logPath)).events, read);
+  // Up the lineage to its first run (a fork's run.forked names its parent's log), no further than a few dozen forks.
+  let events = (await readJsonlLog(logPath)).events;
+  const dirs = new Set([dir]);
+  for (let depth = 0; depth < 32; depth++) {
+    const forked = events[1];
+    if (forked?.type !== AgentEventType.RunForked || forked.data.parent.log === undefined) break;
+    const parentLog = forked.data.parent.log;
+    const parent = await readIfThere(() => readJsonlLog(parentLog));
+    if (parent === undefined || parent.length === 0) break;
+    dirs.add(path.dirname(parentLog));
+    events = parent;
+  }
+  return runTree(events, read, [], await forksIn([...dirs]));
+}
+
+/** The forks among the logs in `dirs`, by the trace id of the run each was forked from. */
+async function forksIn(dirs: readonly string[]): Promise<ForkReader> {
+  const byParent = new Map<string, (readonly AgentEvent[])[]>();
+  for (const dir of dirs) {
+    const names = await readdir(dir).catch(() => [] as string[]);
+    for (const name of names.filter((file) => file.endsWith('.jsonl'))) {
+      const events = await readIfThere(() => readJsonlLog(path.join(dir, name))).catch(() => undefined);
+      const forked = events?.[1];
+      if (events === undefined || forked?.type !== AgentEventType.RunForked) continue;
+      byParent.set(forked.data.parent.traceId, [...(byParent.get(forked.data.parent.traceId) ?? []), events]);
+    }
+  }
+  return async (traceId) => byParent.get(traceId) ?? [];
 }
 
 async function clusterTree(traceId: string, values: Record<string, string | boolean | undefined>) {

@@ -15,7 +15,14 @@ export interface RunTreeNode {
   readonly parent: ParentCall | null;
   /** Its calls of subagents, in order. */
   readonly calls: readonly SubagentCallNode[];
+  /** The run it is a fork of and the iteration it went live from, for a fork (`run.forked`). */
+  readonly forkedFrom: { readonly traceId: string; readonly atIteration: number } | null;
+  /** The runs forked from it that were found, in fork-point order. */
+  readonly forks: readonly RunTreeNode[];
 }
+
+/** The logs of the runs forked from a run (their `run.forked` names it), as found; none when not looked for. */
+export type ForkReader = (traceId: string) => Promise<readonly (readonly AgentEvent[])[]>;
 
 /** One call of a subagent, and the run it started (null when that run's log is not found or cannot be read). */
 export interface SubagentCallNode {
@@ -44,8 +51,9 @@ export type RunLogReader = (traceId: string, tools: readonly string[]) => Promis
  * const tree = await runTree(events, (traceId) => readJsonlLog(`${dir}/${traceId}.jsonl`).then((r) => r.events, () => undefined));
  * ```
  */
-export async function runTree(events: readonly AgentEvent[], read: RunLogReader, tools: readonly string[] = []): Promise<RunTreeNode> {
+export async function runTree(events: readonly AgentEvent[], read: RunLogReader, tools: readonly string[] = [], forksOf?: ForkReader): Promise<RunTreeNode> {
   const first = events[0];
+  const second = events[1];
   const calls: SubagentCallNode[] = [];
   for (const event of events) {
     if (event.type !== AgentEventType.ToolRequested || event.data.childTraceId === undefined) continue;
@@ -58,21 +66,26 @@ export async function runTree(events: readonly AgentEvent[], read: RunLogReader,
       calls.push({ iteration: event.iteration, tool, childTraceId, run: null, unreadable: error instanceof Error ? error.message : String(error) });
       continue;
     }
-    calls.push({ iteration: event.iteration, tool, childTraceId, run: logged === undefined || logged.length === 0 ? null : await runTree(logged, read, below) });
+    calls.push({ iteration: event.iteration, tool, childTraceId, run: logged === undefined || logged.length === 0 ? null : await runTree(logged, read, below, forksOf) });
   }
   const status = events.length > 0 ? logStatus(events) : undefined;
+  const forks: RunTreeNode[] = [];
+  for (const forked of first === undefined || forksOf === undefined ? [] : await forksOf(first.traceId)) forks.push(await runTree(forked, read, [], forksOf));
+  forks.sort((a, b) => (a.forkedFrom?.atIteration ?? 0) - (b.forkedFrom?.atIteration ?? 0));
   return {
     traceId: first?.traceId ?? '',
     events: events.length,
     outcome: status?.kind === 'finished' ? status.outcome : null,
     parent: first?.type === AgentEventType.RunStarted ? (first.data.parent ?? null) : null,
     calls,
+    forkedFrom: second?.type === AgentEventType.RunForked ? { traceId: second.data.parent.traceId, atIteration: second.data.atIteration } : null,
+    forks,
   };
 }
 
 /**
  * The tree as lines: the run, then under it each call of a subagent (`#<iteration> <tool>`) with
- * the run it started, indented by depth.
+ * the run it started, and each run forked from it (`fork at #<iteration>`), indented by depth.
  *
  * @example
  * ```ts
@@ -85,12 +98,18 @@ export function formatRunTree(tree: RunTreeNode, color: boolean): string[] {
     `run ${s.bold(run.traceId)}  ${run.outcome === null ? s.yellow('unfinished') : `${run.outcome.status} (${run.outcome.reason})`}  ${run.events} events`;
   const lines = [describe(tree)];
   const walk = (run: RunTreeNode, indent: string) => {
+    const below = run.calls.length + run.forks.length;
     run.calls.forEach((call, index) => {
-      const last = index === run.calls.length - 1;
+      const last = index === below - 1;
       const head = `${indent}${last ? '└─' : '├─'} #${call.iteration} ${s.cyan(call.tool)} → `;
       const missing = call.unreadable === undefined ? 'no log found' : `cannot read its log: ${call.unreadable}`;
       lines.push(call.run === null ? `${head}run ${call.childTraceId}  ${s.yellow(missing)}` : `${head}${describe(call.run)}`);
       if (call.run !== null) walk(call.run, `${indent}${last ? '   ' : '│  '}`);
+    });
+    run.forks.forEach((fork, index) => {
+      const last = run.calls.length + index === below - 1;
+      lines.push(`${indent}${last ? '└─' : '├─'} ${s.cyan(`fork at #${fork.forkedFrom?.atIteration ?? '?'}`)} → ${describe(fork)}`);
+      walk(fork, `${indent}${last ? '   ' : '│  '}`);
     });
   };
   walk(tree, '');

@@ -168,6 +168,16 @@ export interface AgentEnvelope {
    * Context shown to the model with its input.
    */
   context?: string;
+  /**
+   * Set when the run is a fork (run.forked): the run it was forked from, and the last of the parent's events it took.
+   */
+  lineage?: {
+    parent: {
+      traceId: string;
+      log?: string;
+    };
+    atSeq: number;
+  };
   observability: {
     traceId: string;
     startedAt: string;
@@ -337,6 +347,7 @@ export type AgentEvent = {
   type:
     | 'run.started'
     | 'run.resumed'
+    | 'run.forked'
     | 'model.requested'
     | 'model.answered'
     | 'tool.requested'
@@ -429,6 +440,56 @@ export interface ParentCall {
 
 export interface RunResumedData {
   afterSeq: number;
+}
+
+export interface RunForkedData {
+  parent: ForkParent;
+  /**
+   * The parent's events 1..atSeq are this run's prefix (the parent's seq, not this log's).
+   */
+  atSeq: number;
+  /**
+   * The iteration the fork runs live from.
+   */
+  atIteration: number;
+  changes?: ForkChanges;
+}
+
+export interface ForkParent {
+  traceId: string;
+  log?: string;
+}
+
+export interface ForkChanges {
+  flow?: string;
+  model?: {
+    [k: string]: unknown;
+  };
+  prompt?: boolean;
+  answers?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Per iteration, the output the tool call gives instead of running the tool.
+   */
+  toolResults?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Per iteration, a recorded call and its result: given instead of running the tool when the call has the same tool and input, else the tool runs live.
+   */
+  replayTools?: {
+    [k: string]: {
+      tool: string;
+      input: unknown;
+      ok: boolean;
+      output?: unknown;
+      error?: {
+        [k: string]: unknown;
+      };
+      [k: string]: unknown;
+    };
+  };
 }
 
 export interface ModelRequestedData {

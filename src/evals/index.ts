@@ -31,3 +31,5 @@ export { reportHtml } from './html.js';
 export { diffRuns } from './diffRuns.js';
 export { readCaseDiffs } from './caseDiffs.js';
 export type { RunDiff, IterationDiff, Difference, DiffField } from './diffRuns.js';
+export { forkRun } from '../host/forkRun.js';
+export type { ForkRunOptions, ForkedRun } from '../host/forkRun.js';

@@ -43,6 +43,12 @@ export interface CaseRow {
   readonly judgeLog?: string;
   /** How long the case took to run and score. */
   readonly durationMs: number;
+  /**
+   * For the seams that fork the recorded run (`model`, `all`): the iteration the eval run went
+   * live from, and for each tool call from there whether the record answered it (`recorded`: same
+   * tool and input) or the tool ran (`live`).
+   */
+  readonly fork?: { readonly atIteration: number; readonly toolCalls: readonly { readonly iteration: number; readonly tool: string; readonly source: 'recorded' | 'live' }[] };
 }
 
 /**

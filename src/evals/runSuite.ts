@@ -7,7 +7,7 @@ import type { EvalCase } from './caseFile.js';
 import { judgeAnswer } from './judge.js';
 import { totals, type CaseRow, type EvalReport, type EvalSeam, type ReportedRun } from './report.js';
 import { scoreRun, type JudgeVerdict } from './scoreRun.js';
-import { seamLauncher, type SeamLauncher } from './seams.js';
+import { seamLauncher, type SeamLauncher, type SeamOutcome } from './seams.js';
 import { isBroken, loadSuite } from './suite.js';
 import { summarizeRun, type RunSummary } from './runSummary.js';
 
@@ -125,8 +125,9 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<O
     return errorRow(new RedflowError(errorInfo(ErrorCode.EVAL_CASE_LOG_INVALID, `case "${evalCase.name}": its log names no flow file to run`, { hint: 'give the flow to run with --flow' })));
   }
   let summary: RunSummary;
+  let forked: SeamOutcome | void;
   try {
-    await context.launch({
+    forked = await context.launch({
       evalCase,
       flowPath,
       logPath,
@@ -162,6 +163,7 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<O
     checks: scored.checks,
     recorded,
     eval: evalRun,
+    ...(forked !== undefined && { fork: { atIteration: forked.forkedAt, toolCalls: forked.toolCalls } }),
     ...(judged !== undefined && { judgeTokens: judged.tokens }),
     ...(judgeLog !== undefined && { judgeLog }),
   };

@@ -17,12 +17,18 @@ export interface SeamLaunch {
   readonly signal?: AbortSignal;
 }
 
+/** What a seam that forks the recorded run reports: where it forked, and where each later tool call's result came from. */
+export interface SeamOutcome {
+  readonly forkedAt: number;
+  readonly toolCalls: readonly { readonly iteration: number; readonly tool: string; readonly source: 'recorded' | 'live' }[];
+}
+
 /**
  * Makes one case's eval run and returns once its log is complete (ended, or parked on a wait).
  * Every seam goes through the library's run API (the run host's embedded run), never a lifecycle
  * of its own.
  */
-export type SeamLauncher = (launch: SeamLaunch) => Promise<void>;
+export type SeamLauncher = (launch: SeamLaunch) => Promise<SeamOutcome | void>;
 
 /** `start`: the flow runs live from its beginning, with the recorded run's input. */
 const fromStart: SeamLauncher = async (launch) => {
@@ -46,15 +52,15 @@ const fromStart: SeamLauncher = async (launch) => {
 };
 
 /**
- * The launcher of each seam. The extension point for forked runs: `model` (replay the recorded
- * prefix up to a model call, run that one call live, score it) and `all` (replay the prefix, run
- * the rest live, recorded tool results where the call matches) are each one launcher built on
- * `forkRun`, added here when it lands; until then they are refused with `EVAL_SEAM_UNAVAILABLE`.
+ * The launcher of each seam: `start` runs the flow from its beginning; `model` (the recorded
+ * prefix up to the last model call, that call live, the rest scripted from the record) and `all`
+ * (forked at iteration 1, the rest live, recorded tool results where the call matches) fork the
+ * case's recorded run with `forkRun` (./forkSeams.ts, loaded when used).
  */
 const LAUNCHERS: { readonly [S in EvalSeam]: SeamLauncher | undefined } = {
   start: fromStart,
-  model: undefined,
-  all: undefined,
+  model: async (launch) => (await import('./forkSeams.js')).fromLastModelCall(launch),
+  all: async (launch) => (await import('./forkSeams.js')).allLive(launch),
 };
 
 /** The seams `redflow eval --seam` takes. */
@@ -63,8 +69,7 @@ export const EVAL_SEAMS: readonly EvalSeam[] = ['start', 'model', 'all'];
 /**
  * The launcher of a seam.
  *
- * @throws RedflowError `EVAL_SEAM_UNAVAILABLE` for a seam that needs forked runs (not there yet),
- *   or one that does not exist.
+ * @throws RedflowError `EVAL_SEAM_UNAVAILABLE` for a seam that does not exist.
  *
  * @example
  * ```ts
@@ -77,8 +82,8 @@ export function seamLauncher(seam: string): SeamLauncher {
   if (launcher !== undefined) return launcher;
   const known = EVAL_SEAMS.includes(seam as EvalSeam);
   throw new RedflowError(
-    errorInfo(ErrorCode.EVAL_SEAM_UNAVAILABLE, known ? `the seam "${seam}" is not available yet: it replays each case's recorded prefix in a forked run, which this version cannot start` : `there is no seam "${seam}"`, {
-      hint: '--seam start runs each case live from its start; it is the one seam of this version',
+    errorInfo(ErrorCode.EVAL_SEAM_UNAVAILABLE, known ? `the seam "${seam}" is not available` : `there is no seam "${seam}"`, {
+      hint: '--seam takes start (live from the start), model (the last model call live) or all (forked at iteration 1, recorded tool results where calls match)',
     }),
   );
 }

@@ -42,7 +42,8 @@ export type ResumeAt =
 export interface EventOrder {
   /**
    * The events that may come next. `run.resumed` is left out: it may follow any event but an
-   * ending, and is then followed by what could have followed the event before it.
+   * ending, and is then followed by what could have followed the event before it; so is
+   * `run.forked`, which follows only the `run.started` of a fork.
    */
   readonly next: readonly AgentEventType[];
   /** Where a run whose log ends here picks up (`undefined`: never resumed from), unless the event begins a wait. */
@@ -66,6 +67,9 @@ export const EVENT_ORDER: { readonly [T in AgentEventType]: EventOrder } = {
   [AgentEventType.RunStarted]: { next: [ModelRequested, MemoryRequested, RunFailed], resumeAt: 'model', waits: [] },
   // Never where a run stands: the event before it is.
   [AgentEventType.RunResumed]: { next: [], resumeAt: undefined, waits: [] },
+  // Never where a run stands either: it only follows a fork's run.started, and what follows it is
+  // what could have followed run.started (the parent's next event, or the live run's).
+  [AgentEventType.RunForked]: { next: [], resumeAt: undefined, waits: [] },
   // An answer, or the end: a model failure, an abort, the timeout.
   [ModelRequested]: { next: [ModelAnswered, MemoryRequested, RunFailed], resumeAt: 'modelResend', waits: [] },
   // A tool call, a question to a person, an output or an invalid answer sent back for repair, or

@@ -12,6 +12,7 @@ import type {
   VerificationRequestedData,
   RunEndedData,
   RunResumedData,
+  RunForkedData,
   RunStartedData,
   ToolApprovedData,
   ToolCompletedData,
@@ -34,6 +35,12 @@ import type { ErrorInfo } from '../errors.js';
 export const AgentEventType = {
   RunStarted: 'run.started',
   RunResumed: 'run.resumed',
+  /**
+   * The run is a fork of another (`forkRun`): always seq 2, right after its own `run.started`, so
+   * every reader that begins at `run.started` reads a fork as it reads any run. The parent's events
+   * up to the fork point follow it.
+   */
+  RunForked: 'run.forked',
   ModelRequested: 'model.requested',
   ModelAnswered: 'model.answered',
   ToolRequested: 'tool.requested',
@@ -68,6 +75,7 @@ export type AgentEventType = (typeof AgentEventType)[keyof typeof AgentEventType
 export interface AgentEventDataMap {
   'run.started': RunStartedData;
   'run.resumed': RunResumedData;
+  'run.forked': RunForkedData;
   'model.requested': ModelRequestedData;
   'model.answered': ModelAnsweredData;
   'tool.requested': ToolRequestedData;

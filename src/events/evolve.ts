@@ -51,6 +51,14 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
       if (data.context !== undefined) next.context = data.context;
       return next;
     }
+    // A fork's lineage: the only part of its envelope its parent's prefix does not give.
+    case AgentEventType.RunForked: {
+      const { parent, atSeq } = event.data;
+      const lineage: NonNullable<AgentEnvelope['lineage']> = { parent: parent.log === undefined ? { traceId: parent.traceId } : { traceId: parent.traceId, log: parent.log }, atSeq };
+      const next: AgentEnvelope = withParts(envelope, envelope.state, envelope.model, envelope.tools, envelope.observability);
+      next.lineage = lineage;
+      return next;
+    }
     case AgentEventType.RunResumed:
     // The memory step leaves the envelope as it is: the ending it saves is folded when recorded.
     case AgentEventType.MemoryRequested:

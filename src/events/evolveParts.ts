@@ -25,6 +25,7 @@ export function withParts(
   if (envelope.memory !== undefined) next.memory = envelope.memory;
   if (envelope.history !== undefined) next.history = envelope.history;
   if (envelope.context !== undefined) next.context = envelope.context;
+  if (envelope.lineage !== undefined) next.lineage = envelope.lineage;
   return next;
 }
 

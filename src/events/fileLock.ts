@@ -141,3 +141,13 @@ async function releaseLock(lockPath: string, mine: string): Promise<void> {
   // Only remove the lock if it is still ours.
   if ((await readLockFile(lockPath)) === mine) await unlink(lockPath).catch(() => undefined);
 }
+
+/**
+ * The pid of the live process that holds `<path>.lock`, or `undefined` when no live process holds
+ * it (no lock, or one left by a process that has died). Reads only: the lock is left as it is.
+ */
+export async function liveLockHolder(path: string): Promise<number | undefined> {
+  const held = await readLockFile(`${path}.lock`);
+  const pid = held === undefined ? undefined : parsePid(held);
+  return pid !== undefined && isAlive(pid) ? pid : undefined;
+}

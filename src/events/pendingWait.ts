@@ -252,11 +252,11 @@ function refuse(error: ErrorInfo): AnswerJudgement {
   return { ok: false, error };
 }
 
-/** The log's last event that is not a `run.resumed`. */
+/** The log's last event that is not a `run.resumed` (nor a fork's `run.forked`). */
 function lastStep(events: readonly AgentEvent[]): AgentEvent | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i] as AgentEvent;
-    if (event.type !== AgentEventType.RunResumed) return event;
+    if (event.type !== AgentEventType.RunResumed && event.type !== AgentEventType.RunForked) return event;
   }
   return undefined;
 }

@@ -62,7 +62,7 @@ export function logStatus(events: readonly AgentEvent[]): LogStatus {
   let last: AgentEvent = first;
   for (let i = events.length - 1; i >= 0; i--) {
     const event = events[i] as AgentEvent;
-    if (event.type !== AgentEventType.RunResumed) {
+    if (event.type !== AgentEventType.RunResumed && event.type !== AgentEventType.RunForked) {
       last = event;
       break;
     }

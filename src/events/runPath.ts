@@ -13,7 +13,7 @@ interface PathState {
   /** What the run was started with, for the waits each call must record (`waits.ts`). */
   readonly agent: Extract<AgentEvent, { type: 'run.started' }>['data']['agent'];
   readonly tools: Extract<AgentEvent, { type: 'run.started' }>['data']['tools'];
-  /** The last event that is not a `run.resumed`. */
+  /** The last event that is not a `run.resumed` or `run.forked`. */
   last: AgentEvent;
   lastSeq: number;
   iteration: number;
@@ -89,6 +89,13 @@ export function createRunPathCheck(): RunPathCheck {
     if (event.traceId !== s.traceId) return `the event belongs to run ${event.traceId}, not ${s.traceId}`;
     if (event.seq !== s.lastSeq + 1) return `expected seq ${s.lastSeq + 1}, found ${event.seq}`;
     if (isTerminal(s.last)) return `nothing may follow the run's ending (${s.last.type} at seq ${s.last.seq})`;
+    if (event.type === AgentEventType.RunForked) {
+      // A fork says so once, right after its own start: its parent's prefix follows.
+      if (event.seq !== 2) return `run.forked is at seq ${event.seq}; a fork records it right after run.started, at seq 2`;
+      if (event.iteration !== 0) return `run.forked is at iteration ${event.iteration}, not 0`;
+      s.lastSeq = event.seq;
+      return undefined;
+    }
     if (event.type === AgentEventType.RunResumed) {
       if (event.data.afterSeq !== s.lastSeq) return `run.resumed says it follows seq ${event.data.afterSeq}, but it follows seq ${s.lastSeq}`;
       if (event.iteration !== s.iteration) return `run.resumed is at iteration ${event.iteration}, not ${s.iteration}`;

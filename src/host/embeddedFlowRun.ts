@@ -23,6 +23,7 @@ import { randomIds, type IdSource } from '../runtime/ids.js';
 import { admitRun } from './admission.js';
 import { takeAnswer } from './takeAnswer.js';
 import { embeddedSubagents } from '../runtime/embeddedSubagents.js';
+import { forkChangesOf, withForkChanges, withModelSettings } from './forkChanges.js';
 import type { SubagentHost } from '../runtime/subagentTool.js';
 
 /** Where embedded runs keep their logs unless told otherwise. */
@@ -205,11 +206,15 @@ export async function resumeFromLog(options: ResumeOptions): Promise<EmbeddedRun
         errorInfo(ErrorCode.CLI_USAGE, 'the log does not say which flow it ran', { hint: 'give the flow with --flow <file>' }),
       );
     }
-    const { flow, baseDir, warnings } = await loadValidFlow(flowPath, undefined, options.allowFiles);
+    const loaded = await loadValidFlow(flowPath, undefined, options.allowFiles);
+    const { baseDir, warnings } = loaded;
+    // A fork goes on with the changes its log records (its model's settings, scripted answers and tool results).
+    const changes = forkChangesOf(read.events);
+    const flow = withModelSettings(loaded.flow, changes?.model);
     // A run started with a script goes on with it (a missing file is ANSWERS_FILE_NOT_FOUND), unless given another.
     const recordedScript = status.started.flow?.script;
     const script = options.script ?? (recordedScript === undefined ? undefined : await readAnswersFile(recordedScript));
-    const actors = await flowActorsOf(flow, baseDir, { ...options, ...optional('script', script) }, logPath);
+    const actors = withForkChanges(await flowActorsOf(flow, baseDir, { ...options, ...optional('script', script) }, logPath), changes);
     const store = await openJsonlEventStore(logPath, optional('fsync', options.fsync)).catch(async (error: unknown) => {
       await actors.close();
       throw error;

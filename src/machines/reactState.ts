@@ -121,7 +121,7 @@ export const RESUME_POINTS = Object.keys(RESUME_ENTRY) as readonly ResumeAt[];
  */
 export function stateAfter(event: Pick<AgentEvent, 'type'> & { readonly data?: unknown }): ReactState {
   // The new run records run.started and its first model.requested on one transition out of starting.
-  if (event.type === AgentEventType.RunStarted || event.type === AgentEventType.RunResumed) return ReactState.Starting;
+  if (event.type === AgentEventType.RunStarted || event.type === AgentEventType.RunResumed || event.type === AgentEventType.RunForked) return ReactState.Starting;
   if (event.type === AgentEventType.RunCompleted) return ReactState.Done;
   if (event.type === AgentEventType.RunFailed) return ReactState.Error;
   return RESUME_ENTRY[resumeAtAfter(event) ?? 'model'];

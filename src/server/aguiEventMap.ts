@@ -51,6 +51,7 @@ interface Row<T extends AgentEventType> {
 export const AGUI_EVENT_MAP: { readonly [T in AgentEventType]: Row<T> } = {
   'run.started': { becomes: 'STATE_SNAPSHOT (the envelope: input, state, model)', map: (_event, state) => [snapshot(state)] },
   'run.resumed': { becomes: 'nothing', map: () => [] },
+  'run.forked': { becomes: "nothing: the parent's prefix that follows it is mapped as the run's own events", map: () => [] },
   'model.requested': { becomes: 'STEP_STARTED "iteration <n>" (after STEP_FINISHED and STATE_SNAPSHOT of the step before)', map: () => [] },
   'model.answered': {
     becomes: 'nothing: the answer streamed as TEXT_MESSAGE_CONTENT from its pieces (below); later pieces of it are dropped',

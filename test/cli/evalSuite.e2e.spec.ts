@@ -180,10 +180,10 @@ describe('redflow eval', () => {
     expect(junit).toMatch(/<testcase name="case-01"[^>]*>\n\s*<error type="EVAL_CASE_INVALID" message="case &quot;case-01&quot;: its answer.regex does not compile/);
   }, 60_000);
 
-  it('should refuse the seams that need forked runs with EVAL_SEAM_UNAVAILABLE, a missing suite and a bad baseline', async () => {
-    const seam = await cli(['eval', 'suite', '--seam', 'model']);
+  it('should refuse a seam that does not exist with EVAL_SEAM_UNAVAILABLE, a missing suite and a bad baseline', async () => {
+    const seam = await cli(['eval', 'suite', '--seam', 'middle']);
     expect(seam.code).toBe(64);
-    expect(seam.stderr).toContain('error EVAL_SEAM_UNAVAILABLE: the seam "model" is not available yet');
+    expect(seam.stderr).toContain('error EVAL_SEAM_UNAVAILABLE: there is no seam "middle"');
     const missing = await cli(['eval', 'no-such-suite']);
     expect(missing.code).toBe(66);
     expect(missing.stderr).toContain('error EVAL_SUITE_NOT_FOUND: there is no suite folder no-such-suite');

@@ -114,11 +114,13 @@ for (const t of all.filter((t) => !isResume(t))) {
 const ending = (types: Iterable<string>) => new Set([...types].map((type) => (type === AgentEventType.RunFailed ? AgentEventType.RunCompleted : type)));
 
 describe('the event-order table agrees with the statechart', () => {
-  const checked = Object.values(AgentEventType).filter((type) => type !== AgentEventType.RunResumed);
+  // run.forked is written by forkRun when it makes a fork's log, never by the machine.
+  const machineTypes = Object.values(AgentEventType).filter((type) => type !== AgentEventType.RunForked);
+  const checked = machineTypes.filter((type) => type !== AgentEventType.RunResumed);
 
   it('should find every event type recorded by some transition of the machine', () => {
     const types = new Set([...machineFollows.keys(), ...[...resumes.values()].flatMap(recorded)]);
-    expect([...types].sort()).toEqual([...Object.values(AgentEventType)].sort());
+    expect([...types].sort()).toEqual([...machineTypes].sort());
   });
 
   it.each(checked)('should let after %s what the machine may record next', (type) => {
