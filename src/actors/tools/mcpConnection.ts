@@ -28,6 +28,12 @@ export interface McpCallOptions {
   readonly signal: AbortSignal;
   readonly timeoutMs: number;
   readonly idempotencyKey: string;
+  /**
+   * Takes the server's progress notifications for this call (`notifications/progress`): with it the
+   * call carries a progress token, and each report also restarts `timeoutMs` (a call that says how
+   * far it is has not hung).
+   */
+  readonly onProgress?: (report: { readonly progress: number; readonly total?: number; readonly message?: string }) => void;
 }
 
 /** One MCP server, reached through the SDK's client; reconnected (a stdio server restarted) when it went away. */
@@ -95,9 +101,12 @@ export function openMcpConnection(settings: McpServerSettings): McpConnection {
     async call(tool, args, options) {
       const current = await connected();
       try {
+        const { onProgress } = options;
         const result = await current.client.callTool({ name: tool, arguments: args, _meta: { 'redflow/idempotencyKey': options.idempotencyKey } }, undefined, {
           signal: options.signal,
           timeout: options.timeoutMs,
+          // The SDK sends a progress token only when it has somewhere to hand the reports.
+          ...(onProgress && { onprogress: ({ progress, total, message }) => onProgress({ progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) }), resetTimeoutOnProgress: true }),
         });
         return result as McpCallResult;
       } catch (error) {
