@@ -30,6 +30,8 @@ export class RemoteTask {
   /** The remote's answer when it gave a message, not a task. */
   message: Message | undefined = undefined;
   readonly #context: ToolContext;
+  /** The last activity reported. */
+  #said = '';
 
   constructor(context: ToolContext) {
     this.#context = context;
@@ -63,10 +65,12 @@ export class RemoteTask {
     }
   }
 
-  /** Takes the task as `tasks/get` gives it. */
+  /** Takes the task as `tasks/get` gives it: a new state is the call's activity too. */
   set(task: Task): void {
+    const before = this.last?.status?.state;
     this.last = task;
     this.#known(task.id);
+    if (task.status?.state !== before) this.#report(stateWords(task.status?.state, textOf(task.status?.message)));
   }
 
   #known(taskId: string): void {
@@ -78,7 +82,10 @@ export class RemoteTask {
   }
 
   #report(message: string): void {
-    if (message !== '') this.#context.progress?.({ message: message.slice(0, 500) });
+    // The task as a subscription begins with it, or as it is polled, repeats what was said already.
+    if (message === '' || message === this.#said) return;
+    this.#said = message;
+    this.#context.progress?.({ message: message.slice(0, 500) });
   }
 }
 
@@ -105,7 +112,21 @@ export async function reattach(client: Client, name: string, task: RemoteTask, s
       }),
     );
   }
-  if (task.ended) return;
+  await follow(client, task, signal);
+}
+
+/**
+ * Follows a remote task to its end: its updates as the remote streams them (`tasks/resubscribe`),
+ * then, if the stream ends first (or the remote does not stream), the task itself, every second.
+ *
+ * @example
+ * ```ts
+ * task.set(sentTask);
+ * await follow(client, task, signal);
+ * ```
+ */
+export async function follow(client: Client, task: RemoteTask, signal: AbortSignal): Promise<void> {
+  if (task.ended || task.taskId === '') return;
   try {
     for await (const event of client.resubscribeTask({ tenant: '', id: task.taskId }, { signal })) {
       task.take(event);

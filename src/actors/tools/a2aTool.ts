@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
-import { RemoteTask, reattach, stateName, textOf } from './a2aTaskFollow.js';
+import { RemoteTask, follow, reattach, stateName, textOf } from './a2aTaskFollow.js';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { AgentA2AConfig } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
@@ -37,12 +37,12 @@ const INPUT_SCHEMA = {
  * the remote task's answer.
  *
  * Each call sends one message whose `messageId` is derived from the call's idempotency key (a call
- * re-sent after a crash sends the same id, so the remote can recognise it), streams the task until
- * it ends, and returns its artifacts' text (else its status message). Each status and artifact
- * update is the call's activity (`tool_progress`); the task's id, once the remote names it, goes
- * to the run's log (`tool.attached`), so a call re-sent after a crash follows that task
- * (`tasks/get`, then `tasks/resubscribe`, or `tasks/get` each second) instead of sending the
- * message again. A task that ends `failed` or
+ * re-sent after a crash sends the same id, so the remote can recognise it) without waiting for
+ * the task (`returnImmediately`), follows the task until it ends (`tasks/resubscribe`, or
+ * `tasks/get` each second when the remote streams nothing), and returns its artifacts' text (else
+ * its status message). Each status and artifact update is the call's activity (`tool_progress`);
+ * the task's id goes to the run's log (`tool.attached`) as soon as the remote answers, so a call
+ * re-sent after a crash follows that task instead of sending the message again. A task that ends `failed` or
  * `rejected`, or asks a question (`input-required`), fails the call with `A2A_TASK_FAILED`, which
  * the model sees. Past `timeoutMs` the remote task is cancelled and the call fails with
  * `TOOL_TIMEOUT`; when the run is aborted the remote task is cancelled too (`RUN_ABORTED`).
@@ -120,15 +120,15 @@ async function callAgent(client: Client, name: string, task: string, context: To
     if (remote.taskId !== '') {
       await reattach(client, name, remote, deadline.signal);
     } else {
-      const stream = client.sendMessageStream({ tenant: '', message: messageOf(task, context.idempotencyKey), configuration: undefined, metadata: undefined }, { signal: deadline.signal });
-      for await (const event of stream) {
-        remote.take(event);
-        if (remote.ended) break;
-      }
+      // Sent without waiting for the task (`returnImmediately`): the remote then keeps its task up
+      // to date by itself, whereas a task sent with message/stream is kept up to date only while
+      // its caller reads the stream, and a caller that dies would leave it standing still.
+      const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+      const sent = await client.sendMessage({ tenant: '', message: messageOf(task, context.idempotencyKey), configuration, metadata: undefined }, { signal: deadline.signal });
+      remote.take({ payload: 'messageId' in sent ? { $case: 'message', value: sent } : { $case: 'task', value: sent } });
+      await follow(client, remote, deadline.signal);
     }
     if (remote.message !== undefined) return textOf(remote.message);
-    // The stream may end before the last state reached it: the task itself says how it ended.
-    if (remote.taskId !== '' && !remote.ended) remote.set(await client.getTask({ tenant: '', id: remote.taskId }, { signal: deadline.signal }));
     return answerOf(name, remote.last);
   } catch (error) {
     if (!deadline.signal.aborted) {
