@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isToolUpdate, type RunToolUpdate } from '../../src/runtime/serveActors.js';
 import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { REPO_ROOT, readVerifiedLog, runCli } from '../support/cli.js';
+import { codeBlocks, section } from '../docs/docPages.js';
 
 const AGENT = path.join(REPO_ROOT, 'test/fixtures/a2a/countingAgent.mjs');
 const TASK = 'Refund order A-1001';
@@ -74,6 +75,15 @@ describe('an agent.a2a call whose caller is killed mid-task', () => {
     const attached = cut[4]?.data as { tool: string; idempotencyKey: string; handle: { taskId: string } };
     expect(attached).toMatchObject({ tool: 'desk', idempotencyKey: 'ra:1', handle: { taskId: expect.any(String) } });
     expect((await remoteCount()).messages).toBe(before + 1);
+    // docs/a2a.md shows the event as logged.
+    const [shown] = codeBlocks(section('docs/a2a.md', '### Re-attach on resume')).filter((block) => block.lang === 'json');
+    const documented = JSON.parse(shown?.code ?? '{}') as { type: string; iteration: number; data: Record<string, unknown> };
+    expect({ type: documented.type, iteration: documented.iteration, keys: Object.keys(documented.data), handle: Object.keys(documented.data.handle as object) }).toEqual({
+      type: cut[4]?.type,
+      iteration: 1,
+      keys: Object.keys(attached),
+      handle: ['taskId'],
+    });
 
     const resumed = await runCli(['resume', log], { cwd: dir, timeoutMs: 30_000 });
     expect(resumed.code, resumed.stderr).toBe(0);
