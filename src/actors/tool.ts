@@ -29,6 +29,32 @@ export interface ToolContext {
    * (an HTTP request's `traceparent` header, a run the tool starts) to join the run's trace.
    */
   readonly traceparent?: string;
+  /**
+   * Tells whoever watches the run how far the call is (a progress bar, a status line): each report
+   * is an activity item of this call (`tool_progress`), never logged. Absent where nobody watches.
+   */
+  readonly progress?: (report: ToolProgress) => void;
+  /**
+   * Says where the call's work lives when it outlives this process (a remote task's id): the run's
+   * log records it (`tool.attached`), and a call re-sent after a crash gets it back in `attached`.
+   */
+  readonly attach?: (handle: Readonly<Record<string, string>>) => void;
+  /** The handle a previous attempt of this call gave `attach`: go back to that work, do not start it again. */
+  readonly attached?: Readonly<Record<string, string>>;
+}
+
+/**
+ * How far a tool call is, as the tool says it: a count out of a total (when known) and/or words.
+ *
+ * @example
+ * ```ts
+ * context.progress?.({ progress: 3, total: 10, message: 'page 3 of 10' });
+ * ```
+ */
+export interface ToolProgress {
+  readonly progress?: number;
+  readonly total?: number;
+  readonly message?: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { RedflowError, type ErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import type { RunChunk } from '../runtime/serveActors.js';
+import type { RunChunk, RunToolUpdate } from '../runtime/serveActors.js';
 
 /** A tool call as the activity shows it: its id is the call's idempotency key. */
 export interface ActivityToolCall {
@@ -13,10 +13,12 @@ export interface ActivityToolCall {
  * What a run is doing, as it happens, for a live view. In order, per turn (one iteration: a
  * model call and at most one tool call): `turn_start`, the answer's text in `content_chunk`s as the
  * model streams it (a final answer's message; nothing of a tool call), `thinking` (the thought the model gave, when the agent is in debug, else the message
- * it gave with a tool call), `tool_call_start` and `tool_call_end`, then `turn_end`; a run that ends
+ * it gave with a tool call), `tool_call_start`, the call's `tool_progress` as the tool reports it
+ * (an MCP server's progress notifications, a remote A2A task's status and artifact updates) and
+ * `tool_call_end`, then `turn_end`; a run that ends
  * with an error ends with one `error`, after its last `turn_end`.
  *
- * Every event but the chunks is read off the run's log, so the activity of a run can be rebuilt
+ * Every event but the chunks and the progress is read off the run's log, so the activity of a run can be rebuilt
  * from its log (without the chunks, which the log does not keep: it has each answer once, whole).
  *
  * @example
@@ -47,6 +49,17 @@ export type AgentActivityEvent =
       /** The model call's attempt: when a retry starts, the pieces of the attempt before it are void. */
       readonly attempt: number;
     }
+  | {
+      readonly type: 'tool_progress';
+      readonly turnNumber: number;
+      readonly toolCallId: string;
+      /** How far the call is, as the tool counts (an MCP `progress`), when it says. */
+      readonly progress?: number;
+      /** Out of how much, when the tool knows. */
+      readonly total?: number;
+      /** What the tool says it is doing (an MCP progress message, a remote A2A task's status or new artifact). */
+      readonly message?: string;
+    }
   | { readonly type: 'turn_end'; readonly turnNumber: number }
   | { readonly type: 'error'; readonly error: RedflowError };
 
@@ -59,15 +72,26 @@ export interface ActivityDeriver {
   event(event: AgentEvent): AgentActivityEvent[];
   /**
    * The activity of one piece of an answer: a `content_chunk` while its turn waits for the model's
-   * answer, nothing once the answer is in the log (a piece arriving late, over the network).
+   * answer, nothing once the answer is in the log (a piece arriving late, over the network). Of a
+   * tool call's word (what the run's live subject also carries): a `tool_progress` while that call
+   * is open, nothing otherwise (where its work lives is for the log, not the view).
    */
-  chunk(chunk: Pick<RunChunk, 'iteration' | 'attempt' | 'text'>): AgentActivityEvent[];
+  chunk(chunk: Pick<RunChunk, 'iteration' | 'attempt' | 'text'> | Pick<RunToolUpdate, 'iteration' | 'toolCallId' | 'progress'>): AgentActivityEvent[];
 }
 
 /** The text of a tool's output: JSON, kept short enough for a live view. */
 function resultText(output: unknown): string {
   if (typeof output === 'string') return output;
   return JSON.stringify(output) ?? 'null';
+}
+
+/** The fields of a progress report that are what they say (a tool's word, from another process). */
+function progressOf(report: NonNullable<RunToolUpdate['progress']>): { progress?: number; total?: number; message?: string } {
+  const out: { progress?: number; total?: number; message?: string } = {};
+  if (typeof report.progress === 'number' && Number.isFinite(report.progress)) out.progress = report.progress;
+  if (typeof report.total === 'number' && Number.isFinite(report.total)) out.total = report.total;
+  if (typeof report.message === 'string' && report.message !== '') out.message = report.message.slice(0, 500);
+  return out;
 }
 
 /**
@@ -160,8 +184,16 @@ export function createActivityDeriver(): ActivityDeriver {
       }
       return out;
     },
-    chunk({ iteration, attempt, text }) {
+    chunk(message) {
       const out: AgentActivityEvent[] = [];
+      if ('toolCallId' in message) {
+        const { progress } = message;
+        // Progress of a call that is over (or not begun here) comes too late to show.
+        if (progress === undefined || message.iteration !== turn || message.toolCallId !== openCall) return out;
+        out.push({ type: 'tool_progress', turnNumber: turn, toolCallId: openCall, ...progressOf(progress) });
+        return out;
+      }
+      const { iteration, attempt, text } = message;
       // A piece of an answer already in the log, or of a turn already over, comes too late to show.
       if (iteration === turn && answered) return out;
       if (!open(iteration, out)) return out;

@@ -7,7 +7,7 @@ import type { AgentEvent } from '../events/eventTypes.js';
 import { openJsonlEventStore, type JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { logStatus } from '../events/resumePoint.js';
 import type { ChatMessage, ModelActor } from '../actors/model.js';
-import type { RunChunk } from '../runtime/serveActors.js';
+import type { RunLiveMessage } from '../runtime/serveActors.js';
 import { Subject } from '../actors/subjects.js';
 import { buildMessages } from '../machines/prompt.js';
 import { buildModel } from '../runtime/buildModel.js';
@@ -559,7 +559,7 @@ export class AgentExecutor {
   /** The answers' pieces, live, from the run's chunk subject. */
   #followChunks(served: ServedActors, traceId: string, deriver: ActivityDeriver, show: (activity: AgentActivityEvent) => void) {
     return served.transport.subscribe(Subject.runChunk(served.prefix, traceId), (message) => {
-      for (const activity of deriver.chunk(message.data as RunChunk)) show(activity);
+      for (const activity of deriver.chunk(message.data as RunLiveMessage)) show(activity);
     });
   }
 

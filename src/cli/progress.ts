@@ -3,6 +3,7 @@ import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import { formatStep, formatTokenTotal, sumTokens } from './timeline.js';
 import { styles, type Output } from './output.js';
+import type { RunToolUpdate } from '../runtime/serveActors.js';
 
 /**
  * How long a model call or a tool may work before a non-terminal output (a pipe, a CI log, which
@@ -67,6 +68,15 @@ export function createProgressPrinter(output: Output) {
     const before = usageByIteration.get(iteration);
     usageByIteration.set(iteration, before === undefined ? usage : sumTokens([before, usage]));
     reportedCalls += 1;
+  };
+
+  /** A tool's progress report: the status line says how far the call that runs is (a late report is dropped). */
+  const toolProgress = ({ iteration, toolCallId, progress }: Pick<RunToolUpdate, 'iteration' | 'toolCallId' | 'progress'>) => {
+    const call = envelope?.tools.history.at(-1);
+    if (progress === undefined || call === undefined || call.idempotencyKey !== toolCallId || call.status !== 'requested') return;
+    const count = typeof progress.progress !== 'number' ? '' : typeof progress.total === 'number' ? `${progress.progress}/${progress.total}` : `${progress.progress}`;
+    const words = [count, typeof progress.message === 'string' ? progress.message.replace(/\s+/g, ' ').slice(0, STREAM_TAIL_CHARS) : ''].filter((part) => part !== '').join(' ');
+    status(`#${iteration}  running ${call.tool}${words === '' ? '' : `: ${words}`}`);
   };
 
   return {
@@ -146,7 +156,9 @@ export function createProgressPrinter(output: Output) {
      * A piece of the model's answer as it streams: on a terminal, the status line shows the end of
      * what the model has written so far (elsewhere nothing: the iteration's line follows anyway).
      */
-    onChunk(chunk: { readonly iteration: number; readonly attempt: number; readonly text: string }) {
+    onChunk(message: { readonly iteration: number; readonly attempt: number; readonly text: string } | Pick<RunToolUpdate, 'iteration' | 'toolCallId' | 'progress'>) {
+      if ('toolCallId' in message) return toolProgress(message);
+      const chunk = message;
       if (!tty) return;
       if (streamed === undefined || streamed.iteration !== chunk.iteration || streamed.attempt !== chunk.attempt) streamed = { ...chunk, text: '' };
       streamed.text = (streamed.text + chunk.text).slice(-STREAM_TAIL_CHARS);

@@ -354,6 +354,7 @@ export type AgentEvent = {
     | 'tool.completed'
     | 'tool.approved'
     | 'tool.denied'
+    | 'tool.attached'
     | 'human.requested'
     | 'human.answered'
     | 'output.rejected'
@@ -576,6 +577,17 @@ export interface ToolApprovedData {
   idempotencyKey: string;
   reason?: string;
   wait?: WaitStart;
+}
+
+export interface ToolAttachedData {
+  tool: string;
+  idempotencyKey: string;
+  /**
+   * What the tool needs to find its work again, as it gave it (an A2A call: `{ "taskId": … }`).
+   */
+  handle: {
+    [k: string]: string;
+  };
 }
 
 export interface ToolDeniedData {

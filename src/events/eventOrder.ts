@@ -52,7 +52,7 @@ export interface EventOrder {
   readonly waits: readonly WaitKind[];
 }
 
-const { ModelRequested, ModelAnswered, ToolRequested, ToolCompleted, ToolApproved, ToolDenied, HumanRequested, HumanAnswered, OutputRejected, AnswerRejected, MemoryRequested, MemorySaved, RunCompleted, RunFailed } =
+const { ModelRequested, ModelAnswered, ToolRequested, ToolCompleted, ToolApproved, ToolDenied, ToolAttached, HumanRequested, HumanAnswered, OutputRejected, AnswerRejected, MemoryRequested, MemorySaved, RunCompleted, RunFailed } =
   AgentEventType;
 const { VerificationRequested, VerificationCompleted } = AgentEventType;
 
@@ -84,9 +84,12 @@ export const EVENT_ORDER: { readonly [T in AgentEventType]: EventOrder } = {
   // The revise turn, or the end: the answer verified, or out of verifications (done_partial).
   [VerificationCompleted]: { next: [ModelRequested, MemoryRequested, RunCompleted], resumeAt: 'verified', waits: [] },
   // The result, the decision on a call that waits for one, or the end: an abort, the timeout, the wait's deadline.
-  [ToolRequested]: { next: [ToolCompleted, ToolApproved, ToolDenied, MemoryRequested, RunFailed], resumeAt: 'toolResend', waits: ['approval', 'client'] },
+  // A call in flight may first say where its work lives (`tool.attached`).
+  [ToolRequested]: { next: [ToolCompleted, ToolApproved, ToolDenied, ToolAttached, MemoryRequested, RunFailed], resumeAt: 'toolResend', waits: ['approval', 'client'] },
   // The result (of the tool, or of the client that runs it), or the end.
-  [ToolApproved]: { next: [ToolCompleted, MemoryRequested, RunFailed], resumeAt: 'toolResend', waits: ['client'] },
+  [ToolApproved]: { next: [ToolCompleted, ToolAttached, MemoryRequested, RunFailed], resumeAt: 'toolResend', waits: ['client'] },
+  // The call goes on: its result, or the end. A call re-sent after a crash may attach again.
+  [ToolAttached]: { next: [ToolCompleted, ToolAttached, MemoryRequested, RunFailed], resumeAt: 'toolResend', waits: [] },
   // The next iteration, or a stop condition.
   [ToolCompleted]: { next: [ModelRequested, MemoryRequested, RunCompleted], resumeAt: 'checkingStop', waits: [] },
   [ToolDenied]: { next: [ModelRequested, MemoryRequested, RunCompleted], resumeAt: 'checkingStop', waits: [] },

@@ -15,6 +15,7 @@ import type {
   RunForkedData,
   RunStartedData,
   ToolApprovedData,
+  ToolAttachedData,
   ToolCompletedData,
   ToolDeniedData,
   ToolRequestedData,
@@ -49,6 +50,11 @@ export const AgentEventType = {
   ToolApproved: 'tool.approved',
   /** A person denied the call: it is never made, and the denial is the model's next observation. */
   ToolDenied: 'tool.denied',
+  /**
+   * The call in flight started work elsewhere that outlives this process (a remote A2A task) and
+   * said how to find it again: a call re-sent after a crash re-attaches to it instead of starting it anew.
+   */
+  ToolAttached: 'tool.attached',
   /** The model asked a person (escalate, request_info): the run waits for the answer. */
   HumanRequested: 'human.requested',
   /** A person answered: the answer is the model's next observation. */
@@ -82,6 +88,7 @@ export interface AgentEventDataMap {
   'tool.completed': ToolCompletedData;
   'tool.approved': ToolApprovedData;
   'tool.denied': ToolDeniedData;
+  'tool.attached': ToolAttachedData;
   'human.requested': HumanRequestedData;
   'human.answered': HumanAnsweredData;
   'output.rejected': OutputRejectedData;

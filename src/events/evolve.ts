@@ -118,6 +118,9 @@ export function evolve(envelope: AgentEnvelope, event: RecordedFact): AgentEnvel
     // An approval changes nothing yet: the call is made (or its client's result awaited) next.
     case AgentEventType.ToolApproved:
       return envelope;
+    // Where the call's work lives is for re-sending the call (the resume point reads it), not for the model.
+    case AgentEventType.ToolAttached:
+      return envelope;
     // A denied call is never made: it fails with the denial, which the model sees as its observation.
     case AgentEventType.ToolDenied:
       return completedCall(envelope, event.iteration, event.data.idempotencyKey, false, undefined, event.data.error, undefined);

@@ -1,4 +1,4 @@
-import type { AgentEnvelope, MemoryRequestedData, RunOutcome, RunStartedData } from '../contracts/schema-types.js';
+import type { AgentEnvelope, MemoryRequestedData, RunOutcome, RunStartedData, ToolAttachedData } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import { AgentEventType, type AgentEvent } from './eventTypes.js';
 import { fold } from './evolve.js';
@@ -22,6 +22,8 @@ export interface ResumePoint {
   readonly memoryRequested?: MemoryRequestedData;
   /** What the run waits for, when it resumes at `approval`, `client` or `human`. */
   readonly wait?: RunWait;
+  /** Where the work of the call being re-sent lives, when the tool said (`tool.attached`): the call re-attaches to it. */
+  readonly attached?: ToolAttachedData;
 }
 
 /** What a run's log says about it: finished with an outcome, or where to pick it up. */
@@ -87,6 +89,9 @@ export function logStatus(events: readonly AgentEvent[]): LogStatus {
       if (wait !== undefined) point.wait = wait;
       break;
     }
+    case AgentEventType.ToolAttached:
+      point.attached = last.data;
+      break;
     case AgentEventType.MemoryRequested:
       point.memoryRequested = last.data;
       break;

@@ -160,6 +160,13 @@ function judgeStep(s: PathState, event: AgentEvent): string | undefined {
       if (s.call?.waits === 'approval') return 'tool.completed cannot follow a call that waits for its approval';
       return judgeAnswerTo(s, event);
     }
+    case AgentEventType.ToolAttached: {
+      // Only a call this process makes has work to attach to: not one waiting for a decision or a client.
+      if (event.iteration !== s.iteration) return `tool.attached is at iteration ${event.iteration}, not ${s.iteration}`;
+      if (event.data.tool !== s.call?.tool || event.data.idempotencyKey !== s.call.idempotencyKey) return `tool.attached is for ${event.data.tool} (${event.data.idempotencyKey}), not the call requested`;
+      if (s.call.waits !== undefined) return `tool.attached cannot follow a call that waits for its ${s.call.waits === 'approval' ? 'approval' : "client's result"}`;
+      return undefined;
+    }
     case AgentEventType.HumanRequested: {
       if (event.iteration !== s.iteration) return `human.requested is at iteration ${event.iteration}, not ${s.iteration}`;
       if (event.data.key !== `${s.traceId}:${s.iteration}`) return `human.requested has the key ${event.data.key}, not ${s.traceId}:${s.iteration}`;

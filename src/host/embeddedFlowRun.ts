@@ -12,7 +12,7 @@ import type { WaitAnswer } from '../events/pendingWait.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import type { FlowDiagnostic, ResolvedFlow } from '../flows/validateFlow.js';
 import { isValidConversationId } from '../actors/memory.js';
-import type { RunChunk } from '../runtime/serveActors.js';
+import type { RunLiveMessage } from '../runtime/serveActors.js';
 import { Subject } from '../actors/subjects.js';
 import { buildFlowActors, readAnswersFile, type FlowActors } from '../runtime/flowActors.js';
 import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
@@ -53,9 +53,10 @@ export interface EmbeddedOptions {
   readonly modelApiKey?: string;
   /**
    * Sees each piece of the model's answers as it streams, for a live view (`redflow run` shows it
-   * on its status line). Never logged: the log records each answer once, whole.
+   * on its status line), and each word of a tool call in flight (its progress: `isToolUpdate`).
+   * Never logged: the log records each answer once, whole.
    */
-  readonly onChunk?: (chunk: RunChunk) => void;
+  readonly onChunk?: (chunk: RunLiveMessage) => void;
   /**
    * Sees every event of the run's subagent runs (and of theirs), once it is in its log; their own
    * logs are beside the run's, named `<traceId>-<iteration>.jsonl` after the call that started each.
@@ -316,9 +317,9 @@ function serve(actors: FlowActors, flow: ResolvedFlow): ServedActors {
 }
 
 /** Hands the run's answers' pieces to `onChunk` (until the actors stop being served, which ends the subscription). */
-function followChunks(served: ServedActors, traceId: string, onChunk: ((chunk: RunChunk) => void) | undefined): void {
+function followChunks(served: ServedActors, traceId: string, onChunk: ((chunk: RunLiveMessage) => void) | undefined): void {
   if (onChunk === undefined) return;
-  served.transport.subscribe(Subject.runChunk(served.prefix, traceId), (message) => onChunk(message.data as RunChunk));
+  served.transport.subscribe(Subject.runChunk(served.prefix, traceId), (message) => onChunk(message.data as RunLiveMessage));
 }
 
 function runMemory(served: ServedActors, actors: FlowActors, conversationId: string | undefined): RunMemory | undefined {

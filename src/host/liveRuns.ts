@@ -1,6 +1,6 @@
 import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { pendingWait } from '../events/pendingWait.js';
-import type { RunChunk } from '../runtime/serveActors.js';
+import type { RunLiveMessage } from '../runtime/serveActors.js';
 
 /** How a run under way is stopped: what a `RunHandle` has. */
 export interface RunStopper {
@@ -27,7 +27,7 @@ export interface LaunchPorts {
   /** Keeps an event of the run: call it from the run's `onEvent`, before anything else. */
   readonly record: (event: AgentEvent) => void;
   /** Hands a piece of an answer as it streams to who follows the run (never stored): the run's `onChunk`. */
-  readonly showChunk: (chunk: RunChunk) => void;
+  readonly showChunk: (chunk: RunLiveMessage) => void;
 }
 
 /**
@@ -55,7 +55,7 @@ export class LiveRun {
   /** How many events it had from its log when it was launched (a resumed run's). */
   private readonly logged: number;
   private readonly listeners = new Set<() => void>();
-  private readonly chunkFollowers = new Set<(chunk: RunChunk) => void>();
+  private readonly chunkFollowers = new Set<(chunk: RunLiveMessage) => void>();
   private settle!: () => void;
 
   constructor(traceId: string, events: readonly AgentEvent[]) {
@@ -84,7 +84,7 @@ export class LiveRun {
   }
 
   /** Hands a piece of an answer to who follows the run; a follower that throws loses it, not the run. */
-  showChunk(chunk: RunChunk): void {
+  showChunk(chunk: RunLiveMessage): void {
     for (const follower of this.chunkFollowers) {
       try {
         follower(chunk);
@@ -95,7 +95,7 @@ export class LiveRun {
   }
 
   /** Follows the pieces of the run's answers as they stream until the returned function is called. */
-  followChunks(onChunk: (chunk: RunChunk) => void): () => void {
+  followChunks(onChunk: (chunk: RunLiveMessage) => void): () => void {
     if (this.ended) return () => undefined;
     this.chunkFollowers.add(onChunk);
     return () => void this.chunkFollowers.delete(onChunk);

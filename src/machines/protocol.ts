@@ -118,6 +118,11 @@ export interface ToolRequest {
   readonly tool: string;
   readonly input: Record<string, unknown>;
   readonly idempotencyKey: string;
+  /**
+   * Where the call's work lives, when the call is re-sent after the tool said so (`tool.attached`):
+   * the tool re-attaches to that work (a remote task) instead of starting it again.
+   */
+  readonly attached?: Readonly<Record<string, string>>;
 }
 
 /** What a run sends its memory actor at the end: the turn to add to the conversation. */

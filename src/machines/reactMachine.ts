@@ -157,6 +157,9 @@ export const reactMachine = reactSetup.createMachine({
       entry: 'sendToolRequest',
       on: {
         'tool.result': { target: to(ReactState.CheckingStop), actions: ['recordToolCompleted'] },
+        // The call goes on (a self-transition does not re-enter: nothing is sent again); only the
+        // log learns where its work lives, for a resume to re-attach.
+        'tool.attached': { target: to(ReactState.AwaitingTool), actions: ['recordToolAttached'] },
       },
     },
     [ReactState.CheckingStop]: {

@@ -9,6 +9,7 @@ import type {
   RunEnding,
   ToolApprovedData,
   ToolCompletedData,
+  ToolAttachedData,
   ToolDeniedData,
   ToolRequestedData,
   AnswerRejectedData,
@@ -391,6 +392,9 @@ export const reactSetup = setup({
     })),
     sendToolRequest: sendTo('transport', ({ context }): TransportCommand => {
       const call = currentCall(context);
+      const idempotencyKey = call?.idempotencyKey ?? '';
+      // A call re-sent after the tool said where its work lives goes back to that work.
+      const attached = context.settings.resume?.attached;
       return {
         type: 'tool.request',
         request: {
@@ -398,9 +402,18 @@ export const reactSetup = setup({
           iteration: call?.iteration ?? context.envelope.state.iteration,
           tool: call?.tool ?? '',
           input: (call?.input ?? {}) as Record<string, unknown>,
-          idempotencyKey: call?.idempotencyKey ?? '',
+          idempotencyKey,
+          ...(attached !== undefined && attached.idempotencyKey === idempotencyKey && { attached: attached.handle }),
         },
       };
+    }),
+    recordToolAttached: recording(({ context, event }) => {
+      assertEvent(event, 'tool.attached');
+      const call = currentCall(context);
+      // A late word from an earlier call (its reply already taken) is not this call's.
+      if (call === undefined || event.idempotencyKey !== call.idempotencyKey) return undefined;
+      const data: ToolAttachedData = { tool: call.tool, idempotencyKey: call.idempotencyKey, handle: { ...event.handle } };
+      return record({ type: AgentEventType.ToolAttached, iteration: context.envelope.state.iteration, data });
     }),
     recordToolCompleted: recording(({ context, event }) => {
       assertEvent(event, 'tool.result');

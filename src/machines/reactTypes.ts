@@ -120,6 +120,8 @@ export type ReactEvent =
     }
   | { readonly type: 'model.failure'; readonly error: ErrorInfo; readonly durationMs: number }
   | { readonly type: 'tool.result'; readonly result: ToolResult; readonly durationMs: number }
+  /** From the transport actor: the call in flight said where its work lives (a remote task), to be logged. */
+  | { readonly type: 'tool.attached'; readonly idempotencyKey: string; readonly handle: Readonly<Record<string, string>> }
   | { readonly type: 'memory.saved'; readonly durationMs: number }
   | { readonly type: 'memory.failure'; readonly error: ErrorInfo; readonly durationMs: number }
   | { readonly type: 'abort'; readonly reason?: string }

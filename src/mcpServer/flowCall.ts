@@ -47,9 +47,16 @@ const PROGRESS_TEXT: { readonly [T in AgentActivityEvent['type']]: (activity: Ex
   tool_call_start: (a) => `turn ${a.turnNumber}: calling ${a.toolCall.name}`,
   tool_call_end: (a, toolOf) => `turn ${a.turnNumber}: ${toolOf(a.toolCallId)} ${a.ok ? 'answered' : `failed (${short(a.result)})`}`,
   content_chunk: () => undefined,
+  tool_progress: (a, toolOf) => `turn ${a.turnNumber}: ${toolOf(a.toolCallId)} ${progressWords(a)}`,
   turn_end: (a) => `turn ${a.turnNumber} done`,
   error: (a) => `${a.error.code}: ${short(a.error.message)}`,
 };
+
+/** A tool's progress in words: its message, and how far out of how much when it counts. */
+function progressWords(a: { readonly progress?: number; readonly total?: number; readonly message?: string }): string {
+  const count = a.progress === undefined ? '' : a.total === undefined ? `${a.progress}` : `${a.progress}/${a.total}`;
+  return [count, a.message === undefined ? '' : short(a.message)].filter((part) => part !== '').join(' ') || 'is working';
+}
 
 /**
  * Runs one `tools/call` as a run of the tool's flow, through the run backend (its run host): the

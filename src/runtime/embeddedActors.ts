@@ -51,13 +51,13 @@ export function serveActors(options: EmbeddedActorsOptions): ServedActors {
   const transport = options.transport ?? createInProcessTransport();
   const modelSubject = Subject.model(prefix, options.modelId ?? 'model');
   const served: Subscription[] = [serveModel(transport, modelSubject, options.model, { chunkPrefix: prefix })];
-  for (const tool of options.tools) served.push(serveTool(transport, Subject.tool(prefix, tool.name), tool));
+  for (const tool of options.tools) served.push(serveTool(transport, Subject.tool(prefix, tool.name), tool, { livePrefix: prefix }));
   const memoryId = options.memoryId ?? 'memory';
   if (options.memory) served.push(serveMemory(transport, prefix, memoryId, options.memory));
   return {
     transport,
     prefix,
-    subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name) },
+    subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name), live: (traceId) => Subject.runChunk(prefix, traceId) },
     tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
     ...(options.model.model !== undefined && { modelName: options.model.model }),
     ...(options.memory && {

@@ -5,7 +5,7 @@ import { appendTurn } from '../actors/memory/conversationMemory.js';
 import type { MemoryAppendRequest } from '../machines/protocol.js';
 import type { ModelActor, ModelAnswer, ModelRequest } from '../actors/model.js';
 import { Subject, isSubjectToken } from '../actors/subjects.js';
-import type { ToolDefinition, ToolRequest, ToolResult } from '../actors/tool.js';
+import type { ToolContext, ToolDefinition, ToolProgress, ToolRequest, ToolResult } from '../actors/tool.js';
 import type { Headers, Subscription, Transport } from '../actors/transport.js';
 import { redactSecretsInData } from '../secrets/secrets.js';
 import { defaultAnswerLimits } from '../validation/validateModelAnswer.js';
@@ -33,6 +33,41 @@ export interface RunChunk {
   /** The model call's attempt, from 1: pieces of an earlier attempt are void once a later one starts. */
   readonly attempt: number;
   readonly text: string;
+}
+
+/**
+ * A word from a tool call in flight, published live on {@link Subject.runChunk} next to the answers'
+ * pieces: how far it is (`progress`, shown as activity, never logged), or where its work lives
+ * (`attached`, which the run's transport actor has the log record as `tool.attached`).
+ */
+export interface RunToolUpdate {
+  readonly traceId: string;
+  readonly iteration: number;
+  /** The call's idempotency key: the activity's tool call id. */
+  readonly toolCallId: string;
+  readonly progress?: ToolProgress;
+  readonly attached?: Readonly<Record<string, string>>;
+}
+
+/** What a run's live subject carries: a piece of an answer, or a word from a tool call. */
+export type RunLiveMessage = RunChunk | RunToolUpdate;
+
+/**
+ * True when `message` (off {@link Subject.runChunk}) is a tool call's word, not a piece of an answer.
+ *
+ * @example
+ * ```ts
+ * transport.subscribe(Subject.runChunk('redflow', traceId), ({ data }) => { if (isToolUpdate(data as RunLiveMessage)) console.log('progress'); });
+ * ```
+ */
+export function isToolUpdate(message: RunLiveMessage): message is RunToolUpdate {
+  return typeof (message as RunToolUpdate).toolCallId === 'string';
+}
+
+/** Options of {@link serveTool}. */
+export interface ServeToolOptions {
+  /** Publish the calls' progress and attachments on `<livePrefix>.runs.chunk.<traceId>` ({@link RunToolUpdate}). */
+  readonly livePrefix?: string;
 }
 
 /**
@@ -76,11 +111,22 @@ export function serveModel(transport: Transport, subject: string, model: ModelAc
  * serveTool(transport, Subject.tool('redflow', 'add'), addTool);
  * ```
  */
-export function serveTool(transport: Transport, subject: string, tool: ToolDefinition): Subscription {
+export function serveTool(transport: Transport, subject: string, tool: ToolDefinition, options: ServeToolOptions = {}): Subscription {
+  const { livePrefix } = options;
   return transport.serve<ToolRequest, ToolResult>(subject, (request, context) => {
     checkToolRequest(tool, request, subject);
-    return runTool(tool, request, context.signal, context.headers);
+    // A trace id that is not one subject token (only a forged request has one) gets no live view.
+    const live = livePrefix !== undefined && isSubjectToken(request.traceId) ? liveUpdates(transport, Subject.runChunk(livePrefix, request.traceId), request) : undefined;
+    return runTool(tool, request, context.signal, context.headers, live);
   }, { cancellable: true });
+}
+
+/** What a call's `progress` and `attach` publish: a {@link RunToolUpdate} on the run's live subject. */
+export type ToolUpdateSink = (update: Pick<RunToolUpdate, 'progress' | 'attached'>) => void;
+
+function liveUpdates(transport: Transport, subject: string, request: ToolRequest): ToolUpdateSink {
+  const { traceId, iteration, idempotencyKey: toolCallId } = request;
+  return (update) => transport.publish(subject, { traceId, iteration, toolCallId, ...update } satisfies RunToolUpdate);
 }
 
 /**
@@ -140,20 +186,29 @@ function checkModelRequest(request: unknown, subject: string): asserts request i
  * const result = await runTool(addTool, request, AbortSignal.timeout(5000)); // { ok: true, output: { sum: 3 } }
  * ```
  */
-export function runTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal, headers: Headers = {}): Promise<ToolResult> {
-  return traceToolCall(tool, request, headers, (traceparent) => executeTool(tool, request, signal, traceparent));
+export function runTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal, headers: Headers = {}, live?: ToolUpdateSink): Promise<ToolResult> {
+  return traceToolCall(tool, request, headers, (traceparent) => executeTool(tool, request, signal, traceparent, live));
+}
+
+/** What the call is given besides its input: `live` (when someone listens) takes its progress and attachment. */
+function contextOf(request: ToolRequest, signal: AbortSignal, traceparent: string | undefined, live: ToolUpdateSink | undefined): ToolContext {
+  const context: { -readonly [K in keyof ToolContext]: ToolContext[K] } = { signal, idempotencyKey: request.idempotencyKey, traceId: request.traceId, iteration: request.iteration };
+  if (traceparent !== undefined) context.traceparent = traceparent;
+  if (request.attached !== undefined) context.attached = request.attached;
+  if (live !== undefined) {
+    context.progress = (progress) => {
+      // A report after the call ended (a late notification) would show under the next call.
+      if (!signal.aborted) live({ progress: redactSecretsInData(progress) as ToolProgress });
+    };
+    context.attach = (handle) => live({ attached: { ...handle } });
+  }
+  return context;
 }
 
 /** {@link runTool}'s call itself; `traceparent` is the call's trace context, handed to the tool. */
-async function executeTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal, traceparent: string | undefined): Promise<ToolResult> {
+async function executeTool(tool: ToolDefinition, request: ToolRequest, signal: AbortSignal, traceparent: string | undefined, live: ToolUpdateSink | undefined): Promise<ToolResult> {
   try {
-    const output = await tool.execute(request.input, {
-      signal,
-      idempotencyKey: request.idempotencyKey,
-      traceId: request.traceId,
-      iteration: request.iteration,
-      ...(traceparent !== undefined && { traceparent }),
-    });
+    const output = await tool.execute(request.input, contextOf(request, signal, traceparent, live));
     return { ok: true, output: redactSecretsInData(asJson(output, tool.name)) };
   } catch (error) {
     return { ok: false, error: redactSecretsInData(toErrorInfo(error, ErrorCode.TOOL_FAILED)) };

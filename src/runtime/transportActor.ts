@@ -1,7 +1,8 @@
 import { fromCallback } from 'xstate';
 import type { ModelAnswer } from '../actors/model.js';
-import type { ToolResult } from '../actors/tool.js';
-import { Header, type Headers, type Reply, type RequestOptions, type Transport } from '../actors/transport.js';
+import type { ToolRequest, ToolResult } from '../actors/tool.js';
+import { Header, type Headers, type Reply, type RequestOptions, type Subscription, type Transport } from '../actors/transport.js';
+import type { RunToolUpdate } from './serveActors.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import type { ReactEvent, TransportActorInput, TransportCommand } from '../machines/reactTypes.js';
 import type { DecisionContract } from '../machines/protocol.js';
@@ -15,6 +16,11 @@ export interface ActorSubjects {
   tool(name: string): string;
   /** Where a run adds its turn to its conversation's memory, when it has one. */
   readonly memory?: string;
+  /**
+   * The run's live subject, where its tools say where their work lives (`RunToolUpdate.attached`):
+   * heard while a call is in flight, and logged as `tool.attached`. Without it nothing is heard.
+   */
+  live?(traceId: string): string;
 }
 
 /** What the transport actor of one run works with (handed over through the machine's `effects`). */
@@ -108,6 +114,8 @@ class TransportSession {
   private stopped: AbortController | undefined = undefined;
   private ended = false;
   private inFlight = 0;
+  /** The live subject heard while a tool call is in flight (one call at a time). */
+  private attachment: Subscription | undefined = undefined;
 
   constructor(effects: TransportEffects, sendBack: (event: ReactEvent) => void) {
     this.effects = effects;
@@ -125,6 +133,7 @@ class TransportSession {
 
   end(): void {
     this.ended = true;
+    this.attachment?.unsubscribe();
     // The run ended (aborted, timed out): its calls in flight are cancelled, so a tool worker stops
     // the tool. A run stopped from outside (its core worker shuts down, or another worker took it
     // over) is continued elsewhere with the same idempotency keys: its calls are left to finish
@@ -135,6 +144,8 @@ class TransportSession {
 
   private reply(event: ReactEvent): void {
     this.inFlight -= 1;
+    this.attachment?.unsubscribe();
+    this.attachment = undefined;
     if (!this.ended) this.sendBack(event);
   }
 
@@ -162,7 +173,20 @@ class TransportSession {
     const { request } = command;
     const totalMs = this.effects.toolTimeoutOf?.(request.tool) ?? this.effects.toolTimeoutMs ?? 120_000;
     const headers: Headers = { [Header.IdempotencyKey]: request.idempotencyKey, [Header.TraceId]: request.traceId };
+    this.listenForAttachment(request);
     this.attempt(command, subjects.tool(request.tool), request, headers, started + totalMs, 100, started);
+  }
+
+  /** Hears where the call's work lives while it is in flight, and hands it to the machine to log. */
+  private listenForAttachment(request: ToolRequest): void {
+    const subject = this.effects.subjects.live?.(request.traceId);
+    if (subject === undefined) return;
+    const { idempotencyKey } = request;
+    this.attachment = this.effects.transport.subscribe(subject, ({ data }) => {
+      const update = data as Partial<RunToolUpdate> | undefined;
+      if (this.ended || update?.toolCallId !== idempotencyKey || !isHandle(update.attached)) return;
+      this.sendBack({ type: 'tool.attached', idempotencyKey, handle: update.attached });
+    });
   }
 
   /**
@@ -201,4 +225,11 @@ class TransportSession {
     const answer = this.redact(raw as Reply<ToolResult>);
     this.reply({ type: 'tool.result', result: answer.ok ? limitToolResult(answer.data, command.request.tool) : { ok: false, error: answer.error }, durationMs });
   }
+}
+
+/** A handle as the log takes it: a few short strings (a tool's word, checked before it is logged). */
+function isHandle(value: unknown): value is Readonly<Record<string, string>> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value);
+  return entries.length > 0 && entries.length <= 8 && entries.every(([, v]) => typeof v === 'string' && v.length <= 1024);
 }

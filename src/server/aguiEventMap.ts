@@ -70,6 +70,7 @@ export const AGUI_EVENT_MAP: { readonly [T in AgentEventType]: Row<T> } = {
     ],
   },
   'tool.approved': { becomes: 'nothing (the approval was the answer to an interrupt)', map: () => [] },
+  'tool.attached': { becomes: 'nothing (where the call\'s remote work lives is for a resume)', map: () => [] },
   'tool.denied': {
     becomes: 'TOOL_CALL_RESULT (content: "TOOL_DENIED: <reason>")',
     map: (event) => [toolResult(event.data.idempotencyKey, `${event.data.error.code}: ${event.data.error.message}`)],

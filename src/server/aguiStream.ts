@@ -7,6 +7,7 @@ import { createAguiMapper, type AguiEvent } from './aguiEventMap.js';
 import { DEFAULT_KEEPALIVE_MS, startEventStream } from './eventStream.js';
 import type { RunBackend } from './runBackend.js';
 import { runNotFound } from './runStream.js';
+import { isToolUpdate } from '../runtime/serveActors.js';
 
 /** Options of {@link streamAgui}. */
 export interface AguiStreamOptions {
@@ -77,7 +78,8 @@ export async function streamAgui(res: ServerResponse, backend: RunBackend, encod
   send(mapper.start());
   if (await endIfInterrupted(0)) return;
   stopChunks = backend.followChunks?.(traceId, (chunk) => {
-    if (!over) send(mapper.chunk(chunk));
+    // A tool's progress has no AG-UI event of its own here: the answers' text does.
+    if (!over && !isToolUpdate(chunk)) send(mapper.chunk(chunk));
   }) ?? stopChunks;
   // The log as this stream has followed it, from its start: what a wait is judged against. Not the
   // backend's copy, which a live run fills only after its log has the event (a follower can be first).

@@ -72,7 +72,7 @@ export const StreamEvent = {
   Chunk: 'chunk',
   /**
    * With `?activity=1`: the run's activity (`AgentActivityData`: `turn_start`, `content_chunk`,
-   * `thinking`, `tool_call_start`, `tool_call_end`, `turn_end`, `error`), in order, after the event
+   * `thinking`, `tool_call_start`, `tool_progress`, `tool_call_end`, `turn_end`, `error`), in order, after the event
    * or piece it comes from; without an id.
    */
   Activity: 'activity',

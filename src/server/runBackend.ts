@@ -1,6 +1,6 @@
 import type { InspectionEvent } from 'xstate';
 import type { FlowDefinition } from '../contracts/schema-types.js';
-import type { RunChunk } from '../runtime/serveActors.js';
+import type { RunLiveMessage } from '../runtime/serveActors.js';
 import type { FollowOptions } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import type { WaitAnswer } from '../events/pendingWait.js';
@@ -47,7 +47,7 @@ export interface RunBackend {
    * Calls `onChunk` with each piece of the run's answers as the model streams it, from now on
    * (pieces are not stored: a run that is not under way has none). Returns a function that stops.
    */
-  followChunks?(traceId: string, onChunk: (chunk: RunChunk) => void): () => void;
+  followChunks?(traceId: string, onChunk: (chunk: RunLiveMessage) => void): () => void;
   /** Runs, newest first. */
   list(options: { readonly flow?: string; readonly limit: number }): Promise<readonly RunSummary[]>;
   abort(traceId: string, reason?: string): Promise<AbortAnswer>;

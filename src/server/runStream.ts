@@ -5,7 +5,7 @@ import { StreamEvent, type RunResponse } from './apiTypes.js';
 import { openEventStream } from './eventStream.js';
 import { activityAsData, createActivityDeriver, type AgentActivityEvent } from '../agents/activity.js';
 import type { RunBackend } from './runBackend.js';
-import type { RunChunk } from '../runtime/serveActors.js';
+import { isToolUpdate, type RunChunk } from '../runtime/serveActors.js';
 
 /** The longest single wait for a live terminal event to show in the log (the waits double from 10 ms: about 5 s in all). */
 const STORE_LAG_MAX_WAIT_MS = 2560;
@@ -100,6 +100,8 @@ export async function streamRun(
   stopChunks =
     backend.followChunks?.(traceId, (chunk) => {
       if (ended || stream.closed || terminalSeen) return;
+      // A tool's progress is activity only: the chunk events are the answers' text.
+      if (isToolUpdate(chunk)) return sendActivity(activity?.chunk(chunk) ?? []);
       stream.send(StreamEvent.Chunk, chunk);
       chunkActivity(chunk);
     }) ?? stopChunks;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { RunChunk } from '../../src/runtime/serveActors.js';
+import { isToolUpdate, type RunChunk } from '../../src/runtime/serveActors.js';
 import { createProgressPrinter } from '../../src/cli/progress.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import { resumeFromLog, runFlowFile } from '../../src/host/embeddedFlowRun.js';
@@ -55,7 +55,7 @@ describe('answers shown as they stream', () => {
     try {
       const chunks: RunChunk[] = [];
       const logPath = path.join(dir, 'run.jsonl');
-      const run = await runFlowFile({ flowPath: path.join(REPO_ROOT, 'examples/order-status/flow.json'), input: 'Where is order A-1001?', logPath, env: {}, onChunk: (c) => chunks.push(c) });
+      const run = await runFlowFile({ flowPath: path.join(REPO_ROOT, 'examples/order-status/flow.json'), input: 'Where is order A-1001?', logPath, env: {}, onChunk: (c) => void (isToolUpdate(c) || chunks.push(c)) });
       await run.finished();
       const { events } = await readJsonlLog(logPath);
       const answers = events.flatMap((e) => (e.type === 'model.answered' ? [[e.iteration, e.data.text] as const] : []));
@@ -69,7 +69,7 @@ describe('answers shown as they stream', () => {
       const cut = path.join(dir, 'cut.jsonl');
       await writeFile(cut, (await readFile(logPath, 'utf8')).split('\n').slice(0, 2).join('\n') + '\n');
       const resumedChunks: RunChunk[] = [];
-      await (await resumeFromLog({ logPath: cut, env: {}, onChunk: (c) => resumedChunks.push(c) })).finished();
+      await (await resumeFromLog({ logPath: cut, env: {}, onChunk: (c) => void (isToolUpdate(c) || resumedChunks.push(c)) })).finished();
       expect(resumedChunks.map((c) => c.text).join('')).toBe(answers.map(([, text]) => answerTextOf(text)).join(''));
     } finally {
       await rm(dir, { recursive: true, force: true });

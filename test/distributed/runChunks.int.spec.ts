@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunChunk } from '../../src/runtime/serveActors.js';
+import { isToolUpdate, type RunChunk } from '../../src/runtime/serveActors.js';
 import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { startActorWorker, type ActorWorker } from '../../src/nats/cluster/actorWorker.js';
 import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
@@ -66,7 +66,7 @@ describe("a cluster run's answers, live", () => {
     const backend = await createNatsRunBackend({ nc: clientNc, prefix, flowsDir: path.dirname(flowPath) });
     const traceId = randomIds.traceId();
     const chunks: RunChunk[] = [];
-    const stop = backend.followChunks?.(traceId, (chunk) => chunks.push(chunk));
+    const stop = backend.followChunks?.(traceId, (chunk) => void (isToolUpdate(chunk) || chunks.push(chunk)));
     const run = await startRemoteRun({ nc: clientNc, prefix, input: 'go', traceId });
     const { envelope } = await run.result;
     await clientNc.flush();

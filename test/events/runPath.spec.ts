@@ -106,6 +106,23 @@ describe('the run path check', () => {
     expect(firstRefused(beyond)?.why).toMatch(/past maxIterations/);
   });
 
+  it("should take a tool.attached for the call in flight only, and resume that call with its handle", async () => {
+    const { events } = await runScripted({ answers: [answer.tool('echo', { text: 'a' }), answer.final('ok')] });
+    const requested = events.findIndex((event) => event.type === 'tool.requested');
+    const request = events[requested] as AgentEvent & { type: 'tool.requested' };
+    const attached = { ...request, type: 'tool.attached', data: { tool: 'echo', idempotencyKey: request.data.idempotencyKey, handle: { taskId: 'task-7' } } } as AgentEvent;
+    // After the request, before the result: a path the statechart takes.
+    expect(firstRefused(inserted(events, requested, attached))).toBeUndefined();
+    // A resumed run re-sends the call with the handle it logged.
+    const cut = inserted(events, requested, attached).slice(0, requested + 2);
+    const status = logStatus(cut);
+    expect(status.kind === 'resumable' && { at: status.point.at, attached: status.point.attached }).toEqual({ at: 'toolResend', attached: attached.data });
+    // Not for another call, and not before any call.
+    const forOther = { ...attached, data: { ...attached.data, idempotencyKey: 'trace-1:9' } } as AgentEvent;
+    expect(firstRefused(inserted(events, requested, forOther))?.why).toContain('not the call requested');
+    expect(firstRefused(inserted(events, requested - 1, attached))?.why).toContain('tool.attached cannot follow model.answered');
+  });
+
   it('should refuse the ending of a run with a conversation that did not save its turn', async () => {
     const { events } = await runScripted({ answers: [answer.final('ok')], conversationId: 'c1' });
     const withoutSave = events.filter((event) => !event.type.startsWith('memory.')).map((event, i) => ({ ...event, seq: i + 1, id: `trace-1:${i + 1}` }) as AgentEvent);

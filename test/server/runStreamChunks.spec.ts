@@ -19,6 +19,27 @@ beforeEach(async () => {
 afterEach(() => t.close());
 afterAll(() => dirs.cleanup());
 
+describe('the run stream, while a tool reports progress', () => {
+  it("should send the tool's progress as a tool_progress activity of its call (?activity=1), never as a chunk", async () => {
+    const flow = scriptedFlow([answer.gate(), answer.final('done')]);
+    const gate = flow.nodes.find((node) => node.id === 'gate') as { config: { module: string } };
+    gate.config.module = path.join(path.dirname(GATE_TOOL), 'progressGate.mjs');
+    await call(t.server, 'PUT', '/api/flows/progress', { body: flow });
+    const started = await call(t.server, 'POST', '/api/runs', { body: { flow: 'progress', input: 'go' } });
+    const { traceId } = started.json as RunStartedResponse;
+    const reader = await openSse(t.server, `/api/runs/${traceId}/stream?activity=1`);
+    // The call is logged (seq 4) and under way before the tool reports.
+    await reader.waitFor((f) => f.id === '4');
+    await openGate();
+    await reader.waitFor((f) => f.event === 'end');
+    const activity = reader.frames.filter((f) => f.event === 'activity').map((f) => JSON.parse(f.data ?? '') as AgentActivityData);
+    const start = activity.find((a) => a.type === 'tool_call_start');
+    expect(activity.map((a) => a.type).slice(0, 4)).toEqual(['turn_start', 'tool_call_start', 'tool_progress', 'tool_call_end']);
+    expect(activity[2]).toEqual({ type: 'tool_progress', turnNumber: 1, toolCallId: start?.type === 'tool_call_start' ? start.toolCall.id : '', progress: 1, total: 1, message: 'through the gate' });
+    expect(reader.frames.filter((f) => f.event === 'chunk').every((f) => !(JSON.parse(f.data ?? '') as object).hasOwnProperty('toolCallId'))).toBe(true);
+  });
+});
+
 describe('the run stream, while the model writes', () => {
   it('should send each piece of an answer as a chunk, before the event that logs the answer, and never on a reconnect', async () => {
     const final = answer.final('streamed to the browser');

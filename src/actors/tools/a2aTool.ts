@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Role, TaskState, type AgentCard, type Message, type Task } from '@a2a-js/sdk';
+import { RemoteTask, follow, reattach, stateName, textOf } from './a2aTaskFollow.js';
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import type { AgentA2AConfig } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
@@ -15,16 +16,6 @@ const CARD_TIMEOUT_MS = 15_000;
 
 /** Limit of the cancel sent after a timeout or an abort: the call must end even if the remote is gone. */
 const CANCEL_TIMEOUT_MS = 5_000;
-
-/** States after which the remote task will not change by itself. */
-const ENDED = new Set<TaskState>([
-  TaskState.TASK_STATE_COMPLETED,
-  TaskState.TASK_STATE_FAILED,
-  TaskState.TASK_STATE_REJECTED,
-  TaskState.TASK_STATE_CANCELED,
-  TaskState.TASK_STATE_INPUT_REQUIRED,
-  TaskState.TASK_STATE_AUTH_REQUIRED,
-]);
 
 /** Options of {@link connectA2aAgent}. */
 export interface A2aToolOptions {
@@ -46,8 +37,12 @@ const INPUT_SCHEMA = {
  * the remote task's answer.
  *
  * Each call sends one message whose `messageId` is derived from the call's idempotency key (a call
- * re-sent after a crash sends the same id, so the remote can recognise it), streams the task until
- * it ends, and returns its artifacts' text (else its status message). A task that ends `failed` or
+ * re-sent after a crash sends the same id, so the remote can recognise it) without waiting for
+ * the task (`returnImmediately`), follows the task until it ends (`tasks/resubscribe`, or
+ * `tasks/get` each second when the remote streams nothing), and returns its artifacts' text (else
+ * its status message). Each status and artifact update is the call's activity (`tool_progress`);
+ * the task's id goes to the run's log (`tool.attached`) as soon as the remote answers, so a call
+ * re-sent after a crash follows that task instead of sending the message again. A task that ends `failed` or
  * `rejected`, or asks a question (`input-required`), fails the call with `A2A_TASK_FAILED`, which
  * the model sees. Past `timeoutMs` the remote task is cancelled and the call fails with
  * `TOOL_TIMEOUT`; when the run is aborted the remote task is cancelled too (`RUN_ABORTED`).
@@ -114,35 +109,33 @@ function headersOf(name: string, config: AgentA2AConfig, env: NodeJS.ProcessEnv)
   return headers;
 }
 
-/** Sends the task, follows it to its end and turns the ending into the call's output or error. */
+/**
+ * Sends the task (or, for a call re-sent after a crash whose task the log holds, goes back to that
+ * task), follows it to its end and turns the ending into the call's output or error.
+ */
 async function callAgent(client: Client, name: string, task: string, context: ToolContext, timeoutMs: number): Promise<string> {
   const deadline = startDeadline(context.signal, timeoutMs);
-  let taskId = '';
-  let last: Task | undefined;
+  const remote = new RemoteTask(context);
   try {
-    const stream = client.sendMessageStream({ tenant: '', message: messageOf(task, context.idempotencyKey), configuration: undefined, metadata: undefined }, { signal: deadline.signal });
-    for await (const event of stream) {
-      const payload = event.payload;
-      if (payload?.$case === 'message') return textOf(payload.value);
-      if (payload?.$case === 'task') {
-        last = payload.value;
-        taskId = last.id;
-      } else if (payload?.$case === 'statusUpdate') {
-        taskId = payload.value.taskId;
-        if (last && payload.value.status) last = { ...last, status: payload.value.status };
-      } else if (payload?.$case === 'artifactUpdate' && last && payload.value.artifact) {
-        last = { ...last, artifacts: [...last.artifacts, payload.value.artifact] };
-      }
-      if (last?.status && ENDED.has(last.status.state)) break;
+    if (remote.taskId !== '') {
+      await reattach(client, name, remote, deadline.signal);
+    } else {
+      // Sent without waiting for the task (`returnImmediately`): the remote then keeps its task up
+      // to date by itself, whereas a task sent with message/stream is kept up to date only while
+      // its caller reads the stream, and a caller that dies would leave it standing still.
+      const configuration = { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true };
+      const sent = await client.sendMessage({ tenant: '', message: messageOf(task, context.idempotencyKey), configuration, metadata: undefined }, { signal: deadline.signal });
+      remote.take({ payload: 'messageId' in sent ? { $case: 'message', value: sent } : { $case: 'task', value: sent } });
+      await follow(client, remote, deadline.signal);
     }
-    // The stream may end before the last state reached it: the task itself says how it ended.
-    if (taskId !== '' && !(last?.status && ENDED.has(last.status.state))) last = await client.getTask({ tenant: '', id: taskId }, { signal: deadline.signal });
-    return answerOf(name, last);
+    if (remote.message !== undefined) return textOf(remote.message);
+    return answerOf(name, remote.last);
   } catch (error) {
     if (!deadline.signal.aborted) {
       if (error instanceof RedflowError) throw error;
       throw new RedflowError({ code: ErrorCode.TOOL_FAILED, message: `A2A agent '${name}' failed: ${messageOfError(error)}`, hint: 'check that the remote agent is up and reachable', retryable: true });
     }
+    const { taskId } = remote;
     if (taskId !== '') await cancelQuietly(client, taskId);
     if (deadline.timedOut()) {
       throw new RedflowError({ code: ErrorCode.TOOL_TIMEOUT, message: `A2A agent '${name}' did not finish its task within ${timeoutMs} ms (task ${taskId || 'not started'} cancelled)`, hint: 'raise timeoutMs on the agent.a2a node, or give it a smaller task' });
@@ -183,14 +176,6 @@ function messageOf(task: string, idempotencyKey: string): Message {
     extensions: [],
     referenceTaskIds: [],
   };
-}
-
-function textOf(holder: { readonly parts: Message['parts'] } | undefined): string {
-  return (holder?.parts ?? []).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-}
-
-function stateName(state: TaskState | undefined): string {
-  return state === undefined ? 'without a state' : (TaskState[state] ?? String(state)).replace('TASK_STATE_', '').toLowerCase().replace('_', '-');
 }
 
 /** Best effort: the call fails anyway, and a remote that is gone must not hold it up. */

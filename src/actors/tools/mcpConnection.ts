@@ -28,6 +28,11 @@ export interface McpCallOptions {
   readonly signal: AbortSignal;
   readonly timeoutMs: number;
   readonly idempotencyKey: string;
+  /**
+   * Takes the server's progress notifications for this call (`notifications/progress`): with it the
+   * call carries a progress token. `timeoutMs` still bounds the whole call.
+   */
+  readonly onProgress?: (report: { readonly progress: number; readonly total?: number; readonly message?: string }) => void;
 }
 
 /** One MCP server, reached through the SDK's client; reconnected (a stdio server restarted) when it went away. */
@@ -59,6 +64,8 @@ interface Live {
   tools: Promise<readonly McpListedTool[]> | undefined;
   closed: boolean;
   lastError: Error | undefined;
+  /** Where each call in flight that takes progress wants it, by the progress token it sent. */
+  readonly progress: Map<string, NonNullable<McpCallOptions['onProgress']>>;
 }
 
 /**
@@ -77,6 +84,8 @@ interface Live {
 export function openMcpConnection(settings: McpServerSettings): McpConnection {
   let live: Promise<Live> | undefined;
   let closing = false;
+  /** Numbers the progress tokens of this connection's calls. */
+  let calls = 0;
   const connected = async (): Promise<Live> => {
     if (closing) throw unavailable(settings, 'the connection was closed');
     const current = live && (await live.catch(() => undefined));
@@ -95,11 +104,18 @@ export function openMcpConnection(settings: McpServerSettings): McpConnection {
     async call(tool, args, options) {
       const current = await connected();
       try {
-        const result = await current.client.callTool({ name: tool, arguments: args, _meta: { 'redflow/idempotencyKey': options.idempotencyKey } }, undefined, {
-          signal: options.signal,
-          timeout: options.timeoutMs,
-        });
-        return result as McpCallResult;
+        const { onProgress } = options;
+        const progressToken = onProgress && `redflow-${(calls += 1)}`;
+        if (progressToken !== undefined && onProgress) current.progress.set(progressToken, onProgress);
+        try {
+          const meta = { 'redflow/idempotencyKey': options.idempotencyKey, ...(progressToken !== undefined && { progressToken }) };
+          const result = await current.client.callTool({ name: tool, arguments: args, _meta: meta }, undefined, { signal: options.signal, timeout: options.timeoutMs });
+          return result as McpCallResult;
+        } finally {
+          // A notification reaches its handler a tick after it is read, a result at once: the last
+          // report, sent just before the result, is still on its way; a turn of the loop lets it in.
+          if (progressToken !== undefined) await new Promise((resolve) => setImmediate(resolve)).then(() => current.progress.delete(progressToken));
+        }
       } catch (error) {
         throw callError(error, tool, settings, current, options);
       }
@@ -114,7 +130,7 @@ export function openMcpConnection(settings: McpServerSettings): McpConnection {
 }
 
 async function connect(settings: McpServerSettings): Promise<Live> {
-  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const [{ Client }, { ProgressNotificationSchema }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/types.js')]);
   const timeoutMs = settings.config.connectTimeoutMs ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS;
   const stderr: string[] = [];
   const transport = await makeTransport(settings, stderr);
@@ -127,7 +143,14 @@ async function connect(settings: McpServerSettings): Promise<Live> {
     tools: undefined,
     closed: false,
     lastError: undefined,
+    progress: new Map(),
   };
+  // Our own tokens, not the SDK's `onprogress`: the SDK forgets a call's token as its result comes,
+  // which drops a last report that arrived with it. A report for no call in flight is ignored.
+  live.client.setNotificationHandler(ProgressNotificationSchema, ({ params }) => {
+    const { progressToken, progress, total, message } = params;
+    live.progress.get(String(progressToken))?.({ progress, ...(total !== undefined && { total }), ...(message !== undefined && { message }) });
+  });
   live.client.onclose = () => (live.closed = true);
   live.client.onerror = (error) => (live.lastError = error);
   try {

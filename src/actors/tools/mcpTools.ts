@@ -111,7 +111,14 @@ function asRedflowTool(tool: McpListedTool, server: string, config: ToolMcpConfi
     description: tool.description ?? tool.title ?? `${tool.name}, a tool of the MCP server ${server}`,
     inputSchema: tool.inputSchema,
     async execute(input, context) {
-      const result = await connection.call(tool.name, input, { signal: context.signal, timeoutMs, idempotencyKey: context.idempotencyKey });
+      const { progress } = context;
+      const result = await connection.call(tool.name, input, {
+        signal: context.signal,
+        timeoutMs,
+        idempotencyKey: context.idempotencyKey,
+        // The server's progress notifications are the call's activity (`tool_progress`).
+        ...(progress && { onProgress: progress }),
+      });
       return mcpObservation(result, name, maxResultBytes);
     },
   };
