@@ -25,7 +25,7 @@ export async function runLogExists(nc: NatsConnection, prefix: string, traceId: 
 async function storedRunStart(nc: NatsConnection, prefix: string, traceId: string): Promise<StoredMsg | null> {
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   try {
-    return await jsm.streams.getMessage(Storage.traceStream(prefix), { last_by_subj: Subject.trace(prefix, traceId, AgentEventType.RunStarted) });
+    return await jsm.streams.getMessage(Storage.traceStream(prefix), { last_by_subj: Subject.log(prefix, traceId, AgentEventType.RunStarted) });
   } catch (error) {
     // No stream yet: no run was ever logged under this prefix.
     if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return null;
