@@ -1,4 +1,7 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { connect } from '@nats-io/transport-node';
 import type { Msg, NatsConnection } from '@nats-io/transport-node';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -12,8 +15,9 @@ import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWor
 import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { listRunStarts } from '../../src/nats/serve/natsRunList.js';
 import { runLogExists } from '../../src/nats/cluster/runLogExists.js';
+import { ErrorCode, RedflowError } from '../../src/errors.js';
 import { asRun, recordedRun } from '../events/followContract.js';
-import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
+import { connectTestServer, eventually, startServerWithConfig, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, removePrefix } from './clusterSupport.js';
 
 // What a plain core NATS subscriber of the trace subjects sees of a cluster's runs: each event on
@@ -120,6 +124,47 @@ describe('a trace stream of the layout before the log subjects', () => {
       await store.close();
     } finally {
       await jsm.streams.delete(stream).catch(() => undefined);
+    }
+  });
+
+  it('should be refused with LOG_STREAM_OLD_LAYOUT, its log untouched, for a user that may not update the stream', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'redflow-old-layout-'));
+    const server = await startServerWithConfig(
+      dir,
+      'no-update',
+      [
+        `jetstream { store_dir: "${path.join(dir, 'js')}" }`,
+        'accounts { A { jetstream: enabled, users = [',
+        '  { user: admin, password: admin }',
+        '  { user: core, password: core, permissions: { publish: { allow: [">"], deny: ["$JS.API.STREAM.UPDATE.>"] } } }',
+        '] } }',
+      ].join('\n'),
+    );
+    const admin = await connect({ servers: server.url, user: 'admin', pass: 'admin' });
+    const core = await connect({ servers: server.url, user: 'core', pass: 'core' });
+    try {
+      const jsm = await jetstreamManager(admin);
+      await jsm.streams.add({ name: 'REDFLOW_TRACE', subjects: ['redflow.trace.>'], storage: 'memory' });
+      await jetstream(admin).publish('redflow.trace.old-1.run.started', JSON.stringify(asRun(await recordedRun(), 'old-1')[0]));
+      const refusal = await openJetStreamEventStore(core, { prefix: 'redflow' }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refusal).toBeInstanceOf(RedflowError);
+      expect(refusal).toMatchObject({ code: ErrorCode.LOG_STREAM_OLD_LAYOUT });
+      expect((refusal as RedflowError).hint).toMatch(/redflow\.log\.<traceId>\.<type>/);
+      const info = await jsm.streams.info('REDFLOW_TRACE');
+      expect([info.config.subjects, info.state.messages]).toEqual([['redflow.trace.>'], 1]);
+      // An operator's user moves it; the core user then opens it.
+      await (await openJetStreamEventStore(admin, { prefix: 'redflow' })).close();
+      const store = await openJetStreamEventStore(core, { prefix: 'redflow' });
+      expect((await store.read('old-1')).events.map((event) => event.type)).toEqual(['run.started']);
+      await store.close();
+    } finally {
+      await core.close();
+      await admin.close();
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
