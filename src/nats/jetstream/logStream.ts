@@ -125,7 +125,8 @@ async function copyTraceMessages(js: JetStreamClient, stream: string, prefix: st
         }
         if (message.subject.startsWith(oldTraces)) {
           const msgHeaders = natsHeaders();
-          msgHeaders.set('Nats-Msg-Id', `moved:${message.seq}`);
+          // Not of the form <traceId>:<seq> of the events' own ids (a trace id has no dots).
+          msgHeaders.set('Nats-Msg-Id', `moved.${message.seq}`);
           // Published one after the other on one connection: stored in the order given.
           pending.push(js.publish(`${prefix}.log.${message.subject.slice(oldTraces.length)}`, message.data, { headers: msgHeaders }));
         }
