@@ -56,7 +56,7 @@ async function handWritten() {
   const append = async (type, iteration, data) => {
     seq += 1;
     const event = { id: `${traceId}:${seq}`, traceId, seq, type, time: new Date().toISOString(), iteration, data };
-    await js.publish(Subject.trace(prefix, traceId, type), encoder.encode(JSON.stringify(event)), { msgID: event.id });
+    await js.publish(Subject.log(prefix, traceId, type), encoder.encode(JSON.stringify(event)), { msgID: event.id });
   };
   // The same conversation the core sends: the system prompt, the input, each decision and observation.
   const messages = [{ role: 'system', content: systemPrompt }, { role: 'user', content: 'bench' }];

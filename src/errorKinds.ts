@@ -148,6 +148,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   LOG_PATH_INVALID: 'corrupt',
   LOG_CLOSED: 'internal',
   LOG_CURSOR_INVALID: 'internal',
+  LOG_STREAM_OLD_LAYOUT: 'conflict',
 
   // Flow graphs. A flow that does not validate is usually thrown as one FlowInvalidError (the
   // request's fault: 400, exit 65); one of these codes on its own says the flow named is not valid.

@@ -181,6 +181,11 @@ export const ErrorCode = {
   LOG_CLOSED: 'LOG_CLOSED',
   /** A follow of a run asked to start after a seq that is not a whole number ≥ 0. */
   LOG_CURSOR_INVALID: 'LOG_CURSOR_INVALID',
+  /**
+   * The trace stream stores the log on `<prefix>.trace.>` (the layout before the log subjects
+   * `<prefix>.log.>`), and this NATS user may not move it; the hint says who can.
+   */
+  LOG_STREAM_OLD_LAYOUT: 'LOG_STREAM_OLD_LAYOUT',
 
   // Flow graphs: one agent core and every capability connected to it first, then the rest.
   NO_AGENT_CORE: 'NO_AGENT_CORE',

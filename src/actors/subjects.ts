@@ -16,7 +16,7 @@ const SUBJECT_PREFIX = /^[a-z0-9-]+(\.[a-z0-9-]+)*$/;
  * would have its run starts (`acme.trace.runs.start`) land in tenant `acme`'s trace stream
  * (`acme.trace.>`), and `redflow.tool` would serve under the default prefix's tools.
  */
-const RESERVED_TOKENS: ReadonlySet<string> = new Set(['model', 'tool', 'memory', 'trace', 'runs']);
+const RESERVED_TOKENS: ReadonlySet<string> = new Set(['model', 'tool', 'memory', 'trace', 'log', 'runs']);
 
 /** True when `prefix` can be a subject prefix, with a stream, buckets and subjects of its own. */
 export function isSubjectPrefix(prefix: string): boolean {
@@ -27,7 +27,7 @@ export function isSubjectPrefix(prefix: string): boolean {
 export const SUBJECT_PREFIX_HINT =
   'use lowercase letters, digits and -, in tokens separated by dots (acme.prod): "_" and capitals are refused, since ' +
   'the stream and bucket names turn dots into "_" and upper-case the stream name, so acme_prod or Acme.prod would share acme.prod\'s; ' +
-  'and no token after the first may be model, tool, memory, trace or runs (acme.trace would share acme\'s subjects)';
+  'and no token after the first may be model, tool, memory, trace, log or runs (acme.trace would share acme\'s subjects)';
 
 /**
  * Refuses a prefix that is not {@link isSubjectPrefix}.
@@ -55,10 +55,20 @@ export const Subject = {
   tool: (prefix: string, toolName: string) => `${prefix}.tool.${toolName}`,
   memoryLoad: (prefix: string, memoryId: string) => `${prefix}.memory.${memoryId}.load`,
   memoryAppend: (prefix: string, memoryId: string) => `${prefix}.memory.${memoryId}.append`,
+  /** One event of a run, live: a core NATS message per event, published once the log has stored it. */
   trace: (prefix: string, traceId: string, eventType: string) => `${prefix}.trace.${traceId}.${eventType}`,
-  /** Every event of one run (a JetStream filter subject). */
+  /** Every event of one run, live. */
   runTrace: (prefix: string, traceId: string) => `${prefix}.trace.${traceId}.>`,
   allTraces: (prefix: string) => `${prefix}.trace.>`,
+  /**
+   * A message of a run's stored log (the trace stream's subjects), named by the type of its last
+   * event. Apart from the live trace subjects, so each event can be published there on its own.
+   */
+  log: (prefix: string, traceId: string, eventType: string) => `${prefix}.log.${traceId}.${eventType}`,
+  /** Every stored message of one run (a JetStream filter subject). */
+  runLog: (prefix: string, traceId: string) => `${prefix}.log.${traceId}.>`,
+  /** What the trace stream captures. */
+  allLogs: (prefix: string) => `${prefix}.log.>`,
   /** Where clients ask the core workers (a queue group) to start a run. */
   runStart: (prefix: string) => `${prefix}.runs.start`,
   /**

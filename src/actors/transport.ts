@@ -83,6 +83,8 @@ export interface Transport {
 export const Header = {
   IdempotencyKey: 'Redflow-Idempotency-Key',
   TraceId: 'Redflow-Trace-Id',
+  /** On an event published live on its trace subject: the event's `seq` in its run. */
+  Seq: 'Redflow-Seq',
   /**
    * On a cancel (`Subject.cancel(subject)`): the reply subject of the request to stop. A cancel
    * that also carries `Redflow-Idempotency-Key` stops every request of that key (each attempt).

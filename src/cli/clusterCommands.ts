@@ -170,7 +170,7 @@ export const tail: Command = {
       }
       // Every run: what is stored from now on, live (no run to follow to an end).
       const subject = Subject.allTraces(prefix);
-      // A publish sent again after a lost acknowledgement is stored once and delivered live twice.
+      // Each event is published live once, after it is stored; a repeat (another publisher) is dropped.
       const fresh = liveDuplicateFilter();
       const subscription = nc.subscribe(subject, {
         callback: (error, message) => {

@@ -51,7 +51,7 @@ describe('subject prefixes and their stream and bucket names', () => {
   });
 
   it('should give two different accepted prefixes no subject in common, wildcards included', () => {
-    const token = fc.constantFrom('a', 'b', 'trace', 'tool', 'runs', 'model', 'memory', 'x-1');
+    const token = fc.constantFrom('a', 'b', 'trace', 'log', 'tool', 'runs', 'model', 'memory', 'x-1');
     const prefix = fc.array(token, { minLength: 1, maxLength: 3 }).map((tokens) => tokens.join('.'));
     /** Every subject a prefix publishes on or serves, and the wildcards it subscribes to or stores. */
     const concrete = (p: string) => [
@@ -61,10 +61,11 @@ describe('subject prefixes and their stream and bucket names', () => {
       Subject.memoryLoad(p, 'k'),
       Subject.memoryAppend(p, 'k'),
       Subject.trace(p, 'r1', 'run.started'),
+      Subject.log(p, 'r1', 'run.started'),
       Subject.runStart(p),
       Subject.runAbort(p, 'r1'),
     ];
-    const wildcards = (p: string) => [Subject.allTraces(p), Subject.runTrace(p, 'r1'), Subject.runAborts(p)];
+    const wildcards = (p: string) => [Subject.allTraces(p), Subject.runTrace(p, 'r1'), Subject.allLogs(p), Subject.runLog(p, 'r1'), Subject.runAborts(p)];
     const matches = (pattern: string, subject: string) => {
       const [want, have] = [pattern.split('.'), subject.split('.')];
       for (let i = 0; i < want.length; i++) {

@@ -11,7 +11,8 @@ import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.j
 
 // `redflow tail` of every run, live, while an append is published again after its acknowledgement
 // was lost (as the JetStream store does through a leader election): the stream stores it once,
-// and a live subscriber gets both publishes.
+// and an event that reaches the live subjects twice (a writer that published it live, then lost
+// the run and an ack) is printed once.
 
 const prefix = uniquePrefix();
 let nc: NatsConnection;
@@ -33,7 +34,8 @@ afterAll(async () => {
 async function publishAgain(event: AgentEvent): Promise<{ duplicate?: boolean }> {
   const msgHeaders = headers();
   msgHeaders.set('Nats-Msg-Id', event.id);
-  const reply = await nc.request(Subject.trace(prefix, event.traceId, event.type), JSON.stringify(event), { headers: msgHeaders, timeout: 5000 });
+  const reply = await nc.request(Subject.log(prefix, event.traceId, event.type), JSON.stringify(event), { headers: msgHeaders, timeout: 5000 });
+  nc.publish(Subject.trace(prefix, event.traceId, event.type), JSON.stringify(event));
   return reply.json<{ duplicate?: boolean }>();
 }
 

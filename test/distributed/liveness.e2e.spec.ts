@@ -175,7 +175,7 @@ async function allEnded(nc: NatsConnection, prefix: string, count: number, ms: n
   for (;;) {
     // A short timeout: a look sent while the client is still reconnecting is lost, not late.
     const ended = await jetstreamManager(nc, { timeout: 500 })
-      .then((jsm) => jsm.streams.info(stream, { subjects_filter: `${prefix}.trace.*.run.*` }))
+      .then((jsm) => jsm.streams.info(stream, { subjects_filter: `${prefix}.log.*.run.*` }))
       .then((info) => Object.keys(info.state.subjects ?? {}).filter((subject) => /\.run\.(completed|failed)$/.test(subject)).length)
       .catch(() => 0);
     if (ended >= count) return;

@@ -89,11 +89,11 @@ describe('a subagent call whose tool worker is SIGKILLed while the subagent runs
     expect(fold(parent)).toEqual(envelope);
     // One run per call on the subagent's prefix, each ended once.
     const jsm = await jetstreamManager(nc);
-    const info = await jsm.streams.info(Storage.traceStream(childPrefix), { subjects_filter: Subject.trace(childPrefix, '*', '>') });
+    const info = await jsm.streams.info(Storage.traceStream(childPrefix), { subjects_filter: Subject.log(childPrefix, '*', '>') });
     const started = Object.entries(info.state.subjects ?? {}).filter(([subject]) => subject.endsWith('.run.started'));
     expect(started).toEqual([
-      [Subject.trace(childPrefix, 'tk-1', 'run.started'), 1],
-      [Subject.trace(childPrefix, 'tk-2', 'run.started'), 1],
+      [Subject.log(childPrefix, 'tk-1', 'run.started'), 1],
+      [Subject.log(childPrefix, 'tk-2', 'run.started'), 1],
     ]);
     const ended = Object.entries(info.state.subjects ?? {}).filter(([subject]) => subject.endsWith('.run.completed') || subject.endsWith('.run.failed'));
     expect(ended.map(([, count]) => count)).toEqual([1, 1]);

@@ -58,7 +58,7 @@ async function storedEvents(prefix: string, traceId: string): Promise<AgentEvent
 /** The trace ids of every run started on `prefix`, from its trace stream's subjects. */
 async function runsStarted(prefix: string): Promise<string[]> {
   const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(Storage.traceStream(prefix), { subjects_filter: Subject.trace(prefix, '*', 'run.started') });
+  const info = await jsm.streams.info(Storage.traceStream(prefix), { subjects_filter: Subject.log(prefix, '*', 'run.started') });
   return Object.keys(info.state.subjects ?? {})
     .map((subject) => subject.split('.').at(-3) ?? '')
     .sort();

@@ -65,10 +65,14 @@ async function runWith(answers: unknown[], traceId: string) {
 }
 
 describe('the JetStream event store', () => {
-  it("should store each step's events in one message, on the subject of its last event, and read them back in order", async () => {
-    const seen: { subject: string; events: readonly AgentEvent[] }[] = [];
-    const sub = other.subscribe(Subject.allTraces(prefix), {
-      callback: (_error, message) => void seen.push({ subject: message.subject, events: parseTraceEvents(message.data) ?? [] }),
+  it("should store each step's events in one message on the log subject of its last event, and publish each event live on its own trace subject", async () => {
+    const stored: { subject: string; events: readonly AgentEvent[] }[] = [];
+    const live: { subject: string; event: unknown; seq: string | undefined }[] = [];
+    const logSub = other.subscribe(Subject.allLogs(prefix), {
+      callback: (_error, message) => void stored.push({ subject: message.subject, events: parseTraceEvents(message.data) ?? [] }),
+    });
+    const liveSub = other.subscribe(Subject.allTraces(prefix), {
+      callback: (_error, message) => void live.push({ subject: message.subject, event: message.json(), seq: message.headers?.get('Redflow-Seq') }),
     });
     await other.flush();
     const { result } = await runWith([answer.tool('echo', { text: 'a' }), answer.final('done')], 'live-1');
@@ -76,18 +80,23 @@ describe('the JetStream event store', () => {
     expect(problems).toEqual([]);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(fold(events)).toEqual(result.envelope);
-    await eventually(() => seen.flatMap((message) => message.events).length === events.length);
-    expect(seen.flatMap((message) => message.events)).toEqual(events);
+    await eventually(() => live.length === events.length && stored.flatMap((message) => message.events).length === events.length);
+    expect(stored.flatMap((message) => message.events)).toEqual(events);
     // run.started alone (runs are found by it); then what each step recorded between two effects.
-    expect(seen.map((message) => message.events.map((e) => e.type))).toEqual([
+    expect(stored.map((message) => message.events.map((e) => e.type))).toEqual([
       ['run.started'],
       ['model.requested'],
       ['model.answered', 'tool.requested'],
       ['tool.completed', 'model.requested'],
       ['model.answered', 'run.completed'],
     ]);
-    expect(seen.map((message) => message.subject)).toEqual(seen.map((message) => `${prefix}.trace.live-1.${message.events.at(-1)?.type}`));
-    sub.unsubscribe();
+    expect(stored.map((message) => message.subject)).toEqual(stored.map((message) => `${prefix}.log.live-1.${message.events.at(-1)?.type}`));
+    // Live: one message per event, in order, on the subject of its type, its seq in a header.
+    expect(live.map((message) => message.event)).toEqual(events);
+    expect(live.map((message) => message.subject)).toEqual(events.map((e) => `${prefix}.trace.live-1.${e.type}`));
+    expect(live.map((message) => message.seq)).toEqual(events.map((e) => String(e.seq)));
+    logSub.unsubscribe();
+    liveSub.unsubscribe();
   });
 
   it('should send a tool request only once the message holding it is stored', async () => {
@@ -222,7 +231,7 @@ describe('the JetStream event store', () => {
   it('should report a message that is not an event, and fold nothing after it', async () => {
     await store.append(started('junk'));
     // Stored once the stream acknowledges it.
-    await jetstream(nc).publish(Subject.trace(prefix, 'junk', 'model.requested'), new TextEncoder().encode('{"not":"an event"}'));
+    await jetstream(nc).publish(Subject.log(prefix, 'junk', 'model.requested'), new TextEncoder().encode('{"not":"an event"}'));
     const { events, problems } = await store.read('junk');
     expect(events).toHaveLength(1);
     expect(problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });
@@ -231,7 +240,7 @@ describe('the JetStream event store', () => {
   it('should refuse a message of several events whole when one of them is not an event', async () => {
     await store.append(started('junk-batch'));
     const valid = resumed('junk-batch', 2, '2026-01-01T00:00:01.000Z');
-    await jetstream(nc).publish(Subject.trace(prefix, 'junk-batch', 'run.resumed'), new TextEncoder().encode(JSON.stringify([valid, { not: 'an event' }])));
+    await jetstream(nc).publish(Subject.log(prefix, 'junk-batch', 'run.resumed'), new TextEncoder().encode(JSON.stringify([valid, { not: 'an event' }])));
     const { events, problems } = await store.read('junk-batch');
     expect(events).toHaveLength(1);
     expect(problems[0]).toMatchObject({ code: ErrorCode.LOG_RECORD_CORRUPT, position: 2 });

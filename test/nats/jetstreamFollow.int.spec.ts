@@ -77,7 +77,7 @@ describe('following a run in JetStream', () => {
     await expect.poll(() => got.length, { timeout: 5000 }).toBe(3);
     // Anyone allowed to publish on the trace subjects can put a message in the stream.
     const js = (await import('@nats-io/jetstream')).jetstream(writerNc);
-    await js.publish(Subject.trace(prefix, 'garbage', 'model.answered'), JSON.stringify({ ...run[5], traceId: 'garbage' }));
+    await js.publish(Subject.log(prefix, 'garbage', 'model.answered'), JSON.stringify({ ...run[5], traceId: 'garbage' }));
     const error = await within(following, 5000);
     expect(error).toBeInstanceOf(RedflowError);
     expect((error as RedflowError).code).toBe(ErrorCode.LOG_SEQUENCE_GAP);

@@ -56,7 +56,7 @@ async function loggedRun(traceId: string): Promise<readonly AgentEvent[]> {
 
 /** Publishes `event` on the run's subject for its type, bypassing the store, and waits for the stream's ack. */
 async function forge(event: AgentEvent): Promise<void> {
-  const ack = await jetstream(nc).publish(Subject.trace(prefix, event.traceId, event.type), new TextEncoder().encode(JSON.stringify(event)), { msgID: `forged-${event.id}` });
+  const ack = await jetstream(nc).publish(Subject.log(prefix, event.traceId, event.type), new TextEncoder().encode(JSON.stringify(event)), { msgID: `forged-${event.id}` });
   expect(ack.duplicate).toBe(false);
 }
 

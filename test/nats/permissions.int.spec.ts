@@ -339,8 +339,9 @@ describe('deploy/nats/redflow.conf', () => {
     expect(events.filter((event) => event.type === 'tool.completed')).toHaveLength(2);
     await eventually(() => live.flatMap((message) => message.types).length === events.length);
     expect(live.flatMap((message) => message.types)).toEqual(events.map((event) => event.type));
-    // A message holds what one step recorded, on the subject of its last event.
-    expect(live.map((message) => message.subject)).toEqual(live.map((message) => Subject.trace(PREFIX, 'perm-run-1', message.types.at(-1) ?? '')));
+    // Live: one event per message, on the subject of its type.
+    expect(live.map((message) => message.types.length)).toEqual(events.map(() => 1));
+    expect(live.map((message) => message.subject)).toEqual(events.map((event) => Subject.trace(PREFIX, 'perm-run-1', event.type)));
     expect(lookup.executions()).toBe(1);
     expect(echo.calls).toEqual([{ text: 'hi' }]);
 
@@ -403,11 +404,11 @@ describe('deploy/nats/redflow.conf', () => {
       await tool.nc.flush();
       await violation(tool, 'publish', subject);
       // Through JetStream as well.
-      expect(isPermissionError(await rejection(jetstream(tool.nc).publish(Subject.trace(PREFIX, 'x', 'run.ended'), '{}')))).toBe(true);
+      expect(isPermissionError(await rejection(jetstream(tool.nc).publish(Subject.log(PREFIX, 'x', 'run.ended'), '{}')))).toBe(true);
       await core.nc.flush();
       expect(seen).toEqual([]);
       const jsm = await jetstreamManager(core.nc);
-      const info = await jsm.streams.info(TRACE_STREAM, { subjects_filter: Subject.runTrace(PREFIX, 'x') });
+      const info = await jsm.streams.info(TRACE_STREAM, { subjects_filter: Subject.runLog(PREFIX, 'x') });
       expect(info.state.subjects ?? {}).toEqual({});
       sub.unsubscribe();
     });
@@ -443,7 +444,7 @@ describe('deploy/nats/redflow.conf', () => {
       expect(isPermissionError(await rejection(jsm.streams.info(TRACE_STREAM)))).toBe(true);
       expect(isPermissionError(await rejection(jsm.streams.getMessage(TRACE_STREAM, { seq: 1 })))).toBe(true);
       expect(isPermissionError(await rejection(jsm.direct.getMessage(TRACE_STREAM, { seq: 1 })))).toBe(true);
-      expect(isPermissionError(await rejection(jsm.consumers.add(TRACE_STREAM, { filter_subject: Subject.allTraces(PREFIX) })))).toBe(true);
+      expect(isPermissionError(await rejection(jsm.consumers.add(TRACE_STREAM, { filter_subject: Subject.allLogs(PREFIX) })))).toBe(true);
       expect(isPermissionError(await rejection(jetstream(tool.nc).consumers.get(TRACE_STREAM)))).toBe(true);
       for (const bucket of [Storage.runsBucket(PREFIX), Storage.memoryBucket(PREFIX)]) {
         expect(isPermissionError(await rejection(new Kvm(tool.nc).create(bucket)))).toBe(true);
@@ -465,10 +466,10 @@ describe('deploy/nats/redflow.conf', () => {
       client.transport.publish(subject, { forged: true });
       await client.nc.flush();
       await violation(client, 'publish', subject);
-      expect(isPermissionError(await rejection(jetstream(client.nc).publish(Subject.trace(PREFIX, 'forged-by-client', 'run.started'), '{}')))).toBe(true);
+      expect(isPermissionError(await rejection(jetstream(client.nc).publish(Subject.log(PREFIX, 'forged-by-client', 'run.started'), '{}')))).toBe(true);
       await core.nc.flush();
       expect(seen).toEqual([]);
-      const info = await (await jetstreamManager(core.nc)).streams.info(TRACE_STREAM, { subjects_filter: Subject.runTrace(PREFIX, 'forged-by-client') });
+      const info = await (await jetstreamManager(core.nc)).streams.info(TRACE_STREAM, { subjects_filter: Subject.runLog(PREFIX, 'forged-by-client') });
       expect(info.state.subjects ?? {}).toEqual({});
       sub.unsubscribe();
     });

@@ -41,7 +41,7 @@ async function consumerCount(): Promise<number> {
 
 /** A message on run `traceId`'s subjects that is not its next event (anyone allowed to publish there can). */
 async function publishStray(traceId: string, event: AgentEvent): Promise<void> {
-  await jetstream(writerNc).publish(Subject.trace(prefix, traceId, event.type), JSON.stringify(event));
+  await jetstream(writerNc).publish(Subject.log(prefix, traceId, event.type), JSON.stringify(event));
 }
 
 describe('a shared follow of new runs', () => {

@@ -4,11 +4,11 @@ import type { AgentEvent } from '../../events/eventTypes.js';
 const RUNS_REMEMBERED = 10_000;
 
 /**
- * Drops the events a live subscriber of the trace subjects has seen already. A core subscriber
- * gets every publish, also the ones the stream refused as duplicates: an append whose
- * acknowledgement was lost in a leader election or a reconnect is published again with the same
- * `Nats-Msg-Id`, stored once, and delivered live twice. A run's events come in order, so an event
- * whose seq is not past the last one shown for its run is a repeat.
+ * Drops the events a live subscriber of the trace subjects has seen already. The JetStream store
+ * publishes each event there once, after its append is acknowledged (an append retried after a
+ * lost acknowledgement is stored once and published live once), but a core subscriber gets
+ * whatever anyone allowed publishes there. A run's events come in order, so an event whose seq is
+ * not past the last one shown for its run is a repeat.
  *
  * @example
  * ```ts

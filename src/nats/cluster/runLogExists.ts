@@ -24,7 +24,7 @@ export async function runLogExists(nc: NatsConnection, prefix: string, traceId: 
  * look finds none: that answer is read as data, with no Error made for it (see storeRequests.ts).
  */
 function storedRunStart(nc: NatsConnection, prefix: string, traceId: string): Promise<Uint8Array | null> {
-  return lastMessageOn(nc, Storage.traceStream(prefix), Subject.trace(prefix, traceId, AgentEventType.RunStarted));
+  return lastMessageOn(nc, Storage.traceStream(prefix), Subject.log(prefix, traceId, AgentEventType.RunStarted));
 }
 
 /**

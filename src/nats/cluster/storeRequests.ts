@@ -67,7 +67,7 @@ function refusal(reply: ApiReply, what: string): Error {
  *
  * @example
  * ```ts
- * const first = await lastMessageOn(nc, 'REDFLOW_TRACES', 'redflow.trace.t-1.run.started');
+ * const first = await lastMessageOn(nc, 'REDFLOW_TRACES', 'redflow.log.t-1.run.started');
  * ```
  */
 export async function lastMessageOn(nc: NatsConnection, stream: string, subject: string): Promise<Uint8Array | null> {

@@ -3,9 +3,10 @@ import type { AgentEvent } from '../../events/eventTypes.js';
 const decoder = new TextDecoder();
 
 /**
- * The events of a message on a trace subject: one event, or several consecutive events of one run
- * stored in one message (a JSON array, see the JetStream event store's `appendMany`); `undefined`
- * for a message that is neither (a trace subject is open to anyone the server lets publish there).
+ * The events of a message on a trace subject (one event) or a log subject of the trace stream (one
+ * event, or several consecutive events of one run stored together: a JSON array, see the
+ * JetStream event store's `appendMany`); `undefined` for a message that is neither (the subjects
+ * are open to anyone the server lets publish there).
  * The events are as sent: callers check what they rely on (`validators.agentEvent`, the trace id).
  */
 export function parseTraceEvents(data: Uint8Array): readonly AgentEvent[] | undefined {

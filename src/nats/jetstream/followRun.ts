@@ -88,7 +88,7 @@ async function* followOnce(
   let consumer;
   let messages;
   try {
-    consumer = await orderedConsumer(js, stream, { filter_subjects: Subject.runTrace(prefix, traceId) }, signal);
+    consumer = await orderedConsumer(js, stream, { filter_subjects: Subject.runLog(prefix, traceId) }, signal);
     messages = await consumer.consume({ max_messages: PULL_MESSAGES });
   } catch (error) {
     await consumer?.delete().catch(() => undefined);

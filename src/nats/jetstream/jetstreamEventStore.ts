@@ -1,27 +1,23 @@
-import { headers as natsHeaders, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { createRequestMux, type RequestMux } from '../requestMux.js';
-import {
-  jetstream,
-  jetstreamManager,
-  JetStreamApiCodes,
-  JetStreamApiError,
-  StorageType,
-  type JetStreamClient,
-  type JetStreamManager,
-} from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
+import { Header } from '../../actors/transport.js';
 import type { EventStore, LogProblem, ReadResult } from '../../events/eventStore.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { createRunPathCheck } from '../../events/runPath.js';
 import { followJetStreamRun } from './followRun.js';
 import { decodeRunMessage, runProblem } from './runMessage.js';
 import { storeUnavailable } from './storeUnavailable.js';
-import { replicationRefused, streamReplication } from './replication.js';
+import { ensureLogStream } from './logStream.js';
 
 /** Options of {@link openJetStreamEventStore}. */
 export interface JetStreamEventStoreOptions {
-  /** Subject prefix (default `redflow`): events go to `<prefix>.trace.<traceId>.<type>`. */
+  /**
+   * Subject prefix (default `redflow`): the log is stored on `<prefix>.log.<traceId>.<type>` and
+   * each event is published live on `<prefix>.trace.<traceId>.<type>`.
+   */
   readonly prefix?: string;
   /**
    * How long JetStream remembers event ids to refuse a second writer of the same `seq` (its
@@ -46,20 +42,25 @@ export interface JetStreamEventStore extends EventStore {
 const encoder = new TextEncoder();
 const DEFAULT_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
-/** JetStream's code for a stream created with a name another has (nats.js names no constant for it). */
-const STREAM_NAME_IN_USE = 10058;
 
 /**
- * The event log in a JetStream stream over the trace subjects: one append is both durable and
- * live (`nats sub '<prefix>.trace.>'` shows every event as it is stored).
+ * The event log in a JetStream stream over the log subjects `<prefix>.log.>`, and each stored
+ * event published live, on its own, on `<prefix>.trace.<traceId>.<type>`.
  *
- * **Messages.** A message holds one event, as JSON, or several consecutive events of one run
- * recorded together, as a JSON array (`appendMany`: the recorder appends what it recorded between
- * two effects in one message, so an iteration costs two writes and two acknowledgements instead of
- * four). Its subject is that of its last event, `<prefix>.trace.<traceId>.<type>`: what the run
- * did last, the request it is about to make or its ending, so `<prefix>.trace.*.tool.requested` or
- * `….run.completed` still find those events; a run's `run.started` always has a message of its own
- * (runs are listed and found by it). Its `Nats-Msg-Id` is its first event's id. One message rather
+ * **Live.** Once an append is acknowledged (stored), each of its events is published with core
+ * NATS on `<prefix>.trace.<traceId>.<type>`: one message per event, the event's JSON, headers
+ * `Redflow-Trace-Id` and `Redflow-Seq`. A plain subscriber to `<prefix>.trace.<traceId>.>` gets
+ * every event of the run, in order (one writer publishes a run's events one append after the
+ * other); `<prefix>.trace.*.tool.completed` gets every tool completion. Core NATS keeps nothing: a
+ * subscriber that was away reads the missed events from the log (`follow`). Not stored, so an
+ * event is never published live before it is in the log, and it costs no acknowledgement.
+ *
+ * **Messages of the log.** A message holds one event, as JSON, or several consecutive events of one
+ * run recorded together, as a JSON array (`appendMany`: the recorder appends what it recorded
+ * between two effects in one message, so an iteration costs two writes and two acknowledgements
+ * instead of four). Its subject is `<prefix>.log.<traceId>.<type of its last event>`; a run's
+ * `run.started` always has a message of its own (runs are listed and found by it). Its
+ * `Nats-Msg-Id` is its first event's id. One message rather
  * than several published without waiting for each other: a message is stored whole or not at all,
  * so the log never holds an event without the ones before it, and a writer that lost the run to
  * another is stopped by the fence below before anything after its refused write is stored.
@@ -89,34 +90,42 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
   const stream = Storage.traceStream(prefix);
   const appendTimeoutMs = options.appendTimeoutMs ?? DEFAULT_APPEND_TIMEOUT_MS;
   const jsm = await jetstreamManager(nc);
-  await ensureStream(jsm, stream, prefix, options);
   const js = jetstream(nc);
+  await ensureLogStream(jsm, js, stream, prefix, { ...options, duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS });
   const mux = createRequestMux(nc);
   const lastSeqs = new Map<string, number>();
   // Room left for the subject and headers under the server's largest message.
   const maxMessageBytes = (nc.info?.max_payload ?? 1024 * 1024) - 4096;
 
-  /** One message holding `events` (one, or several consecutive events of one run). */
-  const write = async (events: readonly AgentEvent[], data: Uint8Array): Promise<void> => {
+  /**
+   * One message holding `events` (one, or several consecutive events of one run), then each event
+   * live on its trace subject. `eventData` is each event's JSON; `data` is the message.
+   */
+  const write = async (events: readonly AgentEvent[], eventData: readonly string[], data: Uint8Array): Promise<void> => {
     const first = events[0] as AgentEvent;
     const last = lastSeqs.get(first.traceId);
     if (last !== undefined && first.seq !== last + 1) {
       throw concurrent(first, `expected seq ${last + 1}, got ${first.seq}`);
     }
     const lastEvent = events[events.length - 1] as AgentEvent;
-    const ack = await publishPatiently(mux, Subject.trace(prefix, first.traceId, lastEvent.type), data, first.id, appendTimeoutMs);
+    const ack = await publishPatiently(mux, Subject.log(prefix, first.traceId, lastEvent.type), data, first.id, appendTimeoutMs);
     if (ack.duplicate) {
       // Either an earlier attempt of ours whose ack was lost, or another writer's events.
       const stored = await jsm.streams.getMessage(stream, { seq: ack.seq });
       if (!stored || !sameBytes(stored.data, data)) throw concurrent(first, `seq ${first.seq} was written by another writer`);
     }
     lastSeqs.set(first.traceId, lastEvent.seq);
+    publishLive(nc, prefix, events, eventData);
+  };
+  const writeOne = (event: AgentEvent): Promise<void> => {
+    const json = JSON.stringify(event);
+    return write([event], [json], encoder.encode(json));
   };
 
   return {
     stream,
     append(event) {
-      return write([event], encoder.encode(JSON.stringify(event)));
+      return writeOne(event);
     },
 
     async appendMany(given) {
@@ -128,15 +137,17 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
       });
       if (first.type === AgentEventType.RunStarted || events.length === 1) {
         // A run's start is found by its subject (runLogExists, the runs list): a message of its own.
-        await write([first], encoder.encode(JSON.stringify(first)));
+        await writeOne(first);
         events = events.slice(1);
         if (events.length === 0) return;
-        if (events.length === 1) return write(events, encoder.encode(JSON.stringify(events[0])));
+        if (events.length === 1) return writeOne(events[0] as AgentEvent);
       }
-      const data = encoder.encode(JSON.stringify(events));
-      if (data.byteLength <= maxMessageBytes) return write(events, data);
+      // Each event's JSON once: the live messages, and joined, the log's message.
+      const eventData = events.map((event) => JSON.stringify(event));
+      const data = encoder.encode(`[${eventData.join(',')}]`);
+      if (data.byteLength <= maxMessageBytes) return write(events, eventData, data);
       // Too large for one message together: one message each, in order.
-      for (const event of events) await write([event], encoder.encode(JSON.stringify(event)));
+      for (const [i, event] of events.entries()) await write([event], [eventData[i] as string], encoder.encode(eventData[i]));
     },
 
     follow(traceId, afterSeq, followOptions) {
@@ -158,37 +169,6 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
       mux.close();
     },
   };
-}
-
-async function ensureStream(jsm: JetStreamManager, stream: string, prefix: string, options: JetStreamEventStoreOptions): Promise<void> {
-  const subjects = [Subject.allTraces(prefix)];
-  try {
-    const info = await jsm.streams.info(stream);
-    if (!info.config.subjects?.includes(subjects[0] as string)) {
-      throw new RedflowError(
-        errorInfo(ErrorCode.LOG_NOT_FOUND, `stream ${stream} exists but does not capture ${subjects[0]}`, {
-          hint: `delete or fix the stream, or use another prefix`,
-        }),
-      );
-    }
-    return;
-  } catch (error) {
-    if (error instanceof RedflowError) throw error;
-    if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamNotFound) throw storeUnavailable('cannot read the trace stream', error);
-  }
-  try {
-    await jsm.streams.add({
-      name: stream,
-      subjects,
-      storage: options.storage === 'memory' ? StorageType.Memory : StorageType.File,
-      ...streamReplication(options),
-      duplicate_window: nanos(options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS),
-    });
-  } catch (error) {
-    // Another worker created it at the same moment.
-    if (error instanceof JetStreamApiError && error.code === STREAM_NAME_IN_USE) return;
-    throw replicationRefused(`the trace stream ${stream}`, options, error) ?? storeUnavailable(`cannot create the trace stream ${stream}`, error);
-  }
 }
 
 /** What a JetStream publish is acknowledged with. */
@@ -232,7 +212,7 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
   // An ordered consumer over the run's subjects; each message says how many are still pending,
   // so the read ends without asking the server to count (a per-subject count scans the stream).
   // A message holds one event or several (see appendMany).
-  const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runTrace(prefix, traceId) });
+  const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runLog(prefix, traceId) });
   const events: AgentEvent[] = [];
   const problems: LogProblem[] = [];
   const runPath = createRunPathCheck();
@@ -276,6 +256,25 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
     );
   }
   return { events, problems };
+}
+
+/**
+ * Each event of a stored append on its own trace subject (core NATS, nothing waits): what live
+ * subscribers see. A connection closing meanwhile loses only the live copies; the log has them.
+ */
+function publishLive(nc: NatsConnection, prefix: string, events: readonly AgentEvent[], eventData: readonly string[]): void {
+  if (nc.isClosed()) return;
+  for (const [i, event] of events.entries()) {
+    const liveHeaders = natsHeaders();
+    liveHeaders.set(Header.TraceId, event.traceId);
+    liveHeaders.set(Header.Seq, String(event.seq));
+    try {
+      nc.publish(Subject.trace(prefix, event.traceId, event.type), eventData[i], { headers: liveHeaders });
+    } catch {
+      // Closed or draining: the live copies are lost, the log is not.
+      return;
+    }
+  }
 }
 
 function concurrent(event: AgentEvent, why: string): RedflowError {

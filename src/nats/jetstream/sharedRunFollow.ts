@@ -50,8 +50,8 @@ interface Follower {
 }
 
 /**
- * A {@link SharedRunFollow}: one nats.js ordered consumer over every trace subject of the prefix
- * (`<prefix>.trace.>`), started at the stream's end when the first run is watched, whose messages
+ * A {@link SharedRunFollow}: one nats.js ordered consumer over every log subject of the prefix
+ * (`<prefix>.log.>`), started at the stream's end when the first run is watched, whose messages
  * are handed to the watchers of their runs. A client starting many runs at once (a batch, a load
  * test) then costs the server one consumer instead of one per run: on nats-server 2.9 a thousand
  * per-run consumers take more of its CPU than the runs' own writes. The consumer sees every run
@@ -75,7 +75,7 @@ interface Follower {
 export function createSharedRunFollow(options: SharedRunFollowOptions): SharedRunFollow {
   const prefix = options.prefix ?? 'redflow';
   const stream = Storage.traceStream(prefix);
-  const traceSubjects = `${prefix}.trace.`;
+  const logSubjects = `${prefix}.log.`;
   const js: JetStreamClient = jetstream(options.nc);
   const followers = new Map<string, Follower>();
   /** Resolves once the consumer's start is fixed; each arming is its own object, so a stale loop cannot clear a newer one. */
@@ -100,7 +100,7 @@ export function createSharedRunFollow(options: SharedRunFollowOptions): SharedRu
   const consumeLoop = async (lastStreamSeq: number) => {
     for (let idle = 0; ; ) {
       const before = lastStreamSeq;
-      const consumer = await orderedConsumer(js, stream, { filter_subjects: Subject.allTraces(prefix), opt_start_seq: lastStreamSeq + 1 });
+      const consumer = await orderedConsumer(js, stream, { filter_subjects: Subject.allLogs(prefix), opt_start_seq: lastStreamSeq + 1 });
       const current = await consumer.consume({ max_messages: PULL_MESSAGES });
       messages = current;
       let reconnected = false;
@@ -114,7 +114,7 @@ export function createSharedRunFollow(options: SharedRunFollowOptions): SharedRu
           // Stopped (idle, closed): what nats.js still holds is for nobody.
           if (messages !== current) break;
           lastStreamSeq = message.seq;
-          const traceId = message.subject.startsWith(traceSubjects) ? message.subject.slice(traceSubjects.length).split('.', 1)[0] : undefined;
+          const traceId = message.subject.startsWith(logSubjects) ? message.subject.slice(logSubjects.length).split('.', 1)[0] : undefined;
           const follower = traceId === undefined ? undefined : followers.get(traceId);
           if (follower !== undefined) deliver(follower, { data: message.data });
         }

@@ -4,8 +4,8 @@ import type { StepLogs } from '../../stepService/stepLogs.js';
 import { openJetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
 
 /**
- * Session logs in the cluster's trace stream (`<prefix>.trace.<traceId>.*`): `redflow replay --nats`
- * reads them, and `nats sub '<prefix>.trace.>'` shows each step's events live.
+ * Session logs in the cluster's trace stream (`<prefix>.log.<traceId>.*`): `redflow replay --nats`
+ * reads them, and `nats sub '<prefix>.trace.>'` shows each event live, one per message.
  *
  * @example
  * ```ts

@@ -43,8 +43,8 @@ const DEFAULT_MAX_SCANNED = 5000;
  * The newest runs in the trace stream, newest first, as their `run.started` events.
  *
  * The runs bucket only holds runs under way, so finished runs are found in the stream itself.
- * Every run's first event is on `<prefix>.trace.<traceId>.run.started`, so a consumer filtered on
- * `<prefix>.trace.*.run.started` sees one message per run, in the order they started, and the
+ * Every run's first event is stored on `<prefix>.log.<traceId>.run.started`, so a consumer filtered
+ * on `<prefix>.log.*.run.started` sees one message per run, in the order they started, and the
  * server skips every other event without sending it. JetStream consumers only read forwards, so
  * the stream is read backwards in windows of stream sequences: the last 4,096 messages first,
  * then the 16,384 before them, and so on, each window by a short-lived consumer starting at the
@@ -82,7 +82,7 @@ export async function listRunStarts(nc: NatsConnection, options: ListRunStartsOp
   let window = Math.max(1, options.firstWindow ?? FIRST_WINDOW);
   while (end >= firstSeq && found.length < options.limit && scanned < maxScanned) {
     const start = Math.max(firstSeq, end - window + 1);
-    const inWindow = await readWindow(jsm, js, stream, Subject.trace(options.prefix, '*', AgentEventType.RunStarted), start, end);
+    const inWindow = await readWindow(jsm, js, stream, Subject.log(options.prefix, '*', AgentEventType.RunStarted), start, end);
     scanned += inWindow.length;
     // The window is in stream order: walk it from its newest end.
     for (let i = inWindow.length - 1; i >= 0 && found.length < options.limit; i--) {
