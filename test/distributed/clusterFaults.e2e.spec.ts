@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -123,6 +123,13 @@ beforeAll(async () => {
 afterAll(async () => {
   console.table(figures);
   await killAll(processes);
+  // REDFLOW_FAULTS_LOGS=<folder> keeps what each worker wrote, and the tool calls executed twice, to diagnose a failure.
+  const keep = process.env.REDFLOW_FAULTS_LOGS;
+  if (keep !== undefined && dir !== undefined) {
+    await mkdir(keep, { recursive: true });
+    for (const [i, worker] of processes.entries()) await writeFile(path.join(keep, `worker-${i}.log`), `${worker.child.spawnargs.join(' ')}\n${worker.stderr()}`);
+    await writeFile(path.join(keep, 'repeated.txt'), (await repeatedExecutions(path.join(dir, 'effects.log'))).join('\n'));
+  }
   await client?.close().catch(() => undefined);
   for (const server of cluster?.servers ?? []) cluster.resume(server.name);
   await cluster?.close();
