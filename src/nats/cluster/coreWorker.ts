@@ -431,8 +431,9 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   await options.nc.flush();
 
   // A worker that stalled past its lease may find its runs taken over: it lets them go.
-  // The watch of the records is only a hint: under a leader election it was seen to lose a live
-  // run's record, and stopping a run no one else owns leaves it unfinished. So the bucket decides.
+  // The watch of the records is only a hint: it lags under a leader election, and a run that
+  // ends loses its record before the host lets it go. Stopping a run no other worker owns would
+  // leave it unfinished, so the bucket, read now, decides.
   let checking = false;
   const checkOwnership = setInterval(() => {
     if (checking) return;

@@ -76,10 +76,10 @@ export interface RunLeases {
   /** True while the run's record (as last seen) names this worker. */
   owns(traceId: string): boolean;
   /**
-   * Whether the run's record, read from the bucket now, still names this worker: what to ask
-   * before letting a run go that {@link owns} says is lost (the watch may have missed or not yet
-   * delivered an entry). True when the bucket cannot be read: a second writer of the run's log is
-   * refused by the trace stream anyway.
+   * False only when the run's record, read from the bucket now, names another worker: what to ask
+   * before letting a run go that {@link owns} says is lost (the watch may lag, and a run that has
+   * just ended has no record left). True when the bucket cannot be read: a second writer of the
+   * run's log is refused by the trace stream anyway.
    */
   stillOwns(traceId: string): Promise<boolean>;
   /** Forgets a finished run. */
@@ -280,6 +280,13 @@ export async function openRunLeases(
         // Only a record already there means the run is known; anything else (a timeout while the
         // bucket elects a leader) is an outage the client may try again after.
         if (error instanceof JetStreamApiError && KEY_EXISTS.has(error.code)) return false;
+        // A write whose answer was lost may have landed: then the run is ours, and refusing the
+        // start would leave a record that makes the client's next attempt RUN_TRACE_ID_TAKEN.
+        const landed = await fresh(record.traceId).catch(() => undefined);
+        if (landed !== undefined && landed.record.owner === owner && landed.record.startedAt === record.startedAt) {
+          known.set(record.traceId, landed);
+          return true;
+        }
         throw storeUnavailable(`cannot record run ${record.traceId}`, error);
       }
     },
@@ -316,7 +323,9 @@ export async function openRunLeases(
       } catch {
         return true;
       }
-      if (current === undefined || current.record.owner !== owner) return false;
+      // No record: the run has just ended (its record goes first), no other worker holds it.
+      if (current === undefined) return true;
+      if (current.record.owner !== owner) return false;
       known.set(traceId, current);
       return true;
     },
