@@ -38,6 +38,8 @@ const DEFAULT_LEASE_MS = 10_000;
 const DEFAULT_BUSY_WAIT_MS = 60_000;
 const FIRST_POLL_MS = 10;
 const MAX_POLL_MS = 250;
+/** A failed renewal of a lease is tried again after this long. */
+const RENEW_RETRY_MS = 200;
 
 const defaultLog = (line: string): void => void process.stderr.write(`${redactSecrets(line)}\n`);
 
@@ -48,6 +50,10 @@ const defaultLog = (line: string): void => void process.stderr.write(`${redactSe
  * each other's calls:
  *
  * - a key with a **stored result** is answered with it; the tool does not run;
+ * - a key **this worker is executing** (from its claim until its result is stored) is answered
+ *   by that execution, whatever the store says meanwhile: after an outage of the store longer
+ *   than the lease, the claim looks run out until the worker renews it (a failed renewal is
+ *   tried again every 200 ms);
  * - a key **another worker is executing** (live lease) waits, polling with backoff, for that
  *   worker's result and answers it; when the lease runs out (the worker died) this worker takes
  *   the call over and executes it; after `busyWaitMs` it answers `TOOL_CALL_IN_PROGRESS`
@@ -107,6 +113,8 @@ export function serveIdempotentTool(
     );
   }
   const log = options.log ?? defaultLog;
+  /** The keys this worker is executing, from its claim until the result is stored (or given up). */
+  const executing = new Map<string, Promise<ToolResult>>();
   const say = (key: string, what: string) => log(`redflow tool ${tool.name}: ${key}: ${what}`);
 
   const handle = async (request: ToolRequest, context: HandlerContext): Promise<ToolResult> => {
@@ -118,9 +126,27 @@ export function serveIdempotentTool(
     const deadline = Date.now() + busyWaitMs;
     let poll = FIRST_POLL_MS;
     for (;;) {
+      // This worker is executing the key already (or storing its result): that execution answers.
+      // The store cannot tell: after an outage of the store longer than the lease, the claim looks
+      // run out by the server's clock, and a repeat would claim the key and execute it again.
+      const local = executing.get(key);
+      if (local !== undefined) {
+        const answer = await settledOrAborted(local, context.signal);
+        if (answer.kind === 'aborted') throw interrupted(key, 'while waiting for this worker\'s execution');
+        if (answer.kind === 'value') return answer.value;
+        continue; // That execution was interrupted and released its claim: claim the key again.
+      }
       const claim = await store.claim(key, attempt, leaseMs);
       if (claim.kind === 'stored') return claim.result;
-      if (claim.kind === 'claimed') return execute(request, key, attempt, context);
+      if (claim.kind === 'claimed') {
+        const execution = execute(request, key, attempt, context);
+        executing.set(key, execution);
+        try {
+          return await execution;
+        } finally {
+          if (executing.get(key) === execution) executing.delete(key);
+        }
+      }
       const now = Date.now();
       if (now >= deadline) {
         throw new RedflowError(
@@ -205,7 +231,10 @@ function keepLease(store: ToolResultStore, key: string, owner: string, leaseMs: 
       (error: unknown) => {
         if (stopped) return;
         report(`could not renew the lease: ${messageOf(error)}`);
-        schedule();
+        // Again as soon as the store is back, not a third of a lease later: an outage longer than
+        // the lease leaves the claim looking run out to the other workers until it is renewed.
+        timer = setTimeout(renew, Math.min(RENEW_RETRY_MS, Math.max(1, Math.floor(leaseMs / 3))));
+        timer.unref();
       },
     );
   };
@@ -216,6 +245,19 @@ function keepLease(store: ToolResultStore, key: string, owner: string, leaseMs: 
       clearTimeout(timer);
     },
   };
+}
+
+/** How `promise` settles, or `aborted` as soon as `signal` aborts (the promise goes on). */
+function settledOrAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<{ kind: 'value'; value: T } | { kind: 'failed' } | { kind: 'aborted' }> {
+  if (signal.aborted) return Promise.resolve({ kind: 'aborted' });
+  return new Promise((resolve) => {
+    const onAbort = () => resolve({ kind: 'aborted' });
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => resolve({ kind: 'value', value }),
+      () => resolve({ kind: 'failed' }),
+    ).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function messageOf(error: unknown): string {

@@ -1,9 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Storage } from '../../src/actors/subjects.js';
+import { ErrorCode } from '../../src/errors.js';
 import { connectNats } from '../../src/nats/connect.js';
 import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { uniquePrefix } from '../nats/natsSupport.js';
@@ -58,6 +59,8 @@ interface Figures {
   fault: string;
   acknowledged: number;
   refusedStarts: number;
+  /** The codes the refused starts came back with. */
+  refusedAs: string;
   unfinished: number;
   broken: number;
   takenOver: number;
@@ -83,6 +86,7 @@ async function underLoad(name: string, fault: () => Promise<void>): Promise<Figu
     fault: name,
     acknowledged: load.acknowledged.length,
     refusedStarts: load.refused.length,
+    refusedAs: [...new Set(load.refused.map((refusal) => refusal.code))].sort().join(' '),
     unfinished: check.unfinished.length,
     broken: check.broken.length,
     takenOver: check.resumed,
@@ -90,7 +94,6 @@ async function underLoad(name: string, fault: () => Promise<void>): Promise<Figu
     recoveryMs: after.length > 0 ? Math.min(...after) : null,
   };
   figures.push(result);
-  if (load.refused.length > 0) console.log(name, 'refused starts:', [...new Set(load.refused.map((r) => r.code))].join(', '));
   return result;
 }
 
@@ -98,7 +101,12 @@ function expectNothingLost(result: Figures): void {
   expect(result.acknowledged, `${result.fault}: runs acknowledged`).toBeGreaterThan(0);
   expect(result, result.fault).toMatchObject({ unfinished: 0, broken: 0, repeatedToolCalls: 0 });
   expect(result.recoveryMs, `${result.fault}: a run started after the fault`).not.toBeNull();
+  // A start not acknowledged is refused with a code that says to try again: no worker could store
+  // it in time, or none was reachable, never a message the client cannot read.
+  for (const code of result.refusedAs.split(' ').filter(Boolean)) expect(RETRYABLE_REFUSALS, `${result.fault}: refused as ${code}`).toContain(code);
 }
+
+const RETRYABLE_REFUSALS: readonly string[] = [ErrorCode.TRANSPORT_TIMEOUT, ErrorCode.LOG_STORE_UNAVAILABLE, ErrorCode.TRANSPORT_NO_RESPONDER];
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'redflow-faults-'));
@@ -123,6 +131,13 @@ beforeAll(async () => {
 afterAll(async () => {
   console.table(figures);
   await killAll(processes);
+  // REDFLOW_FAULTS_LOGS=<folder> keeps what each worker wrote, and the tool calls executed twice, to diagnose a failure.
+  const keep = process.env.REDFLOW_FAULTS_LOGS;
+  if (keep !== undefined && dir !== undefined) {
+    await mkdir(keep, { recursive: true });
+    for (const [i, worker] of processes.entries()) await writeFile(path.join(keep, `worker-${i}.log`), `${worker.child.spawnargs.join(' ')}\n${worker.stderr()}`);
+    await writeFile(path.join(keep, 'repeated.txt'), (await repeatedExecutions(path.join(dir, 'effects.log'))).join('\n'));
+  }
   await client?.close().catch(() => undefined);
   for (const server of cluster?.servers ?? []) cluster.resume(server.name);
   await cluster?.close();

@@ -1,5 +1,8 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { Storage } from '../../src/actors/subjects.js';
 import { openRunLeases, type RunLeases } from '../../src/nats/cluster/runLeases.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { removePrefix } from './clusterSupport.js';
@@ -90,6 +93,36 @@ describe('run leases opened by a process that asks about one run at once', () =>
     } finally {
       await leases.close();
       await other.close();
+    }
+  });
+
+  it('should not call a run an orphan when its owner beats again within a lease of its heartbeat going missing', async () => {
+    // The owner's heartbeat is the test's to take away and put back: gone from the bucket with no
+    // trace, as when it expires (a leader election of the bucket longer than the lease does that
+    // to every heartbeat), not deleted, as a closing worker deletes its own.
+    const kvm = new Kvm(nc);
+    const heartbeats = await kvm.open(Storage.leasesBucket(prefix));
+    const records = await kvm.open(Storage.runsBucket(prefix));
+    const jsm = await jetstreamManager(nc);
+    const beat = () => heartbeats.put('blinking-core', JSON.stringify({ owner: 'blinking-core', at: new Date().toISOString() }));
+    const expire = () => jsm.streams.purge(`KV_${Storage.leasesBucket(prefix)}`, { filter: `$KV.${Storage.leasesBucket(prefix)}.blinking-core` });
+    await beat();
+    await records.create('blinking-run', JSON.stringify({ traceId: 'blinking-run', owner: 'blinking-core', startedAt: new Date().toISOString() }));
+    const asker = await openRunLeases(nc, { prefix, owner: 'resume-asker', leaseMs: 1000 });
+    try {
+      await expire();
+      const asked = asker.orphan('blinking-run');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await beat();
+      expect(await asked).toBeUndefined();
+
+      // Missing for a whole lease of a working bucket: now it is an orphan, found after that lease.
+      await expire();
+      const since = Date.now();
+      expect((await asker.orphan('blinking-run'))?.owner).toBe('blinking-core');
+      expect(Date.now() - since).toBeGreaterThanOrEqual(asker.leaseMs);
+    } finally {
+      await asker.close();
     }
   });
 

@@ -366,6 +366,34 @@ describe('serveIdempotentTool over NATS', () => {
     expect(tool.executions).toEqual([]);
   });
 
+  it("should answer a repeat of a key with this worker's own execution when the store was out of reach past the lease", async () => {
+    // The store takes claims but no renewal or result while `down`: after an outage longer than
+    // the lease, the claim of the call under way looks run out, and the repeat (re-sent by a core
+    // worker whose attempt timed out) must not execute the call a second time.
+    const inner = createInProcessToolResultStore();
+    let down = false;
+    const outage = () => Promise.reject(new RedflowError({ code: ErrorCode.TOOL_RESULT_STORE_FAILED, message: 'no leader', retryable: true }));
+    const store: ToolResultStore = {
+      ...inner,
+      claim: (...args) => inner.claim(...args),
+      renew: (...args) => (down ? outage() : inner.renew(...args)),
+      complete: (...args) => (down ? outage() : inner.complete(...args)),
+    };
+    const tool = countingTool((n) => ({ n }), 20);
+    const call = await serve(tool, { store, leaseMs: 300 });
+    const key = newKey();
+    down = true;
+    const first = call(key, 10_000);
+    await expect.poll(() => tool.executions.length).toBe(1);
+    await sleep(600);
+    const repeat = call(key, 10_000);
+    await sleep(200);
+    down = false;
+    const replies = await Promise.all([first, repeat]);
+    expect(tool.executions).toEqual([key]);
+    for (const reply of replies) expect(reply).toEqual({ ok: true, data: success({ n: 1 }) });
+  });
+
   it('should answer TOOL_CALL_IN_PROGRESS when another worker keeps a key longer than busyWaitMs', async () => {
     const tool = countingTool();
     const call = await serve(tool, { busyWaitMs: 200 });

@@ -9,6 +9,7 @@ import { createNatsTransport } from '../natsTransport.js';
 import type { MicroService } from '../microService.js';
 import type { Headers, Subscription, Transport } from '../../actors/transport.js';
 import { openJetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
+import { storeUnavailable } from '../jetstream/storeUnavailable.js';
 import type { BucketReplication } from '../jetstream/replication.js';
 import type { EventStore } from '../../events/eventStore.js';
 import { logStatus } from '../../events/resumePoint.js';
@@ -349,7 +350,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   const service: Subscription = transport.serve<RunStartRequest, RunStartReply>(
     Subject.runStart(prefix),
     async (request, context) => {
-      if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down'));
+      if (closing) throw new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down', { retryable: true }));
       checkStartRequest(request);
       // Admitted before the run has a record: a run that could never run leaves nothing behind.
       admitRun({
@@ -375,7 +376,12 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       }
       // A taken trace id could never run (its first event would clash with the log's): refused
       // before the run has a record. The log is checked first: a finished run has no record left.
-      if (await runLogExists(options.nc, prefix, traceId)) throw traceIdTaken(traceId, 'its log is in the trace stream');
+      // During a leader election of the trace stream the server answers no read: a coded, retryable
+      // refusal, not the transport's fallback (TRANSPORT_BAD_MESSAGE), so the client tries again.
+      const logged = await runLogExists(options.nc, prefix, traceId).catch((error: unknown) => {
+        throw storeUnavailable(`cannot check whether trace id ${traceId} is taken`, error);
+      });
+      if (logged) throw traceIdTaken(traceId, 'its log is in the trace stream');
       const registered = await leases.register({
         traceId,
         startedAt: new Date().toISOString(),
@@ -425,12 +431,20 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   await options.nc.flush();
 
   // A worker that stalled past its lease may find its runs taken over: it lets them go.
+  // The watch of the records is only a hint: it lags under a leader election, and a run that
+  // ends loses its record before the host lets it go. Stopping a run no other worker owns would
+  // leave it unfinished, so the bucket, read now, decides.
+  let checking = false;
   const checkOwnership = setInterval(() => {
-    for (const traceId of host.running()) {
-      if (leases.owns(traceId)) continue;
-      log(`run ${traceId}: owned by another worker now, stopping`);
-      host.live(traceId)?.handle?.stop();
-    }
+    if (checking) return;
+    checking = true;
+    void Promise.all(
+      host.running().map(async (traceId) => {
+        if (leases.owns(traceId) || (await leases.stillOwns(traceId))) return;
+        log(`run ${traceId}: owned by another worker now, stopping`);
+        host.live(traceId)?.handle?.stop();
+      }),
+    ).finally(() => (checking = false));
   }, Math.max(100, Math.floor(leaseMs / 3)));
   checkOwnership.unref();
 

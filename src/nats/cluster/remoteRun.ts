@@ -1,6 +1,6 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEnvelope, ParentCall, RunOutcome } from '../../contracts/schema-types.js';
-import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
+import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
 import { createNatsTransport } from '../natsTransport.js';
 import type { Reply } from '../../actors/transport.js';
@@ -26,7 +26,11 @@ export interface RemoteRunOptions {
   readonly timeoutMs?: number;
   /** Called with each event of the run as it is stored, in order, each once. */
   readonly onEvent?: (event: AgentEvent) => void;
-  /** How long to wait for a core worker to take the run (default 10 s). */
+  /**
+   * How long to wait for a core worker to take the run (default 10 s). A start refused for now
+   * (`LOG_STORE_UNAVAILABLE` while the cluster elects a leader, a worker shutting down) is asked
+   * again within it, with pauses from 100 ms doubling to 1 s; the last refusal is thrown.
+   */
   readonly startTimeoutMs?: number;
   /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
   readonly parent?: ParentCall;
@@ -53,7 +57,8 @@ export interface RemoteRun {
  * store's follow: an ordered consumer over the run's subjects), so `onEvent` sees each stored
  * event once and in order, and `result` is the fold of exactly the events stored. The run does not
  * depend on this client: if the client goes away, the run goes on. A core worker answers the start
- * once the run's first event is stored; when no answer comes (`TRANSPORT_TIMEOUT`), the run
+ * once the run's first event is stored; a start refused for now is asked again within
+ * `startTimeoutMs`. When no answer comes (`TRANSPORT_TIMEOUT`), the run
  * started only if the stream holds that first event, with this start's input and caller: then it is
  * followed (its worker died after storing it, and another takes it over), otherwise the timeout is
  * thrown and nothing runs.
@@ -108,22 +113,18 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
     ...(options.parent !== undefined && { parent: options.parent }),
   };
-  let reply: Reply<RunStartReply>;
+  let reply: Reply<RunStartReply> | 'found';
   try {
-    reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, {
-      timeoutMs: options.startTimeoutMs ?? 10_000,
-    });
+    reply = await askToStart(options.nc, transport, prefix, request, options.startTimeoutMs ?? 10_000, following);
   } catch (error) {
     detached.abort();
     throw error;
   } finally {
     await transport.close();
   }
-  if (!reply.ok && reply.error.code === ErrorCode.TRANSPORT_TIMEOUT && (await startedAsAsked(options.nc, prefix, traceId, request).catch(() => false))) {
-    // The core worker that took the start stored the run's first event and died before it
-    // answered: the run is in the log, another core worker takes it over, and this client follows it.
-    return { traceId, result, detach: () => detached.abort() };
-  }
+  // No core worker answered, but the stream holds the run's start as asked: its worker stored it
+  // and died before answering (another takes it over), or its answer was lost. Followed.
+  if (reply === 'found') return { traceId, result, detach: () => detached.abort() };
   if (!reply.ok) {
     detached.abort();
     const hint =
@@ -137,6 +138,47 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     result,
     detach: () => detached.abort(),
   };
+}
+
+/** The first pause before a start refused for now is asked again; it doubles up to a second. */
+const FIRST_RETRY_MS = 100;
+const LONGEST_RETRY_MS = 1000;
+
+/**
+ * A refusal a later attempt may get past: a core worker that cannot reach the trace stream or the
+ * run buckets (a leader election, `LOG_STORE_UNAVAILABLE`) or is shutting down. Not a timeout (the
+ * deadline is spent) nor "no core worker" (none is running: saying so at once helps more).
+ */
+function worthAnotherTry(error: ErrorInfo): boolean {
+  return error.retryable === true && error.code !== ErrorCode.TRANSPORT_TIMEOUT && error.code !== ErrorCode.TRANSPORT_NO_RESPONDER;
+}
+
+/**
+ * Asks the core workers to start the run until one acknowledges it, a refusal is final, or
+ * `withinMs` passes, pausing between attempts. `'found'` when the last answer leaves the run's
+ * fate open (no answer; refused for now; its trace id taken after an earlier attempt) but the
+ * stream holds the start as asked: an earlier attempt did start it.
+ */
+async function askToStart(
+  nc: NatsConnection,
+  transport: ReturnType<typeof createNatsTransport>,
+  prefix: string,
+  request: RunStartRequest,
+  withinMs: number,
+  signal: AbortSignal,
+): Promise<Reply<RunStartReply> | 'found'> {
+  const deadline = Date.now() + withinMs;
+  let pause = FIRST_RETRY_MS;
+  for (let attempt = 1; ; attempt++) {
+    const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, { timeoutMs: Math.max(1, deadline - Date.now()) });
+    if (reply.ok) return reply;
+    const again = worthAnotherTry(reply.error) && !signal.aborted && Date.now() + pause < deadline;
+    const open = reply.error.code === ErrorCode.TRANSPORT_TIMEOUT || (attempt > 1 && reply.error.code === ErrorCode.RUN_TRACE_ID_TAKEN) || (worthAnotherTry(reply.error) && !again);
+    if (open && (await startedAsAsked(nc, prefix, request.traceId ?? '', request).catch(() => false))) return 'found';
+    if (!again) return reply;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 2, LONGEST_RETRY_MS);
+  }
 }
 
 /**

@@ -1,10 +1,11 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
-import { jetstream } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, jetstream } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { Storage } from '../../actors/subjects.js';
 import type { RunWait, WaitAnswer } from '../../events/pendingWait.js';
 import { watchReconnects } from '../reconnects.js';
+import { storeUnavailable } from '../jetstream/storeUnavailable.js';
 import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
 import { createKvEntry, deleteKvEntry } from './storeRequests.js';
 
@@ -51,7 +52,9 @@ export type AnswerClaim =
  * or write of the bucket, or a reconnect of its own connection, starts that lease again. And a
  * worker puts its heartbeat again at once when the bucket works again (a failed beat is retried
  * every 200 ms, and a reconnect beats at once), well inside that lease. The price: a dead
- * worker's runs are taken over between one and two leases after its last beat, not one.
+ * worker's runs are taken over between one and two leases after its last beat, not one. A worker
+ * that closes deletes its heartbeat: its runs are taken over at once. Finding orphans in a scan
+ * and asking about one run (`redflow resume --nats`) judge owners by this one rule.
  */
 export interface RunLeases {
   /**
@@ -59,7 +62,10 @@ export interface RunLeases {
    * prefix set when it made the bucket (a later worker's own `leaseMs` cannot change it).
    */
   readonly leaseMs: number;
-  /** Records a new run owned by this worker; false if the run is already known. */
+  /**
+   * Records a new run owned by this worker; false if the run is already known. Throws
+   * `LOG_STORE_UNAVAILABLE` (retryable) when the bucket does not answer.
+   */
   register(record: Omit<RunRecord, 'owner'>): Promise<boolean>;
   /**
    * Takes over an orphan (its owner is dead) by a revision-checked update of its record; false if
@@ -70,6 +76,13 @@ export interface RunLeases {
   claim(record: RunRecord): Promise<boolean>;
   /** True while the run's record (as last seen) names this worker. */
   owns(traceId: string): boolean;
+  /**
+   * False only when the run's record, read from the bucket now, names another worker: what to ask
+   * before letting a run go that {@link owns} says is lost (the watch may lag, and a run that has
+   * just ended has no record left). True when the bucket cannot be read: a second writer of the
+   * run's log is refused by the trace stream anyway.
+   */
+  stillOwns(traceId: string): Promise<boolean>;
   /** Forgets a finished run. */
   finish(traceId: string): Promise<void>;
   /**
@@ -79,7 +92,11 @@ export interface RunLeases {
   orphans(): Promise<RunRecord[]>;
   /**
    * Run `traceId`'s record if it is an orphan, read from the bucket now rather than from the watch
-   * (which may not have caught up yet in a process that has just opened the leases).
+   * (which may not have caught up yet in a process that has just opened the leases). The same
+   * heartbeat rule as {@link RunLeases.orphans}: it watches the owner's heartbeat until it beats
+   * (undefined at once) or has been missing for a whole lease of a working bucket (the record), so
+   * an answer takes up to a lease, more while the bucket fails; it throws `LOG_STORE_UNAVAILABLE`
+   * when the bucket keeps failing for several leases.
    */
   orphan(traceId: string): Promise<RunRecord | undefined>;
   /** Marks one of this worker's runs parked, waiting for an answer: it no longer owns it. */
@@ -137,6 +154,19 @@ class WatchedRecord implements KnownRecord {
     return this.read;
   }
 }
+
+/** How the server refuses a create of a key that holds a value. */
+const KEY_EXISTS: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
+
+/** What the heartbeat rule says of a run's owner (see "Outages" on {@link RunLeases}). */
+type OwnerVerdict = 'live' | 'missing' | 'dead';
+
+/**
+ * How long `orphan()` may watch an owner before it must decide: the rule needs one whole lease of a
+ * working bucket, so a few leases, and never less than an election of the bucket takes.
+ */
+const ORPHAN_VERDICT_LEASES = 4;
+const ORPHAN_VERDICT_MIN_MS = 10_000;
 
 /**
  * Opens (creating if needed) the run and heartbeat buckets of `prefix`, starts this worker's
@@ -210,9 +240,9 @@ export async function openRunLeases(
   // The bucket's subjects, for the writes made once per run (see storeRequests.ts).
   const runKeys = `$KV.${Storage.runsBucket(options.prefix)}.`;
 
-  // When this worker last saw the heartbeat bucket fail, and since when it has seen each owner's
-  // heartbeat missing with the bucket working (see "Outages" above).
-  const missingSince = new Map<string, number>();
+  // Since when this worker has seen each owner's heartbeat missing with the bucket working (see
+  // "Outages" above), and when it last looked: any failed read or write of the bucket forgets all.
+  const missingSince = new Map<string, { since: number; checked: number }>();
   const noteOutage = () => missingSince.clear();
   let closed = false;
   let beating = false;
@@ -253,19 +283,39 @@ export async function openRunLeases(
   // One read per owner, not a listing of the bucket: nats.js's `kv.keys()` never ends when an
   // entry expires between the listing's start and its delivery, and heartbeats here do expire
   // (it stalled the takeover scans, and `redflow resume --nats`, for good).
-  const isLive = async (who: string): Promise<boolean> => {
+  // A heartbeat deleted (not expired) is a worker that said goodbye as it closed: gone at once.
+  // One that expired is only missing: an election of the bucket longer than the lease expires them all.
+  const heartbeatOf = async (who: string): Promise<'beating' | 'deleted' | 'missing'> => {
     try {
       const entry = await leases.get(who);
-      return entry !== null && entry.operation === 'PUT';
+      return entry === null ? 'missing' : entry.operation === 'PUT' ? 'beating' : entry.operation === 'DEL' ? 'deleted' : 'missing';
     } catch (error) {
       noteOutage();
       throw error;
     }
   };
-  const liveOwners = async (owners: Iterable<string>): Promise<Set<string>> => {
+  /**
+   * The heartbeat rule, the one place that calls an owner dead: `dead` once its heartbeat has been
+   * missing for a whole lease of a working bucket as this worker saw it (or at once when the owner
+   * deleted it, closing), `missing` before that, `live` while it beats. Throws (and starts every
+   * lease again) when the bucket cannot be read.
+   */
+  const ownerVerdicts = async (owners: Iterable<string>): Promise<Map<string, OwnerVerdict>> => {
     const distinct = [...new Set(owners)];
-    const live = await Promise.all(distinct.map(isLive));
-    return new Set(distinct.filter((_, i) => live[i]));
+    const heartbeats = await Promise.all(distinct.map(heartbeatOf));
+    const now = Date.now();
+    const verdicts = new Map<string, OwnerVerdict>();
+    for (const [i, who] of distinct.entries()) {
+      if (heartbeats[i] !== 'missing') {
+        missingSince.delete(who);
+        verdicts.set(who, heartbeats[i] === 'beating' ? 'live' : 'dead');
+        continue;
+      }
+      const since = missingSince.get(who)?.since ?? now;
+      missingSince.set(who, { since, checked: now });
+      verdicts.set(who, now - since >= leaseMs ? 'dead' : 'missing');
+    }
+    return verdicts;
   };
 
   return {
@@ -278,8 +328,18 @@ export async function openRunLeases(
         const revision = (await createKvEntry(nc, runKeys, record.traceId, bytes)) ?? (await runs.create(record.traceId, bytes));
         known.set(record.traceId, { record, revision });
         return true;
-      } catch {
-        return false;
+      } catch (error) {
+        // Only a record already there means the run is known; anything else (a timeout while the
+        // bucket elects a leader) is an outage the client may try again after.
+        if (error instanceof JetStreamApiError && KEY_EXISTS.has(error.code)) return false;
+        // A write whose answer was lost may have landed: then the run is ours, and refusing the
+        // start would leave a record that makes the client's next attempt RUN_TRACE_ID_TAKEN.
+        const landed = await fresh(record.traceId).catch(() => undefined);
+        if (landed !== undefined && landed.record.owner === owner && landed.record.startedAt === record.startedAt) {
+          known.set(record.traceId, landed);
+          return true;
+        }
+        throw storeUnavailable(`cannot record run ${record.traceId}`, error);
       }
     },
     async claim(record) {
@@ -308,25 +368,57 @@ export async function openRunLeases(
       }
     },
     owns: (traceId) => known.get(traceId)?.record?.owner === owner,
+    async stillOwns(traceId) {
+      let current;
+      try {
+        current = await fresh(traceId);
+      } catch {
+        return true;
+      }
+      // No record: the run has just ended (its record goes first), no other worker holds it.
+      if (current === undefined) return true;
+      if (current.record.owner !== owner) return false;
+      known.set(traceId, current);
+      return true;
+    },
     async finish(traceId) {
       known.delete(traceId);
       await deleteKvEntry(nc, runKeys, traceId).catch(() => undefined);
     },
     async orphans() {
       const candidates = knownRecords().filter((record) => record.waiting === undefined && record.owner !== owner);
-      if (candidates.length === 0) return [];
-      const live = await liveOwners(candidates.map((record) => record.owner));
-      // Dead: missing for a full lease of a working bucket, as this worker has seen it.
+      // Owners no one has asked about for a lease are forgotten: their runs have ended or moved.
       const now = Date.now();
-      const owners = new Set(candidates.map((record) => record.owner));
-      for (const who of missingSince.keys()) if (live.has(who) || !owners.has(who)) missingSince.delete(who);
-      for (const record of candidates) if (!live.has(record.owner) && !missingSince.has(record.owner)) missingSince.set(record.owner, now);
-      return candidates.filter((record) => !live.has(record.owner) && now - (missingSince.get(record.owner) ?? now) >= leaseMs);
+      for (const [who, { checked }] of missingSince) if (now - checked > leaseMs) missingSince.delete(who);
+      if (candidates.length === 0) return [];
+      const verdicts = await ownerVerdicts(candidates.map((record) => record.owner));
+      return candidates.filter((record) => verdicts.get(record.owner) === 'dead');
     },
     async orphan(traceId) {
-      const current = await fresh(traceId);
-      if (!current || current.record.waiting !== undefined || current.record.owner === owner) return undefined;
-      return (await isLive(current.record.owner)) ? undefined : current.record;
+      // Asked once, so watched here until the rule decides: the owner beats again (not an orphan),
+      // or its heartbeat stays missing for a whole lease of a working bucket (an orphan).
+      const giveUpAt = Date.now() + Math.max(ORPHAN_VERDICT_LEASES * leaseMs, ORPHAN_VERDICT_MIN_MS);
+      for (;;) {
+        try {
+          const current = await fresh(traceId);
+          if (!current || current.record.waiting !== undefined || current.record.owner === owner) return undefined;
+          const verdict = (await ownerVerdicts([current.record.owner])).get(current.record.owner);
+          if (verdict === 'live') return undefined;
+          if (verdict === 'dead') return current.record;
+        } catch (error) {
+          noteOutage();
+          if (Date.now() > giveUpAt) throw error;
+        }
+        if (Date.now() > giveUpAt) {
+          throw new RedflowError(
+            errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `cannot tell whether the owner of run ${traceId} is alive: the heartbeat bucket kept failing`, {
+              hint: 'the cluster is electing leaders or out of reach; try again once `nats stream info KV_<prefix>-leases` shows a leader',
+              retryable: true,
+            }),
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.max(50, Math.floor(leaseMs / 10))));
+      }
     },
     async park(traceId, waiting) {
       const seen = known.get(traceId);
