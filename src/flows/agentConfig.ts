@@ -39,7 +39,7 @@ export interface AgentConfigResolution {
 }
 
 const AGENT_CONFIG_HINT =
-  "agent.core config: strategy 'react' (or 'reactive'), maxIterations 1..20, allowedTools (tool names), stopConditions, debug, instructions, requiresApproval (tool names), waitTimeoutMs, reasoning ('optional' or 'explicit'), outputSchema (a JSON Schema), outputRepair, onInvalidAnswer ({ repair: 0..10 }), budget ({ maxTokens, maxCost, prices }), verification ('off', 'self' or { rubric, criteria, maxFailures }); see schemas/agent-core.react.schema.json";
+  "agent.core config: strategy 'react' (or 'reactive'), maxIterations 1..20, allowedTools (tool names), stopConditions, debug, instructions, requiresApproval (tool names), waitTimeoutMs, reasoning ('optional' or 'explicit'), outputSchema (a JSON Schema), outputRepair, onInvalidAnswer ({ repair: 0..10 }), budget ({ maxTokens, maxCost, prices }), verification ('off', 'self' or { model, rubric, criteria, maxFailures }); see schemas/agent-core.react.schema.json";
 
 /**
  * Normalises an agent core's raw config: strategy `reactive` → `react`; defaults
