@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { loadFlowFile } from '../../src/flows/loadFlow.js';
+import { AgentExecutor } from '../../src/agents/agentExecutor.js';
+import { defineAgent } from '../../src/agents/agentDefinition.js';
 import { startFakeChatCompletionsServer, stopFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 
 // An agent that verifies with a model of its own (`verification.model`): its final answer goes to
@@ -87,6 +89,26 @@ describe('an agent that verifies with a model of its own', () => {
     expect(judge.requests.map((request) => (request.body as { model: string }).model)).toEqual(['inline-judge']);
     expect(main.requests.some((request) => isVerification(request.body))).toBe(false);
     expect(events.find((event) => event.type === 'verification.completed')?.data).toMatchObject({ model: { model: 'inline-judge' } });
+  });
+
+  it("should send an agent definition's verification to the model its runConfig names", async () => {
+    main.reset();
+    judge.reset();
+    main.setFallback({ kind: 'completion', content: FINAL });
+    judge.setFallback({ kind: 'completion', content: PASSED });
+    const settings = (model: string, baseUrl: string) => ({ provider: 'openai-compatible' as const, model, baseUrl, apiKeyEnv: 'FAKE_KEY' });
+    const agent = defineAgent({
+      name: 'geographer',
+      description: 'Answers geography questions.',
+      promptConfig: { systemPrompt: 'You answer geography questions.', query: 'What is the capital of France?' },
+      modelConfig: settings('main-model', main.baseUrl),
+      runConfig: { maxTurns: 3, verification: { model: settings('definition-judge', judge.baseUrl) } },
+    });
+    const executor = new AgentExecutor({ runsDir: dir, env: { FAKE_KEY: 'sk-fake-verifier-test-key-51b7' } });
+    const result = await executor.execute(agent);
+    expect(result.outcome.verification?.passed).toBe(true);
+    expect(judge.requests.map((request) => (request.body as { model: string }).model)).toEqual(['definition-judge']);
+    expect(main.requests.some((request) => isVerification(request.body))).toBe(false);
   });
 
   it('should refuse a verifier model the flow does not have, with VERIFIER_MODEL_NOT_FOUND', async () => {
