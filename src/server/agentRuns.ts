@@ -1,6 +1,7 @@
 import { ApiError, ErrorCode, errorInfo } from '../errors.js';
 import { ApiRoute, type RunStartedResponse } from './apiTypes.js';
-import type { ApiContext } from './apiRoutes.js';
+import type { FlowStore } from './flowStore.js';
+import type { RunBackend } from './runBackend.js';
 
 export { isAgentId } from './agentFiles.js';
 
@@ -14,7 +15,7 @@ export { isAgentId } from './agentFiles.js';
  * const [status, body, headers] = await startAgentRun(context, 'reviewer.agent.md', { topic: 'auth' });
  * ```
  */
-export async function startAgentRun(context: ApiContext, agentId: string, input: unknown): Promise<[201, RunStartedResponse, Record<string, string>]> {
+export async function startAgentRun(context: { readonly flows: FlowStore; readonly backend: RunBackend }, agentId: string, input: unknown): Promise<[201, RunStartedResponse, Record<string, string>]> {
   const { flows, backend } = context;
   if (flows.agentPath === undefined || backend.startAgent === undefined) {
     throw new ApiError(

@@ -7,6 +7,7 @@ import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { loadFlowFile } from '../../src/flows/loadFlow.js';
 import { AgentExecutor } from '../../src/agents/agentExecutor.js';
 import { defineAgent } from '../../src/agents/agentDefinition.js';
+import { codeBlocks, readPage } from '../docs/docPages.js';
 import { startFakeChatCompletionsServer, stopFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
 
 // An agent that verifies with a model of its own (`verification.model`): its final answer goes to
@@ -109,6 +110,13 @@ describe('an agent that verifies with a model of its own', () => {
     expect(result.outcome.verification?.passed).toBe(true);
     expect(judge.requests.map((request) => (request.body as { model: string }).model)).toEqual(['definition-judge']);
     expect(main.requests.some((request) => isVerification(request.body))).toBe(false);
+  });
+
+  it('should run the flow of docs/verification.md, its judge node verifying', async () => {
+    const flow = codeBlocks(readPage('docs/verification.md')).filter((block) => block.lang === 'json').find((block) => block.code.includes('"judge"'))?.code;
+    const { result, events } = await run(JSON.parse(flow as string), 'doc-flow');
+    expect(result.outcome).toMatchObject({ status: 'done', answer: 'Paris.', verification: { passed: true, failures: 0 } });
+    expect(events.find((event) => event.type === 'verification.completed')?.data).toMatchObject({ passed: true, model: { provider: 'scripted' } });
   });
 
   it('should refuse a verifier model the flow does not have, with VERIFIER_MODEL_NOT_FOUND', async () => {
