@@ -1,13 +1,12 @@
 import type { AgentCoreReactConfig, FlowDefinition, FlowEdge, FlowNode } from '../contracts/schema-types.js';
 import { compileUserSchema, validators } from '../contracts/schemas.js';
 import { ErrorCode } from '../errors.js';
-import { type ConnectedToolRef, resolveAgentConfig } from './agentConfig.js';
+import { type ConnectedToolRef, findVerifierNode, resolveAgentConfig, verifierNodeId } from './agentConfig.js';
 import { type FlowDiagnostic, Severity, describeValue, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
 import { isKnownProvider, unknownProvider } from '../actors/models/modelProviders.js';
 import { checkConnection } from './edgeRules.js';
 import { NODE_TYPES, NodeRole, NodeType, roleOf } from './nodeTypes.js';
 import { parseSqlParameters, undeclaredParameters } from '../actors/tools/sqlParameters.js';
-import { findVerifierNode, verifierNodeId } from './verifierNode.js';
 
 /** Re-exported so callers of {@link validateFlow} can type its diagnostics from this module alone. */
 export type { FlowDiagnostic } from './diagnostics.js';

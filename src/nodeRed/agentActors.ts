@@ -2,7 +2,7 @@ import type { AgentCoreReactConfig, ToolFlowConfig, ToolHttpConfig, ToolPostgres
 import type { InputValidator } from '../contracts/schemas.js';
 import { serveMemory, serveModel, serveTool } from '../runtime/serveActors.js';
 import { DEFAULT_SUBJECT_PREFIX, Subject } from '../actors/subjects.js';
-import { asVerifier } from '../actors/models/verifierModel.js';
+import { asVerifier } from '../runtime/embeddedActors.js';
 import type { Subscription } from '../actors/transport.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';
 import { NodeType } from '../flows/nodeTypes.js';

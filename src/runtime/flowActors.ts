@@ -6,7 +6,7 @@ import type { ModelActor } from '../actors/model.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { planRun } from './runPlan.js';
 import { buildModel } from './buildModel.js';
-import { asVerifier } from '../actors/models/verifierModel.js';
+import { asVerifier } from './embeddedActors.js';
 import { buildTools, expandToolGroups, specsInPlanOrder, toolSpecs } from './buildTools.js';
 import { buildMemoryStore } from './buildMemoryStore.js';
 import type { ContextBudget } from '../machines/contextBudget.js';

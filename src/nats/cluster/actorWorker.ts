@@ -11,7 +11,7 @@ import { createNatsKvMemoryStore } from '../kv/natsKvMemoryStore.js';
 import type { ToolDefinition } from '../../actors/tool.js';
 import { loadValidFlow } from '../../flows/loadValidFlow.js';
 import { planRun } from '../../runtime/runPlan.js';
-import { asVerifier } from '../../actors/models/verifierModel.js';
+import { asVerifier } from '../../runtime/embeddedActors.js';
 import { buildModel } from '../../runtime/buildModel.js';
 import { buildTools } from '../../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
