@@ -23,6 +23,20 @@ function verifiedFlow() {
   return { ...flow, nodes: [...nodes, judge] };
 }
 
+/** An `.agent.md` agent beside the flows: listed by the picker, run from it. */
+const HELPER_AGENT = `---
+name: helper
+description: Says hello, scripted.
+model:
+  provider: scripted
+  answers:
+    - { action: final, message: "Hello from an agent file.", confidence: 0.9 }
+query: Say hello.
+---
+
+You say hello.
+`;
+
 let dir: string;
 let server: ChildProcess | undefined;
 let browser: FileBrowser;
@@ -35,6 +49,7 @@ describe.skipIf(SKIP_BROWSER)('the verification and budget fields of the agent c
     await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
     await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
     await writeFile(path.join(flowsDir, 'verified-agent.json'), JSON.stringify(verifiedFlow()));
+    await writeFile(path.join(flowsDir, 'helper.agent.md'), HELPER_AGENT);
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
     browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
@@ -91,5 +106,14 @@ describe.skipIf(SKIP_BROWSER)('the verification and budget fields of the agent c
     const checks = page.locator('[data-testid="step-details"] [data-testid="step-verification-check"]');
     await expect.poll(() => checks.count()).toBe(4);
     expect(await checks.evaluateAll((all) => all.map((check) => check.getAttribute('data-passed')))).toEqual(['true', 'true', 'true', 'true']);
+  }, 60_000);
+
+  it('should list an .agent.md file beside the flows and run it when picked', async () => {
+    await page.click('[data-testid="flow-select"]');
+    const option = page.locator('[data-testid="flow-select"] optgroup[data-testid="agent-files"] option');
+    await expect.poll(() => option.evaluateAll((all) => all.map((o) => (o as HTMLOptionElement).value))).toEqual(['agent:helper.agent.md']);
+    await page.selectOption('[data-testid="flow-select"]', 'agent:helper.agent.md');
+    await expect.poll(() => page.getAttribute('[data-testid="editor"]', 'data-run-state'), { timeout: 15_000 }).toBe('finished');
+    await expect.poll(() => page.locator('[data-testid="run-answer"]').first().textContent()).toBe('Hello from an agent file.');
   }, 60_000);
 });
