@@ -78,11 +78,11 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
   const modelSubject = Subject.model(prefix, plan.model.nodeId);
   transport.route(modelSubject, plan.model.nodeId);
   served.push(serveModel(transport, modelSubject, model));
-  // The agent's own verifier (`verification.model`), asked through the model node's route: a
-  // Node-RED agent gives its verifier inline, as settings.
+  // The agent's own verifier (`verification.model`): a model node it names, or inline settings.
   const verifierSubject = plan.verifier && Subject.model(prefix, plan.verifier.nodeId);
   if (plan.verifier && verifierSubject) {
-    transport.route(verifierSubject, plan.model.nodeId);
+    // A verifier node of its own answers through it; inline settings through the model node.
+    transport.route(verifierSubject, options.flow.verifier === undefined ? plan.model.nodeId : plan.verifier.nodeId);
     served.push(serveModel(transport, verifierSubject, asVerifier(await buildModel({ model: plan.verifier, baseDir: plan.baseDir }, { env, allowFiles }))));
   }
 
