@@ -170,6 +170,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   NODE_CONFIG_INVALID: 'invalid_data',
   NO_MODEL: 'invalid_data',
   MULTIPLE_MODELS: 'invalid_data',
+  VERIFIER_MODEL_NOT_FOUND: 'invalid_data',
   MULTIPLE_MEMORIES: 'invalid_data',
   ALLOWED_TOOL_NOT_CONNECTED: 'invalid_data',
   DUPLICATE_TOOL_NAME: 'invalid_data',

@@ -14,7 +14,7 @@ import { buildModel } from '../runtime/buildModel.js';
 import { systemClock, type Clock } from '../runtime/clock.js';
 import { contextBudgetFor } from '../runtime/contextBudgetFor.js';
 import { admitRun } from '../host/admission.js';
-import { serveActors, type ServedActors } from '../runtime/embeddedActors.js';
+import { asVerifier, serveActors, type ServedActors } from '../runtime/embeddedActors.js';
 import { DEFAULT_RUNS_DIR } from '../host/embeddedFlowRun.js';
 import { randomIds, type IdSource } from '../runtime/ids.js';
 import { readResumableLog } from '../runtime/resumableLog.js';
@@ -467,6 +467,17 @@ export class AgentExecutor {
     );
   }
 
+  /** The definition's own verifier model (`runConfig.verification.model`), when it names one. */
+  async #verifier(definition: AgentDefinition): Promise<ModelActor | undefined> {
+    const verification = definition.runConfig?.verification;
+    if (typeof verification !== 'object' || typeof verification.model !== 'object') return undefined;
+    const model = await buildModel(
+      { model: { nodeId: 'verifier', config: verification.model }, baseDir: this.options.baseDir ?? process.cwd() },
+      this.options.env !== undefined ? { env: this.options.env } : {},
+    );
+    return asVerifier(model);
+  }
+
   /**
    * Serves the definition's actors (its model, and the tools Redflow runs, each checking its calls
    * with its schemas) and opens its log: a JSONL file at `log`, or the store given.
@@ -475,7 +486,8 @@ export class AgentExecutor {
     const definitionTools = definition.toolConfig?.tools ?? [];
     const tools = [...definitionTools.map(toolSpecOf), ...subagents.specs];
     const run = [...definitionTools.filter((tool): tool is AgentTool => !isClientTool(tool)).map(servedToolOf), ...subagents.tools];
-    const served = serveActors({ model, tools: run });
+    const verifier = await this.#verifier(definition);
+    const served = serveActors({ model, ...(verifier !== undefined && { verifier: { model: verifier, id: 'verifier' } }), tools: run });
     if (typeof log !== 'string') return { served, tools, store: log, logPath: undefined, close: () => served.close() };
     const logPath = path.resolve(log);
     let store;

@@ -64,9 +64,13 @@ function checkVerification(value: unknown, problems: Problem[]): void {
     problems.push({ path, message: `must be "off", "self" or { rubric?, criteria?, maxFailures? }, got ${describe(value)}` });
     return;
   }
-  const known: ReadonlySet<string> = new Set(['rubric', 'criteria', 'maxFailures'] satisfies (keyof Exclude<NonNullable<AgentCoreReactConfig['verification']>, string>)[]);
-  for (const key of Object.keys(value)) if (!known.has(key)) problems.push({ path: `${path}.${key}`, message: 'is not a verification setting (rubric, criteria, maxFailures)' });
-  const { rubric, criteria, maxFailures } = value;
+  const known: ReadonlySet<string> = new Set(['model', 'rubric', 'criteria', 'maxFailures'] satisfies (keyof Exclude<NonNullable<AgentCoreReactConfig['verification']>, string>)[]);
+  for (const key of Object.keys(value)) if (!known.has(key)) problems.push({ path: `${path}.${key}`, message: 'is not a verification setting (model, rubric, criteria, maxFailures)' });
+  const { model, rubric, criteria, maxFailures } = value;
+  // A definition has no model nodes to name: its verifier is given by its settings.
+  if (model !== undefined && !(isObject(model) && typeof model.provider === 'string')) {
+    problems.push({ path: `${path}.model`, message: `must be the verifier's model settings ({ provider, model, … }), got ${describe(model)}` });
+  }
   if (rubric !== undefined && typeof rubric !== 'string') problems.push({ path: `${path}.rubric`, message: `must be a string, got ${describe(rubric)}` });
   if (criteria !== undefined && !(Array.isArray(criteria) && criteria.every((item) => typeof item === 'string' && item !== ''))) {
     problems.push({ path: `${path}.criteria`, message: 'must be an array of non-empty strings' });

@@ -84,6 +84,10 @@ export interface AgentCoreReactConfig {
     | ('off' | 'self')
     | {
         /**
+         * The verifier: a separate model answers the verification turn instead of the run's own. The id of a model.llm node of the flow (left unconnected: the agent core connects to its own model only), or inline model settings (a model.llm node's config). Default: the run's model.
+         */
+        model?: string | ModelLlmConfig;
+        /**
          * What the verifier holds the answer to beyond the four checks: added to its prompt.
          */
         rubric?: string;
@@ -96,6 +100,121 @@ export interface AgentCoreReactConfig {
          */
         maxFailures?: number;
       };
+}
+
+export interface ModelLlmConfig {
+  /**
+   * Which protocol the model speaks: OpenAI's Chat Completions (openai, openai-compatible, ollama, vllm, llamacpp), Anthropic's Messages (anthropic), or scripted answers.
+   */
+  provider?: 'scripted' | 'openai' | 'openai-compatible' | 'ollama' | 'vllm' | 'llamacpp' | 'anthropic';
+  model?: string;
+  /**
+   * The API root: …/v1 for Chat Completions (default $REDFLOW_MODEL_BASE_URL, $OPENAI_BASE_URL, or OpenAI), without /v1 for anthropic (default $REDFLOW_MODEL_BASE_URL, $ANTHROPIC_BASE_URL, or Anthropic).
+   */
+  baseUrl?: string;
+  /**
+   * Name of the environment variable holding the API key. Default OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic).
+   */
+  apiKeyEnv?: string;
+  temperature?: number;
+  /**
+   * Largest answer, in tokens. Default: the server's (4096 for anthropic, which requires one).
+   */
+  maxTokens?: number;
+  /**
+   * The model's context window, in tokens: each request is kept within it, less maxTokens (or 1000) for the answer, by leaving out the oldest messages first (never the system prompt or the input). Counted with the model's tokenizer (gpt-tokenizer; an estimate with 15% kept free for other families).
+   */
+  contextTokens?: number;
+  /**
+   * Limit of one attempt (the request and the whole streamed answer), in ms. Default 60000.
+   */
+  timeoutMs?: number;
+  maxRetries?: number;
+  /**
+   * Chat Completions: ask the server for a JSON object answer (response_format). Default true; anthropic ignores it.
+   */
+  jsonMode?: boolean;
+  /**
+   * How the model is held to the answer format: json_schema (default) sends the decision's JSON Schema as the provider's constrained output (OpenAI-compatible response_format json_schema, strict; Anthropic a forced tool), falling back to json_object once for a server that refuses it; json_object asks for any JSON object; none asks for nothing (the prompt alone). See docs/flows.md.
+   */
+  decisionFormat?: 'json_schema' | 'json_object' | 'none';
+  /**
+   * json (default): the model answers with the decision as JSON text. tools: the allowed tools are sent as the provider's native tools (one call per answer), a final answer as plain text.
+   */
+  protocol?: 'json' | 'tools';
+  /**
+   * Largest response body read from the server, in bytes; a larger one fails with MODEL_RESPONSE_TOO_LARGE.
+   */
+  maxResponseBytes?: number;
+  /**
+   * scripted: the answers, one per iteration; strings are sent as-is, objects as JSON.
+   */
+  answers?: unknown[];
+  /**
+   * scripted: the verifier's answers when the agent verifies its final answer (docs/verification.md), by the iteration of the answer verified: { "3": { "checks": [...] } }.
+   */
+  verifications?: Record<string, unknown>;
+  /**
+   * scripted: a JSON file holding the answers array, relative to the flow file.
+   */
+  answersFile?: string;
+  /**
+   * Other models tried in order when this one fails after its own retries with MODEL_UNAVAILABLE, MODEL_TIMEOUT, MODEL_RATE_LIMITED or MODEL_SERVER_ERROR, or refuses the request's format (MODEL_REQUEST_REJECTED naming it). Never on a key error (401/403) or an invalid answer. At most 5; a fallback has no fallbacks of its own.
+   *
+   * @maxItems 5
+   */
+  fallbacks?:
+    | []
+    | [ModelFallbackConfig]
+    | [ModelFallbackConfig, ModelFallbackConfig]
+    | [ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig]
+    | [ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig]
+    | [
+        ModelFallbackConfig,
+        ModelFallbackConfig,
+        ModelFallbackConfig,
+        ModelFallbackConfig,
+        ModelFallbackConfig
+      ];
+}
+
+export interface ModelFallbackConfig {
+  provider?: 'openai' | 'openai-compatible' | 'ollama' | 'vllm' | 'llamacpp' | 'anthropic';
+  model: string;
+  /**
+   * The API root: …/v1 for Chat Completions (default $REDFLOW_MODEL_BASE_URL, $OPENAI_BASE_URL, or OpenAI), without /v1 for anthropic (default $REDFLOW_MODEL_BASE_URL, $ANTHROPIC_BASE_URL, or Anthropic).
+   */
+  baseUrl?: string;
+  /**
+   * Name of the environment variable holding the API key. Default OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic).
+   */
+  apiKeyEnv?: string;
+  temperature?: number;
+  /**
+   * Largest answer, in tokens. Default: the server's (4096 for anthropic, which requires one).
+   */
+  maxTokens?: number;
+  /**
+   * Limit of one attempt (the request and the whole streamed answer), in ms. Default 60000.
+   */
+  timeoutMs?: number;
+  maxRetries?: number;
+  /**
+   * Chat Completions: ask the server for a JSON object answer (response_format). Default true; anthropic ignores it.
+   */
+  jsonMode?: boolean;
+  /**
+   * How the model is held to the answer format: json_schema (default) sends the decision's JSON Schema as the provider's constrained output (OpenAI-compatible response_format json_schema, strict; Anthropic a forced tool), falling back to json_object once for a server that refuses it; json_object asks for any JSON object; none asks for nothing (the prompt alone). See docs/flows.md.
+   */
+  decisionFormat?: 'json_schema' | 'json_object' | 'none';
+  /**
+   * json (default): the model answers with the decision as JSON text. tools: the allowed tools are sent as the provider's native tools (one call per answer), a final answer as plain text.
+   */
+  protocol?: 'json' | 'tools';
+  /**
+   * Largest response body read from the server, in bytes; a larger one fails with MODEL_RESPONSE_TOO_LARGE.
+   */
+  maxResponseBytes?: number;
 }
 
 export type ModelResponse = {
@@ -654,6 +773,12 @@ export interface VerificationCompletedData {
   durationMs: number;
   attempts?: number;
   usage?: TokenUsage;
+  model?: ModelIdentity1;
+}
+
+export interface ModelIdentity1 {
+  provider: string;
+  model: string;
 }
 
 export interface MemoryRequestedData {
@@ -731,121 +856,6 @@ export interface TriggerInputConfig {
   inputSchema?: {
     [k: string]: unknown;
   };
-}
-
-export interface ModelLlmConfig {
-  /**
-   * Which protocol the model speaks: OpenAI's Chat Completions (openai, openai-compatible, ollama, vllm, llamacpp), Anthropic's Messages (anthropic), or scripted answers.
-   */
-  provider?: 'scripted' | 'openai' | 'openai-compatible' | 'ollama' | 'vllm' | 'llamacpp' | 'anthropic';
-  model?: string;
-  /**
-   * The API root: …/v1 for Chat Completions (default $REDFLOW_MODEL_BASE_URL, $OPENAI_BASE_URL, or OpenAI), without /v1 for anthropic (default $REDFLOW_MODEL_BASE_URL, $ANTHROPIC_BASE_URL, or Anthropic).
-   */
-  baseUrl?: string;
-  /**
-   * Name of the environment variable holding the API key. Default OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic).
-   */
-  apiKeyEnv?: string;
-  temperature?: number;
-  /**
-   * Largest answer, in tokens. Default: the server's (4096 for anthropic, which requires one).
-   */
-  maxTokens?: number;
-  /**
-   * The model's context window, in tokens: each request is kept within it, less maxTokens (or 1000) for the answer, by leaving out the oldest messages first (never the system prompt or the input). Counted with the model's tokenizer (gpt-tokenizer; an estimate with 15% kept free for other families).
-   */
-  contextTokens?: number;
-  /**
-   * Limit of one attempt (the request and the whole streamed answer), in ms. Default 60000.
-   */
-  timeoutMs?: number;
-  maxRetries?: number;
-  /**
-   * Chat Completions: ask the server for a JSON object answer (response_format). Default true; anthropic ignores it.
-   */
-  jsonMode?: boolean;
-  /**
-   * How the model is held to the answer format: json_schema (default) sends the decision's JSON Schema as the provider's constrained output (OpenAI-compatible response_format json_schema, strict; Anthropic a forced tool), falling back to json_object once for a server that refuses it; json_object asks for any JSON object; none asks for nothing (the prompt alone). See docs/flows.md.
-   */
-  decisionFormat?: 'json_schema' | 'json_object' | 'none';
-  /**
-   * json (default): the model answers with the decision as JSON text. tools: the allowed tools are sent as the provider's native tools (one call per answer), a final answer as plain text.
-   */
-  protocol?: 'json' | 'tools';
-  /**
-   * Largest response body read from the server, in bytes; a larger one fails with MODEL_RESPONSE_TOO_LARGE.
-   */
-  maxResponseBytes?: number;
-  /**
-   * scripted: the answers, one per iteration; strings are sent as-is, objects as JSON.
-   */
-  answers?: unknown[];
-  /**
-   * scripted: the verifier's answers when the agent verifies its final answer (docs/verification.md), by the iteration of the answer verified: { "3": { "checks": [...] } }.
-   */
-  verifications?: Record<string, unknown>;
-  /**
-   * scripted: a JSON file holding the answers array, relative to the flow file.
-   */
-  answersFile?: string;
-  /**
-   * Other models tried in order when this one fails after its own retries with MODEL_UNAVAILABLE, MODEL_TIMEOUT, MODEL_RATE_LIMITED or MODEL_SERVER_ERROR, or refuses the request's format (MODEL_REQUEST_REJECTED naming it). Never on a key error (401/403) or an invalid answer. At most 5; a fallback has no fallbacks of its own.
-   *
-   * @maxItems 5
-   */
-  fallbacks?:
-    | []
-    | [ModelFallbackConfig]
-    | [ModelFallbackConfig, ModelFallbackConfig]
-    | [ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig]
-    | [ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig, ModelFallbackConfig]
-    | [
-        ModelFallbackConfig,
-        ModelFallbackConfig,
-        ModelFallbackConfig,
-        ModelFallbackConfig,
-        ModelFallbackConfig
-      ];
-}
-
-export interface ModelFallbackConfig {
-  provider?: 'openai' | 'openai-compatible' | 'ollama' | 'vllm' | 'llamacpp' | 'anthropic';
-  model: string;
-  /**
-   * The API root: …/v1 for Chat Completions (default $REDFLOW_MODEL_BASE_URL, $OPENAI_BASE_URL, or OpenAI), without /v1 for anthropic (default $REDFLOW_MODEL_BASE_URL, $ANTHROPIC_BASE_URL, or Anthropic).
-   */
-  baseUrl?: string;
-  /**
-   * Name of the environment variable holding the API key. Default OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic).
-   */
-  apiKeyEnv?: string;
-  temperature?: number;
-  /**
-   * Largest answer, in tokens. Default: the server's (4096 for anthropic, which requires one).
-   */
-  maxTokens?: number;
-  /**
-   * Limit of one attempt (the request and the whole streamed answer), in ms. Default 60000.
-   */
-  timeoutMs?: number;
-  maxRetries?: number;
-  /**
-   * Chat Completions: ask the server for a JSON object answer (response_format). Default true; anthropic ignores it.
-   */
-  jsonMode?: boolean;
-  /**
-   * How the model is held to the answer format: json_schema (default) sends the decision's JSON Schema as the provider's constrained output (OpenAI-compatible response_format json_schema, strict; Anthropic a forced tool), falling back to json_object once for a server that refuses it; json_object asks for any JSON object; none asks for nothing (the prompt alone). See docs/flows.md.
-   */
-  decisionFormat?: 'json_schema' | 'json_object' | 'none';
-  /**
-   * json (default): the model answers with the decision as JSON text. tools: the allowed tools are sent as the provider's native tools (one call per answer), a final answer as plain text.
-   */
-  protocol?: 'json' | 'tools';
-  /**
-   * Largest response body read from the server, in bytes; a larger one fails with MODEL_RESPONSE_TOO_LARGE.
-   */
-  maxResponseBytes?: number;
 }
 
 export interface MemoryKvConfig {

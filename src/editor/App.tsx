@@ -86,7 +86,7 @@ function Editor() {
   /** The flow as last opened or saved, to tell whether Run must save first. */
   const [lastSaved, setLastSaved] = useState<{ readonly id: string; readonly text: string }>();
   /** The viewed run's flow file is gone, or changed after the run: the run is shown with a notice. */
-  const [runFlow, setRunFlow] = useState<{ readonly flow: string; readonly kind: 'gone' | 'changed' }>();
+  const [runFlow, setRunFlow] = useState<{ readonly flow: string; readonly kind: 'gone' | 'changed' | 'agent' }>();
 
   const say = useCallback((tone: NoticeMessage['tone'], text: string) => setNotice({ tone, text, at: Date.now() }), []);
   const dismissNotice = useCallback(() => setNotice(undefined), []);
@@ -276,6 +276,14 @@ function Editor() {
     (id: string) => {
       const summary = runs.find((r) => r.traceId === id);
       const file = summary?.flow === undefined ? undefined : flows.find((flow) => flow.id === summary.flow);
+      // An .agent.md agent's run has no graph to show: its steps and timeline only.
+      if (file?.kind === 'agent') {
+        if (!mayDiscard()) return;
+        clearFlow();
+        setRunFlow({ flow: file.id, kind: 'agent' });
+        send({ type: 'OPEN', traceId: id });
+        return;
+      }
       if (summary?.flow !== undefined && file === undefined) {
         // Its flow was deleted or renamed: the log keeps the agent's settings and tools, not the
         // graph, so the run is shown without a canvas rather than over another flow's.
@@ -399,6 +407,17 @@ function Editor() {
               leaveRun();
               void openFlow(id);
             }}
+            onRunAgent={(id) => {
+              if (!mayDiscard()) return;
+              leaveRun();
+              clearFlow();
+              // An agent file runs with no inputs from here; the API takes them (POST /api/runs).
+              setRunFlow({ flow: id, kind: 'agent' });
+              api.startRun({ flow: id, input: {} }).then(
+                (started) => send({ type: 'OPEN', traceId: started.traceId }),
+                (error: unknown) => say('error', `Could not run ${id}: ${describe(error)}`),
+              );
+            }}
             onPickerOpen={() => void refreshFlows()}
             onNew={() => mayDiscard() && newFlow()}
             onSave={() => void save()}
@@ -426,7 +445,7 @@ function Editor() {
             <CanvasStatusContext.Provider value={canvasStatus}>
               <FlowCanvas nodes={nodes} edges={edges} onNodesChange={onNodesChange} onEdgesChange={onEdgesChange} setNodes={setNodes} setEdges={setEdges} />
             </CanvasStatusContext.Provider>
-            {nodes.length === 0 && runFlow?.kind !== 'gone' && (
+            {nodes.length === 0 && runFlow?.kind !== 'gone' && runFlow?.kind !== 'agent' && (
               <div className="canvas-hint" data-testid="canvas-hint">
                 Drag nodes from the palette: an <strong>input</strong>, an <strong>agent.core</strong>, a <strong>model</strong>, some <strong>tools</strong> and an{' '}
                 <strong>output</strong>. Then connect the core’s handles to them.
@@ -436,7 +455,9 @@ function Editor() {
               <Notice notice={notice} onDismiss={dismissNotice} />
               {runFlow && (
                 <p className={`run-flow-notice run-flow-notice--${runFlow.kind}`} data-testid="run-flow-notice" data-kind={runFlow.kind}>
-                  {runFlow.kind === 'gone'
+                  {runFlow.kind === 'agent'
+                    ? `This run is of the agent file ${runFlow.flow}: it has no graph, and its steps are in the side panel.`
+                    : runFlow.kind === 'gone'
                     ? `This run's flow ${runFlow.flow} no longer exists (deleted or renamed). Its log records the agent's settings and tools but not the graph: the run's steps and timeline are shown without it.`
                     : `The flow ${runFlow.flow} changed after this run: the canvas shows its current version, which may differ from the graph the run used.`}
                 </p>
@@ -464,7 +485,7 @@ function Editor() {
                     traceId={traceId}
                     onSelectNode={selectNode}
                   />
-                ) : runFlow?.kind === 'gone' ? (
+                ) : runFlow?.kind === 'gone' || runFlow?.kind === 'agent' ? (
                   <RuntimeTab view={view} runState={runState} traceId={traceId} />
                 ) : panelNode ? (
                   <>

@@ -1,7 +1,7 @@
 import type { AgentCoreReactConfig, FlowDefinition, FlowEdge, FlowNode } from '../contracts/schema-types.js';
 import { compileUserSchema, validators } from '../contracts/schemas.js';
 import { ErrorCode } from '../errors.js';
-import { type ConnectedToolRef, resolveAgentConfig } from './agentConfig.js';
+import { type ConnectedToolRef, findVerifierNode, resolveAgentConfig, verifierNodeId } from './agentConfig.js';
 import { type FlowDiagnostic, Severity, describeValue, explainSchemaErrors, flowDiagnostic } from './diagnostics.js';
 import { isKnownProvider, unknownProvider } from '../actors/models/modelProviders.js';
 import { checkConnection } from './edgeRules.js';
@@ -32,6 +32,8 @@ export interface ResolvedFlow {
   readonly agent: { readonly node: FlowNode; readonly config: AgentCoreReactConfig };
   /** The model connected to the agent core. */
   readonly model: FlowNode;
+  /** The model.llm node the agent core verifies its final answers with (`verification.model`), when it names one. */
+  readonly verifier?: FlowNode;
   /** Every tool connected to the agent core, in node order (the model may call those in `allowedTools`). */
   readonly tools: readonly ResolvedTool[];
   /** The memory connected to the agent core, if any. */
@@ -279,11 +281,14 @@ function validateUnchecked(value: unknown): FlowValidation {
   }
   const isLinked = (a: PlacedNode, b: PlacedNode): boolean => linked.get(a.node.id)?.has(b.node.id) === true;
 
+  // A verifier model node is named by the core's config, not connected to it.
+  const verifierIds = new Set(cores.map((core) => verifierNodeId(core.config)).filter((id) => id !== undefined));
   if (cores.length > 0) {
     const coreName = cores.length === 1 && cores[0] !== undefined ? `'${cores[0].node.id}'` : '';
     for (const placed of nodes) {
       if (placed.role !== NodeRole.Model && placed.role !== NodeRole.Tool && placed.role !== NodeRole.Memory) continue;
       if (cores.some((core) => isLinked(core, placed))) continue;
+      if (placed.role === NodeRole.Model && verifierIds.has(placed.node.id)) continue;
       errors.push(
         flowDiagnostic(
           Severity.Error,
@@ -351,6 +356,10 @@ function validateUnchecked(value: unknown): FlowValidation {
     errors.push(...agent.errors);
     warnings.push(...agent.warnings);
 
+    const verifierId = verifierNodeId(core.config);
+    const verifier = verifierId === undefined ? undefined : findVerifierNode(verifierId, (nodeId) => byId.get(nodeId)?.node, { nodeId: id, path: core.path }, nodes.filter((n) => n.node.type === NodeType.ModelLlm).map((n) => n.node.id));
+    if (verifier !== undefined && 'error' in verifier) errors.push(verifier.error);
+
     const model = models[0];
     if (cores.length === 1 && agent.config !== undefined && model !== undefined) {
       const triggers = connected(NodeRole.Input);
@@ -361,6 +370,7 @@ function validateUnchecked(value: unknown): FlowValidation {
         definition: flow,
         agent: { node: core.node, config: agent.config },
         model: model.node,
+        ...(verifier !== undefined && 'node' in verifier && { verifier: verifier.node }),
         tools: coreTools.map((tool) => ({ node: tool.node, name: tool.name, hasInputSchema: tool.hasInputSchema })),
         ...(memory === undefined ? {} : { memory: memory.node }),
         ...(trigger === undefined ? {} : { trigger: trigger.node }),

@@ -310,6 +310,7 @@ function subagentsOf(options: EmbeddedOptions, runsDir: string): SubagentHost {
 function serve(actors: FlowActors, flow: ResolvedFlow): ServedActors {
   return serveActors({
     model: actors.model,
+    ...(actors.verifier && { verifier: { model: actors.verifier.model, id: actors.verifier.nodeId } }),
     tools: actors.tools,
     modelId: flow.model.id,
     ...(actors.memory && { memory: actors.memory.store, memoryId: actors.memory.nodeId }),

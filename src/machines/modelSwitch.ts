@@ -40,6 +40,22 @@ export function modelSwitch(answeredBy: unknown, fallbacks: unknown): ModelSwitc
 }
 
 /**
+ * Which model answered, bounded for the log, when a reply says (`answeredBy`): a verifier model
+ * always says, so `verification.completed` records which model verified.
+ *
+ * @example
+ * ```ts
+ * modelIdentity({ provider: 'openai', model: 'gpt-4o' }) // { provider: 'openai', model: 'gpt-4o' }
+ * ```
+ */
+export function modelIdentity(answeredBy: unknown): ModelIdentity | undefined {
+  if (typeof answeredBy !== 'object' || answeredBy === null) return undefined;
+  const by = answeredBy as Partial<Record<keyof ModelIdentity, unknown>>;
+  if (by.provider === undefined || by.model === undefined) return undefined;
+  return { provider: text(by.provider, 40), model: text(by.model, 200) };
+}
+
+/**
  * One line saying a fallback answered: "answered by anthropic claude-x after openai gpt-4o-mini
  * failed (MODEL_SERVER_ERROR)", for `redflow replay --steps` and the editor's step details.
  *

@@ -3,6 +3,7 @@ import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
 import { iterationLimit } from '../events/stopConditions.js';
 import { finalAnswerData } from './outcomes.js';
+import { modelIdentity } from './modelSwitch.js';
 import type { ChatMessage } from './protocol.js';
 import type { ReactContext, ReactEvent, TransportCommand } from './reactTypes.js';
 
@@ -22,6 +23,8 @@ export interface VerificationSettings {
   /** What must hold for the answer to be complete (an `.agent.md` file's Done Criteria). */
   readonly criteria: readonly string[];
   readonly maxFailures: number;
+  /** The verifier model, when it is not the run's own: a model.llm node's id or inline settings. */
+  readonly model?: NonNullable<Exclude<AgentCoreReactConfig['verification'], string | undefined>['model']>;
 }
 
 /**
@@ -38,6 +41,7 @@ export function verificationOf(agent: Pick<AgentCoreReactConfig, 'verification'>
   if (verification === undefined || verification === 'off') return undefined;
   if (verification === 'self') return { criteria: [], maxFailures: DEFAULT_MAX_VERIFICATION_FAILURES };
   return {
+    ...(verification.model !== undefined && { model: verification.model }),
     ...(verification.rubric !== undefined && { rubric: verification.rubric }),
     criteria: verification.criteria ?? [],
     maxFailures: verification.maxFailures ?? DEFAULT_MAX_VERIFICATION_FAILURES,
@@ -334,6 +338,9 @@ export const Verifying = {
       : { passed: false, checks: [], error: verdict.error, durationMs: event.durationMs };
     data.attempts = event.attempts;
     if (event.usage !== undefined) data.usage = event.usage;
+    // A verifier model of the agent's own (`verification.model`) says which model it is.
+    const verifier = verificationOf(context.settings.agent)?.model === undefined ? undefined : modelIdentity(event.answeredBy);
+    if (verifier !== undefined) data.model = verifier;
     return { type: AgentEventType.VerificationCompleted, iteration: context.envelope.state.iteration, data };
   },
   /** The run's ending with the verified answer. */

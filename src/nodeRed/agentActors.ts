@@ -2,6 +2,7 @@ import type { AgentCoreReactConfig, ToolFlowConfig, ToolHttpConfig, ToolPostgres
 import type { InputValidator } from '../contracts/schemas.js';
 import { serveMemory, serveModel, serveTool } from '../runtime/serveActors.js';
 import { DEFAULT_SUBJECT_PREFIX, Subject } from '../actors/subjects.js';
+import { asVerifier } from '../runtime/embeddedActors.js';
 import type { Subscription } from '../actors/transport.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';
 import { NodeType } from '../flows/nodeTypes.js';
@@ -77,6 +78,13 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
   const modelSubject = Subject.model(prefix, plan.model.nodeId);
   transport.route(modelSubject, plan.model.nodeId);
   served.push(serveModel(transport, modelSubject, model));
+  // The agent's own verifier (`verification.model`): a model node it names, or inline settings.
+  const verifierSubject = plan.verifier && Subject.model(prefix, plan.verifier.nodeId);
+  if (plan.verifier && verifierSubject) {
+    // A verifier node of its own answers through it; inline settings through the model node.
+    transport.route(verifierSubject, options.flow.verifier === undefined ? plan.model.nodeId : plan.verifier.nodeId);
+    served.push(serveModel(transport, verifierSubject, asVerifier(await buildModel({ model: plan.verifier, baseDir: plan.baseDir }, { env, allowFiles }))));
+  }
 
   const specs: ToolSpec[] = [];
   for (const planned of plan.tools) {
@@ -124,7 +132,7 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
     agent,
     tools: specs.filter((spec) => allowed.has(spec.name)),
     transport,
-    subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name) },
+    subjects: { model: modelSubject, ...(verifierSubject && { verifier: verifierSubject }), tool: (name) => Subject.tool(prefix, name) },
     ...(runMemory !== undefined && { memory: runMemory }),
     ...(plan.checkInput !== undefined && { checkInput: plan.checkInput }),
     modelName: plan.model.config.model ?? '',

@@ -2,6 +2,7 @@ import type { FlowDefinition, FlowEdge, FlowNode } from '../contracts/schema-typ
 import { ErrorCode } from '../errors.js';
 import { type FlowDiagnostic, Severity, flowDiagnostic } from '../flows/diagnostics.js';
 import { EdgeKind } from '../flows/nodeTypes.js';
+import { verifierNodeId } from '../flows/agentConfig.js';
 import type { NodeRedNodeConfig } from './nodeRedApi.js';
 import { AGENT_OUTPUTS, NODE_RED_TYPES, NodeRedType, isMappedType, readField } from '../flows/nodeRed/nodeRedTypes.js';
 
@@ -46,6 +47,10 @@ export function agentFlowDocument(agentId: string, configs: ReadonlyMap<string, 
     labels.set(config.id, labelOf(config));
   };
   add(agent);
+  // The model node the agent verifies with (`verification.model`) is named, not wired.
+  const verifierId = verifierNodeId(nodes.get(agentId)?.config);
+  const verifier = verifierId === undefined ? undefined : configs.get(verifierId);
+  if (verifier !== undefined) add(verifier);
 
   (agent.wires ?? []).forEach((targets, port) => {
     const output = AGENT_OUTPUTS[port];

@@ -11,6 +11,8 @@ import type { ActorSubjects } from './transportActor.js';
 /** The actors of an embedded run. */
 export interface EmbeddedActorsOptions {
   readonly model: ModelActor;
+  /** The agent's own verifier model (`verification.model`), served on the model subject of `id`. */
+  readonly verifier?: { readonly model: ModelActor; readonly id: string };
   readonly tools: readonly ToolDefinition[];
   readonly memory?: MemoryStore;
   /** Subject prefix (default `redflow`). */
@@ -51,13 +53,15 @@ export function serveActors(options: EmbeddedActorsOptions): ServedActors {
   const transport = options.transport ?? createInProcessTransport();
   const modelSubject = Subject.model(prefix, options.modelId ?? 'model');
   const served: Subscription[] = [serveModel(transport, modelSubject, options.model, { chunkPrefix: prefix })];
+  const verifierSubject = options.verifier && Subject.model(prefix, options.verifier.id);
+  if (options.verifier && verifierSubject) served.push(serveModel(transport, verifierSubject, options.verifier.model, { chunkPrefix: prefix }));
   for (const tool of options.tools) served.push(serveTool(transport, Subject.tool(prefix, tool.name), tool, { livePrefix: prefix }));
   const memoryId = options.memoryId ?? 'memory';
   if (options.memory) served.push(serveMemory(transport, prefix, memoryId, options.memory));
   return {
     transport,
     prefix,
-    subjects: { model: modelSubject, tool: (name) => Subject.tool(prefix, name), live: (traceId) => Subject.runChunk(prefix, traceId) },
+    subjects: { model: modelSubject, ...(verifierSubject && { verifier: verifierSubject }), tool: (name) => Subject.tool(prefix, name), live: (traceId) => Subject.runChunk(prefix, traceId) },
     tools: options.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
     ...(options.model.model !== undefined && { modelName: options.model.model }),
     ...(options.memory && {
@@ -66,6 +70,28 @@ export function serveActors(options: EmbeddedActorsOptions): ServedActors {
     async close() {
       for (const subscription of served) subscription.unsubscribe();
       if (ownTransport) await transport.close();
+    },
+  };
+}
+
+/**
+ * `model` as an agent's verifier (`verification.model`, docs/verification.md): each answer says
+ * which model it is (`answeredBy`, unless a fallback already said), so the run's
+ * `verification.completed` records which model verified.
+ *
+ * @example
+ * ```ts
+ * serveActors({ model, verifier: { model: asVerifier(judge), id: 'judge' }, tools: [] });
+ * ```
+ */
+export function asVerifier(model: ModelActor): ModelActor {
+  const answeredBy = { provider: model.kind, model: model.model ?? model.kind };
+  return {
+    kind: model.kind,
+    ...(model.model !== undefined && { model: model.model }),
+    async complete(request, signal, options) {
+      const answer = await model.complete(request, signal, options);
+      return answer.answeredBy === undefined ? { ...answer, answeredBy } : answer;
     },
   };
 }

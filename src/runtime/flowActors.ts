@@ -6,6 +6,7 @@ import type { ModelActor } from '../actors/model.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { planRun } from './runPlan.js';
 import { buildModel } from './buildModel.js';
+import { asVerifier } from './embeddedActors.js';
 import { buildTools, expandToolGroups, specsInPlanOrder, toolSpecs } from './buildTools.js';
 import { buildMemoryStore } from './buildMemoryStore.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
@@ -34,6 +35,8 @@ export interface FlowActorOptions {
 export interface FlowActors {
   readonly agent: AgentCoreReactConfig;
   readonly model: ModelActor;
+  /** The agent's own verifier model (`verification.model`), with the id that names its subject. */
+  readonly verifier?: { readonly model: ModelActor; readonly nodeId: string };
   /** Every connected tool this process runs; the model may call those in `agent.allowedTools`. */
   readonly tools: readonly ToolDefinition[];
   /** What the model is told about every connected tool, in node order: those above, and the client tools (`executor: "client"`). */
@@ -68,12 +71,15 @@ export interface FlowActors {
 export async function buildFlowActors(flow: ResolvedFlow, options: FlowActorOptions): Promise<FlowActors> {
   const plan = planRun(flow, options.baseDir);
   const model = await buildModel(plan, options);
+  // The verifier is the agent's own model even when a script replaces the run's.
+  const verifier = plan.verifier && { model: asVerifier(await buildModel({ model: plan.verifier, baseDir: plan.baseDir }, { ...options, script: undefined })), nodeId: plan.verifier.nodeId };
   const { tools, groups, close } = await buildTools(plan, options);
   const memory = buildMemoryStore(plan, options);
   const contextBudget = await contextBudgetFor(plan.model.config);
   return {
     agent: expandToolGroups(plan.agent, groups),
     model,
+    ...(verifier && { verifier }),
     tools,
     toolSpecs: specsInPlanOrder(plan, toolSpecs(tools), undefined, groups),
     ...(memory && { memory }),

@@ -43,6 +43,12 @@ export interface RunPlan {
   readonly baseDir: string;
   /** The model node; its id names the model's subject. */
   readonly model: { readonly nodeId: string; readonly config: ModelLlmConfig };
+  /**
+   * The model that verifies the agent's final answers, when the agent names one of its own
+   * (`verification.model`): a model.llm node, or inline settings (named `<agent id>-verifier`).
+   * Its id names its subject.
+   */
+  readonly verifier?: { readonly nodeId: string; readonly config: ModelLlmConfig };
   /** Every tool connected to the agent core, in node order; the model may call those in `agent.allowedTools`. */
   readonly tools: readonly PlannedTool[];
   /** The memory node, when the flow has one; its id names the memory's subjects. */
@@ -77,10 +83,12 @@ export function planRun(flow: ResolvedFlow, baseDir: string): RunPlan {
   }
   const memoryConfig = flow.memory && ((flow.memory.config ?? {}) as MemoryKvConfig);
   const inputSchema = (flow.trigger?.config as TriggerInputConfig | undefined)?.inputSchema;
+  const verifier = verifierOf(flow);
   return {
     agent: flow.agent.config,
     baseDir,
     model: { nodeId: flow.model.id, config: (flow.model.config ?? {}) as ModelLlmConfig },
+    ...(verifier !== undefined && { verifier }),
     tools,
     ...(flow.memory &&
       memoryConfig && {
@@ -88,4 +96,13 @@ export function planRun(flow: ResolvedFlow, baseDir: string): RunPlan {
       }),
     ...(inputSchema && { checkInput: compileUserSchema(inputSchema) }),
   };
+}
+
+/** The plan's verifier model: the node the agent names, or its inline settings. */
+function verifierOf(flow: ResolvedFlow): RunPlan['verifier'] {
+  const { verification } = flow.agent.config;
+  if (typeof verification !== 'object' || verification.model === undefined) return undefined;
+  if (typeof verification.model === 'object') return { nodeId: `${flow.agent.node.id}-verifier`, config: verification.model };
+  // Validation has checked that the node exists and is a model.llm.
+  return flow.verifier === undefined ? undefined : { nodeId: flow.verifier.id, config: (flow.verifier.config ?? {}) as ModelLlmConfig };
 }

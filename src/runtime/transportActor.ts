@@ -13,6 +13,11 @@ import { limitToolResult } from './dataLimits.js';
 /** Where the core's requests go. */
 export interface ActorSubjects {
   readonly model: string;
+  /**
+   * Where a verification goes when the agent verifies with a model of its own
+   * (`verification.model`); otherwise it goes to `model`.
+   */
+  readonly verifier?: string;
   tool(name: string): string;
   /** Where a run adds its turn to its conversation's memory, when it has one. */
   readonly memory?: string;
@@ -157,8 +162,10 @@ class TransportSession {
     if (command.type === 'model.request') {
       const { decision } = this.effects;
       // A verification is answered in its own shape: the run's decision contract does not apply to it.
-      const request = decision === undefined || command.request.purpose === 'verification' ? command.request : { ...command.request, decision };
-      this.attempt(command, subjects.model, request, undefined, started + (this.effects.modelTimeoutMs ?? 300_000), 100, started);
+      const verifying = command.request.purpose === 'verification';
+      const request = decision === undefined || verifying ? command.request : { ...command.request, decision };
+      const subject = verifying ? (subjects.verifier ?? subjects.model) : subjects.model;
+      this.attempt(command, subject, request, undefined, started + (this.effects.modelTimeoutMs ?? 300_000), 100, started);
       return;
     }
     if (command.type === 'memory.request') {
@@ -216,6 +223,8 @@ class TransportSession {
       if (!answer.ok) return this.reply({ type: 'model.failure', error: answer.error, durationMs });
       const { text, attempts, usage, answeredBy, fallbacks } = answer.data;
       if (fallbacks !== undefined) return this.reply({ type: 'model.answer', text, attempts, durationMs, ...(usage !== undefined && { usage }), answeredBy, fallbacks });
+      // A verifier model says which model it is (see `asVerifier`).
+      if (answeredBy !== undefined) return this.reply({ type: 'model.answer', text, attempts, durationMs, ...(usage !== undefined && { usage }), answeredBy });
       return this.reply(usage === undefined ? { type: 'model.answer', text, attempts, durationMs } : { type: 'model.answer', text, attempts, durationMs, usage });
     }
     if (command.type === 'memory.request') {

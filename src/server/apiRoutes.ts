@@ -24,6 +24,7 @@ import { parseAbortRunRequest, parseAnswerRequest, parseApprovalRequest, parseSt
 import { answerOfApproval, answerOfHuman, answerOfToolResult } from './waitAnswers.js';
 import { sendJson, sendNoContent } from './respond.js';
 import type { Route, RouteParams } from './router.js';
+import { isAgentId, startAgentRun } from './agentRuns.js';
 import type { RunBackend } from './runBackend.js';
 import type { WaitAnswer } from '../events/pendingWait.js';
 import { runNotFound, streamRun } from './runStream.js';
@@ -169,6 +170,7 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
     route('POST', ApiRoute.runs, async ({ req, res }) => {
       const request = parseStartRunRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes }));
       const flowId = parseFlowId(request.flow);
+      if (isAgentId(flowId)) return sendJson(res, ...(await startAgentRun(context, flowId, request.input)));
       const { flowPath, flow } = await flows.runnable(flowId);
       const { traceId } = await backend.start({
         flowId,

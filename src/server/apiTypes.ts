@@ -111,6 +111,12 @@ export interface FlowSummary {
   readonly updatedAt: string;
   /** False when the file does not validate (it can still be opened and fixed). */
   readonly valid: boolean;
+  /**
+   * `agent` for an `.agent.md` agent file beside the flows (its id is its path, `.agent.md`
+   * included): run it with `POST /api/runs` like a flow, its input the object of its inputs.
+   * Absent for a flow.
+   */
+  readonly kind?: 'agent';
 }
 
 /** `GET /api/flows`. */

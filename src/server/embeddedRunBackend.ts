@@ -12,6 +12,7 @@ import { DEFAULT_RUNS_DIR, resumeFromLog, runFlowFile } from '../host/embeddedFl
 import { isValidTraceId, randomIds, type IdSource } from '../runtime/ids.js';
 import type { RunResponse, RunSummary } from './apiTypes.js';
 import { flowIdOfPath } from './flowIds.js';
+import { agentIdOfPath, isAgentId } from './agentFiles.js';
 import type { AbortAnswer, InspectorFactory, RunBackend } from './runBackend.js';
 import { runResponse, runSummary } from './runSummary.js';
 
@@ -101,6 +102,7 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
   const flowOfLog = (events: readonly AgentEvent[]): string | undefined => {
     const first = events[0];
     const flowPath = first?.type === AgentEventType.RunStarted ? first.data.flow?.path : undefined;
+    if (flowPath !== undefined && isAgentId(flowPath)) return agentIdOfPath(flowsDir, flowPath);
     return flowPath === undefined ? undefined : flowIdOfPath(flowsDir, flowPath);
   };
 
@@ -229,6 +231,19 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       if (run.events.length === 0) {
         throw new RedflowError(errorInfo(ErrorCode.HTTP_INTERNAL_ERROR, `run ${traceId} ended before recording its start`));
       }
+      return { traceId };
+    },
+
+    async startAgent(request) {
+      if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and starts no new run'));
+      const traceId = ids.traceId();
+      const run = await host.launch(traceId, async ({ signal, record }) => {
+        // Loaded on the first agent run: a server of flows only never loads the executor.
+        const { runAgentFile } = await import('./agentFileRun.js');
+        return runAgentFile({ ...request, traceId, logPath: logPathOf(traceId), signal, onEvent: record, ...(options.env !== undefined && { env: options.env }), ...(options.fsync !== undefined && { fsync: options.fsync }) });
+      });
+      await run.changed(0, Number.POSITIVE_INFINITY);
+      if (run.events.length === 0) throw new RedflowError(errorInfo(ErrorCode.HTTP_INTERNAL_ERROR, `run ${traceId} ended before recording its start`));
       return { traceId };
     },
 

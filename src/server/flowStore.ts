@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, realpath, rename, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { FlowDefinition } from '../contracts/schema-types.js';
 import { ApiError, ErrorCode, errorInfo, RedflowError } from '../errors.js';
@@ -10,10 +10,9 @@ import { validateFlowTree } from '../flows/agentRefs.js';
 import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { checkFlowFiles } from '../flows/flowFiles.js';
 import type { FlowSummary } from './apiTypes.js';
-import { FLOW_FILE_EXTENSION, MAX_FLOW_FOLDER_DEPTH, flowFilePath, flowIdOfPath, flowIdProblem, isInside } from './flowIds.js';
-
-/** Files the listing looks at, at most: a wrong `--flows` (a home directory) stays cheap. */
-const MAX_LISTED_FILES = 2000;
+import { agentFilePath, listAgentFiles } from './agentFiles.js';
+import { assertRealInside, walk } from './flowDirFiles.js';
+import { FLOW_FILE_EXTENSION, flowFilePath, flowIdOfPath, flowIdProblem } from './flowIds.js';
 
 /** A flow file read back: its JSON text and when it last changed. */
 export interface StoredFlow {
@@ -49,6 +48,8 @@ export interface FlowStore {
   validate(body: unknown, id?: string): Promise<FlowValidation>;
   /** The stored flow, valid and ready to run: 404 when there is none, `FlowInvalidError` when it does not validate. */
   runnable(id: string): Promise<RunnableFlow>;
+  /** The absolute path of an `.agent.md` agent by its id (its path, `.agent.md` included); 404 when there is none. Absent where there are no agent files. */
+  agentPath?(id: string): Promise<string>;
 }
 
 /** The flows directory of `redflow serve`: flow files addressed by id (see flowIds.ts). */
@@ -134,6 +135,8 @@ export function createFlowStore(flowsDir: string, allowFiles: readonly string[] 
         const summary = await summarize(path.join(dir, relative), relative, roots);
         if (summary) summaries.push(summary);
       }
+      // The `.agent.md` agents beside the flows, listed and run as the flows are.
+      summaries.push(...(await listAgentFiles(dir)));
       return summaries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
 
@@ -201,6 +204,7 @@ export function createFlowStore(flowsDir: string, allowFiles: readonly string[] 
     },
 
     idOfPath: (file) => flowIdOfPath(dir, file),
+    agentPath: (id) => agentFilePath(dir, id),
   };
 }
 
@@ -240,29 +244,6 @@ async function summarize(file: string, relative: string, roots: readonly string[
 /** A JSON object with a `nodes` array: what tells a flow from other JSON (answers files, data). */
 function isFlowObject(value: unknown): boolean {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as { nodes?: unknown }).nodes);
-}
-
-/** The `.json` files under `root/relative`, depth-first, skipping dot-folders, `node_modules` and links. */
-async function walk(root: string, relative: string, depth: number, found: string[]): Promise<string[]> {
-  let entries;
-  try {
-    entries = await readdir(path.join(root, relative), { withFileTypes: true });
-  } catch {
-    return found;
-  }
-  entries.sort((a, b) => (a.name < b.name ? -1 : 1));
-  for (const entry of entries) {
-    if (found.length >= MAX_LISTED_FILES) break;
-    if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-    const child = path.join(relative, entry.name);
-    // Dirent types do not follow symbolic links: a link is neither, and is skipped.
-    if (entry.isDirectory()) {
-      if (depth < MAX_FLOW_FOLDER_DEPTH) await walk(root, child, depth + 1, found);
-    } else if (entry.isFile() && entry.name.endsWith(FLOW_FILE_EXTENSION)) {
-      found.push(child);
-    }
-  }
-  return found;
 }
 
 /** Reads a flow file as UTF-8 text (without a byte order mark), refusing one over the loader's limit. */
@@ -313,32 +294,6 @@ async function writeAtomically(file: string, text: string): Promise<void> {
   } catch (thrown) {
     await unlink(temporary).catch(() => undefined);
     throw thrown;
-  }
-}
-
-/**
- * Refuses a path whose real location (symbolic links resolved, for the part that exists) is
- * outside the flows directory's.
- */
-async function assertRealInside(dir: string, file: string, id: string): Promise<void> {
-  let realDir: string;
-  try {
-    realDir = await realpath(dir);
-  } catch {
-    return; // No directory yet: nothing in it can point outside.
-  }
-  let probe = file;
-  for (;;) {
-    try {
-      const real = await realpath(probe);
-      if (isInside(realDir, real)) return;
-      throw new ApiError(errorInfo(ErrorCode.FLOW_ID_INVALID, `"${id}" leads outside the flows directory (through a symbolic link)`));
-    } catch (thrown) {
-      if (thrown instanceof ApiError) throw thrown;
-      const parent = path.dirname(probe);
-      if (parent === probe) return;
-      probe = parent;
-    }
   }
 }
 

@@ -20,6 +20,16 @@ export interface BackendStartRequest {
   readonly traceId?: string;
 }
 
+/** What `POST /api/runs` asks a backend to start for an `.agent.md` agent of the flows directory. */
+export interface BackendAgentStartRequest {
+  /** The agent's id in the flows directory (its path, `.agent.md` included). */
+  readonly agentId: string;
+  /** The agent file's absolute path. */
+  readonly agentPath: string;
+  /** The agent's inputs by name (a JSON object). */
+  readonly inputs: Readonly<Record<string, unknown>>;
+}
+
 /** What a backend answers to an abort. */
 export type AbortAnswer = 'aborting' | 'finished' | 'unknown';
 
@@ -31,6 +41,8 @@ export interface RunBackend {
   readonly mode: 'embedded' | 'nats' | 'node-red';
   /** Starts a run; resolves once its first event is in the log. */
   start(request: BackendStartRequest): Promise<{ readonly traceId: string }>;
+  /** Starts a run of an `.agent.md` agent (as `redflow run <file>.agent.md` does); absent where agents do not run. */
+  startAgent?(request: BackendAgentStartRequest): Promise<{ readonly traceId: string }>;
   /** The run's summary and envelope (the fold of its log), or `undefined` for an unknown trace id. */
   get(traceId: string): Promise<RunResponse | undefined>;
   /** The run's events after `afterSeq` as stored so far, or `undefined` for an unknown trace id. */

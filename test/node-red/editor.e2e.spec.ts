@@ -99,6 +99,50 @@ describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor
     await page.screenshot({ path: path.join(SCREENSHOTS, 'node-red-agent-errors.png') });
   }, 60_000);
 
+  it("edits the agent's verification and budget in its General tab, keeps them on the node and shows them again", async () => {
+    await page.goto(nodeRed.url);
+    const agent = page.locator(`g.red-ui-flow-node-group[id="${AGENT}"] rect.red-ui-flow-node`);
+    await agent.waitFor({ timeout: 20_000 });
+    const saved = () =>
+      page.evaluate((id) => {
+        const node = (globalThis as unknown as { RED: { nodes: { node(id: string): { verification: unknown; budget: unknown } } } }).RED.nodes.node(id);
+        return { verification: node.verification, budget: node.budget };
+      }, AGENT);
+    const open = async () => {
+      await agent.dblclick();
+      await page.locator('#redflow-agent-verification').waitFor();
+    };
+    await open();
+    expect(await page.inputValue('#redflow-agent-verification')).toBe('off');
+    expect(await page.locator('#redflow-agent-rubric').isVisible()).toBe(false);
+    await page.selectOption('#redflow-agent-verification', 'model');
+    await page.fill('#redflow-agent-verifier', 'judge');
+    await page.fill('#redflow-agent-rubric', 'Every order is named by its id.');
+    await page.fill('#redflow-agent-max-failures', '3');
+    await page.fill('#redflow-agent-max-tokens', '20000');
+    await page.fill('#redflow-agent-max-cost', '0.25');
+    await page.click('#node-dialog-ok');
+    await expect.poll(saved).toEqual({ verification: { model: 'judge', rubric: 'Every order is named by its id.', maxFailures: 3 }, budget: { maxTokens: 20000, maxCost: 0.25 } });
+
+    // Opened again, the dialog shows them; self drops the verifier and keeps the rest.
+    await open();
+    expect(await page.inputValue('#redflow-agent-verification')).toBe('model');
+    expect(await page.inputValue('#redflow-agent-verifier')).toBe('judge');
+    expect(await page.inputValue('#redflow-agent-max-cost')).toBe('0.25');
+    await page.selectOption('#redflow-agent-verification', 'self');
+    expect(await page.locator('#redflow-agent-verifier').isVisible()).toBe(false);
+    await page.click('#node-dialog-ok');
+    await expect.poll(saved).toEqual({ verification: { rubric: 'Every order is named by its id.', maxFailures: 3 }, budget: { maxTokens: 20000, maxCost: 0.25 } });
+
+    // Off and emptied: nothing left on the node (the example deploys as it was).
+    await open();
+    await page.selectOption('#redflow-agent-verification', 'off');
+    await page.fill('#redflow-agent-max-tokens', '');
+    await page.fill('#redflow-agent-max-cost', '');
+    await page.click('#node-dialog-ok');
+    await expect.poll(saved).toEqual({ verification: '', budget: '' });
+  }, 60_000);
+
   it('lists a wiring problem in the Errors tab before it is deployed, with the code flow validation gives it', async () => {
     // Take the model off the agent in the editor (not deployed): the Errors tab checks what the editor holds.
     await page.click('#node-dialog-cancel');

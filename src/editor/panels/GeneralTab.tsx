@@ -1,8 +1,9 @@
-/** General: strategy (locked to react), max iterations (1..20), stop conditions, debug, instructions. */
+/** General: strategy (locked to react), max iterations (1..20), stop conditions, debug, instructions, verification and budget. */
 import { useId } from 'react';
 import type { ConfigIssue } from '../flow/configSchemas.js';
 import { STOP_CONDITIONS_FIELD } from '../flow/stopConditions.js';
 import { StopConditionsField } from './StopConditionsField.js';
+import { VerificationBudgetFields } from './VerificationBudgetFields.js';
 
 /** The General tab's props. */
 export interface GeneralTabProps {
@@ -94,6 +95,7 @@ export function GeneralTab({ config, issues, onChange }: GeneralTabProps) {
           onChange={(event) => set('instructions', event.target.value === '' ? undefined : event.target.value)}
         />
       </div>
+      <VerificationBudgetFields config={config} onChange={onChange} />
       {other.length > 0 && (
         <ul className="form-errors" data-testid="form-errors">
           {other.map((issue) => (

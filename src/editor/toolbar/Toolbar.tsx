@@ -21,6 +21,8 @@ export interface ToolbarProps {
   readonly onFlowNameChange: (name: string) => void;
   /** Called with a flow chosen in the menu. */
   readonly onOpen: (id: string) => void;
+  /** Runs an `.agent.md` agent of the flows folder (listed beside the flows), by its id. */
+  readonly onRunAgent: (id: string) => void;
   /** The menu is about to open: the app lists the flows again, so flows added on disk since show up. */
   readonly onPickerOpen: () => void;
   readonly onNew: () => void;
@@ -36,10 +38,14 @@ export interface ToolbarProps {
   readonly onInspect: () => void;
 }
 
-/** The editor's header bar: open, create, save and validate a flow, start or abort a run, open the inspector. */
+/** The picker's value of an `.agent.md` agent: picking it runs the agent (it has no graph to open). */
+const AGENT_OPTION = 'agent:';
+
+/** The editor's header bar: open, create, save and validate a flow (or run an agent file), start or abort a run, open the inspector. */
 export function Toolbar(props: ToolbarProps) {
   const [input, setInput] = useState('');
-  const known = props.flows.some((flow) => flow.id === props.flowId);
+  const known = props.flows.some((flow) => flow.id === props.flowId && flow.kind !== 'agent');
+  const agents = props.flows.filter((flow) => flow.kind === 'agent');
   return (
     <header className="toolbar" data-testid="toolbar">
       <div className="brand">
@@ -49,19 +55,35 @@ export function Toolbar(props: ToolbarProps) {
         <select
           className="toolbar__select"
           value={known ? props.flowId : ''}
-          onChange={(event) => event.target.value !== '' && props.onOpen(event.target.value)}
+          onChange={(event) => {
+            const { value } = event.target;
+            if (value.startsWith(AGENT_OPTION)) props.onRunAgent(value.slice(AGENT_OPTION.length));
+            else if (value !== '') props.onOpen(value);
+          }}
           onFocus={props.onPickerOpen}
           onMouseDown={props.onPickerOpen}
           data-testid="flow-select"
           aria-label="open a flow"
         >
           <option value="">{props.flows.length === 0 ? 'no saved flows' : 'open a flow…'}</option>
-          {props.flows.map((flow) => (
-            <option key={flow.id} value={flow.id}>
-              {flow.id}
-              {flow.valid ? '' : ' (invalid)'}
-            </option>
-          ))}
+          {props.flows
+            .filter((flow) => flow.kind !== 'agent')
+            .map((flow) => (
+              <option key={flow.id} value={flow.id}>
+                {flow.id}
+                {flow.valid ? '' : ' (invalid)'}
+              </option>
+            ))}
+          {agents.length > 0 && (
+            <optgroup label="agent files: run" data-testid="agent-files">
+              {agents.map((agent) => (
+                <option key={agent.id} value={`${AGENT_OPTION}${agent.id}`} disabled={!agent.valid}>
+                  ▶ {agent.id}
+                  {agent.valid ? '' : ' (invalid)'}
+                </option>
+              ))}
+            </optgroup>
+          )}
         </select>
         <button type="button" className="btn" onClick={props.onNew} data-testid="new-flow">
           New

@@ -11,6 +11,7 @@ import { createNatsKvMemoryStore } from '../kv/natsKvMemoryStore.js';
 import type { ToolDefinition } from '../../actors/tool.js';
 import { loadValidFlow } from '../../flows/loadValidFlow.js';
 import { planRun } from '../../runtime/runPlan.js';
+import { asVerifier } from '../../runtime/embeddedActors.js';
 import { buildModel } from '../../runtime/buildModel.js';
 import { buildTools } from '../../runtime/buildTools.js';
 import { checkSubjectTokens } from './flowSubjects.js';
@@ -93,6 +94,8 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
   // their settings, a tool worker no model name or key.
   const plan = planRun(flow, baseDir);
   const model = options.roles.includes(WorkerRole.Model) ? await buildModel(plan, { allowFiles }) : undefined;
+  // The agent's own verifier (`verification.model`) is served by the model workers too.
+  const verifier = model !== undefined && plan.verifier ? { nodeId: plan.verifier.nodeId, model: asVerifier(await buildModel({ model: plan.verifier, baseDir: plan.baseDir }, { allowFiles })) } : undefined;
   const subagents = options.subagents ?? clusterSubagents({ nc: options.nc, prefix });
   const tools = options.roles.includes(WorkerRole.Tool) ? await buildTools(plan, { allowFiles, subagents }) : undefined;
   const served: Subscription[] = [];
@@ -130,8 +133,14 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
     if (model) {
       const subject = Subject.model(prefix, plan.model.nodeId);
       // The answers' pieces go out live on <prefix>.runs.chunk.<traceId>, for whoever follows the run.
-      served.push(serveModel(await transportFor(WorkerRole.Model), subject, model, { chunkPrefix: prefix }));
+      const modelTransport = await transportFor(WorkerRole.Model);
+      served.push(serveModel(modelTransport, subject, model, { chunkPrefix: prefix }));
       subjects.push(subject);
+      if (verifier !== undefined) {
+        const verifierSubject = Subject.model(prefix, verifier.nodeId);
+        served.push(serveModel(modelTransport, verifierSubject, verifier.model, { chunkPrefix: prefix }));
+        subjects.push(verifierSubject);
+      }
     }
     // A tool.mcp whose include list leaves no tool still answers its list (an empty one).
     if (tools !== undefined && (tools.tools.length > 0 || tools.groups.size > 0)) {

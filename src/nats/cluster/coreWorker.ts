@@ -211,7 +211,11 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   if (leaseMs !== askedLeaseMs) {
     log(`the lease of prefix "${prefix}" is ${leaseMs} ms, set by its first core worker; ${askedLeaseMs} ms is not used (delete the bucket ${Storage.leasesBucket(prefix)} to change it)`);
   }
-  const subjects: ActorSubjects = { model: Subject.model(prefix, flow.model.id), tool: (name) => Subject.tool(prefix, name) };
+  const subjects: ActorSubjects = {
+    model: Subject.model(prefix, flow.model.id),
+    ...(plan.verifier && { verifier: Subject.model(prefix, plan.verifier.nodeId) }),
+    tool: (name) => Subject.tool(prefix, name),
+  };
   const memoryOf = (conversationId: string | undefined): RunMemory | undefined =>
     plan.memory && conversationId !== undefined
       ? {
