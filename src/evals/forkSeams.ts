@@ -4,7 +4,7 @@ import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import { forkRun, type ForkRunOptions } from '../host/forkRun.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
-import type { SeamLaunch, SeamOutcome } from './seams.js';
+import type { SeamLaunch, SeamOutcome } from './seamTypes.js';
 
 // The seams that replay a case's recorded run in a forked run (`forkRun`): the eval run's log is
 // the fork's, whose `run.forked` names the case's log and the fork point.

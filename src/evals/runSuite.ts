@@ -7,7 +7,8 @@ import type { EvalCase } from './caseFile.js';
 import { judgeAnswer } from './judge.js';
 import { totals, type CaseRow, type EvalReport, type EvalSeam, type ReportedRun } from './report.js';
 import { scoreRun, type JudgeVerdict } from './scoreRun.js';
-import { seamLauncher, type SeamLauncher, type SeamOutcome } from './seams.js';
+import { seamLauncher } from './seams.js';
+import type { SeamLauncher, SeamOutcome } from './seamTypes.js';
 import { isBroken, loadSuite } from './suite.js';
 import { summarizeRun, type RunSummary } from './runSummary.js';
 

@@ -96,10 +96,10 @@ describe('diffRuns', () => {
 
   it('should leave out event types it does not know, such as a leading marker of a newer writer, and name them', async () => {
     const events = await run([answer.tool('echo', { text: 'a' }), answer.final('done')]);
-    const marker = { ...events[0], type: 'run.forked', seq: 0, data: { from: 'trace-0', atSeq: 3 } } as unknown as AgentEvent;
+    const marker = { ...events[0], type: 'run.annotated', seq: 0, data: { note: 'from a newer writer' } } as unknown as AgentEvent;
     const diff = diffRuns([marker, ...events], events);
     expect(diff.same).toBe(true);
-    expect(diff.runs.a).toEqual({ traceId: 'trace-1', events: events.length + 1, ignoredEventTypes: ['run.forked'] });
+    expect(diff.runs.a).toEqual({ traceId: 'trace-1', events: events.length + 1, ignoredEventTypes: ['run.annotated'] });
     expect(diff.runs.b.ignoredEventTypes).toEqual([]);
   });
 

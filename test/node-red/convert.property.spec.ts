@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FlowDefinition, FlowNode } from '../../src/contracts/schema-types.js';
-import { validators } from '../../src/contracts/schemas.js';
+import { SchemaFile, loadSchema, validators } from '../../src/contracts/schemas.js';
 import { NODE_TYPES, NodeType } from '../../src/flows/nodeTypes.js';
 import { nodeRedToRedflow } from '../../src/flows/nodeRed/fromNodeRed.js';
 import type { NodeRedFlowNode } from '../../src/flows/nodeRed/nodeRedFlows.js';
@@ -197,7 +197,7 @@ describe('converting Node-RED flows to Redflow and saving them back', () => {
 
 describe('the Node-RED types', () => {
   it('give the Redflow node kinds they stand for every config field of the kind\'s schema (tools their name, postgres its connection string in the credentials)', () => {
-    const definitions = (validators.flow.schema as { definitions: Record<string, { properties?: Record<string, unknown> }> }).definitions;
+    const definitions = (loadSchema(SchemaFile.flow) as { definitions: Record<string, { properties?: Record<string, unknown> }> }).definitions;
     const schemaOf: Partial<Record<NodeType, string>> = {
       [NodeType.TriggerInput]: 'TriggerInputConfig',
       [NodeType.ModelLlm]: 'ModelLlmConfig',
@@ -210,7 +210,7 @@ describe('the Node-RED types', () => {
       [NodeType.ResponseChat]: 'ResponseChatConfig',
       [NodeType.ResponseEnd]: 'ResponseEndConfig',
     };
-    const agentSchema = validators.agentCore.schema as { properties: Record<string, unknown> };
+    const agentSchema = loadSchema(SchemaFile.agentCore) as { properties: Record<string, unknown> };
     // Kinds Node-RED has no node for travel in the tab's metadata (see the round trips above).
     expect(NODE_TYPES.filter((type) => NODE_RED_TYPE_OF[type] === undefined)).toContain(NodeType.ToolClient);
     for (const type of NODE_TYPES) {
