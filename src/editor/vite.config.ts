@@ -29,6 +29,9 @@ export default defineConfig({
             { name: 'xstate', test: /[\\/]node_modules[\\/](xstate|@xstate)[\\/]/ },
             // The layout library of the flow's auto layout and the statechart panel.
             { name: 'dagre', test: /[\\/]node_modules[\\/]@dagrejs[\\/]/ },
+            // The node configs' validators, generated from the schemas (configValidatorsPlugin.ts):
+            // they change only with the schemas, not with the editor's code.
+            { name: 'config-validators', test: /virtual:redflow\/config-validators/ },
           ],
         },
       },
