@@ -29,7 +29,7 @@ let dir: string;
 let nc: NatsConnection;
 const closers: (() => Promise<void>)[] = [];
 let doomed: ChildProcess | undefined;
-let remote: ChildProcess | undefined;
+const remotes: ChildProcess[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'redflow-cluster-progress-'));
@@ -37,7 +37,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of [doomed, remote]) {
+  for (const child of [doomed, ...remotes]) {
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
       await exited(child);
@@ -55,6 +55,33 @@ async function modelAndCore(flowPath: string, prefix: string, events: AgentEvent
   const core = await startCoreWorker({ nc, flowPath, prefix, leaseMs: 1000, attemptTimeoutMs: 1500, onEvent: (event) => events.push(event) });
   closers.push(() => core.close());
   closers.push(() => removePrefix(nc, prefix));
+}
+
+/** A remote A2A agent (five steps of 600 ms: still working when a worker is killed) and a flow that calls it once. */
+async function a2aFlow(name: string): Promise<{ flowPath: string; count: () => Promise<{ messages: number; cancelled: string[] }> }> {
+  const agent = spawn(process.execPath, [AGENT, '600', '5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  remotes.push(agent);
+  const [first] = (await once(agent.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
+  const url = first.toString('utf8').trim();
+  const flowPath = path.join(dir, `${name}.json`);
+  await writeFile(
+    flowPath,
+    JSON.stringify({
+      id: name,
+      nodes: [
+        { id: 'in', type: 'trigger.input' },
+        { id: 'agent', type: 'agent.core', config: { strategy: 'react', maxIterations: 3 } },
+        { id: 'model', type: 'model.llm', config: { provider: 'scripted', answers: [tool('desk', { task: TASK }), final('relayed')] } },
+        { id: 'desk', type: 'agent.a2a', config: { url, timeoutMs: 60_000 } },
+      ],
+      edges: [
+        { id: 'e-in', source: 'in', target: 'agent' },
+        { id: 'e-model', source: 'agent', target: 'model' },
+        { id: 'e-desk', source: 'agent', target: 'desk' },
+      ],
+    }),
+  );
+  return { flowPath, count: async () => (await (await fetch(`${url}count`)).json()) as { messages: number; cancelled: string[] } };
 }
 
 describe('a tool call on a tool worker, live', () => {
@@ -80,31 +107,9 @@ describe('a tool call on a tool worker, live', () => {
   }, 60_000);
 });
 
-describe('an agent.a2a call whose tool worker dies mid-task', () => {
+describe('an agent.a2a call on a cluster whose worker dies mid-task', () => {
   it("should log the remote task's id, and the worker that takes the call over follows that task: the remote gets the message once", async () => {
-    // Five steps of 600 ms: a task still working when its tool worker is killed.
-    remote = spawn(process.execPath, [AGENT, '600', '5'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    const [first] = (await once(remote.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-    const url = first.toString('utf8').trim();
-    const count = async () => (await (await fetch(`${url}count`)).json()) as { messages: number; cancelled: string[] };
-    const flowPath = path.join(dir, 'a2a-crash.json');
-    await writeFile(
-      flowPath,
-      JSON.stringify({
-        id: 'a2a-crash',
-        nodes: [
-          { id: 'in', type: 'trigger.input' },
-          { id: 'agent', type: 'agent.core', config: { strategy: 'react', maxIterations: 3 } },
-          { id: 'model', type: 'model.llm', config: { provider: 'scripted', answers: [tool('desk', { task: TASK }), final('relayed')] } },
-          { id: 'desk', type: 'agent.a2a', config: { url, timeoutMs: 60_000 } },
-        ],
-        edges: [
-          { id: 'e-in', source: 'in', target: 'agent' },
-          { id: 'e-model', source: 'agent', target: 'model' },
-          { id: 'e-desk', source: 'agent', target: 'desk' },
-        ],
-      }),
-    );
+    const { flowPath, count } = await a2aFlow('a2a-crash');
     const prefix = uniquePrefix();
     // The first tool worker, a process of its own: its claim on a call lasts 1 s once it is gone.
     doomed = await startWorkerProcess(flowPath, 'tool', { prefix, extraArgs: ['--lease', '1000'] });
@@ -131,5 +136,29 @@ describe('an agent.a2a call whose tool worker dies mid-task', () => {
     expect(problems).toEqual([]);
     expect(logged.map((event) => event.type)).toEqual(['run.started', 'model.requested', 'model.answered', 'tool.requested', 'tool.attached', 'tool.completed', 'model.requested', 'model.answered', 'run.completed']);
     expect(logged[4]?.data).toMatchObject({ tool: 'desk', idempotencyKey: 'a2a:1', handle: { taskId: expect.any(String) } });
+  }, 90_000);
+
+  it('should, when the core worker dies instead, be taken over from its tool.attached: the remote still gets the message once', async () => {
+    const { flowPath, count } = await a2aFlow('a2a-core');
+    const prefix = uniquePrefix();
+    closers.push(() => removePrefix(nc, prefix));
+    const workers = await startActorWorker({ nc, flowPath, prefix, roles: ['model', 'tool'], serveTool: await idempotentToolServer(nc, prefix, { leaseMs: 1000 }) });
+    closers.push(() => workers.close());
+    // The core worker, a process of its own, dies right after its fifth event, tool.attached, is stored.
+    doomed = await startWorkerProcess(flowPath, 'core', { prefix, env: { REDFLOW_CRASH_AFTER_EVENT: 'a2a-core:5' }, extraArgs: ['--lease', '1000'] });
+    const run = await startRemoteRun({ nc, prefix, input: 'go', traceId: 'a2a-core' });
+    expect(await exited(doomed)).toBe('SIGKILL');
+    const heir = await startCoreWorker({ nc, flowPath, prefix, owner: 'heir', leaseMs: 1000, attemptTimeoutMs: 1500 });
+    closers.push(() => heir.close());
+
+    const { outcome, envelope } = await run.result;
+    expect(outcome).toMatchObject({ status: 'done', answer: 'relayed' });
+    expect(envelope.tools.history.map((call) => [call.tool, call.status, call.output])).toEqual([['desk', 'succeeded', `done: ${TASK}`]]);
+    expect(await count()).toEqual({ messages: 1, cancelled: [] });
+    const store = await openJetStreamEventStore(nc, { prefix });
+    const { events: logged, problems } = await store.read('a2a-core');
+    await store.close();
+    expect(problems).toEqual([]);
+    expect(logged.map((event) => event.type)).toEqual(['run.started', 'model.requested', 'model.answered', 'tool.requested', 'tool.attached', 'run.resumed', 'tool.completed', 'model.requested', 'model.answered', 'run.completed']);
   }, 90_000);
 });
