@@ -12,6 +12,7 @@ import { startCoreWorker } from '../../src/nats/cluster/coreWorker.js';
 import { idempotentToolServer } from '../../src/nats/cluster/idempotentTools.js';
 import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { followRunChunks } from '../../src/nats/cluster/runChunks.js';
+import { createNatsRunBackend } from '../../src/nats/serve/natsRunBackend.js';
 import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { EVERYTHING_STDIO, final, tool, writeMcpFlow } from '../support/mcpFlows.js';
 import { connectTestServer, eventually, uniquePrefix } from '../nats/natsSupport.js';
@@ -93,13 +94,20 @@ describe('a tool call on a tool worker, live', () => {
     await modelAndCore(flowPath, prefix, []);
     const updates: RunToolUpdate[] = [];
     const stop = followRunChunks(nc, prefix, 'progress', (message) => void (isToolUpdate(message) && updates.push(message)));
+    // `serve --nats` follows the run the same way, for its stream's activity.
+    const backend = await createNatsRunBackend({ nc, prefix, flowsDir: dir });
+    const served: RunToolUpdate[] = [];
+    const stopServed = backend.followChunks?.('progress', (message) => void (isToolUpdate(message) && served.push(message)));
     const run = await startRemoteRun({ nc, prefix, input: 'go', traceId: 'progress' });
     const { outcome } = await run.result;
     await nc.flush();
     stop();
+    stopServed?.();
+    await backend.close();
     expect(outcome).toMatchObject({ status: 'done', answer: 'finished' });
     // The server sends one notification per step, counted out of the steps, for the call 'progress:1'.
     expect(updates).toEqual([1, 2, 3, 4].map((step) => ({ traceId: 'progress', iteration: 1, toolCallId: 'progress:1', progress: { progress: step, total: 4 } })));
+    expect(served).toEqual(updates);
     const store = await openJetStreamEventStore(nc, { prefix });
     const { events } = await store.read('progress');
     await store.close();
