@@ -86,6 +86,8 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
     served.push(serveModel(transport, verifierSubject, asVerifier(await buildModel({ model: plan.verifier, baseDir: plan.baseDir }, { env, allowFiles }))));
   }
 
+  // A call says where its work lives (`tool.attached`) on the run's live subject, which the run hears.
+  const live = { livePrefix: prefix };
   const specs: ToolSpec[] = [];
   for (const planned of plan.tools) {
     if (planned.type === NodeType.ToolMcp) {
@@ -95,7 +97,7 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
         if (tool === undefined) continue;
         const subject = Subject.tool(prefix, name);
         transport.route(subject, planned.nodeId);
-        served.push(serveTool(transport, subject, tool));
+        served.push(serveTool(transport, subject, tool, live));
         specs.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
       }
       continue;
@@ -110,7 +112,7 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
     }
     const tool = built.tools.find((candidate) => candidate.name === planned.name);
     if (tool === undefined) continue;
-    served.push(serveTool(transport, subject, tool));
+    served.push(serveTool(transport, subject, tool, live));
     specs.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema });
   }
 
@@ -132,7 +134,7 @@ export async function serveAgentActors(options: AgentActorsOptions): Promise<Age
     agent,
     tools: specs.filter((spec) => allowed.has(spec.name)),
     transport,
-    subjects: { model: modelSubject, ...(verifierSubject && { verifier: verifierSubject }), tool: (name) => Subject.tool(prefix, name) },
+    subjects: { model: modelSubject, ...(verifierSubject && { verifier: verifierSubject }), tool: (name) => Subject.tool(prefix, name), live: (traceId) => Subject.runChunk(prefix, traceId) },
     ...(runMemory !== undefined && { memory: runMemory }),
     ...(plan.checkInput !== undefined && { checkInput: plan.checkInput }),
     modelName: plan.model.config.model ?? '',

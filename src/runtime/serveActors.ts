@@ -115,16 +115,27 @@ export function serveTool(transport: Transport, subject: string, tool: ToolDefin
   const { livePrefix } = options;
   return transport.serve<ToolRequest, ToolResult>(subject, (request, context) => {
     checkToolRequest(tool, request, subject);
-    // A trace id that is not one subject token (only a forged request has one) gets no live view.
-    const live = livePrefix !== undefined && isSubjectToken(request.traceId) ? liveUpdates(transport, Subject.runChunk(livePrefix, request.traceId), request) : undefined;
-    return runTool(tool, request, context.signal, context.headers, live);
+    return runTool(tool, request, context.signal, context.headers, liveUpdatesOf(transport, livePrefix, request));
   }, { cancellable: true });
 }
 
 /** What a call's `progress` and `attach` publish: a {@link RunToolUpdate} on the run's live subject. */
 export type ToolUpdateSink = (update: Pick<RunToolUpdate, 'progress' | 'attached'>) => void;
 
-function liveUpdates(transport: Transport, subject: string, request: ToolRequest): ToolUpdateSink {
+/**
+ * Where a served call's progress and attachment go: the run's live subject on `livePrefix`, or
+ * nowhere (undefined) without a prefix. A trace id that is not one subject token (only a forged
+ * request has one) gets no live view.
+ *
+ * @example
+ * ```ts
+ * const live = liveUpdatesOf(transport, 'redflow', request);
+ * const result = await runTool(tool, request, signal, headers, live);
+ * ```
+ */
+export function liveUpdatesOf(transport: Transport, livePrefix: string | undefined, request: ToolRequest): ToolUpdateSink | undefined {
+  if (livePrefix === undefined || !isSubjectToken(request.traceId)) return undefined;
+  const subject = Subject.runChunk(livePrefix, request.traceId);
   const { traceId, iteration, idempotencyKey: toolCallId } = request;
   return (update) => transport.publish(subject, { traceId, iteration, toolCallId, ...update } satisfies RunToolUpdate);
 }

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { redactSecrets } from '../secrets/secrets.js';
-import { checkToolRequest, runTool } from './serveActors.js';
+import { checkToolRequest, liveUpdatesOf, runTool } from './serveActors.js';
 import { isSubjectToken } from '../actors/subjects.js';
 import type { ToolDefinition, ToolRequest, ToolResult } from '../actors/tool.js';
 import type { HandlerContext, Subscription, Transport } from '../actors/transport.js';
@@ -32,6 +32,11 @@ export interface ServeIdempotentToolOptions {
   readonly queue?: string;
   /** Receives one line per problem (a lost lease, a result that could not be stored). Default: standard error. */
   readonly log?: (line: string) => void;
+  /**
+   * Publish the calls' progress and attachments on `<livePrefix>.runs.chunk.<traceId>`, where the
+   * run's core worker and followers hear them (as `serveTool`'s option of the same name).
+   */
+  readonly livePrefix?: string;
 }
 
 const DEFAULT_LEASE_MS = 10_000;
@@ -171,7 +176,7 @@ export function serveIdempotentTool(
     // The lease is kept until the result is stored, so nobody takes the call over meanwhile.
     const renewal = keepLease(store, key, attempt, leaseMs, (what) => say(key, what));
     try {
-      const result = await runTool(tool, request, signal, headers);
+      const result = await runTool(tool, request, signal, headers, liveUpdatesOf(transport, options.livePrefix, request));
       if (!result.ok && signal.aborted) {
         // Interrupted, not finished: storing "interrupted" would replay it forever.
         renewal.stop();

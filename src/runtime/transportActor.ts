@@ -121,6 +121,8 @@ class TransportSession {
   private inFlight = 0;
   /** The live subject heard while a tool call is in flight (one call at a time). */
   private attachment: Subscription | undefined = undefined;
+  /** Where the call in flight said its work lives: a retry (its tool worker died) goes back to it. */
+  private heard: ToolRequest['attached'] = undefined;
 
   constructor(effects: TransportEffects, sendBack: (event: ReactEvent) => void) {
     this.effects = effects;
@@ -151,6 +153,7 @@ class TransportSession {
     this.inFlight -= 1;
     this.attachment?.unsubscribe();
     this.attachment = undefined;
+    this.heard = undefined;
     if (!this.ended) this.sendBack(event);
   }
 
@@ -192,6 +195,7 @@ class TransportSession {
     this.attachment = this.effects.transport.subscribe(subject, ({ data }) => {
       const update = data as Partial<RunToolUpdate> | undefined;
       if (this.ended || update?.toolCallId !== idempotencyKey || !isHandle(update.attached)) return;
+      this.heard = update.attached;
       this.sendBack({ type: 'tool.attached', idempotencyKey, handle: update.attached });
     });
   }
@@ -210,9 +214,18 @@ class TransportSession {
       if (answer.ok || this.ended || !worthRetrying(answer.error) || clock.now() + delayMs >= deadline) return this.answered(command, started, answer);
       setTimeout(() => {
         if (this.ended) this.answered(command, started, answer);
-        else this.attempt(command, subject, data, headers, deadline, Math.min(delayMs * 2, 2000), started);
+        else this.attempt(command, subject, this.resent(command, data), headers, deadline, Math.min(delayMs * 2, 2000), started);
       }, delayMs);
     });
+  }
+
+  /**
+   * What a retry sends: a tool call whose work said where it lives (its tool worker died after
+   * `attach`) carries that handle, so the worker that takes it over re-attaches, not starts again.
+   */
+  private resent(command: TransportCommand, data: unknown): unknown {
+    if (command.type !== 'tool.request' || this.heard === undefined) return data;
+    return { ...command.request, attached: this.heard };
   }
 
   /** The machine's event for the reply to `command` (cut of secrets first). */

@@ -43,7 +43,7 @@ describe("a cluster run's answers, live", () => {
   it('should reach a client piece by piece on the chunk subject, adding up to the answers the log holds, which holds no piece', async () => {
     const traceId = randomIds.traceId();
     const chunks: RunChunk[] = [];
-    const stop = followRunChunks(clientNc, prefix, traceId, (chunk) => chunks.push(chunk));
+    const stop = followRunChunks(clientNc, prefix, traceId, (chunk) => void (isToolUpdate(chunk) || chunks.push(chunk)));
     // Garbage on the subject is dropped, not handed on.
     clientNc.publish(`${prefix}.runs.chunk.${traceId}`, new TextEncoder().encode('not json'));
     await clientNc.flush();

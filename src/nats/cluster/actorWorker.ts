@@ -42,7 +42,10 @@ export interface ActorWorkerOptions {
   readonly flowPath: string;
   readonly roles: readonly Exclude<WorkerRole, 'core'>[];
   readonly prefix?: string;
-  /** Serves each tool; default: plain request/reply. */
+  /**
+   * Serves each tool; default: plain request/reply, the calls' progress and attachments published
+   * on the run's live subject (`serveTool`'s `livePrefix`).
+   */
   readonly serveTool?: ToolServer;
   readonly log?: (line: string) => void;
   /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
@@ -147,7 +150,8 @@ export async function startActorWorker(options: ActorWorkerOptions): Promise<Act
       const transport = await transportFor(WorkerRole.Tool);
       for (const tool of tools.tools) {
         const subject = Subject.tool(prefix, tool.name);
-        served.push((options.serveTool ?? serveTool)(transport, subject, tool));
+        // Plainly served calls say their progress and attachment on the run's live subject too.
+        served.push(options.serveTool?.(transport, subject, tool) ?? serveTool(transport, subject, tool, { livePrefix: prefix }));
         subjects.push(subject);
       }
       // Core workers learn each MCP server's tools here: only this worker runs the server.

@@ -215,6 +215,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     model: Subject.model(prefix, flow.model.id),
     ...(plan.verifier && { verifier: Subject.model(prefix, plan.verifier.nodeId) }),
     tool: (name) => Subject.tool(prefix, name),
+    // The tool workers say there where a call's work lives; the run logs it as tool.attached.
+    live: (traceId) => Subject.runChunk(prefix, traceId),
   };
   const memoryOf = (conversationId: string | undefined): RunMemory | undefined =>
     plan.memory && conversationId !== undefined

@@ -28,6 +28,7 @@ export interface IdempotentToolServerOptions {
  */
 export async function idempotentToolServer(nc: NatsConnection, prefix: string, options: IdempotentToolServerOptions = {}): Promise<ToolServer> {
   const store = await createNatsKvToolResultStore(nc, { bucket: Storage.toolResultsBucket(prefix), ...(options.replication && { replication: options.replication }) });
-  const serveOptions = options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs };
-  return (transport, subject, tool) => (tool.idempotent === true ? serveTool(transport, subject, tool) : serveIdempotentTool(transport, subject, tool, store, serveOptions));
+  // Each call's progress and attachment go out on the run's live subject, for its core worker and followers.
+  const serveOptions = { livePrefix: prefix, ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }) };
+  return (transport, subject, tool) => (tool.idempotent === true ? serveTool(transport, subject, tool, { livePrefix: prefix }) : serveIdempotentTool(transport, subject, tool, store, serveOptions));
 }
