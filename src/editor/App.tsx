@@ -31,6 +31,7 @@ import { parseRunInput } from '../flows/runInput.js';
 import { activeNodesAfter, failedToolsAfter, runViewAt } from './run/runView.js';
 import { RunViewState } from './run/runViewMachine.js';
 import { Scrubber } from './run/Scrubber.js';
+import { ForkBar } from './run/ForkBar.js';
 import { useRunView } from './run/useRunView.js';
 import { StatechartView } from './statechart/StatechartView.js';
 import { WaitPromptContext, type WaitActions, type WaitPromptState } from './run/WaitPrompt.js';
@@ -464,6 +465,20 @@ function Editor() {
               )}
               <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={() => setValidation(undefined)} />
               {scrubbing && <Scrubber steps={steps} index={view.index} onScrub={(next) => send({ type: 'SCRUB', position: next })} />}
+              {scrubbing && traceId !== undefined && (
+                <ForkBar
+                  api={api}
+                  traceId={traceId}
+                  events={events}
+                  iteration={view.step?.event.iteration ?? 0}
+                  onOpen={(id) => {
+                    // A new fork is listed from now on; the parent is opened as the list opens it.
+                    void refreshRuns();
+                    openRun(id);
+                  }}
+                  onError={(what, error) => say('error', `${what}: ${describe(error)}`)}
+                />
+              )}
             </div>
           </main>
           <aside className="sidebar sidebar--right">
