@@ -186,7 +186,7 @@ export interface RunForkedResponse {
 }
 
 /** `GET /api/runs/:a/diff/:b` → 200 (the same JSON as `redflow diff --json`). */
-export type { RunDiff } from '../evals/diffRuns.js';
+export type { RunDiff } from '../machines/runDiff.js';
 
 /** `POST /api/runs/:traceId/abort`. */
 export interface AbortRunRequest {

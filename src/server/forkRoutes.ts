@@ -58,6 +58,6 @@ export async function diffOfRuns(backend: RunBackend, a: string, b: string): Pro
   if (eventsA === undefined) throw runNotFound(a);
   const eventsB = isValidTraceId(b) ? await backend.events(b, 0) : undefined;
   if (eventsB === undefined) throw runNotFound(b);
-  const { diffRuns } = await import('../evals/diffRuns.js');
+  const { diffRuns } = await import('../machines/runDiff.js');
   return diffRuns(eventsA, eventsB);
 }
