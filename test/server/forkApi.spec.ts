@@ -56,6 +56,23 @@ describe('forking a run through the API', () => {
     expect(body.runs.b.traceId).toBe(traceId);
   });
 
+  it('should show a fork under way with the prefix it copied from its parent, before its own events', async () => {
+    const parent = await finishedRun('gated');
+    // Iteration 2 calls the gate again, live: the fork waits there until the test opens it.
+    const { traceId } = (await call(t.server, 'POST', `/api/runs/${parent}/fork`, { body: { at: 2 } })).json as RunForkedResponse;
+    const running = (await waitForRun(t.server, traceId, (r) => r.status === 'running' && r.lastSeq > 7)) as unknown as RunResponse;
+    expect(running.envelope.lineage?.parent.traceId).toBe(parent);
+    const events = ((await call(t.server, 'GET', `/api/runs/${traceId}/events`)).json as { events: { seq: number; type: string }[] }).events;
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events.slice(0, 2).map((event) => event.type)).toEqual(['run.started', 'run.forked']);
+    // A fork under way is itself still running.
+    const busy = await call(t.server, 'POST', `/api/runs/${traceId}/fork`, { body: { at: 1 } });
+    expect(busy.error?.code).toBe('FORK_RUN_STILL_RUNNING');
+    await openGate();
+    const done = (await waitForRun(t.server, traceId, (r) => r.status === 'finished')) as unknown as RunResponse;
+    expect(done.outcome).toMatchObject({ status: 'done', answer: 'parent done' });
+  });
+
   it('should answer the fork errors with their statuses: 400 out of range, 409 still running, 422 a prefix the served flow refuses', async () => {
     const parent = await finishedRun('ranges', 'plain text');
     const outOfRange = await call(t.server, 'POST', `/api/runs/${parent}/fork`, { body: { at: 9 } });
