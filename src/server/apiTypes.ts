@@ -180,7 +180,14 @@ export interface ForkRunRequest {
   readonly toolResults?: Readonly<Record<string, unknown>>;
 }
 
-/** `POST /api/runs/:traceId/fork` → 201: the new run's trace id. */
+/**
+ * `POST /api/runs/:traceId/fork` → 201: the new run's trace id.
+ *
+ * @example
+ * ```ts
+ * const { traceId }: RunForkedResponse = await (await fetch(ApiRoute.forkRun(parent), { method: 'POST', body: '{"at":2}' })).json();
+ * ```
+ */
 export interface RunForkedResponse {
   readonly traceId: string;
 }

@@ -35,5 +35,12 @@ export const parseAnswerRequest = checked<AnswerRequest>(() => validators.answer
 /** The body of `POST /api/runs/:traceId/tool-results`, checked against `schemas/http/tool-result-request.schema.json`. */
 export const parseToolResultRequest = checked<ToolResultRequest>(() => validators.toolResultRequest, 'http/tool-result-request.schema.json');
 
-/** The body of `POST /api/runs/:traceId/fork`, checked against `schemas/http/fork-run-request.schema.json`. */
+/**
+ * The body of `POST /api/runs/:traceId/fork`, checked against `schemas/http/fork-run-request.schema.json`.
+ *
+ * @example
+ * ```ts
+ * const request = parseForkRunRequest({ at: 2, model: { model: 'gpt-4o-mini' } }); // 400 HTTP_BODY_INVALID for { }
+ * ```
+ */
 export const parseForkRunRequest = checked<ForkRunRequest>(() => validators.forkRunRequest, 'http/fork-run-request.schema.json');

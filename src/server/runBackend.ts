@@ -30,7 +30,14 @@ export interface BackendAgentStartRequest {
   readonly inputs: Readonly<Record<string, unknown>>;
 }
 
-/** What `POST /api/runs/:traceId/fork` asks a backend to start: a fork of a run of its own. */
+/**
+ * What `POST /api/runs/:traceId/fork` asks a backend to start: a fork of a run of its own.
+ *
+ * @example
+ * ```ts
+ * const forked = await backend.fork?.({ parent: traceId, at: 2, answers: { 2: { action: 'final', message: 'done', confidence: 1 } } });
+ * ```
+ */
 export interface BackendForkRequest {
   /** The parent run's trace id. */
   readonly parent: string;

@@ -7,7 +7,14 @@ import type { AgentEvent } from '../../events/eventTypes.js';
 import type { RunDiff } from '../../server/apiTypes.js';
 import type { ApiClient } from '../api/apiClient.js';
 
-/** The ForkBar's props. */
+/**
+ * The ForkBar's props.
+ *
+ * @example
+ * ```tsx
+ * <ForkBar api={api} traceId={traceId} events={events} iteration={2} onOpen={openRun} onError={(what, error) => console.error(what, error)} />
+ * ```
+ */
 export interface ForkBarProps {
   readonly api: ApiClient;
   readonly traceId: string;
@@ -21,13 +28,27 @@ export interface ForkBarProps {
   readonly onError: (what: string, error: unknown) => void;
 }
 
-/** The parent and fork point of a run that is a fork, read off its second event. */
+/**
+ * The parent and fork point of a run that is a fork, read off its second event.
+ *
+ * @example
+ * ```ts
+ * lineageOf(events); // { parent: 'mx0bgfww-acbfeb6e5da3', atIteration: 2 }, or undefined for a run that is no fork
+ * ```
+ */
 export function lineageOf(events: readonly AgentEvent[]): { readonly parent: string; readonly atIteration: number } | undefined {
   const second = events[1];
   return second?.type === 'run.forked' ? { parent: second.data.parent.traceId, atIteration: second.data.atIteration } : undefined;
 }
 
-/** The fork button, the lineage line, and the "Diff with parent" table of a run that is not under way. */
+/**
+ * The fork button, the lineage line, and the "Diff with parent" table of a run that is not under way.
+ *
+ * @example
+ * ```tsx
+ * {finished && <ForkBar api={api} traceId={traceId} events={events} iteration={view.step?.event.iteration ?? 0} onOpen={openRun} onError={report} />}
+ * ```
+ */
 export function ForkBar({ api, traceId, events, iteration, onOpen, onError }: ForkBarProps) {
   const [forking, setForking] = useState(false);
   const [diff, setDiff] = useState<RunDiff>();
