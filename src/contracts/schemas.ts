@@ -32,6 +32,8 @@ export const SchemaFile = {
   startRunRequest: 'http/start-run-request.schema.json',
   /** `POST /api/runs/:traceId/abort` of `redflow serve` (`AbortRunRequest`). */
   abortRunRequest: 'http/abort-run-request.schema.json',
+  /** `POST /api/runs/:traceId/fork` of `redflow serve` (`ForkRunRequest`). */
+  forkRunRequest: 'http/fork-run-request.schema.json',
   /** `POST /api/runs/:traceId/tool-results` of `redflow serve` (`ToolResultRequest`). */
   toolResultRequest: 'http/tool-result-request.schema.json',
   /** `POST /api/runs/:traceId/approval` of `redflow serve` (`ApprovalRequest`). */
@@ -116,6 +118,7 @@ const compilers = {
   responseEndConfig: compiled(`${SchemaFile.flow}#/definitions/ResponseEndConfig`),
   startRunRequest: compiled(SchemaFile.startRunRequest),
   abortRunRequest: compiled(SchemaFile.abortRunRequest),
+  forkRunRequest: compiled(SchemaFile.forkRunRequest),
   toolResultRequest: compiled(SchemaFile.toolResultRequest),
   approvalRequest: compiled(SchemaFile.approvalRequest),
   answerRequest: compiled(SchemaFile.answerRequest),

@@ -3,7 +3,7 @@
  * view (live over SSE, or a finished run stepped through with the scrubber) and the statechart.
  */
 import { ReactFlowProvider, useEdgesState, useNodesState, useReactFlow } from '@xyflow/react';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runSteps } from '../machines/runSteps.js';
 import type { FlowDiagnostic } from '../flows/diagnostics.js';
 import { isCoreType, isModelType, isToolType } from '../flows/nodeTypes.js';
@@ -44,6 +44,9 @@ import { TokenPrompt } from './toolbar/TokenPrompt.js';
 import { Toolbar } from './toolbar/Toolbar.js';
 
 const NEW_FLOW_ID = 'my-flow';
+
+// Forks are shown only for a run on view: their bar is a chunk of its own, off the first load.
+const ForkBar = lazy(() => import('./run/ForkBar.js').then((module) => ({ default: module.ForkBar })));
 
 function describe(error: unknown): string {
   if (error instanceof ApiError) return error.info?.hint ? `${error.message} (${error.info.hint})` : error.message;
@@ -464,6 +467,22 @@ function Editor() {
               )}
               <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={() => setValidation(undefined)} />
               {scrubbing && <Scrubber steps={steps} index={view.index} onScrub={(next) => send({ type: 'SCRUB', position: next })} />}
+              {scrubbing && traceId !== undefined && (
+                <Suspense fallback={null}>
+                  <ForkBar
+                    api={api}
+                    traceId={traceId}
+                    events={events}
+                    iteration={view.step?.event.iteration ?? 0}
+                    onOpen={(id) => {
+                      // A new fork is listed from now on; the parent is opened as the list opens it.
+                      void refreshRuns();
+                      openRun(id);
+                    }}
+                    onError={(what, error) => say('error', `${what}: ${describe(error)}`)}
+                  />
+                </Suspense>
+              )}
             </div>
           </main>
           <aside className="sidebar sidebar--right">

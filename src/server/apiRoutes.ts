@@ -12,6 +12,7 @@ import {
   type FlowSavedResponse,
   type HealthResponse,
   type RunEventsResponse,
+  type RunForkedResponse,
   type RunListResponse,
   type RunStartedResponse,
   type ValidationResponse,
@@ -20,7 +21,7 @@ import { withPathId } from './flowDocumentId.js';
 import { parseFlowId } from './flowIds.js';
 import type { FlowStore } from './flowStore.js';
 import { readJsonBody } from './requestBody.js';
-import { parseAbortRunRequest, parseAnswerRequest, parseApprovalRequest, parseStartRunRequest, parseToolResultRequest } from './requestSchemas.js';
+import { parseAbortRunRequest, parseAnswerRequest, parseForkRunRequest, parseApprovalRequest, parseStartRunRequest, parseToolResultRequest } from './requestSchemas.js';
 import { answerOfApproval, answerOfHuman, answerOfToolResult } from './waitAnswers.js';
 import { sendJson, sendNoContent } from './respond.js';
 import type { Route, RouteParams } from './router.js';
@@ -33,6 +34,7 @@ import { holdStepKey } from '../stepService/stepKey.js';
 import { publicErrorInfo } from './publicText.js';
 import { AGUI_SEGMENT, getAgui, postAgui } from './aguiRoutes.js';
 import type { StepService } from '../stepService/reactStepService.js';
+import { diffOfRuns, forkOfRun } from './forkRoutes.js';
 
 /** What the API's routes work with. */
 export interface ApiContext {
@@ -235,6 +237,17 @@ export function apiRoutes(context: ApiContext): Route<RouteHandler>[] {
         );
       }
       sendJson(res, 202, run);
+    }),
+
+    route('POST', `${ApiRoute.runs}/:traceId/fork`, async ({ req, res, params }) => {
+      const request = parseForkRunRequest(await readJsonBody(req, { maxBytes: context.maxBodyBytes }));
+      const traceId = await forkOfRun(backend, params.traceId ?? '', request);
+      const body: RunForkedResponse = { traceId };
+      sendJson(res, 201, body, { Location: ApiRoute.run(traceId) });
+    }),
+
+    route('GET', `${ApiRoute.runs}/:a/diff/:b`, async ({ res, params }) => {
+      sendJson(res, 200, await diffOfRuns(backend, params.a ?? '', params.b ?? ''));
     }),
 
     route('POST', ApiRoute.reactStep, async ({ req, res }) => {

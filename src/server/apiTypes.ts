@@ -60,6 +60,14 @@ export const ApiRoute = {
   runToolResults: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/tool-results`,
   /** POST ({@link AnswerRequest}) → 202 {@link RunResponse}: a person's answer to the question the run waits on (escalate, request_info); 409 as {@link ApiRoute.runApproval}. */
   runAnswer: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/answer`,
+  /**
+   * POST ({@link ForkRunRequest}) → 201 {@link RunForkedResponse}: a new run that replays this one's
+   * log up to an iteration and goes on live from there (docs/forks.md); 400
+   * `FORK_POINT_OUT_OF_RANGE`, 409 `FORK_RUN_STILL_RUNNING`, 422 `FORK_PREFIX_INCOMPATIBLE`.
+   */
+  forkRun: (traceId: string) => `/api/runs/${encodeURIComponent(traceId)}/fork`,
+  /** GET → {@link RunDiff}: run `a` and run `b` compared iteration by iteration (docs/diff.md). */
+  diffRuns: (a: string, b: string) => `/api/runs/${encodeURIComponent(a)}/diff/${encodeURIComponent(b)}`,
 } as const;
 
 /** The SSE event names of {@link ApiRoute.runStream}. */
@@ -154,6 +162,38 @@ export interface RunStartedResponse {
   readonly traceId: string;
   readonly flow: string;
 }
+
+/**
+ * `POST /api/runs/:traceId/fork` (`schemas/http/fork-run-request.schema.json`): the options of
+ * `forkRun`, the flow being the parent's as the server serves it.
+ *
+ * @example
+ * ```ts
+ * const request: ForkRunRequest = { at: 2, answers: { 2: { action: 'final', message: 'done', confidence: 1 } } };
+ * ```
+ */
+export interface ForkRunRequest {
+  readonly at: number;
+  readonly model?: Record<string, unknown>;
+  readonly prompt?: string;
+  readonly answers?: Readonly<Record<string, unknown>>;
+  readonly toolResults?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * `POST /api/runs/:traceId/fork` → 201: the new run's trace id.
+ *
+ * @example
+ * ```ts
+ * const { traceId }: RunForkedResponse = await (await fetch(ApiRoute.forkRun(parent), { method: 'POST', body: '{"at":2}' })).json();
+ * ```
+ */
+export interface RunForkedResponse {
+  readonly traceId: string;
+}
+
+/** `GET /api/runs/:a/diff/:b` → 200 (the same JSON as `redflow diff --json`). */
+export type { RunDiff } from '../machines/runDiff.js';
 
 /** `POST /api/runs/:traceId/abort`. */
 export interface AbortRunRequest {

@@ -247,6 +247,52 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
       return { traceId };
     },
 
+    async fork(request) {
+      if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the server is shutting down and starts no new run'));
+      if (host.live(request.parent) === undefined && (await readLogged(request.parent)) === undefined) return undefined;
+      // A run under way here could still change the prefix the fork would copy (one whose last
+      // event is in is only closing its log).
+      const live = host.live(request.parent);
+      if (live !== undefined && !live.ended) {
+        throw new RedflowError(
+          errorInfo(ErrorCode.FORK_RUN_STILL_RUNNING, `the run ${request.parent} is still running on this server`, {
+            hint: 'wait for it to end (or park on a wait), or abort it, then fork it',
+          }),
+        );
+      }
+      const traceId = ids.traceId();
+      const { parent, ...changes } = request;
+      const run = await host.launch(traceId, async ({ signal, record, showChunk }) => {
+        const inspect = options.inspector?.(traceId);
+        // Loaded on the first fork: a server that forks nothing never loads it.
+        const { forkRun } = await import('../host/forkRun.js');
+        // The fork's log begins with the prefix forkRun writes, which its resumption does not
+        // report: live events wait until that prefix is kept, so the run's events stay in order.
+        let held: AgentEvent[] | undefined = [];
+        const keep = (event: AgentEvent): void => (held === undefined ? record(event) : void held.push(event));
+        const forked = await forkRun({
+          ...changes,
+          from: logPathOf(parent),
+          runsDir,
+          traceId,
+          logPath: logPathOf(traceId),
+          signal,
+          allowFiles,
+          ...(options.env !== undefined && { env: options.env }),
+          ...(options.fsync !== undefined && { fsync: options.fsync }),
+          ...(inspect !== undefined && { inspect }),
+          onEvent: keep,
+          onChunk: showChunk,
+        });
+        const written = await readJsonlLog(forked.logPath).catch(() => ({ events: [] as AgentEvent[] }));
+        for (const event of [...written.events, ...held]) record(event);
+        held = undefined;
+        return { handle: forked.handle, finished: forked.finished() };
+      });
+      await run.changed(0, Number.POSITIVE_INFINITY);
+      return { traceId };
+    },
+
     get: responseOf,
 
     async events(traceId, afterSeq) {

@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { describeSchemaErrors, validators } from '../contracts/schemas.js';
 import { ApiError, ErrorCode, errorInfo } from '../errors.js';
-import type { AbortRunRequest, AnswerRequest, ApprovalRequest, StartRunRequest, ToolResultRequest } from './apiTypes.js';
+import type { AbortRunRequest, AnswerRequest, ForkRunRequest, ApprovalRequest, StartRunRequest, ToolResultRequest } from './apiTypes.js';
 
 type Validate = ((value: unknown) => boolean) & { errors?: ErrorObject[] | null };
 
@@ -34,3 +34,13 @@ export const parseAnswerRequest = checked<AnswerRequest>(() => validators.answer
 
 /** The body of `POST /api/runs/:traceId/tool-results`, checked against `schemas/http/tool-result-request.schema.json`. */
 export const parseToolResultRequest = checked<ToolResultRequest>(() => validators.toolResultRequest, 'http/tool-result-request.schema.json');
+
+/**
+ * The body of `POST /api/runs/:traceId/fork`, checked against `schemas/http/fork-run-request.schema.json`.
+ *
+ * @example
+ * ```ts
+ * const request = parseForkRunRequest({ at: 2, model: { model: 'gpt-4o-mini' } }); // 400 HTTP_BODY_INVALID for { }
+ * ```
+ */
+export const parseForkRunRequest = checked<ForkRunRequest>(() => validators.forkRunRequest, 'http/fork-run-request.schema.json');

@@ -30,6 +30,24 @@ export interface BackendAgentStartRequest {
   readonly inputs: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * What `POST /api/runs/:traceId/fork` asks a backend to start: a fork of a run of its own.
+ *
+ * @example
+ * ```ts
+ * const forked = await backend.fork?.({ parent: traceId, at: 2, answers: { 2: { action: 'final', message: 'done', confidence: 1 } } });
+ * ```
+ */
+export interface BackendForkRequest {
+  /** The parent run's trace id. */
+  readonly parent: string;
+  readonly at: number;
+  readonly model?: Record<string, unknown>;
+  readonly prompt?: string;
+  readonly answers?: Readonly<Record<number, unknown>>;
+  readonly toolResults?: Readonly<Record<number, unknown>>;
+}
+
 /** What a backend answers to an abort. */
 export type AbortAnswer = 'aborting' | 'finished' | 'unknown';
 
@@ -43,6 +61,11 @@ export interface RunBackend {
   start(request: BackendStartRequest): Promise<{ readonly traceId: string }>;
   /** Starts a run of an `.agent.md` agent (as `redflow run <file>.agent.md` does); absent where agents do not run. */
   startAgent?(request: BackendAgentStartRequest): Promise<{ readonly traceId: string }>;
+  /**
+   * Starts a fork of one of its runs (as `forkRun` does); resolves once the fork's log is written.
+   * Resolves `undefined` for an unknown parent. Absent where runs cannot be forked.
+   */
+  fork?(request: BackendForkRequest): Promise<{ readonly traceId: string } | undefined>;
   /** The run's summary and envelope (the fold of its log), or `undefined` for an unknown trace id. */
   get(traceId: string): Promise<RunResponse | undefined>;
   /** The run's events after `afterSeq` as stored so far, or `undefined` for an unknown trace id. */

@@ -14,7 +14,10 @@ import {
   type FlowDocument,
   type FlowListResponse,
   type FlowSavedResponse,
+  type ForkRunRequest,
+  type RunDiff,
   type RunEventsResponse,
+  type RunForkedResponse,
   type RunListResponse,
   type RunResponse,
   type RunStartedResponse,
@@ -63,6 +66,10 @@ export interface ApiClient {
   answerQuestion(traceId: string, request: AnswerRequest): Promise<RunResponse>;
   /** Gives the result of the client tool a waiting run waits for (`POST /api/runs/:traceId/tool-results`). */
   sendToolResult(traceId: string, request: ToolResultRequest): Promise<RunResponse>;
+  /** Starts a fork of a run that is not under way (`POST /api/runs/:traceId/fork`). */
+  forkRun(traceId: string, request: ForkRunRequest): Promise<RunForkedResponse>;
+  /** Run `a` and run `b` compared iteration by iteration (`GET /api/runs/:a/diff/:b`). */
+  diffRuns(a: string, b: string): Promise<RunDiff>;
   /** The URL of the run's event stream (with `?token=`, since EventSource cannot send headers). */
   streamUrl(traceId: string): string;
 }
@@ -109,6 +116,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     answerApproval: (traceId, request) => send('POST', ApiRoute.runApproval(traceId), request),
     answerQuestion: (traceId, request) => send('POST', ApiRoute.runAnswer(traceId), request),
     sendToolResult: (traceId, request) => send('POST', ApiRoute.runToolResults(traceId), request),
+    forkRun: (traceId, request) => send('POST', ApiRoute.forkRun(traceId), request),
+    diffRuns: (a, b) => send('GET', ApiRoute.diffRuns(a, b)),
     streamUrl: (traceId) => {
       const token = options.getToken();
       return `${base}${ApiRoute.runStream(traceId)}${token ? `?token=${encodeURIComponent(token)}` : ''}`;
