@@ -4,7 +4,7 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import type { LogProblem } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
-import { diffRuns } from '../evals/diffRuns.js';
+import { diffRuns } from '../machines/runDiff.js';
 import { ExitCode } from './exitCodes.js';
 import { help, parse, usageError } from './args.js';
 import { natsOptionSpecs, natsOptionsHelp, natsUrl } from './natsOptions.js';

@@ -1,4 +1,4 @@
-import type { Difference, IterationDiff, IterationSide, OutcomeSide, RunDiff } from '../evals/diffRuns.js';
+import type { Difference, IterationDiff, IterationSide, OutcomeSide, RunDiff } from '../machines/runDiff.js';
 import { styles } from './output.js';
 
 /** Width of one run's column in `redflow diff`'s table. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
-import { diffRuns, type RunDiff } from './diffRuns.js';
+import { diffRuns, type RunDiff } from '../machines/runDiff.js';
 import type { EvalReport } from './report.js';
 
 /**

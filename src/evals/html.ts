@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { CaseRow, EvalReport } from './report.js';
 import { formatScore } from './report.js';
-import type { RunDiff } from './diffRuns.js';
+import type { RunDiff } from '../machines/runDiff.js';
 import { diffAnchor, diffSection, escapeHtml, firstDifferenceLabel } from './htmlDiff.js';
 
 function tokens(row: CaseRow): string {

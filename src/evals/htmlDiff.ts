@@ -1,4 +1,4 @@
-import type { IterationSide, OutcomeSide, RunDiff } from './diffRuns.js';
+import type { IterationSide, OutcomeSide, RunDiff } from '../machines/runDiff.js';
 
 /** Longest value a diff's cell prints before cutting it. */
 const VALUE_LIMIT = 300;

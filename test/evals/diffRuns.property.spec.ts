@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { diffRuns } from '../../src/evals/diffRuns.js';
+import { diffRuns } from '../../src/machines/runDiff.js';
 import { agentConfig, answer, countingTool, runScripted } from '../support/harness.js';
 
 const echo = countingTool('echo').tool;

@@ -3,7 +3,7 @@
 // tokens a scripted model never reports, a newer writer's event type, other ids and times).
 import { describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { diffRuns } from '../../src/evals/diffRuns.js';
+import { diffRuns } from '../../src/machines/runDiff.js';
 import { agentConfig, answer, countingTool, runScripted } from '../support/harness.js';
 
 const echo = countingTool('echo').tool;
