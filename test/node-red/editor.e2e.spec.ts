@@ -99,6 +99,22 @@ describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor
     await page.screenshot({ path: path.join(SCREENSHOTS, 'node-red-agent-errors.png') });
   }, 60_000);
 
+  it('lists a wiring problem in the Errors tab before it is deployed, with the code flow validation gives it', async () => {
+    // Take the model off the agent in the editor (not deployed): the Errors tab checks what the editor holds.
+    await page.click('#node-dialog-cancel');
+    await page.locator('#redflow-agent-tabs').waitFor({ state: 'detached' });
+    await page.evaluate((agentId) => {
+      const red = (globalThis as unknown as { RED: { nodes: { filterLinks(q: object): unknown[]; removeLink(link: unknown): void; node(id: string): unknown }; editor: { edit(node: unknown): void } } }).RED;
+      for (const link of red.nodes.filterLinks({ source: red.nodes.node(agentId), sourcePort: 1 })) red.nodes.removeLink(link);
+      red.editor.edit(red.nodes.node(agentId));
+    }, AGENT);
+    await page.locator('#redflow-agent-tabs .red-ui-tab-label').first().waitFor();
+    await showTab(page, 'errors');
+    const codes = page.locator('#redflow-agent-errors li.redflow-error');
+    await expect.poll(() => codes.evaluateAll((items) => items.map((item) => item.getAttribute('data-code'))), { timeout: 10_000 }).toContain('NO_MODEL');
+    expect(await page.locator('#redflow-agent-errors li.redflow-error[data-code="NO_MODEL"]').textContent()).toContain("'Order status assistant' has no model connected");
+  }, 30_000);
+
   it("edits the agent's verification and budget in its General tab, keeps them on the node and shows them again", async () => {
     await page.goto(nodeRed.url);
     const agent = page.locator(`g.red-ui-flow-node-group[id="${AGENT}"] rect.red-ui-flow-node`);
@@ -142,22 +158,6 @@ describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor
     await page.click('#node-dialog-ok');
     await expect.poll(saved).toEqual({ verification: '', budget: '' });
   }, 60_000);
-
-  it('lists a wiring problem in the Errors tab before it is deployed, with the code flow validation gives it', async () => {
-    // Take the model off the agent in the editor (not deployed): the Errors tab checks what the editor holds.
-    await page.click('#node-dialog-cancel');
-    await page.locator('#redflow-agent-tabs').waitFor({ state: 'detached' });
-    await page.evaluate((agentId) => {
-      const red = (globalThis as unknown as { RED: { nodes: { filterLinks(q: object): unknown[]; removeLink(link: unknown): void; node(id: string): unknown }; editor: { edit(node: unknown): void } } }).RED;
-      for (const link of red.nodes.filterLinks({ source: red.nodes.node(agentId), sourcePort: 1 })) red.nodes.removeLink(link);
-      red.editor.edit(red.nodes.node(agentId));
-    }, AGENT);
-    await page.locator('#redflow-agent-tabs .red-ui-tab-label').first().waitFor();
-    await showTab(page, 'errors');
-    const codes = page.locator('#redflow-agent-errors li.redflow-error');
-    await expect.poll(() => codes.evaluateAll((items) => items.map((item) => item.getAttribute('data-code'))), { timeout: 10_000 }).toContain('NO_MODEL');
-    expect(await page.locator('#redflow-agent-errors li.redflow-error[data-code="NO_MODEL"]').textContent()).toContain("'Order status assistant' has no model connected");
-  }, 30_000);
 
   it('builds an agent as a user does: nodes dragged from the palette, wired, filled in their dialogs, deployed, and a run from the inject button', async () => {
     const model: FakeChatServer = await startFakeChatCompletionsServer();
