@@ -86,7 +86,7 @@ export const worker: Command = {
           const { startActorWorker } = await import('../nats/cluster/actorWorker.js');
           // Only tools keep their results in the tool-results bucket: the other roles' users may not
           // open it (deploy/nats/redflow.conf).
-          const serveTool = actorRoles.includes('tool') ? await (await import('../nats/cluster/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { ...(leaseMs !== undefined && { leaseMs }), ...(replication && { replication }) }) : undefined;
+          const serveTool = actorRoles.includes('tool') ? await (await import('../nats/cluster/idempotentTools.js')).idempotentToolServer(nc, hosted.prefix, { log, ...(leaseMs !== undefined && { leaseMs }), ...(replication && { replication }) }) : undefined;
           const actors = await startActorWorker({ nc, flowPath: hosted.flowPath, prefix: hosted.prefix, roles: actorRoles, log, allowFiles: hosted.allowFiles, microServices, ...(serveTool && { serveTool }), ...(replication && { replication }) });
           closers.push(() => actors.close());
         }

@@ -34,6 +34,7 @@ import { openRunLeases, type RunLeases, type RunRecord } from './runLeases.js';
 import { serveRunAborts } from './runAborts.js';
 import { serveRunAnswers, type RunAnswerReply } from './runAnswers.js';
 import { runLogExists } from './runLogExists.js';
+import { openPatiently } from './openPatiently.js';
 import { TRACEPARENT_HEADER, formatTraceparent, parseTraceparent } from '../../telemetry/traceContext.js';
 
 /** What a client sends on `<prefix>.runs.start`. */
@@ -158,6 +159,12 @@ export interface CoreWorkerOptions {
   readonly microServices?: boolean;
   /** Replicas and placement of the trace stream and the run buckets when this worker creates them. */
   readonly replication?: BucketReplication;
+  /**
+   * How long the start waits for the cluster to open the trace stream and the run buckets, trying
+   * again and logging why (a server restarting, a stream electing its leader), before failing with
+   * `LOG_STORE_UNAVAILABLE`. Default 60 s.
+   */
+  readonly startWithinMs?: number;
 }
 
 /** A running core worker. */
@@ -202,8 +209,10 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   // The model's window (contextTokens): requests are fitted here, where the statechart builds them.
   const contextBudget = await contextBudgetFor(plan.model.config);
   const { replication } = options;
-  const store: EventStore = await openJetStreamEventStore(options.nc, { prefix, ...replication });
-  const leases: RunLeases = await openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs, ...(replication && { replication }) });
+  // A cluster still electing or catching up answers with timeouts for a while: wait, saying so.
+  const patiently = { log, ...(options.startWithinMs !== undefined && { withinMs: options.startWithinMs }) };
+  const store: EventStore = await openPatiently(options.nc, `the trace stream of ${prefix}`, () => openJetStreamEventStore(options.nc, { prefix, ...replication }), patiently);
+  const leases: RunLeases = await openPatiently(options.nc, `the run buckets of ${prefix}`, () => openRunLeases(options.nc, { prefix, owner, leaseMs: askedLeaseMs, ...(replication && { replication }) }), patiently);
   const micro = options.microServices === false ? undefined : await startCoreService(options.nc, prefix, flow.definition.id ?? flowPath, log);
   const transport: Transport = createNatsTransport(options.nc, micro === undefined ? {} : { listener: micro });
   // The prefix's lease is the one its first core worker set; ours only if we were first.

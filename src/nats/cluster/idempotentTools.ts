@@ -5,6 +5,7 @@ import { serveTool } from '../../runtime/serveActors.js';
 import { serveIdempotentTool } from '../../runtime/serveIdempotentTool.js';
 import type { ToolServer } from './actorWorker.js';
 import type { BucketReplication } from '../jetstream/replication.js';
+import { openPatiently } from './openPatiently.js';
 
 /** Options of {@link idempotentToolServer}. */
 export interface IdempotentToolServerOptions {
@@ -12,6 +13,8 @@ export interface IdempotentToolServerOptions {
   readonly leaseMs?: number;
   /** Replicas and placement of the tool-results bucket when this server creates it. */
   readonly replication?: BucketReplication;
+  /** Where to say that the start waits for the cluster to open the bucket. */
+  readonly log?: (line: string) => void;
 }
 
 /**
@@ -27,7 +30,11 @@ export interface IdempotentToolServerOptions {
  * ```
  */
 export async function idempotentToolServer(nc: NatsConnection, prefix: string, options: IdempotentToolServerOptions = {}): Promise<ToolServer> {
-  const store = await createNatsKvToolResultStore(nc, { bucket: Storage.toolResultsBucket(prefix), ...(options.replication && { replication: options.replication }) });
+  // A cluster still electing or catching up answers with timeouts for a while: wait, saying so.
+  const bucket = Storage.toolResultsBucket(prefix);
+  const store = await openPatiently(nc, `the tool-results bucket ${bucket}`, () => createNatsKvToolResultStore(nc, { bucket, ...(options.replication && { replication: options.replication }) }), {
+    ...(options.log && { log: options.log }),
+  });
   // Each call's progress and attachment go out on the run's live subject, for its core worker and followers.
   const serveOptions = { livePrefix: prefix, ...(options.leaseMs !== undefined && { leaseMs: options.leaseMs }) };
   return (transport, subject, tool) => (tool.idempotent === true ? serveTool(transport, subject, tool, { livePrefix: prefix }) : serveIdempotentTool(transport, subject, tool, store, serveOptions));

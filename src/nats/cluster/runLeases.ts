@@ -219,7 +219,9 @@ export async function openRunLeases(
   // core worker sees every run's record come and go, most of them within seconds: a record is read
   // (JSON) only when a scan or a claim looks at it, and this worker's own writes are known already.
   const known = new Map<string, KnownRecord>();
-  const watch = await runs.watch();
+  const watch = await runs.watch().catch((error: unknown) => {
+    throw new RedflowError(errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `cannot watch the run records: ${(error as Error).message}`, { hint: 'is nats-server running with JetStream (-js)?', retryable: true }), { cause: error });
+  });
   void (async () => {
     for await (const entry of watch) {
       if (entry.operation !== 'PUT') {

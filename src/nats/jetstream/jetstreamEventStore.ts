@@ -89,7 +89,11 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
   const prefix = options.prefix ?? DEFAULT_SUBJECT_PREFIX;
   const stream = Storage.traceStream(prefix);
   const appendTimeoutMs = options.appendTimeoutMs ?? DEFAULT_APPEND_TIMEOUT_MS;
-  const jsm = await jetstreamManager(nc);
+  // The manager asks the server for the account first: a timeout there is the store not answering.
+  const jsm = await jetstreamManager(nc).catch((error: unknown) => {
+    // No JetStream at all (JetStreamNotEnabled) is left as it is: the CLI says how to turn it on.
+    throw error instanceof Error && error.name === 'JetStreamNotEnabled' ? error : storeUnavailable('cannot reach JetStream', error);
+  });
   const js = jetstream(nc);
   await ensureLogStream(jsm, js, stream, prefix, { ...options, duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS });
   const mux = createRequestMux(nc);
