@@ -12,6 +12,7 @@ import { logStatus } from '../../events/resumePoint.js';
 import { randomIds } from '../../runtime/ids.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
 import { readRunStart } from './runLogExists.js';
+import { watchReconnects } from '../reconnects.js';
 
 /** Options of {@link startRemoteRun}. */
 export interface RemoteRunOptions {
@@ -169,15 +170,26 @@ async function askToStart(
 ): Promise<Reply<RunStartReply> | 'found'> {
   const deadline = Date.now() + withinMs;
   let pause = FIRST_RETRY_MS;
-  for (let attempt = 1; ; attempt++) {
-    const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, { timeoutMs: Math.max(1, deadline - Date.now()) });
-    if (reply.ok) return reply;
-    const again = worthAnotherTry(reply.error) && !signal.aborted && Date.now() + pause < deadline;
-    const open = reply.error.code === ErrorCode.TRANSPORT_TIMEOUT || (attempt > 1 && reply.error.code === ErrorCode.RUN_TRACE_ID_TAKEN) || (worthAnotherTry(reply.error) && !again);
-    if (open && (await startedAsAsked(nc, prefix, request.traceId ?? '', request).catch(() => false))) return 'found';
-    if (!again) return reply;
-    await new Promise((resolve) => setTimeout(resolve, pause));
-    pause = Math.min(pause * 2, LONGEST_RETRY_MS);
+  // A request waiting through a reconnect is published again (requestMux.ts): the first copy may
+  // have started the run, whose answer was lost, and the copy is then told the trace id is taken.
+  let sentTwice = false;
+  const stopWatching = watchReconnects(nc, () => (sentTwice = true));
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const reply = await transport.request<RunStartRequest, RunStartReply>(Subject.runStart(prefix), request, { timeoutMs: Math.max(1, deadline - Date.now()) });
+      if (reply.ok) return reply;
+      const ours = reply.error.code === ErrorCode.RUN_TRACE_ID_TAKEN && (attempt > 1 || sentTwice);
+      // Taken by an earlier copy of this start whose first event is not stored yet: asked again,
+      // the answer is the run's start in the stream, or the trace id free again if it never ran.
+      const again = (worthAnotherTry(reply.error) || ours) && !signal.aborted && Date.now() + pause < deadline;
+      const open = reply.error.code === ErrorCode.TRANSPORT_TIMEOUT || ours || (worthAnotherTry(reply.error) && !again);
+      if (open && (await startedAsAsked(nc, prefix, request.traceId ?? '', request).catch(() => false))) return 'found';
+      if (!again) return reply;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, LONGEST_RETRY_MS);
+    }
+  } finally {
+    stopWatching();
   }
 }
 
