@@ -1,5 +1,4 @@
 import type { NatsConnection } from '@nats-io/transport-node';
-import { RedflowError } from '../../errors.js';
 import { isJetStreamNotEnabled } from '../jetStreamNotEnabled.js';
 import { storeUnavailable } from '../jetstream/storeUnavailable.js';
 
@@ -10,15 +9,18 @@ export const DEFAULT_START_WITHIN_MS = 60_000;
 const PAUSES_MS = [250, 500, 1000, 2000] as const;
 
 /**
- * True when `error` may pass by itself: a coded retryable error, a request that timed out or found
- * no responder (a stream or bucket without a leader yet), or, on a clustered server, JetStream
- * answering 503 (its meta leader not elected yet). A server without JetStream at all answers
- * 503 forever: that is only waited for on a cluster.
+ * True when `error` may pass by itself: a request that timed out or found no responder (a stream
+ * or bucket without a leader yet), or, on a clustered server, JetStream answering 503 (its meta
+ * leader not elected yet, or the server still catching up), whether nats.js's own error or the coded one it caused. A server
+ * without JetStream at all answers 503 forever: that is only waited for on a cluster. A refusal
+ * (a permission, a replica count) is not waited for, even when its code says retryable.
  */
 function passing(nc: NatsConnection, error: unknown): boolean {
-  if (error instanceof RedflowError) return error.retryable || (clustered(nc) && isJetStreamNotEnabled(error));
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
-    if (/timeout|no ?responders/i.test(cause.name) || /timeout|no responders|503/i.test(cause.message)) return true;
+    if (cause.name === 'PermissionViolationError') return false;
+    // 503 (10008, "JetStream system temporarily unavailable"): a server still catching up.
+    if (cause.name === 'JetStreamApiError') return (cause as { status?: unknown }).status === 503 && !isJetStreamNotEnabled(cause);
+    if (/timeout|no ?responders/i.test(cause.name) || /^(timeout|no responders|503)/i.test(cause.message)) return true;
   }
   return clustered(nc) && isJetStreamNotEnabled(error);
 }
