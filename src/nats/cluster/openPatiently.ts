@@ -9,20 +9,24 @@ export const DEFAULT_START_WITHIN_MS = 60_000;
 const PAUSES_MS = [250, 500, 1000, 2000] as const;
 
 /**
- * True when `error` may pass by itself: a request that timed out or found no responder (a stream
- * or bucket without a leader yet), or, on a clustered server, JetStream answering 503 (its meta
- * leader not elected yet, or the server still catching up), whether nats.js's own error or the coded one it caused. A server
- * without JetStream at all answers 503 forever: that is only waited for on a cluster. A refusal
- * (a permission, a replica count) is not waited for, even when its code says retryable.
+ * True when `error` may pass by itself, whether nats.js's own error or the coded one it caused: a
+ * request that timed out, or, on a clustered server, one that found no responder or a 503 (a
+ * stream or bucket without a leader yet, the meta leader not elected, a server catching up). A
+ * single server without JetStream answers so forever: that is not waited for. A refusal (a
+ * permission, a replica count) is not waited for, even when its code says retryable.
  */
 function passing(nc: NatsConnection, error: unknown): boolean {
+  // Checked first: nats.js says "not enabled" for a JetStream API nobody answers (no responders).
+  if (isJetStreamNotEnabled(error)) return clustered(nc);
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause.name === 'PermissionViolationError') return false;
     // 503 (10008, "JetStream system temporarily unavailable"): a server still catching up.
-    if (cause.name === 'JetStreamApiError') return (cause as { status?: unknown }).status === 503 && !isJetStreamNotEnabled(cause);
-    if (/timeout|no ?responders/i.test(cause.name) || /^(timeout|no responders|503)/i.test(cause.message)) return true;
+    if (cause.name === 'JetStreamApiError') return (cause as { status?: unknown }).status === 503;
+    if (/timeout/i.test(cause.name) || /^timeout/i.test(cause.message)) return true;
+    // No responders on a single server is JetStream off, not an election.
+    if (/no ?responders/i.test(cause.name) || /^(no responders|503)/i.test(cause.message)) return clustered(nc);
   }
-  return clustered(nc) && isJetStreamNotEnabled(error);
+  return false;
 }
 
 function clustered(nc: NatsConnection): boolean {
