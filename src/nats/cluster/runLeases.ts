@@ -282,6 +282,25 @@ export async function openRunLeases(
     }
   };
 
+  /**
+   * Removes `record` (a start refused after its write's answer was lost) if the bucket holds it
+   * still as written: asked again every 200 ms while the bucket fails, for up to 30 s. A later
+   * attempt of the same start, recorded since (another `startedAt`), is left alone.
+   */
+  const removeUnstarted = async (record: RunRecord): Promise<void> => {
+    for (const giveUpAt = Date.now() + 30_000; !closed && Date.now() < giveUpAt; ) {
+      try {
+        const landed = await fresh(record.traceId);
+        if (landed === undefined || landed.record.owner !== owner || landed.record.startedAt !== record.startedAt) return;
+        await runs.delete(record.traceId, { previousSeq: landed.revision });
+        known.delete(record.traceId);
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+  };
+
   // One read per owner, not a listing of the bucket: nats.js's `kv.keys()` never ends when an
   // entry expires between the listing's start and its delivery, and heartbeats here do expire
   // (it stalled the takeover scans, and `redflow resume --nats`, for good).
@@ -341,6 +360,9 @@ export async function openRunLeases(
           known.set(record.traceId, landed);
           return true;
         }
+        // Not seen, but it may land or have landed: a record no run follows, naming a live worker,
+        // would make every next attempt of the client RUN_TRACE_ID_TAKEN. Removed once readable.
+        void removeUnstarted(record);
         throw storeUnavailable(`cannot record run ${record.traceId}`, error);
       }
     },
