@@ -352,10 +352,16 @@ export async function openRunLeases(
       } catch (error) {
         // Only a record already there means the run is known; anything else (a timeout while the
         // bucket elects a leader) is an outage the client may try again after.
-        if (error instanceof JetStreamApiError && KEY_EXISTS.has(error.code)) return false;
         // A write whose answer was lost may have landed: then the run is ours, and refusing the
-        // start would leave a record that makes the client's next attempt RUN_TRACE_ID_TAKEN.
+        // start would leave a record that makes the client's next attempt RUN_TRACE_ID_TAKEN. So
+        // may a write sent again after a reconnect (the request mux does), the copy answered
+        // "exists" because of the first: the record is this very one (owner and startedAt).
         const landed = await fresh(record.traceId).catch(() => undefined);
+        if (error instanceof JetStreamApiError && KEY_EXISTS.has(error.code)) {
+          if (landed === undefined || landed.record.owner !== owner || landed.record.startedAt !== record.startedAt) return false;
+          known.set(record.traceId, landed);
+          return true;
+        }
         if (landed !== undefined && landed.record.owner === owner && landed.record.startedAt === record.startedAt) {
           known.set(record.traceId, landed);
           return true;
