@@ -9,6 +9,9 @@ import { storeUnavailable } from '../jetstream/storeUnavailable.js';
 import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
 import { createKvEntry, deleteKvEntry } from './storeRequests.js';
 
+/** How long the watch of the run records may take to be made (see openRunLeases). */
+const WATCH_CREATE_TIMEOUT_MS = 30_000;
+
 /** What the cluster knows of a run under way. */
 export interface RunRecord {
   readonly traceId: string;
@@ -219,7 +222,10 @@ export async function openRunLeases(
   // core worker sees every run's record come and go, most of them within seconds: a record is read
   // (JSON) only when a scan or a claim looks at it, and this worker's own writes are known already.
   const known = new Map<string, KnownRecord>();
-  const watch = await runs.watch().catch((error: unknown) => {
+  // Its consumer is made by the meta leader, which a loaded cluster that has just caught up may
+  // take longer than the client's default 5 s to answer: each retry would ask for one more.
+  const watching = new Kvm(jetstream(nc, { timeout: WATCH_CREATE_TIMEOUT_MS, checkAPI: false })).open(Storage.runsBucket(options.prefix), { bindOnly: true });
+  const watch = await watching.then((watched) => watched.watch()).catch((error: unknown) => {
     throw new RedflowError(errorInfo(ErrorCode.LOG_STORE_UNAVAILABLE, `cannot watch the run records: ${(error as Error).message}`, { hint: 'is nats-server running with JetStream (-js)?', retryable: true }), { cause: error });
   });
   void (async () => {
