@@ -39,6 +39,9 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // A polled condition (a page's fetch, a log a worker writes) waits up to 10 s, not vitest's
+    // default 1 s: on a loaded 2-core CI machine a page's first request can take longer than that.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // `vitest run` (npm test) runs every file under test/, in three groups, one after another: the
     // bulk side by side, then the files that must run alone, then the browser files in one process.
