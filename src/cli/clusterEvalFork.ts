@@ -17,10 +17,10 @@ import { openTraceToRead } from '../nats/cluster/openTraceToRead.js';
  * ```
  */
 export function clusterEvalFork(nc: NatsConnection, prefix: string): EvalFork {
-  return async ({ logPath, ...plan }) => {
+  return async ({ logPath, from, ...plan }) => {
     let parked: () => void = () => undefined;
     const waiting = new Promise<void>((resolve) => (parked = resolve));
-    const fork = await forkOnCluster({ ...plan, nc, prefix, onEvent: (event) => (beginsWait(event) ? parked() : undefined) });
+    const fork = await forkOnCluster({ ...plan, from: { log: from }, nc, prefix, onEvent: (event) => (beginsWait(event) ? parked() : undefined) });
     try {
       // A fork parked on an approval or an answer is scored as it stands, as a run of this process is.
       await Promise.race([fork.result, waiting]);

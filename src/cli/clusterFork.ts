@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import type { ForkPlanOptions } from '../host/forkPlan.js';
 import { beginsWait, pendingWait, waitOfEvent, type RunWait } from '../events/pendingWait.js';
 import { requireJetStream } from '../nats/jetStreamNotEnabled.js';
@@ -38,11 +39,13 @@ export async function forkOnClusterCommand(options: ClusterForkCommandOptions): 
     let parked: (wait: RunWait) => void = () => undefined;
     const waiting = new Promise<RunWait>((resolve) => (parked = resolve));
     process.once('SIGINT', stopFollowing);
+    // A file is a log to fork from; anything else a trace id in the stream.
+    const isLog = await stat(from).then((found) => found.isFile(), () => false);
     const fork = await forkOnCluster({
       ...plan,
       nc,
       prefix,
-      from,
+      from: isLog ? { log: from } : from,
       signal: stopping.signal,
       onEvent: (event) => {
         if (!json) progress.onEvent(event);

@@ -10,6 +10,10 @@ import { openJetStreamEventStore, type JetStreamEventStore } from '../../src/nat
 import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
 import { forkOnCluster } from '../../src/nats/cluster/clusterFork.js';
 import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
+import { createNatsRunBackend } from '../../src/nats/serve/natsRunBackend.js';
+import { createRedflowServer } from '../../src/server/server.js';
+import type { RunForkedResponse, RunResponse } from '../../src/server/apiTypes.js';
+import { call, waitForRun } from '../server/serverHarness.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
 
@@ -129,6 +133,29 @@ describe('redflow fork --nats', () => {
       await exited(slow);
       await holder.close();
       await removePrefix(nc, own);
+    }
+  }, 60_000);
+});
+
+describe('POST /api/runs/:id/fork on redflow serve --nats', () => {
+  it('should start the fork on the cluster, with its lineage, and refuse a fork past the end with its code', async () => {
+    const flowsDir = path.dirname(flowPath);
+    const backend = await createNatsRunBackend({ nc, prefix, flowsDir });
+    const server = await createRedflowServer({ backend, flowsDir, editorDir: path.join(dir, 'editor'), port: 0, env: {} });
+    try {
+      const answer = { action: 'final', message: 'forked over HTTP', confidence: 0.9 };
+      const forked = await call(server, 'POST', '/api/runs/parent/fork', { body: { at: 3, answers: { 3: answer } } });
+      expect(forked.status, forked.text).toBe(201);
+      const { traceId } = forked.json as RunForkedResponse;
+      const run = (await waitForRun(server, traceId, (r) => r.status === 'finished', 30_000)) as unknown as RunResponse;
+      expect(run).toMatchObject({ outcome: { status: 'done', answer: 'forked over HTTP' } });
+      expect(run.envelope.lineage?.parent.traceId).toBe('parent');
+      const past = await call(server, 'POST', '/api/runs/parent/fork', { body: { at: 9 } });
+      expect((past.json as { error: { code: string } }).error.code).toBe('FORK_POINT_OUT_OF_RANGE');
+      const unknown = await call(server, 'POST', '/api/runs/no-such-run/fork', { body: { at: 1 } });
+      expect(unknown.status).toBe(404);
+    } finally {
+      await server.close();
     }
   }, 60_000);
 });

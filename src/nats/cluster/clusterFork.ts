@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEnvelope, ForkParent, RunOutcome } from '../../contracts/schema-types.js';
@@ -24,8 +24,8 @@ import { openRunLeases } from './runLeases.js';
 export interface ClusterForkOptions extends ForkPlanOptions {
   readonly nc: NatsConnection;
   readonly prefix?: string;
-  /** The parent: a run's trace id in the trace stream of `prefix`, or a run's JSONL log file. */
-  readonly from: string;
+  /** The parent: a run's trace id in the trace stream of `prefix`, or `{ log }`: a run's JSONL log file. */
+  readonly from: string | { readonly log: string };
   /** The fork's run timeout in ms (default: the core worker's), kept by a worker that takes it over. */
   readonly timeoutMs?: number;
   /** Called with each event the fork adds after its prefix, as it is stored, in order, each once. */
@@ -116,10 +116,11 @@ export async function forkOnCluster(options: ClusterForkOptions): Promise<Cluste
 }
 
 /** The parent's events and how the fork names it: a log file read as `forkRun` reads it, or a run in the stream. */
-async function readParent(nc: NatsConnection, store: JetStreamEventStore, prefix: string, from: string): Promise<{ parent: readonly AgentEvent[]; ref: ForkParent }> {
-  if (await stat(from).then((found) => found.isFile(), () => false)) {
-    const parent = await readParentLog(from);
-    return { parent, ref: { traceId: (parent[0] as AgentEvent).traceId, log: from } };
+async function readParent(nc: NatsConnection, store: JetStreamEventStore, prefix: string, from: ClusterForkOptions['from']): Promise<{ parent: readonly AgentEvent[]; ref: ForkParent }> {
+  if (typeof from !== 'string') {
+    const log = path.resolve(from.log);
+    const parent = await readParentLog(log);
+    return { parent, ref: { traceId: (parent[0] as AgentEvent).traceId, log } };
   }
   const parent = checkParentLog(await store.read(from), `run ${from} in ${Storage.traceStream(prefix)}`);
   const last = parent[parent.length - 1];
