@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '../nats/index.js';
 import type { EvalFork } from '../evals/seamTypes.js';
 import { encodeJsonlLog } from '../events/jsonlEventStore.js';
 import { beginsWait } from '../events/pendingWait.js';
