@@ -12,7 +12,14 @@ import { stopWithin } from './stopWithin.js';
 import { formatOutcome } from './timeline.js';
 import { reportWaiting } from './waitingReport.js';
 
-/** What `redflow fork --nats` needs. */
+/**
+ * What `redflow fork --nats` needs: the fork (as `forkOnCluster` takes it) and how to print it.
+ *
+ * @example
+ * ```ts
+ * const options: ClusterForkCommandOptions = { from: 'order-a1001', at: 2, values: { nats: 'localhost:4222' }, json: false, output, progress };
+ * ```
+ */
 export interface ClusterForkCommandOptions extends ForkPlanOptions {
   readonly from: string;
   readonly timeoutMs?: number;
@@ -26,6 +33,11 @@ export interface ClusterForkCommandOptions extends ForkPlanOptions {
  * `redflow fork <traceId|log> --at <n> --nats <url>`: stores the fork's log in the trace stream,
  * hands it to the cluster's core workers (a cluster run from then on), follows it live and prints
  * its outcome, as `redflow run --nats` does. Ctrl-C stops following; the fork goes on.
+ *
+ * @example
+ * ```ts
+ * const code = await forkOnClusterCommand({ from: 'order-a1001', at: 2, values, json: false, output, progress });
+ * ```
  */
 export async function forkOnClusterCommand(options: ClusterForkCommandOptions): Promise<ExitCode> {
   const { output, values, json, progress, from, values: _values, output: _output, json: _json, progress: _progress, ...plan } = options;

@@ -72,6 +72,10 @@ describe('redflow fork --nats', () => {
     expect(fork.slice(2, atSeq + 1).map(content)).toEqual(parent.slice(1, atSeq).map(content));
     expect(fork.slice(atSeq + 1).map((event) => event.type)).toContain('run.completed');
     expect(fork.every((event, i) => event.traceId === traceId && event.seq === i + 1)).toBe(true);
+    // A cluster run like any other: tail follows it from its first event to its end.
+    const tailed = await cli(['tail', traceId, '--nats', NATS_URL, '--prefix', prefix, '--json']);
+    expect(tailed.code, tailed.stderr).toBe(0);
+    expect(tailed.stdout.trim().split('\n').map((text) => (JSON.parse(text) as AgentEvent).type)).toEqual(fork.map((event) => event.type));
   }, 60_000);
 
   it('should show the fork under its parent in replay --tree --nats, from the fork or from the parent', async () => {
