@@ -89,30 +89,36 @@ export async function forkOnCluster(options: ClusterForkOptions): Promise<Cluste
     }
   }
   const store = await openJetStreamEventStore(options.nc, { prefix });
-  const { parent, ref } = await readParent(options.nc, store, prefix, options.from);
-  const plan = await planFork(parent, ref, { ...options, traceId: options.traceId ?? randomIds.traceId() });
-  const { traceId } = plan;
-  const detached = new AbortController();
-  const following = options.signal === undefined ? detached.signal : AbortSignal.any([detached.signal, options.signal]);
-  // The prefix is the parent's, shown by its own replay: only what the fork adds is told.
-  const told = plan.events.length;
-  const onEvent = options.onEvent === undefined ? undefined : (event: AgentEvent) => (event.seq > told ? options.onEvent?.(event) : undefined);
-  const result = followToEnd(followJetStreamRun(options.nc, Storage.traceStream(prefix), prefix, traceId, 0, { signal: following }), traceId, following, onEvent);
   try {
-    // Its start, then its run.forked on a subject of its own (forks are found by it, see listRunForks), then the prefix.
-    const [started, forked, ...prefixEvents] = plan.events as [AgentEvent, AgentEvent, ...AgentEvent[]];
-    await store.append(started);
-    await store.append(forked);
-    if (store.appendMany !== undefined) await store.appendMany(prefixEvents);
-    else for (const event of prefixEvents) await store.append(event);
-    await handOver(options.nc, prefix, traceId, options.timeoutMs);
-  } catch (error) {
-    detached.abort();
-    throw error;
+    const { parent, ref } = await readParent(options.nc, store, prefix, options.from);
+    const plan = await planFork(parent, ref, { ...options, traceId: options.traceId ?? randomIds.traceId() });
+    const { traceId } = plan;
+    const detached = new AbortController();
+    const following = options.signal === undefined ? detached.signal : AbortSignal.any([detached.signal, options.signal]);
+    // The prefix is the parent's, shown by its own replay: only what the fork adds is told.
+    const told = plan.events.length;
+    const onEvent = options.onEvent === undefined ? undefined : (event: AgentEvent) => (event.seq > told ? options.onEvent?.(event) : undefined);
+    const result = followToEnd(followJetStreamRun(options.nc, Storage.traceStream(prefix), prefix, traceId, 0, { signal: following }), traceId, following, onEvent);
+    try {
+      await storeForkLog(store, plan.events);
+      await handOver(options.nc, prefix, traceId, options.timeoutMs);
+    } catch (error) {
+      detached.abort();
+      throw error;
+    }
+    return { traceId, parent: ref, result, detach: () => detached.abort() };
   } finally {
     await store.close();
   }
-  return { traceId, parent: ref, result, detach: () => detached.abort() };
+}
+
+/** The fork's start, then its run.forked on a subject of its own (forks are found by it, see listRunForks), then the prefix. */
+async function storeForkLog(store: JetStreamEventStore, events: readonly AgentEvent[]): Promise<void> {
+  const [started, forked, ...prefixEvents] = events as [AgentEvent, AgentEvent, ...AgentEvent[]];
+  await store.append(started);
+  await store.append(forked);
+  if (store.appendMany !== undefined) await store.appendMany(prefixEvents);
+  else for (const event of prefixEvents) await store.append(event);
 }
 
 /** The parent's events and how the fork names it: a log file read as `forkRun` reads it, or a run in the stream. */
@@ -127,7 +133,7 @@ async function readParent(nc: NatsConnection, store: JetStreamEventStore, prefix
   if (last !== undefined && !isTerminal(last) && (await underWay(nc, prefix, from))) {
     throw new RedflowError(
       errorInfo(ErrorCode.FORK_RUN_STILL_RUNNING, `the run ${from} is still running: a core worker of prefix "${prefix}" holds it`, {
-        hint: 'wait for it to end (or park on a wait), or stop it (redflow stop), then fork it',
+        hint: 'wait for it to end (or park on a wait), or abort it (POST /api/runs/<traceId>/abort on redflow serve --nats), then fork it',
       }),
     );
   }
