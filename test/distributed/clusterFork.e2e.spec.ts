@@ -78,10 +78,15 @@ describe('redflow fork --nats', () => {
     expect(tailed.stdout.trim().split('\n').map((text) => (JSON.parse(text) as AgentEvent).type)).toEqual(fork.map((event) => event.type));
   }, 60_000);
 
-  it('should show the fork under its parent in replay --tree --nats, from the fork or from the parent', async () => {
-    const forked = await cli(['fork', 'parent', '--at', '3', '--nats', NATS_URL, '--prefix', prefix, '--json']);
+  it('should show the fork under its parent in replay --tree --nats, its tool result given by the core worker', async () => {
+    // Iteration 3's tool call answered by the core worker from --tool-result: the tool never runs.
+    const given = { bumped: false, by: 0 };
+    const forked = await cli(['fork', 'parent', '--at', '3', '--tool-result', `3=${JSON.stringify(given)}`, '--nats', NATS_URL, '--prefix', prefix, '--json']);
     expect(forked.code, forked.stderr).toBe(0);
     const { traceId } = JSON.parse(forked.stdout) as { traceId: string };
+    const completed = (await store.read(traceId)).events.find((event) => event.type === 'tool.completed' && event.iteration === 3);
+    expect(completed?.data).toMatchObject({ ok: true, output: given });
+    expect((await readFile(env.COUNTER_FILE as string, 'utf8')).split('\n').filter((key) => key.startsWith(`${traceId}:`))).toEqual([]);
     for (const from of [traceId, 'parent']) {
       const tree = await cli(['replay', from, '--tree', '--json', '--nats', NATS_URL, '--prefix', prefix]);
       expect(tree.code, tree.stderr).toBe(0);
