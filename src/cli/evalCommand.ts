@@ -7,10 +7,12 @@ import { help, parse, positiveInteger, usageError } from './args.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { line, styles, type Output } from './output.js';
 import type { CaseRow, EvalReport, ReportVerdict } from '../evals/report.js';
+import { connectFromOptions, natsOptionSpecs, natsUrl, subjectPrefix } from './natsOptions.js';
 
 const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start|model|all] [--concurrency <n>] [--out <dir>]
                     [--json <report.json>] [--junit <report.xml>] [--html <report.html>]
                     [--min-score <0..1>] [--baseline <report.json>] [--timeout <ms>] [--allow-files <dir> ...]
+                    [--nats <url> [--prefix <p>]]
        redflow eval add <log.jsonl> ... [--suite <dir>] [--name <case>] [--exact]
 
 Runs a suite of recorded runs again and scores each against its expectations (docs/eval-suites.md).
@@ -35,6 +37,10 @@ the rest of the suite still runs. Each case prints a line on stderr as it ends, 
   --baseline <file>     exit 1 when the score is below this earlier JSON report's; the cases that
                         scored lower are listed
   --timeout <ms>        end each eval run as "timeout" after this long
+  --nats <url>          run each case on a cluster: its eval run is a fork of the case's log whose
+                        log goes to the trace stream and which a core worker runs (\`start\`: a fork
+                        at iteration 1); a copy of each log is written to --out, the report is the same
+  --prefix <p>          the cluster's subject prefix (default redflow) [REDFLOW_PREFIX]
 ${allowFilesOptionHelp}
 
 \`eval add\` turns run logs into cases: it copies each log into the suite (default ./evals) and
@@ -132,6 +138,19 @@ async function addCases(args: readonly string[], output: Output): Promise<ExitCo
   return ExitCode.Ok;
 }
 
+/** The cluster `--nats` names, and how an eval run is made there: a fork on it. */
+async function connectCluster(values: Record<string, string | boolean | undefined>) {
+  const prefix = subjectPrefix(values);
+  const nc = await connectFromOptions(values, 'redflow-eval');
+  const [{ clusterEvalFork }, { requireJetStream }, { stopWithin }] = await Promise.all([import('./clusterEvalFork.js'), import('../nats/jetStreamNotEnabled.js'), import('./stopWithin.js')]);
+  const close = () => stopWithin([], nc);
+  await requireJetStream(nc).catch(async (error: unknown) => {
+    await close();
+    throw error;
+  });
+  return { fork: clusterEvalFork(nc, prefix), close };
+}
+
 /** `redflow eval`: runs a suite of recorded runs against a (changed) flow; `redflow eval add` makes cases. */
 export const evalCommand: Command = {
   name: 'eval',
@@ -152,6 +171,7 @@ export const evalCommand: Command = {
         baseline: { type: 'string' },
         timeout: { type: 'string' },
         ...allowFilesOptionSpec,
+        ...natsOptionSpecs,
       },
       evalUsage,
     );
@@ -166,6 +186,7 @@ export const evalCommand: Command = {
     const baseline = values.baseline === undefined ? undefined : await readBaseline(values.baseline as string);
     const { runEvalSuite } = await import('../evals/runSuite.js');
     const { judgeReport } = await import('../evals/report.js');
+    const cluster = natsUrl(values) ? await connectCluster(values) : undefined;
     const report = await runEvalSuite({
       suite,
       seam: ((values.seam as string | undefined) ?? 'start') as EvalReport['seam'],
@@ -174,8 +195,9 @@ export const evalCommand: Command = {
       ...(values.flow !== undefined && { flowPath: values.flow as string }),
       ...(values.out !== undefined && { outDir: values.out as string }),
       ...(timeoutMs !== undefined && { caseTimeoutMs: timeoutMs }),
+      ...(cluster !== undefined && { fork: cluster.fork }),
       onCase: (row, done, total) => line(output.err, progressLine(row, done, total, output.color)),
-    });
+    }).finally(() => cluster?.close());
     const verdict = judgeReport(report, { ...(minScore !== undefined && { minScore }), ...(baseline !== undefined && { baseline }) });
     if (values.json !== undefined) await writeOut(values.json as string, `${JSON.stringify({ ...report, verdict }, null, 2)}\n`);
     if (values.junit !== undefined) await writeOut(values.junit as string, (await import('../evals/junit.js')).junitXml(report));
