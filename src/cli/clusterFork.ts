@@ -65,7 +65,7 @@ export async function forkOnClusterCommand(options: ClusterForkCommandOptions): 
         if (wait) parked(wait);
       },
     });
-    // Stored and handed over: a core worker's next takeover scan starts it (one started later takes it then).
+    // Stored and handed over: a core worker's next takeover scan starts it (with none running, forkOnCluster refused it).
     if (!json) line(output.err, s.dim(`fork ${fork.traceId} of ${fork.parent.log ?? fork.parent.traceId} at iteration ${plan.at}, handed to the core workers of ${prefix}`));
     const detached = new Promise<'detached'>((resolve) => {
       if (stopping.signal.aborted) resolve('detached');

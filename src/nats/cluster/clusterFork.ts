@@ -12,6 +12,7 @@ import { followJetStreamRun } from '../jetstream/followRun.js';
 import { openJetStreamEventStore, type JetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
 import { followToEnd } from './remoteRun.js';
 import { openRunLeases } from './runLeases.js';
+import { requireCoreWorker } from './coreWorkerPresence.js';
 
 /**
  * Options of {@link forkOnCluster}.
@@ -68,7 +69,8 @@ export interface ClusterFork {
  *
  * @throws RedflowError `LOG_NOT_FOUND`; the log's damage code; `FORK_RUN_STILL_RUNNING`;
  *   `FORK_POINT_OUT_OF_RANGE`; `FORK_PREFIX_INCOMPATIBLE`; `CLI_USAGE` for `model` or `script`;
- *   `LOG_STORE_UNAVAILABLE` when the stream or the run buckets cannot be reached.
+ *   `LOG_STORE_UNAVAILABLE` when the stream or the run buckets cannot be reached;
+ *   `TRANSPORT_NO_RESPONDER` when no core worker runs for the prefix (nothing is stored).
  *
  * @example
  * ```ts
@@ -100,6 +102,8 @@ export async function forkOnCluster(options: ClusterForkOptions): Promise<Cluste
     const onEvent = options.onEvent === undefined ? undefined : (event: AgentEvent) => (event.seq > told ? options.onEvent?.(event) : undefined);
     const result = followToEnd(followJetStreamRun(options.nc, Storage.traceStream(prefix), prefix, traceId, 0, { signal: following }), traceId, following, onEvent);
     try {
+      // Stored with no core worker to take it over, the fork would wait forever: refused first, as `redflow run --nats` is.
+      await requireCoreWorker(options.nc, prefix);
       await storeForkLog(store, plan.events);
       await handOver(options.nc, prefix, traceId, options.timeoutMs);
     } catch (error) {

@@ -12,6 +12,7 @@ import { logStatus } from '../../events/resumePoint.js';
 import { randomIds } from '../../runtime/ids.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
 import { readRunStart } from './runLogExists.js';
+import { noCoreWorkerHint } from './coreWorkerPresence.js';
 
 /** Options of {@link startRemoteRun}. */
 export interface RemoteRunOptions {
@@ -115,7 +116,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     detached.abort();
     const hint =
       reply.error.code === ErrorCode.TRANSPORT_NO_RESPONDER
-        ? `no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url>${prefix === DEFAULT_SUBJECT_PREFIX ? '' : ` --prefix ${prefix}`}\`, or check --nats and --prefix`
+        ? noCoreWorkerHint(prefix)
         : reply.error.hint;
     throw new RedflowError({ ...reply.error, ...(hint !== undefined && { hint }) });
   }
