@@ -8,6 +8,7 @@ import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './al
 import { line, styles, type Output } from './output.js';
 import type { CaseRow, EvalReport, ReportVerdict } from '../evals/report.js';
 import { connectFromOptions, natsOptionSpecs, natsUrl, subjectPrefix } from './natsOptions.js';
+import { whyLines } from './evalWhy.js';
 
 const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start|model|all] [--concurrency <n>] [--out <dir>]
                     [--json <report.json>] [--junit <report.xml>] [--html <report.html>]
@@ -94,7 +95,7 @@ function progressLine(row: CaseRow, done: number, total: number, color: boolean)
   return `[${String(done).padStart(width)}/${total}] ${result} ${row.score.toFixed(3)}  ${row.name}  tokens ${tokensOf(row)}${why ? `  ${s.dim(why)}` : ''}`;
 }
 
-function printTable(report: EvalReport, verdict: ReportVerdict, output: Output): void {
+function printTable(report: EvalReport, verdict: ReportVerdict, why: readonly string[], output: Output): void {
   const s = styles(output.color);
   const header = ['case', 'result', 'score', 'tools', 'status', 'tokens'];
   const rows = report.cases.map((row) => {
@@ -117,6 +118,7 @@ function printTable(report: EvalReport, verdict: ReportVerdict, output: Output):
   line(output.out, `score ${report.score.toFixed(3)}  ${total} cases: ${passed} passed, ${failed} failed, ${errors} error${errors === 1 ? '' : 's'}`);
   line(output.out, `tokens ${report.tokens.eval} (recorded ${report.tokens.recorded}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''})  logs: ${path.relative(process.cwd(), report.outDir) || '.'}`);
   for (const regression of verdict.regressions) line(output.out, s.yellow(`regressed: ${regression.name} ${regression.baseline.toFixed(3)} → ${regression.score.toFixed(3)}`));
+  for (const text of why) line(output.err, text);
   for (const reason of verdict.reasons) line(output.err, s.red(`failed: ${reason}`));
 }
 
@@ -201,11 +203,13 @@ export const evalCommand: Command = {
     const verdict = judgeReport(report, { ...(minScore !== undefined && { minScore }), ...(baseline !== undefined && { baseline }) });
     if (values.json !== undefined) await writeOut(values.json as string, `${JSON.stringify({ ...report, verdict }, null, 2)}\n`);
     if (values.junit !== undefined) await writeOut(values.junit as string, (await import('../evals/junit.js')).junitXml(report));
+    // Each case's eval run diffed against its recorded run: where it went wrong, for the report and the why lines.
+    const diffs = await (await import('../evals/caseDiffs.js')).readCaseDiffs(report);
     if (values.html !== undefined) {
-      const [{ reportHtml }, { readCaseDiffs }] = await Promise.all([import('../evals/html.js'), import('../evals/caseDiffs.js')]);
-      await writeOut(values.html as string, reportHtml(report, path.dirname(values.html as string), await readCaseDiffs(report)));
+      const { reportHtml } = await import('../evals/html.js');
+      await writeOut(values.html as string, reportHtml(report, path.dirname(values.html as string), diffs));
     }
-    printTable(report, verdict, output);
+    printTable(report, verdict, whyLines(report, diffs), output);
     return verdict.ok ? ExitCode.Ok : ExitCode.RunFailed;
   },
 };
