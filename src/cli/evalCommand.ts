@@ -20,7 +20,8 @@ Runs a suite of recorded runs again and scores each against its expectations (do
 A suite is a folder of recorded logs (<case>.jsonl), each with its expectations (<case>.eval.yaml):
 the final answer (exact, contains, regex, schema, judge), the tool path (in order, partial credit),
 the outcome's status and limits (iterations, tokens, durationMs). A broken case is an error row;
-the rest of the suite still runs. Each case prints a line on stderr as it ends, the table on stdout.
+the rest of the suite still runs. Each case prints a line on stderr as it ends, the table on stdout;
+then stderr says where each failed case's run first went otherwise, and how to fork the worst there.
   --flow <file>         the changed flow every case runs (default: each case's recorded flow)
   --seam <seam>         where each eval run starts: \`start\` runs the flow live from the beginning
                         with the recorded input; \`model\` forks the recorded run at its last model
