@@ -8,7 +8,7 @@ import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './al
 import { line, styles, type Output } from './output.js';
 import type { CaseRow, EvalReport, ReportVerdict } from '../evals/report.js';
 import { connectFromOptions, natsOptionSpecs, natsUrl, subjectPrefix } from './natsOptions.js';
-import { whyLines } from './evalWhy.js';
+import { wentWrong, whyLines } from './evalWhy.js';
 
 const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start|model|all] [--concurrency <n>] [--out <dir>]
                     [--json <report.json>] [--junit <report.xml>] [--html <report.html>]
@@ -202,10 +202,16 @@ export const evalCommand: Command = {
       onCase: (row, done, total) => line(output.err, progressLine(row, done, total, output.color)),
     }).finally(() => cluster?.close());
     const verdict = judgeReport(report, { ...(minScore !== undefined && { minScore }), ...(baseline !== undefined && { baseline }) });
-    if (values.json !== undefined) await writeOut(values.json as string, `${JSON.stringify({ ...report, verdict }, null, 2)}\n`);
-    if (values.junit !== undefined) await writeOut(values.junit as string, (await import('../evals/junit.js')).junitXml(report));
-    // Each case's eval run diffed against its recorded run: where it went wrong, for the report and the why lines.
+    // Each case's eval run diffed against its recorded run: where it went wrong, for the reports and the why lines.
     const diffs = await (await import('../evals/caseDiffs.js')).readCaseDiffs(report);
+    if (values.json !== undefined) {
+      const cases = report.cases.map((row) => {
+        const diff = diffs.get(row.name);
+        return diff === undefined ? row : { ...row, firstDifference: wentWrong(diff) };
+      });
+      await writeOut(values.json as string, `${JSON.stringify({ ...report, cases, verdict }, null, 2)}\n`);
+    }
+    if (values.junit !== undefined) await writeOut(values.junit as string, (await import('../evals/junit.js')).junitXml(report));
     if (values.html !== undefined) {
       const { reportHtml } = await import('../evals/html.js');
       await writeOut(values.html as string, reportHtml(report, path.dirname(values.html as string), diffs));

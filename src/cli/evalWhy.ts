@@ -14,8 +14,16 @@ function typed(file: string): string {
   return relative.startsWith('..') ? file : relative;
 }
 
-/** The first difference in what the runs did: tokens aside, as two models never spend the same. */
-function wentWrong(diff: RunDiff): { iteration: number | null; field: string; a: unknown; b: unknown } | null {
+/**
+ * The first difference in what two runs did, tokens aside (two models never spend the same): the
+ * iteration (null for the outcome), the field, and each run's value there; null when they did the same.
+ *
+ * @example
+ * ```ts
+ * wentWrong(diffRuns(recorded, evaluated)); // { iteration: 2, field: 'decision', a: 'tool', b: 'final' }
+ * ```
+ */
+export function wentWrong(diff: RunDiff): { iteration: number | null; field: string; a: unknown; b: unknown } | null {
   for (const it of diff.iterations) {
     const field = it.differences.find((name) => name !== 'tokens');
     if (field !== undefined) return { iteration: it.iteration, field, a: it.a?.[field] ?? null, b: it.b?.[field] ?? null };

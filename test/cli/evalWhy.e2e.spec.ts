@@ -60,12 +60,15 @@ describe('redflow eval: why a case failed', () => {
     expect(recorded.code, recorded.stderr).toBe(0);
     expect((await cli(['eval', 'add', 'runs/one.jsonl', '--suite', 'evals'])).code).toBe(0);
 
-    const result = await cli(['eval', 'evals', '--flow', 'agent/flow.changed.json', '--out', 'eval-runs', '--min-score', '0.9']);
+    const result = await cli(['eval', 'evals', '--flow', 'agent/flow.changed.json', '--out', 'eval-runs', '--min-score', '0.9', '--json', 'report.json']);
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain('why one 0.');
     expect(result.stderr).toContain(': first difference at #2, decision: recorded "tool", eval "final" (redflow diff evals/one.jsonl eval-runs/one.jsonl)');
     expect(result.stderr).toContain('fork it there: redflow fork evals/one.jsonl --at 2 --flow agent/flow.changed.json --model <json> --log runs/one-fork.jsonl');
     expect(result.stderr).not.toMatch(STACK_FRAME);
+    // The JSON report says it too, for CI.
+    const report = JSON.parse(await readFile(path.join(dir, 'report.json'), 'utf8')) as { cases: { firstDifference?: unknown }[] };
+    expect(report.cases[0]?.firstDifference).toEqual({ iteration: 2, field: 'decision', a: 'tool', b: 'final' });
     // The diff itself counts the tokens: it parts at #1.
     const diff = await cli(['diff', 'evals/one.jsonl', 'eval-runs/one.jsonl', '--json']);
     expect((JSON.parse(diff.stdout) as { first: { iteration: number; field: string } }).first).toMatchObject({ iteration: 1, field: 'tokens' });
