@@ -12,7 +12,6 @@ import type {
   ToolAttachedData,
   ToolDeniedData,
   ToolRequestedData,
-  AnswerRejectedData,
 } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
@@ -35,10 +34,9 @@ import { answerRepairs, confidenceThreshold, iterationLimit, lastConfidence } fr
 import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
 import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 import { modelSwitch } from './modelSwitch.js';
-import { budgetExhausted, meteredUsage } from './contextBudget.js';
+import { meteredUsage } from './contextBudget.js';
+import { answerRejectedFact, budgetEnding, budgetStopOf, meteredVerification, outputRejectedFact, repairBudgetStop, verificationBudgetStop, type BudgetedCall } from './callBudget.js';
 
-/** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
-const REJECTED_TEXT_CHARS = 2_000;
 
 /** The save of the run's turn (what the memory actor is asked, and what `memory.requested` logs). */
 function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['settings']['memory']>, end: RunEnding): MemoryRequestedData {
@@ -200,6 +198,9 @@ export const reactSetup = setup({
     firstCallOverBudget: ({ context }) => firstCallBudgetStop(context) !== undefined,
     answerOverBudget: ({ context }) => answerBudgetStop(context) !== undefined,
     nextCallOverBudget: ({ context }) => nextCallBudgetStop(context) !== undefined,
+    // A repair's re-ask and the verifier's call are model calls too (src/machines/callBudget.ts).
+    repairOverBudget: ({ context }) => repairBudgetStop(context) !== undefined,
+    verificationOverBudget: ({ context }) => verificationBudgetStop(context) !== undefined,
     savesMemory: ({ context }) => context.settings.memory !== undefined && !context.memoryDone,
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
@@ -212,7 +213,7 @@ export const reactSetup = setup({
     sendVerificationRequest: sendTo('transport', ({ context }): TransportCommand => Verifying.command(context)),
     recordVerificationCompleted: recording(({ context, event }) => {
       assertEvent(event, 'model.answer');
-      return record(Verifying.completed(context, event));
+      return record(meteredVerification(context, event, Verifying.completed(context, event)));
     }),
     endWithVerifiedAnswer: assign(({ context }) => ({ ending: Verifying.verifiedEnding(context) })),
     endWithUnverifiedAnswer: assign(({ context }) => ({ ending: Verifying.unverifiedEnding(context) })),
@@ -293,23 +294,10 @@ export const reactSetup = setup({
         },
       };
     }),
-    recordOutputRejected: recording(({ context }) => {
-      const output = context.validation?.ok === true ? context.validation.output : undefined;
-      return record({
-        type: AgentEventType.OutputRejected,
-        iteration: context.envelope.state.iteration,
-        data: { output: output?.value ?? null, errors: [...(output?.errors ?? [])] },
-      });
-    }),
+    recordOutputRejected: recording(({ context }) => record(outputRejectedFact(context))),
     recordAnswerRejected: recording(({ context }) => {
-      if (context.validation?.ok !== false) return undefined;
-      // The answer as `model.answered` logged it (its thought already out), so the log says nothing twice that it hid once.
-      const logged = context.envelope.model?.lastResponse;
-      const text = typeof logged === 'string' ? logged : '';
-      const length = context.answerLength ?? text.length;
-      const data: AnswerRejectedData = { text: text.slice(0, REJECTED_TEXT_CHARS), error: context.validation.error };
-      if (length > REJECTED_TEXT_CHARS) data.originalLength = length;
-      return record({ type: AgentEventType.AnswerRejected, iteration: context.envelope.state.iteration, data });
+      const fact = answerRejectedFact(context);
+      return fact === undefined ? undefined : record(fact);
     }),
     recordHumanRequested: recording(({ context }) => {
       const answer = validAnswer(context);
@@ -436,9 +424,10 @@ export const reactSetup = setup({
       const { limit, byCondition } = iterationLimit(context.settings.agent);
       return { ending: ending(AgentEventType.RunCompleted, Outcome.iterationLimit(limit, byCondition)) };
     }),
-    endWithBudgetExhausted: assign(({ context }) => {
-      const why = answerBudgetStop(context) ?? nextCallBudgetStop(context) ?? 'the budget is spent';
-      const outcome = budgetExhausted(why, context.envelope);
+    endWithBudgetExhausted: assign(({ context }, params?: { call: BudgetedCall }) => {
+      const call = params?.call ?? 'next';
+      const why = answerBudgetStop(context) ?? budgetStopOf(context, call) ?? 'the budget is spent';
+      const outcome = budgetEnding(context, why, call);
       return { ending: ending(outcome.status === 'blocked' ? AgentEventType.RunFailed : AgentEventType.RunCompleted, outcome) };
     }),
     endWithTimeout: assign(({ context }) => ({ ending: ending(AgentEventType.RunFailed, Outcome.timedOut(context.settings.timeoutMs)) })),
