@@ -74,13 +74,16 @@ describe("the verifier's call, to a budget", () => {
         const answers = [answer.tool('echo', { text: 'x'.repeat(padding) }), answer.final(`A-1 shipped ${'y'.repeat(padding)}`)];
         const { outcome, events, calls } = await run(answers, { verification: 'self', budget: { maxTokens } }, { 2: passed });
         expectEveryCallFitted(events, maxTokens);
-        if (calls.model === 2 && calls.verifier === 0) {
-          // The final answer came and the verifier's call did not fit: the answer is kept, unverified.
-          expect(ending(outcome)).toEqual({ status: 'done_partial', reason: 'budget_exhausted', code: ErrorCode.BUDGET_EXHAUSTED });
-          expect(outcome.answer).toContain('A-1 shipped');
-          expect(outcome.verification).toBeUndefined();
-        }
-        if (calls.verifier === 1) expect(outcome).toMatchObject({ status: 'done', verification: { passed: true } });
+        const got = { ...ending(outcome), verified: outcome.verification?.passed, keepsAnswer: String(outcome.answer ?? '').includes('A-1 shipped') };
+        // Verified when the verifier's call fitted; else, once the final answer came, kept unverified;
+        // else stopped before it, as a budget stops a run.
+        const expected =
+          calls.verifier === 1
+            ? { status: 'done', reason: 'final_answer', code: undefined, verified: true, keepsAnswer: true }
+            : calls.model === 2
+              ? { status: 'done_partial', reason: 'budget_exhausted', code: ErrorCode.BUDGET_EXHAUSTED, verified: undefined, keepsAnswer: true }
+              : { status: got.status, reason: 'budget_exhausted', code: ErrorCode.BUDGET_EXHAUSTED, verified: undefined, keepsAnswer: false };
+        expect(got).toEqual(expected);
       }),
       { numRuns: 25 },
     );
@@ -106,8 +109,10 @@ describe("an answer repair's re-ask, to a budget", () => {
         expectEveryCallFitted(events, maxTokens);
         const rejected = events.filter((e) => e.type === 'answer.rejected').length;
         const reAsks = events.filter((e) => e.type === 'model.requested').length - 1;
-        // Every rejection is followed by its re-ask unless the budget refused it.
-        if (rejected > reAsks) expect(ending(outcome)).toEqual({ status: 'blocked', reason: 'budget_exhausted', code: ErrorCode.BUDGET_EXHAUSTED });
+        // Every rejection is followed by its re-ask unless the budget refused it, which ends the run there.
+        const refused = rejected > reAsks;
+        const budgetEnding = { status: 'blocked', reason: 'budget_exhausted', code: ErrorCode.BUDGET_EXHAUSTED };
+        expect({ refused, ending: refused ? ending(outcome) : undefined }).toEqual({ refused, ending: refused ? budgetEnding : undefined });
       }),
       { numRuns: 25 },
     );
