@@ -20,7 +20,7 @@ import { validateModelAnswer, type AnswerPosition } from '../validation/validate
 import { answerForLog } from '../validation/answerForLog.js';
 import { Outcome, ending, finalAnswerData } from './outcomes.js';
 import { Verifying } from './verification.js';
-import { answerBudgetStop, firstCallBudgetStop, modelMessages, nextCallBudgetStop, nextRequestTokens, runStartedFact } from './prompt.js';
+import { answerBudgetStop, firstCallBudgetStop, modelMessages, nextCallBudgetStop, nextRequestTokens, repairBudgetStop, repairFact, runStartedFact } from './prompt.js';
 import type {
   FactEmitted,
   ReactContext,
@@ -34,8 +34,7 @@ import { answerRepairs, confidenceThreshold, iterationLimit, lastConfidence } fr
 import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
 import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 import { modelSwitch } from './modelSwitch.js';
-import { meteredUsage } from './contextBudget.js';
-import { answerRejectedFact, budgetEnding, budgetStopOf, meteredVerification, outputRejectedFact, repairBudgetStop, verificationBudgetStop, type BudgetedCall } from './callBudget.js';
+import { budgetExhausted, meteredUsage } from './contextBudget.js';
 
 
 /** The save of the run's turn (what the memory actor is asked, and what `memory.requested` logs). */
@@ -198,9 +197,9 @@ export const reactSetup = setup({
     firstCallOverBudget: ({ context }) => firstCallBudgetStop(context) !== undefined,
     answerOverBudget: ({ context }) => answerBudgetStop(context) !== undefined,
     nextCallOverBudget: ({ context }) => nextCallBudgetStop(context) !== undefined,
-    // A repair's re-ask and the verifier's call are model calls too (src/machines/callBudget.ts).
+    // A repair's re-ask and the verifier's call are model calls too (docs/budgets.md).
     repairOverBudget: ({ context }) => repairBudgetStop(context) !== undefined,
-    verificationOverBudget: ({ context }) => verificationBudgetStop(context) !== undefined,
+    verificationOverBudget: ({ context }) => Verifying.budgetStop(context) !== undefined,
     savesMemory: ({ context }) => context.settings.memory !== undefined && !context.memoryDone,
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
@@ -213,7 +212,7 @@ export const reactSetup = setup({
     sendVerificationRequest: sendTo('transport', ({ context }): TransportCommand => Verifying.command(context)),
     recordVerificationCompleted: recording(({ context, event }) => {
       assertEvent(event, 'model.answer');
-      return record(meteredVerification(context, event, Verifying.completed(context, event)));
+      return record(Verifying.metered(context, event, Verifying.completed(context, event)));
     }),
     endWithVerifiedAnswer: assign(({ context }) => ({ ending: Verifying.verifiedEnding(context) })),
     endWithUnverifiedAnswer: assign(({ context }) => ({ ending: Verifying.unverifiedEnding(context) })),
@@ -294,11 +293,8 @@ export const reactSetup = setup({
         },
       };
     }),
-    recordOutputRejected: recording(({ context }) => record(outputRejectedFact(context))),
-    recordAnswerRejected: recording(({ context }) => {
-      const fact = answerRejectedFact(context);
-      return fact === undefined ? undefined : record(fact);
-    }),
+    recordOutputRejected: recording(({ context }) => record(repairFact(context))),
+    recordAnswerRejected: recording(({ context }) => (context.validation?.ok === false ? record(repairFact(context)) : undefined)),
     recordHumanRequested: recording(({ context }) => {
       const answer = validAnswer(context);
       if (answer === undefined) return undefined;
@@ -424,10 +420,11 @@ export const reactSetup = setup({
       const { limit, byCondition } = iterationLimit(context.settings.agent);
       return { ending: ending(AgentEventType.RunCompleted, Outcome.iterationLimit(limit, byCondition)) };
     }),
-    endWithBudgetExhausted: assign(({ context }, params?: { call: BudgetedCall }) => {
-      const call = params?.call ?? 'next';
-      const why = answerBudgetStop(context) ?? budgetStopOf(context, call) ?? 'the budget is spent';
-      const outcome = budgetEnding(context, why, call);
+    endWithBudgetExhausted: assign(({ context }, params?: { call: 'repair' | 'verification' }) => {
+      const call = params?.call;
+      const stop = call === 'repair' ? repairBudgetStop(context) : call === 'verification' ? Verifying.budgetStop(context) : nextCallBudgetStop(context);
+      const why = answerBudgetStop(context) ?? stop ?? 'the budget is spent';
+      const outcome = call === 'verification' ? Verifying.budgetEnding(context, why) : budgetExhausted(why, context.envelope);
       return { ending: ending(outcome.status === 'blocked' ? AgentEventType.RunFailed : AgentEventType.RunCompleted, outcome) };
     }),
     endWithTimeout: assign(({ context }) => ({ ending: ending(AgentEventType.RunFailed, Outcome.timedOut(context.settings.timeoutMs)) })),
