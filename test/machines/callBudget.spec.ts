@@ -117,4 +117,22 @@ describe("an answer repair's re-ask, to a budget", () => {
       { numRuns: 25 },
     );
   });
+
+  it('should reach the same ending when killed after any event and resumed, and make no call a fresh run would not', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 200, max: 2_000 }), fc.integer({ min: 0, max: 400 }), async (maxTokens, padding) => {
+        const answers = [`not json ${'z'.repeat(padding)}`, `still not ${'z'.repeat(padding)}`, answer.final('done')];
+        const agent = { maxIterations: 4, onInvalidAnswer: { repair: 2 }, budget: { maxTokens } };
+        const reference = await run(answers, agent);
+        for (let cut = 1; cut < reference.events.length; cut++) {
+          const prefix = reference.events.slice(0, cut);
+          const resumed = await run(answers, agent, {}, prefix);
+          expect(ending(resumed.outcome), `killed after event ${cut} (${prefix.at(-1)?.type})`).toEqual(ending(reference.outcome));
+          const answeredIn = prefix.filter((e) => e.type === 'model.answered').length;
+          expect(answeredIn + resumed.calls.model, `killed after event ${cut}`).toBe(reference.calls.model);
+        }
+      }),
+      { numRuns: 8 },
+    );
+  });
 });
