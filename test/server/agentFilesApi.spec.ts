@@ -88,6 +88,16 @@ describe('agent files beside the flows', () => {
     expect(again.status).toBe(409);
   });
 
+  it("should abort an agent file's waiting run, as a flow's", async () => {
+    const started = await call(t.server, 'POST', '/api/runs', { body: { flow: 'asker.agent.md', input: {} } });
+    const { traceId } = started.json as RunStartedResponse;
+    await waitForRun(t.server, traceId, (r) => r.status === 'waiting');
+    const aborted = await call(t.server, 'POST', `/api/runs/${traceId}/abort`, { body: {} });
+    expect(aborted.status, aborted.text).toBeLessThan(300);
+    const run = (await waitForRun(t.server, traceId, (r) => r.status === 'finished')) as unknown as RunResponse;
+    expect(run.outcome).toMatchObject({ status: 'blocked', reason: 'aborted' });
+  });
+
   it('should refuse an agent file that is not there, and an input that is not an object of inputs', async () => {
     const missing = await call(t.server, 'POST', '/api/runs', { body: { flow: 'nobody.agent.md', input: {} } });
     expect([missing.status, missing.error?.code]).toEqual([404, 'FLOW_NOT_FOUND']);
