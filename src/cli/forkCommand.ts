@@ -5,7 +5,8 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { forkRun } from '../host/forkRun.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
-import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
+import { allowFilesOptionHelp, allowedFolders } from './allowFilesOption.js';
+import { runOptionSpecs } from './runOptions.js';
 import { line, styles } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { report } from './runReport.js';
@@ -73,11 +74,7 @@ export const fork: Command = {
         prompt: { type: 'string' },
         'tool-result': { type: 'string', multiple: true },
         answer: { type: 'string', multiple: true },
-        script: { type: 'string' },
-        log: { type: 'string' },
-        json: { type: 'boolean' },
-        timeout: { type: 'string' },
-        ...allowFilesOptionSpec,
+        ...runOptionSpecs,
       },
       forkUsage,
     );

@@ -5,26 +5,14 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FlowListResponse, RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
 import { answer, call, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
-
-const AGENT = `---
-name: helper
-description: Says hello, scripted.
-model:
-  provider: scripted
-  answers:
-    - { action: final, message: "Hello from an agent file.", confidence: 0.9 }
-query: Say hello.
----
-
-You say hello.
-`;
+import { HELPER_AGENT_ANSWER, HELPER_AGENT_FILE } from '../support/helperAgentFile.js';
 
 const dirs = tempDirs();
 let t: TestServer;
 beforeEach(async () => {
   t = await startTestServer(dirs);
   await mkdir(path.join(t.flowsDir, 'team'), { recursive: true });
-  await writeFile(path.join(t.flowsDir, 'team', 'helper.agent.md'), AGENT);
+  await writeFile(path.join(t.flowsDir, 'team', 'helper.agent.md'), HELPER_AGENT_FILE);
   await writeFile(path.join(t.flowsDir, 'broken.agent.md'), '---\nname: [unclosed\n');
   await writeFile(path.join(t.flowsDir, 'greeter.json'), JSON.stringify(scriptedFlow([answer.final('hi')])));
 });
@@ -51,7 +39,7 @@ describe('agent files beside the flows', () => {
     expect(flow).toBe('team/helper.agent.md');
     expect(started.headers.location).toBe(`/api/runs/${traceId}`);
     const run = (await waitForRun(t.server, traceId, (r) => r.status === 'finished')) as unknown as RunResponse;
-    expect(run).toMatchObject({ status: 'finished', flow: 'team/helper.agent.md', outcome: { status: 'done', answer: 'Hello from an agent file.' } });
+    expect(run).toMatchObject({ status: 'finished', flow: 'team/helper.agent.md', outcome: { status: 'done', answer: HELPER_AGENT_ANSWER } });
   });
 
   it('should refuse an agent file that is not there, and an input that is not an object of inputs', async () => {
