@@ -117,7 +117,3 @@ export function timeoutError(label: string, timeoutMs: number): RedflowError {
     retryable: true,
   });
 }
-
-export function abortedError(label: string): RedflowError {
-  return new RedflowError({ code: ErrorCode.RUN_ABORTED, message: `${label}: aborted because the run was aborted` });
-}

@@ -2,14 +2,14 @@
 // No exported declaration may name them (see PostgresPool): consumers need not have @types/pg.
 import type pg from 'pg';
 import { loadPostgresDriver } from './postgresDriver.js';
-import { startDeadline } from '../deadline.js';
+import { abortedByRun, startDeadline } from '../deadline.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolPostgresConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
 import { DEFAULT_POSTGRES_CONNECTION_STRING_ENV, noConnectionStringError } from './postgresConnectionEnv.js';
 import { bindValues, checkConfig, type Settings } from './postgresToolConfig.js';
 import { jsonSafeTypes, shape, type PostgresToolOutput } from './postgresRows.js';
-import { abortedError, connectError, isConnectionUrl, queryError, registered, secretsOf, timeoutError, type Connection } from './postgresFailures.js';
+import { connectError, isConnectionUrl, queryError, registered, secretsOf, timeoutError, type Connection } from './postgresFailures.js';
 
 export { DEFAULT_POSTGRES_TOOL_TIMEOUT_MS, DEFAULT_POSTGRES_TOOL_MAX_ROWS } from './postgresToolConfig.js';
 export type { PostgresToolOutput } from './postgresRows.js';
@@ -181,7 +181,7 @@ export function createPostgresTool(config: ToolPostgresConfig & { name: string }
         throw new RedflowError({ code: ErrorCode.TOOL_FAILED, message: `${label}: the tool is closed` });
       }
       const values = bindValues(settings.sql.parameters, input, context.idempotencyKey, label);
-      if (context.signal.aborted) throw abortedError(label);
+      if (context.signal.aborted) throw abortedByRun(label);
       return runQuery(await connect(), settings, values, context, label, track);
     },
     close() {
@@ -265,7 +265,7 @@ async function runQuery(
       track(connecting.then((late) => late.release()));
     }
     if (deadline.signal.aborted) {
-      if (!deadline.timedOut()) throw abortedError(label);
+      if (!deadline.timedOut()) throw abortedByRun(label);
       throw timeoutError(label, settings.timeoutMs);
     }
     if (error instanceof RedflowError) throw error;
