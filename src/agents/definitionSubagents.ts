@@ -7,7 +7,7 @@ import { MAX_SUBAGENT_DEPTH } from '../machines/subagents.js';
 import { embeddedSubagents, type ChildResumeOptions, type ChildRunOptions } from '../runtime/embeddedSubagents.js';
 import { DEFAULT_SUBAGENT_TIMEOUT_MS, subagentToolSpec, type SubagentDefinition } from '../runtime/subagentTool.js';
 import type { AgentDefinition } from './agentDefinition.js';
-import type { AgentExecutor } from './agentExecutor.js';
+import type { AgentRun, ExecuteOptions, ResumeAgentOptions } from './agentExecutorTypes.js';
 import { loadAgentDefinitionModule } from './definitionModule.js';
 import { definitionSource } from './definitionSources.js';
 
@@ -91,6 +91,19 @@ export function definitionSubagents(subagents: readonly AgentDefinition[], runsD
 }
 
 /**
+ * What runs a definition's subagents: an executor with the parent's settings (an `AgentExecutor`).
+ *
+ * @example
+ * ```ts
+ * const children: ChildExecutor = new AgentExecutor({ runsDir: '.redflow/runs' });
+ * ```
+ */
+export interface ChildExecutor {
+  start(definition: AgentDefinition, options: ExecuteOptions): Promise<AgentRun>;
+  resume(definition: AgentDefinition, options: ResumeAgentOptions): Promise<AgentRun>;
+}
+
+/**
  * A definition's subagents, checked (no cycle, not too deep) and served as tools whose calls are
  * child runs on `children` (an executor with the parent's settings but its model), each logged
  * beside the caller's log in `runsDir`.
@@ -101,7 +114,7 @@ export function definitionSubagents(subagents: readonly AgentDefinition[], runsD
  * subagents.specs.map((spec) => spec.name); // the subagents' tool names
  * ```
  */
-export async function subagentsOf(definition: AgentDefinition, runsDir: string, modulePath: string | undefined, children: Pick<AgentExecutor, 'start' | 'resume'>): Promise<DefinitionSubagents> {
+export async function subagentsOf(definition: AgentDefinition, runsDir: string, modulePath: string | undefined, children: ChildExecutor): Promise<DefinitionSubagents> {
   const from = modulePath ?? definitionSource(definition);
   const baseDir = from === undefined ? process.cwd() : path.dirname(path.resolve(from));
   await checkSubagentTree(definition, baseDir);

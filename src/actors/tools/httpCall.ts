@@ -3,10 +3,49 @@ import { readCappedBody, type CappedBody } from '../httpBody.js';
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolHttpConfig } from '../../contracts/schema-types.js';
 import type { ToolContext } from '../tool.js';
-import { ENV_REFERENCE, MAX_HTTP_TOOL_REDIRECTS, configError, registerHeaderSecret, type HttpToolOutput, type Settings } from './httpTool.js';
 
 // An HTTP tool's call, loaded at its first call (see createHttpTool): the URL expanded from the
 // input and checked, the request and its redirects, the response read within its limits.
+
+/** What an HTTP tool returns to the model. */
+export interface HttpToolOutput {
+  /** The final response's HTTP status (always < 400: larger ones are thrown as `TOOL_HTTP_STATUS`). */
+  readonly status: number;
+  /** The `content-type` header, or `null` when the server sent none. */
+  readonly contentType: string | null;
+  /**
+   * The parsed JSON value when the content type is JSON (`application/json` or `…+json`) and the
+   * body parses; otherwise the body as text. Bytes that are not valid UTF-8 are decoded to U+FFFD
+   * (the replacement character) rather than rejected.
+   */
+  readonly body: unknown;
+}
+
+/**
+ * An HTTP tool's settings, checked when the tool is made (see createHttpTool).
+ *
+ * @example
+ * ```ts
+ * const headers = settings.headersNow();
+ * if (settings.idempotencyHeader !== undefined) headers.set(settings.idempotencyHeader, context.idempotencyKey);
+ * ```
+ */
+export interface Settings {
+  readonly allowedHosts: readonly string[];
+  /** The header carrying the call's idempotency key, or undefined to send none. */
+  readonly idempotencyHeader: string | undefined;
+  readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
+  readonly sendsBody: boolean;
+  /** Redirects followed at most. */
+  readonly maxRedirects: number;
+  /**
+   * The node's headers as of now: each `${env:NAME}` replaced by the environment variable (read at
+   * each call), credential values registered as secrets. Throws `TOOL_CONFIG_INVALID` for a
+   * variable that is not set or a header that is not valid.
+   */
+  readonly headersNow: () => Headers;
+}
 
 const PLACEHOLDER = /\{([^{}]+)\}/g;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -42,17 +81,7 @@ export async function callHttp(
   }
   checkHost(url, settings.allowedHosts, label);
 
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(config.headers ?? {})) {
-    const resolved = resolveEnv(value, name, label);
-    registerHeaderSecret(name, resolved);
-    try {
-      headers.set(name, resolved);
-    } catch {
-      // The value is not repeated: it may hold a secret from the environment.
-      throw configError(`${label}: header '${name}' has an invalid name or value`, `/headers/${name}`);
-    }
-  }
+  const headers = settings.headersNow();
   if (settings.idempotencyHeader !== undefined) headers.set(settings.idempotencyHeader, context.idempotencyKey);
   let body: string | undefined;
   if (settings.sendsBody) {
@@ -79,10 +108,10 @@ export async function callHttp(
       const location = response.headers.get('location');
       if (location === null) break;
       await response.body?.cancel().catch(() => undefined);
-      if (redirects >= MAX_HTTP_TOOL_REDIRECTS) {
+      if (redirects >= settings.maxRedirects) {
         throw new RedflowError({
           code: ErrorCode.TOOL_FAILED,
-          message: `${label}: more than ${MAX_HTTP_TOOL_REDIRECTS} redirects, last to ${redactUrl(location, current)}`,
+          message: `${label}: more than ${settings.maxRedirects} redirects, last to ${redactUrl(location, current)}`,
         });
       }
       let next: URL;
@@ -201,22 +230,6 @@ function hostMatches(entry: string, url: URL): boolean {
   // `host:443` for https (or `host:80` for http) names the default port, which URL leaves out.
   const defaultPort = url.protocol === 'https:' ? '443' : '80';
   return url.port === '' && entry === `${url.hostname}:${defaultPort}`;
-}
-
-/** Replaces `${env:NAME}` with the environment variable; never puts the value in a message. */
-function resolveEnv(value: string, header: string, label: string): string {
-  return value.replace(ENV_REFERENCE, (_, name: string) => {
-    const resolved = process.env[name];
-    if (resolved === undefined) {
-      throw new RedflowError({
-        code: ErrorCode.TOOL_CONFIG_INVALID,
-        message: `${label}: header '${header}' uses environment variable ${name}, which is not set`,
-        hint: `set ${name} in the environment of the process running the tool`,
-        path: `/headers/${header}`,
-      });
-    }
-    return resolved;
-  });
 }
 
 /** Reads the body up to `limit` bytes; `strict` turns a longer body into TOOL_RESPONSE_TOO_LARGE. */

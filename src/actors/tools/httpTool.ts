@@ -1,6 +1,9 @@
 import { ErrorCode, RedflowError } from '../../errors.js';
 import type { ToolHttpConfig } from '../../contracts/schema-types.js';
 import type { ToolDefinition } from '../tool.js';
+import type { Settings } from './httpCall.js';
+
+export type { HttpToolOutput } from './httpCall.js';
 import { registerSecret } from '../../secrets/secrets.js';
 
 /** Whole-call timeout of an HTTP tool (all redirect hops and the body) when `timeoutMs` is not set. */
@@ -15,20 +18,6 @@ export const DEFAULT_IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** Redirects followed before a call fails with `TOOL_FAILED`. */
 export const MAX_HTTP_TOOL_REDIRECTS = 5;
 
-/** What an HTTP tool returns to the model. */
-export interface HttpToolOutput {
-  /** The final response's HTTP status (always < 400: larger ones are thrown as `TOOL_HTTP_STATUS`). */
-  readonly status: number;
-  /** The `content-type` header, or `null` when the server sent none. */
-  readonly contentType: string | null;
-  /**
-   * The parsed JSON value when the content type is JSON (`application/json` or `…+json`) and the
-   * body parses; otherwise the body as text. Bytes that are not valid UTF-8 are decoded to U+FFFD
-   * (the replacement character) rather than rejected.
-   */
-  readonly body: unknown;
-}
-
 /** Options of {@link createHttpTool}. */
 export interface HttpToolOptions {
   /** The fetch to use (tests, proxies). Default: the global `fetch`, looked up at call time. */
@@ -38,7 +27,7 @@ export interface HttpToolOptions {
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 /** `${env:NAME}` in a header value: replaced by the environment variable at each call. */
-export const ENV_REFERENCE = /\$\{env:([^}]*)\}/g;
+const ENV_REFERENCE = /\$\{env:([^}]*)\}/g;
 /** Header names whose values are credentials: registered as secrets, so no log or answer shows them. */
 const SECRET_HEADER = /auth|key|token|secret|password|cookie|session|credential|signature/i;
 /** What `Authorization: <scheme> <credentials>` carries after its scheme. */
@@ -106,16 +95,6 @@ export function createHttpTool(config: ToolHttpConfig & { name: string }, option
   };
 }
 
-/** An HTTP tool's settings, checked when the tool is made. */
-export interface Settings {
-  readonly allowedHosts: readonly string[];
-  /** The header carrying the call's idempotency key, or undefined to send none. */
-  readonly idempotencyHeader: string | undefined;
-  readonly timeoutMs: number;
-  readonly maxResponseBytes: number;
-  readonly sendsBody: boolean;
-}
-
 /**
  * A `TOOL_CONFIG_INVALID` error about an HTTP tool's node.
  *
@@ -124,7 +103,7 @@ export interface Settings {
  * throw configError(`${label}: method must be GET, POST, PUT, PATCH or DELETE`, '/method');
  * ```
  */
-export function configError(message: string, path?: string, hint?: string): RedflowError {
+function configError(message: string, path?: string, hint?: string): RedflowError {
   return new RedflowError({ code: ErrorCode.TOOL_CONFIG_INVALID, message, path, hint });
 }
 
@@ -181,7 +160,15 @@ function checkConfig(config: ToolHttpConfig & { name: string }, method: string):
   for (const [name, value] of Object.entries(config.headers ?? {})) {
     if (typeof value === 'string') registerHeaderSecret(name, value.replace(ENV_REFERENCE, (_, env: string) => process.env[env] ?? ''));
   }
-  return { allowedHosts, timeoutMs, maxResponseBytes, idempotencyHeader, sendsBody: method !== 'GET' && method !== 'DELETE' };
+  return {
+    allowedHosts,
+    timeoutMs,
+    maxResponseBytes,
+    idempotencyHeader,
+    sendsBody: method !== 'GET' && method !== 'DELETE',
+    maxRedirects: MAX_HTTP_TOOL_REDIRECTS,
+    headersNow: () => headersNow(config.headers ?? {}, label),
+  };
 }
 
 /** The header name for the idempotency key, undefined when turned off; refuses one `headers` also sets. */
@@ -210,8 +197,40 @@ function checkIdempotencyHeader(config: ToolHttpConfig & { name: string }, label
  * registerHeaderSecret('authorization', 'Bearer abc'); // 'Bearer abc' and 'abc' are redacted from now on
  * ```
  */
-export function registerHeaderSecret(name: string, value: string): void {
+function registerHeaderSecret(name: string, value: string): void {
   if (!SECRET_HEADER.test(name)) return;
   registerSecret(value);
   registerSecret(AUTH_CREDENTIALS.exec(value)?.[1]);
+}
+
+/** The headers with their `${env:NAME}` resolved now; see {@link Settings.headersNow}. */
+function headersNow(given: Readonly<Record<string, string>>, label: string): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(given)) {
+    const resolved = resolveEnv(value, name, label);
+    registerHeaderSecret(name, resolved);
+    try {
+      headers.set(name, resolved);
+    } catch {
+      // The value is not repeated: it may hold a secret from the environment.
+      throw configError(`${label}: header '${name}' has an invalid name or value`, `/headers/${name}`);
+    }
+  }
+  return headers;
+}
+
+/** Replaces `${env:NAME}` with the environment variable; never puts the value in a message. */
+function resolveEnv(value: string, header: string, label: string): string {
+  return value.replace(ENV_REFERENCE, (_, name: string) => {
+    const resolved = process.env[name];
+    if (resolved === undefined) {
+      throw new RedflowError({
+        code: ErrorCode.TOOL_CONFIG_INVALID,
+        message: `${label}: header '${header}' uses environment variable ${name}, which is not set`,
+        hint: `set ${name} in the environment of the process running the tool`,
+        path: `/headers/${header}`,
+      });
+    }
+    return resolved;
+  });
 }
