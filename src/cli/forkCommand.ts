@@ -5,7 +5,8 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { forkRun } from '../host/forkRun.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
-import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
+import { allowFilesOptionHelp, allowedFolders } from './allowFilesOption.js';
+import { runOptionSpecs } from './runOptions.js';
 import { line, styles } from './output.js';
 import { createProgressPrinter } from './progress.js';
 import { natsOptionSpecs, natsUrl } from './natsOptions.js';
@@ -79,11 +80,7 @@ export const fork: Command = {
         prompt: { type: 'string' },
         'tool-result': { type: 'string', multiple: true },
         answer: { type: 'string', multiple: true },
-        script: { type: 'string' },
-        log: { type: 'string' },
-        json: { type: 'boolean' },
-        timeout: { type: 'string' },
-        ...allowFilesOptionSpec,
+        ...runOptionSpecs,
         ...natsOptionSpecs,
       },
       forkUsage,

@@ -5,19 +5,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FlowListResponse, RunResponse, RunStartedResponse } from '../../src/server/apiTypes.js';
 import { answer, call, scriptedFlow, startTestServer, tempDirs, waitForRun, type TestServer } from './serverHarness.js';
-
-const AGENT = `---
-name: helper
-description: Says hello, scripted.
-model:
-  provider: scripted
-  answers:
-    - { action: final, message: "Hello from an agent file.", confidence: 0.9 }
-query: Say hello.
----
-
-You say hello.
-`;
+import { HELPER_AGENT_ANSWER, HELPER_AGENT_FILE } from '../support/helperAgentFile.js';
 
 /** An agent file whose model asks a person first: its run waits for the answer. */
 const ASKING = `---
@@ -39,7 +27,7 @@ let t: TestServer;
 beforeEach(async () => {
   t = await startTestServer(dirs);
   await mkdir(path.join(t.flowsDir, 'team'), { recursive: true });
-  await writeFile(path.join(t.flowsDir, 'team', 'helper.agent.md'), AGENT);
+  await writeFile(path.join(t.flowsDir, 'team', 'helper.agent.md'), HELPER_AGENT_FILE);
   await writeFile(path.join(t.flowsDir, 'broken.agent.md'), '---\nname: [unclosed\n');
   await writeFile(path.join(t.flowsDir, 'asker.agent.md'), ASKING);
   await writeFile(path.join(t.flowsDir, 'greeter.json'), JSON.stringify(scriptedFlow([answer.final('hi')])));
@@ -68,7 +56,7 @@ describe('agent files beside the flows', () => {
     expect(flow).toBe('team/helper.agent.md');
     expect(started.headers.location).toBe(`/api/runs/${traceId}`);
     const run = (await waitForRun(t.server, traceId, (r) => r.status === 'finished')) as unknown as RunResponse;
-    expect(run).toMatchObject({ status: 'finished', flow: 'team/helper.agent.md', outcome: { status: 'done', answer: 'Hello from an agent file.' } });
+    expect(run).toMatchObject({ status: 'finished', flow: 'team/helper.agent.md', outcome: { status: 'done', answer: HELPER_AGENT_ANSWER } });
   });
 
   it("should take the answer to an agent file's waiting run over HTTP, as a flow's run takes it", async () => {
