@@ -43,6 +43,8 @@ export interface Figures {
   takenOver: number;
   repeatedToolCalls: number;
   recoveryMs: number | null;
+  /** Partitions: when every client of the cut-off server was connected to another one (ms after the cut), null if not within the partition. */
+  failoverMs?: number | null;
 }
 
 /** A cluster, its workers and a client, ready for faults. */

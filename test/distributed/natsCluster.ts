@@ -22,6 +22,8 @@ export interface ClusterServer {
   readonly tag: string;
   /** `<host>:<port>`: for clients (`127.0.0.1`, or its namespace's address). */
   readonly url: string;
+  /** `http://<host>:<port>`: its monitoring endpoint (`/connz`, `/jsz`). */
+  readonly monitor: string;
   readonly process: () => ChildProcess | undefined;
 }
 
@@ -142,7 +144,7 @@ export async function startNatsCluster(options: { network?: ServerNetwork } = {}
     }
   };
   const cluster: NatsCluster = {
-    servers: nodes.map((n) => ({ name: n.name, tag: n.tag, url: `${n.host}:${n.port}`, process: () => n.child })),
+    servers: nodes.map((n) => ({ name: n.name, tag: n.tag, url: `${n.host}:${n.port}`, monitor: `http://${n.host}:${n.monitorPort}`, process: () => n.child })),
     urls: nodes.map((n) => `${n.host}:${n.port}`).join(','),
     async kill(name) {
       const child = node(name).child;
