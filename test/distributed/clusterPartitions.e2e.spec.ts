@@ -73,7 +73,9 @@ describe.skipIf(unavailable !== undefined)(
         let failoverMs: number | null = null;
         const result = await suite!.underLoad(`partition: minority server #${round + 1}`, async () => {
           const leader = await streamLeader(client, stream);
-          const minority = cluster.servers.find((server) => server.name !== leader)!.name;
+          // Of the two others, the one more clients are attached to: their failover is part of the fault.
+          const [first, second] = cluster.servers.filter((server) => server.name !== leader).map((server) => server.name);
+          const minority = (await clientConnections(cluster, [second!])) > (await clientConnections(cluster, [first!])) ? second! : first!;
           failoverMs = await partition(cluster, minority);
         });
         result.failoverMs = failoverMs;

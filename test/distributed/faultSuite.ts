@@ -145,6 +145,7 @@ export async function startFaultSuite(profile: FaultProfile, options: { network?
         recoveryMs: after.length > 0 ? Math.min(...after) : null,
       };
       figures.push(result);
+      if (check.unfinished.length + check.broken.length > 0) console.log(`${name}: unfinished ${check.unfinished.join(' ')}; broken ${check.broken.join(' ')}`);
       return result;
     },
     async close() {
