@@ -19,8 +19,8 @@ import { killAll, startRedflow, type RedflowProcess } from './workerProcess.js';
 // (REDFLOW_REPLICAS=3), two core workers, a model worker and a tool worker (real `redflow worker`
 // processes, each given the servers in another order), and a steady load of runs while one fault
 // at a time is injected. After each: every run whose start was acknowledged ends, every log
-// replays whole (seqs 1..n, one ending, no problem), no tool call is executed twice, and the time
-// to recover is reported.
+// replays whole (seqs 1..n, one ending, no problem), no run's ending is logged by two workers (no
+// run owned by two), no tool call is executed twice, and the time to recover is reported.
 
 /** The pace of the load and how long to wait around a fault. */
 export interface FaultProfile {
@@ -41,6 +41,8 @@ export interface Figures {
   unfinished: number;
   broken: number;
   takenOver: number;
+  /** Runs whose ending two workers logged (`run <id> ended`): owned by two at once. */
+  endedByTwo: number;
   repeatedToolCalls: number;
   recoveryMs: number | null;
   /** Partitions: when every client of the cut-off server was connected to another one (ms after the cut), null if not within the partition. */
@@ -70,6 +72,16 @@ const flowPath = path.join(ROOT, 'test/fixtures/crash/flow.json');
 const CORE_LEASE = ['--lease', '1500', '--attempt-timeout', '3000'];
 const RETRYABLE_REFUSALS: readonly string[] = [ErrorCode.TRANSPORT_TIMEOUT, ErrorCode.LOG_STORE_UNAVAILABLE, ErrorCode.TRANSPORT_NO_RESPONDER];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How many of `traceIds` more than one worker logged as ended. */
+function endedByTwo(processes: readonly RedflowProcess[], traceIds: readonly string[]): number {
+  const endedBy = new Map<string, number>();
+  for (const worker of processes) {
+    const ended = new Set(Array.from(worker.stderr().matchAll(/ run (\S+) ended /g), (match) => match[1]!));
+    for (const traceId of ended) endedBy.set(traceId, (endedBy.get(traceId) ?? 0) + 1);
+  }
+  return traceIds.filter((traceId) => (endedBy.get(traceId) ?? 0) > 1).length;
+}
 
 /**
  * Starts the cluster (in network namespaces when `network` is given), the store, two core
@@ -141,6 +153,7 @@ export async function startFaultSuite(profile: FaultProfile, options: { network?
         unfinished: check.unfinished.length,
         broken: check.broken.length,
         takenOver: check.resumed,
+        endedByTwo: endedByTwo(processes, load.acknowledged.map((run) => run.traceId)),
         repeatedToolCalls: (await repeatedExecutions(path.join(dir, 'effects.log'))).length - repeatedBefore,
         recoveryMs: after.length > 0 ? Math.min(...after) : null,
       };
@@ -192,7 +205,7 @@ export async function startFaultSuite(profile: FaultProfile, options: { network?
  */
 export function expectNothingLost(result: Figures): void {
   expect(result.acknowledged, `${result.fault}: runs acknowledged`).toBeGreaterThan(0);
-  expect(result, result.fault).toMatchObject({ unfinished: 0, broken: 0, repeatedToolCalls: 0 });
+  expect(result, result.fault).toMatchObject({ unfinished: 0, broken: 0, endedByTwo: 0, repeatedToolCalls: 0 });
   expect(result.recoveryMs, `${result.fault}: a run started after the fault`).not.toBeNull();
   // A start not acknowledged is refused with a code that says to try again: no worker could store
   // it in time, or none was reachable, never a message the client cannot read.
