@@ -158,7 +158,17 @@ export async function startFaultSuite(profile: FaultProfile, options: { network?
         recoveryMs: after.length > 0 ? Math.min(...after) : null,
       };
       figures.push(result);
-      if (check.unfinished.length + check.broken.length > 0) console.log(`${name}: unfinished ${check.unfinished.join(' ')}; broken ${check.broken.join(' ')}`);
+      if (check.unfinished.length + check.broken.length > 0) {
+        console.log(`${name}: unfinished ${check.unfinished.join(' ')}; broken ${check.broken.join(' ')}`);
+        // What the stream and the workers say of the first few, to diagnose.
+        for (const traceId of [...check.unfinished, ...check.broken].slice(0, 3)) {
+          const read = await opened.read(traceId).catch((error: unknown) => ({ events: [], problems: [String(error)] }));
+          console.log(`${traceId}: ${read.events.map((event) => `${event.seq}:${event.type}`).join(' ')}; problems: ${JSON.stringify(read.problems)}`);
+          for (const [i, worker] of processes.entries()) {
+            for (const line of worker.stderr().split('\n').filter((text) => text.includes(traceId))) console.log(`  worker-${i}: ${line}`);
+          }
+        }
+      }
       return result;
     },
     async close() {
