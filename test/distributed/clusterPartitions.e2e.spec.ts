@@ -11,9 +11,9 @@ import { streamLeader, type NatsCluster } from './natsCluster.js';
 // under the same load and checks as the other faults (faultSuite.ts). Needs root; skipped, with
 // the reason, otherwise. REDFLOW_FAULTS=long runs the long profile.
 const LONG = process.env.REDFLOW_FAULTS === 'long';
-// Settling is given twice as long as after the process faults: a healed link carries nothing until
-// TCP retransmits on the connections that were open across it, after a backoff that grew during
-// the partition (a stream once took more than 26 s to have every replica current again).
+// Settling is given twice as long as after the process faults: once, a stream took more than 26 s
+// after the heal to have every replica current again (likely: the routes open across the cut wait
+// for TCP's retransmission backoff, grown during the partition, before they carry anything).
 const profile = LONG
   ? { everyMs: 10, inFlight: 300, warmupMs: 3000, settleMs: 3000, partitionMs: 20_000, rounds: 2, settleWithinMs: 240_000 }
   : { everyMs: 120, inFlight: 32, warmupMs: 800, settleMs: 800, partitionMs: 12_000, rounds: 1, settleWithinMs: 60_000 };
