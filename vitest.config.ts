@@ -23,6 +23,8 @@ export const ALONE_FILES = [
   'test/distributed/liveness.e2e.spec.ts',
   'test/distributed/load.e2e.spec.ts',
   'test/distributed/clusterFaults.e2e.spec.ts',
+  'test/distributed/clusterPartitions.e2e.spec.ts',
+  'test/nats/partitionFailover.e2e.spec.ts',
   'test/distributed/startDuringElection.e2e.spec.ts',
   'test/distributed/heartbeatOutage.int.spec.ts',
   'test/distributed/takeoverRetry.int.spec.ts',
