@@ -8,7 +8,15 @@ import type { ErrorObject } from 'ajv';
 // `anyOf`, boolean schemas, an unknown keyword, a malformed value) is left to ajv, which also
 // explains an invalid schema. test/contracts/plainSchema.spec.ts compares both on random schemas.
 
-/** Checks a value and returns ajv's first error for it, or undefined when it matches. */
+/**
+ * Checks a value and returns ajv's first error for it, or undefined when it matches.
+ *
+ * @example
+ * ```ts
+ * const check: PlainCheck | undefined = compilePlainSchema({ type: 'string', maxLength: 3 });
+ * check?.('abcd')?.message; // 'must NOT have more than 3 characters'
+ * ```
+ */
 export type PlainCheck = (value: unknown) => ErrorObject | undefined;
 
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'object', 'array', 'null']);
