@@ -8,11 +8,12 @@ import type { ToolPostgresConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
 import { DEFAULT_POSTGRES_CONNECTION_STRING_ENV, noConnectionStringError } from './postgresConnectionEnv.js';
 import { bindValues, checkConfig, type Settings } from './postgresToolConfig.js';
-import { jsonSafeTypes, shape, type PostgresToolOutput } from './postgresRows.js';
+import { jsonSafeTypes, shape } from './postgresRows.js';
+import type { PostgresToolOutput } from './postgresToolOutput.js';
 import { connectError, isConnectionUrl, queryError, registered, secretsOf, timeoutError, type Connection } from './postgresFailures.js';
 
+export type { PostgresToolOutput } from './postgresToolOutput.js';
 export { DEFAULT_POSTGRES_TOOL_TIMEOUT_MS, DEFAULT_POSTGRES_TOOL_MAX_ROWS } from './postgresToolConfig.js';
-export type { PostgresToolOutput } from './postgresRows.js';
 export { DEFAULT_POSTGRES_CONNECTION_STRING_ENV } from './postgresConnectionEnv.js';
 
 /** Connections a PostgreSQL tool's own pool opens at most. */
@@ -41,6 +42,7 @@ export interface PostgresToolOptions {
   /** Where `connectionStringEnv` is looked up (default `process.env`), at the first call. */
   readonly env?: NodeJS.ProcessEnv;
 }
+
 
 /** A PostgreSQL tool: a {@link ToolDefinition} that holds a connection pool until `close()`. */
 export interface PostgresTool extends ToolDefinition<Record<string, unknown>, PostgresToolOutput> {
