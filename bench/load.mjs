@@ -81,6 +81,16 @@ async function cpuSeconds(pid) {
     return undefined;
   }
 }
+/** Write system calls made so far by a process and the bytes they wrote (its socket writes; Linux /proc; undefined elsewhere). */
+async function writeCalls(pid) {
+  try {
+    const io = await readFile(`/proc/${pid}/io`, 'utf8');
+    return { calls: Number(/syscw: (\d+)/.exec(io)?.[1]), bytes: Number(/wchar: (\d+)/.exec(io)?.[1]) };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The process of the nats-server at $NATS_URL, if it is on this machine: the one holding the socket
  * that listens on its port (other people's test servers may run beside it).
@@ -166,7 +176,9 @@ async function floor() {
 async function redflow(runCount = RUNS, name = 'load') {
   const pids = { 'core workers': workers.slice(0, 2).map((c) => c.pid), 'model/tool workers': workers.slice(2).map((c) => c.pid), 'nats-server': [await natsServerPid()], 'this client': [process.pid] };
   const cpu = async () => Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([who, list]) => [who, (await Promise.all(list.map(cpuSeconds))).reduce((a, b) => (a === undefined || b === undefined ? undefined : a + b), 0)])));
+  const coreWrites = async () => (await Promise.all(pids['core workers'].map(writeCalls))).reduce((a, b) => (a === undefined || b === undefined ? undefined : { calls: a.calls + b.calls, bytes: a.bytes + b.bytes }), { calls: 0, bytes: 0 });
   const cpuBefore = await cpu();
+  const coreWritesBefore = await coreWrites();
   const before = Object.fromEntries(await Promise.all(Object.entries(counted).map(async ([kind, stream]) => [kind, await writes(stream)])));
   const started = performance.now();
   const follow = SHARED_FOLLOW ? createSharedRunFollow({ nc, prefix }) : undefined;
@@ -180,13 +192,18 @@ async function redflow(runCount = RUNS, name = 'load') {
   ends.sort((a, b) => a - b);
   const at = (q) => (ends[Math.min(ends.length - 1, Math.floor(q * ends.length))] / 1000).toFixed(1);
   const cpuAfter = await cpu();
+  const coreWritesAfter = await coreWrites();
   const after = Object.fromEntries(await Promise.all(Object.entries(counted).map(async ([kind, stream]) => [kind, await writes(stream)])));
   if (!results.every((result) => result.outcome.reason === 'final_answer')) throw new Error('a run did not end with its final answer');
   for (const run of runs) finished.set(run.traceId, results[runs.indexOf(run)]);
   const iterations = runCount * ITERATIONS_PER_RUN;
   const perIteration = Object.fromEntries(Object.keys(counted).map((kind) => [kind, (after[kind] - before[kind]) / iterations]));
   const cpuUsed = Object.fromEntries(Object.keys(pids).filter((who) => cpuAfter[who] !== undefined).map((who) => [who, cpuAfter[who] - cpuBefore[who]]));
-  return { rate: iterations / seconds, seconds, perIteration, cpuUsed, ends: `half the runs done after ${at(0.5)} s, 90% after ${at(0.9)} s, 99% after ${at(0.99)} s` };
+  const coreWritesPerIteration =
+    coreWritesBefore === undefined || coreWritesAfter === undefined
+      ? undefined
+      : { calls: (coreWritesAfter.calls - coreWritesBefore.calls) / iterations, bytes: (coreWritesAfter.bytes - coreWritesBefore.bytes) / iterations };
+  return { rate: iterations / seconds, seconds, perIteration, cpuUsed, coreWritesPerIteration, ends: `half the runs done after ${at(0.5)} s, 90% after ${at(0.9)} s, 99% after ${at(0.99)} s` };
 }
 
 /**
@@ -268,6 +285,11 @@ try {
       `  CPU per iteration: median ${median(cpuPerIteration).toFixed(0)} µs (${range(cpuPerIteration)}); the median round's by process: ` +
         `${Object.entries(ours.cpuUsed).map(([who, seconds]) => `${who} ${((seconds * 1e6) / (RUNS * ITERATIONS_PER_RUN)).toFixed(0)}`).join(', ')} µs`,
     );
+    if (rounds.every((r) => r.coreWritesPerIteration !== undefined)) {
+      const calls = rounds.map((r) => r.coreWritesPerIteration.calls);
+      const bytes = rounds.map((r) => r.coreWritesPerIteration.bytes);
+      console.log(`  core workers' writes per iteration: median ${median(calls).toFixed(2)} system calls (${range(calls, 2)}), ${median(bytes).toFixed(0)} bytes (${range(bytes)})`);
+    }
     // What this machine would do with nothing else running: its cores divided by the CPU an iteration took.
     projected = `; the CPU it took would allow ${((os.cpus().length * 1e6) / median(cpuPerIteration)).toFixed(0)} on ${os.cpus().length} idle cores`;
   }

@@ -1,3 +1,5 @@
+import { ErrorCode, RedflowError } from '../errors.js';
+
 /** A signal that aborts when its parent does or when its time is up, and says which. */
 export interface Deadline {
   readonly signal: AbortSignal;
@@ -33,4 +35,16 @@ export function startDeadline(parent: AbortSignal, ms: number): Deadline {
       parent.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/**
+ * The error of a call its run's abort ended (`RUN_ABORTED`), named by the tool or model's label.
+ *
+ * @example
+ * ```ts
+ * if (context.signal.aborted) throw abortedByRun(`http tool 'weather'`);
+ * ```
+ */
+export function abortedByRun(label: string): RedflowError {
+  return new RedflowError({ code: ErrorCode.RUN_ABORTED, message: `${label}: aborted because the run was aborted` });
 }

@@ -1,7 +1,12 @@
-import type { RunOutcome } from '../contracts/schema-types.js';
+import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
+import type { ChatMessage } from '../actors/model.js';
+import { buildMessages } from '../machines/prompt.js';
+import type { RunResult } from '../runtime/runSession.js';
 import type { AgentDefinition } from './agentDefinition.js';
+import type { AgentResult } from './agentExecutorTypes.js';
 import { checkAgainst, isStandardSchema } from './schemaCheck.js';
+import { terminateReasonOf } from './terminateReason.js';
 
 /** A run's output for its definition: the value, or why there is none. */
 export interface AgentOutput {
@@ -56,4 +61,46 @@ export async function outputOf(definition: AgentDefinition, outcome: RunOutcome)
   } catch (error) {
     return invalid(`outputConfig.parse refused it: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** The conversation as the model last saw it, then its last answer when that is not in it already (a final answer). */
+function messagesOf(envelope: AgentEnvelope): ChatMessage[] {
+  const prompt = envelope.model?.lastPrompt;
+  if (prompt === undefined) return [];
+  const messages = buildMessages(prompt, envelope);
+  const last = envelope.model?.lastResponse;
+  if (last !== undefined && envelope.state.lastAction !== 'tool') {
+    messages.push({ role: 'assistant', content: typeof last === 'string' ? last : JSON.stringify(last) });
+  }
+  return messages;
+}
+
+/**
+ * Turns a run's result into the definition's {@link AgentResult}.
+ *
+ * @example
+ * ```ts
+ * const result = await agentResult(reviewer, await handle.result, logPath);
+ * if (result.success) console.log(result.output);
+ * ```
+ */
+export async function agentResult<TOutput>(definition: AgentDefinition<TOutput>, run: RunResult, logPath: string | undefined): Promise<AgentResult<TOutput>> {
+  const { outcome, envelope } = run;
+  const output = await outputOf(definition as AgentDefinition, outcome);
+  const failure = (outcome.error as ErrorInfo | undefined) ?? output.error;
+  return {
+    success: outcome.status === 'done' && output.error === undefined,
+    ...(output.value !== undefined && { output: output.value as TOutput }),
+    ...(output.validated !== undefined && { validated: output.validated }),
+    rawContent: outcome.answer ?? (outcome.output === undefined ? '' : (JSON.stringify(outcome.output) ?? '')),
+    terminateReason: terminateReasonOf(outcome),
+    ...(failure !== undefined && { error: failure.message, errorInfo: failure }),
+    turnCount: envelope.state.iteration,
+    messages: messagesOf(envelope),
+    traceId: run.traceId,
+    ...(logPath !== undefined && { logPath }),
+    outcome,
+    envelope,
+    lastSeq: run.lastSeq,
+  };
 }

@@ -1,4 +1,4 @@
-import type { AgentCoreReactConfig, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, HistoryMessage, ToolSpec } from '../contracts/schema-types.js';
 import type { AgentSchema } from './schemaCheck.js';
 import { requireJsonSchema } from './schemaToJson.js';
 import { renderTemplate } from './template.js';
@@ -85,7 +85,12 @@ function checkVerification(value: unknown, problems: Problem[]): void {
  * is imported by agentDefinition.ts, so it imports nothing of it.
  */
 interface ConfiguredDefinition {
-  readonly promptConfig: { readonly systemPrompt: string; readonly reactCycle?: { readonly doneCriteria: readonly string[] } };
+  readonly promptConfig: {
+    readonly systemPrompt: string;
+    readonly query?: string;
+    readonly initialMessages?: readonly { readonly role: HistoryMessage['role']; readonly content: string }[];
+    readonly reactCycle?: { readonly doneCriteria: readonly string[] };
+  };
   readonly outputConfig?: { readonly outputName: string; readonly description?: string; readonly schema: AgentSchema; readonly repair?: boolean };
   readonly toolConfig?: { readonly tools: readonly { readonly name: string; readonly requiresApproval?: boolean }[] };
   readonly runConfig?: {
@@ -138,4 +143,33 @@ function verificationOf(definition: ConfiguredDefinition): Pick<AgentCoreReactCo
   if (verification === 'self') return { verification: done.length === 0 ? 'self' : { criteria: [...done] } };
   const criteria = [...(verification.criteria ?? []), ...done];
   return { verification: { ...verification, ...(criteria.length > 0 && { criteria }) } };
+}
+
+/**
+ * A run's input: the definition's task (`promptConfig.query`) with its variables filled in, or
+ * else the inputs themselves.
+ *
+ * @example
+ * ```ts
+ * inputOf({ promptConfig: { systemPrompt: '', query: 'Review ${file}' } }, { file: 'a.ts' }); // 'Review a.ts'
+ * ```
+ */
+export function inputOf(definition: Pick<ConfiguredDefinition, 'promptConfig'>, inputs: Readonly<Record<string, unknown>>): unknown {
+  const { query } = definition.promptConfig;
+  return query === undefined ? inputs : renderTemplate(query, inputs, 'promptConfig.query');
+}
+
+/**
+ * The conversation a run starts from: the definition's `initialMessages`, their variables filled in.
+ *
+ * @example
+ * ```ts
+ * historyOf(definition, { person: 'Ada' }); // [{ role: 'user', content: 'Hello, Ada' }], or undefined
+ * ```
+ */
+export function historyOf(definition: Pick<ConfiguredDefinition, 'promptConfig'>, inputs: Readonly<Record<string, unknown>>): HistoryMessage[] | undefined {
+  return definition.promptConfig.initialMessages?.map((message, i) => ({
+    role: message.role,
+    content: renderTemplate(message.content, inputs, `promptConfig.initialMessages[${i}]`),
+  }));
 }

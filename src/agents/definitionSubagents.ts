@@ -7,6 +7,7 @@ import { MAX_SUBAGENT_DEPTH } from '../machines/subagents.js';
 import { embeddedSubagents, type ChildResumeOptions, type ChildRunOptions } from '../runtime/embeddedSubagents.js';
 import { DEFAULT_SUBAGENT_TIMEOUT_MS, subagentToolSpec, type SubagentDefinition } from '../runtime/subagentTool.js';
 import type { AgentDefinition } from './agentDefinition.js';
+import type { AgentRun, ExecuteOptions, ResumeAgentOptions } from './agentExecutorTypes.js';
 import { loadAgentDefinitionModule } from './definitionModule.js';
 import { definitionSource } from './definitionSources.js';
 
@@ -87,4 +88,58 @@ export function definitionSubagents(subagents: readonly AgentDefinition[], runsD
     tools.push(host(subagent));
   }
   return { specs, tools };
+}
+
+/**
+ * What runs a definition's subagents: an executor with the parent's settings (an `AgentExecutor`).
+ *
+ * @example
+ * ```ts
+ * const children: ChildExecutor = new AgentExecutor({ runsDir: '.redflow/runs' });
+ * ```
+ */
+export interface ChildExecutor {
+  start(definition: AgentDefinition, options: ExecuteOptions): Promise<AgentRun>;
+  resume(definition: AgentDefinition, options: ResumeAgentOptions): Promise<AgentRun>;
+}
+
+/**
+ * A definition's subagents, checked (no cycle, not too deep) and served as tools whose calls are
+ * child runs on `children` (an executor with the parent's settings but its model), each logged
+ * beside the caller's log in `runsDir`.
+ *
+ * @example
+ * ```ts
+ * const subagents = await subagentsOf(definition, '.redflow/runs', 'agents/lead.ts', new AgentExecutor());
+ * subagents.specs.map((spec) => spec.name); // the subagents' tool names
+ * ```
+ */
+export async function subagentsOf(definition: AgentDefinition, runsDir: string, modulePath: string | undefined, children: ChildExecutor): Promise<DefinitionSubagents> {
+  const from = modulePath ?? definitionSource(definition);
+  const baseDir = from === undefined ? process.cwd() : path.dirname(path.resolve(from));
+  await checkSubagentTree(definition, baseDir);
+  // A subagent runs unattended: a question to a person is left unanswered (its run ends escalated).
+  const unattended = () => undefined;
+  const runner: SubagentRunner = {
+    run: async (child, run) => {
+      const source = definitionSource(child);
+      // The task is the child's input: its query, unless it has its own that uses ${task}.
+      const definitionForTask = child.promptConfig.query === undefined && child.inputConfig === undefined ? { ...child, promptConfig: { ...child.promptConfig, query: '${task}' } } : child;
+      const started = await children.start(definitionForTask, {
+        inputs: { task: run.input },
+        traceId: run.traceId,
+        logPath: run.logPath,
+        parent: run.parent,
+        signal: run.signal,
+        onQuestion: unattended,
+        ...(source !== undefined && { modulePath: source }),
+      });
+      return { finished: () => started.handle.result };
+    },
+    resume: async (child, run) => {
+      const resumed = await children.resume(child, { logPath: run.logPath, signal: run.signal, onQuestion: unattended, ...(run.answer !== undefined && { answer: run.answer }) });
+      return { finished: () => resumed.handle.result };
+    },
+  };
+  return definitionSubagents(await resolveSubagents(definition, baseDir), runsDir, runner);
 }

@@ -31,6 +31,7 @@ import { STEP_TEXT_LIMIT } from './formatSteps.js';
 import { inspectOptionSpecs, inspectOptionsHelp, openRunInspector } from './inspectCommand.js';
 import { checkRunInput } from '../runtime/dataLimits.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
+import { runOptionSpecs } from './runOptions.js';
 import { isDefinitionModulePath } from '../agents/definitionModule.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { loggedDefinitionModule, resumeDefinitionLog, runDefinitionFile, validateDefinitionFile } from './definitionRun.js';
@@ -79,14 +80,10 @@ export const run: Command = {
       {
         input: { type: 'string' },
         'input-file': { type: 'string' },
-        log: { type: 'string' },
-        json: { type: 'boolean' },
-        script: { type: 'string' },
         conversation: { type: 'string' },
-        timeout: { type: 'string' },
         'trace-id': { type: 'string' },
         inspect: { type: 'boolean' },
-        ...allowFilesOptionSpec,
+        ...runOptionSpecs,
         ...inspectOptionSpecs,
         ...natsOptionSpecs,
       },

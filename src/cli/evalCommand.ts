@@ -7,17 +7,21 @@ import { help, parse, positiveInteger, usageError } from './args.js';
 import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
 import { line, styles, type Output } from './output.js';
 import type { CaseRow, EvalReport, ReportVerdict } from '../evals/report.js';
+import { connectFromOptions, natsOptionSpecs, natsUrl, subjectPrefix } from './natsOptions.js';
+import { wentWrong, whyLines } from './evalWhy.js';
 
 const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start|model|all] [--concurrency <n>] [--out <dir>]
                     [--json <report.json>] [--junit <report.xml>] [--html <report.html>]
                     [--min-score <0..1>] [--baseline <report.json>] [--timeout <ms>] [--allow-files <dir> ...]
+                    [--nats <url> [--prefix <p>]]
        redflow eval add <log.jsonl> ... [--suite <dir>] [--name <case>] [--exact]
 
 Runs a suite of recorded runs again and scores each against its expectations (docs/eval-suites.md).
 A suite is a folder of recorded logs (<case>.jsonl), each with its expectations (<case>.eval.yaml):
 the final answer (exact, contains, regex, schema, judge), the tool path (in order, partial credit),
 the outcome's status and limits (iterations, tokens, durationMs). A broken case is an error row;
-the rest of the suite still runs. Each case prints a line on stderr as it ends, the table on stdout.
+the rest of the suite still runs. Each case prints a line on stderr as it ends, the table on stdout;
+then stderr says where each failed case's run first went otherwise, and how to fork the worst there.
   --flow <file>         the changed flow every case runs (default: each case's recorded flow)
   --seam <seam>         where each eval run starts: \`start\` runs the flow live from the beginning
                         with the recorded input; \`model\` forks the recorded run at its last model
@@ -35,6 +39,10 @@ the rest of the suite still runs. Each case prints a line on stderr as it ends, 
   --baseline <file>     exit 1 when the score is below this earlier JSON report's; the cases that
                         scored lower are listed
   --timeout <ms>        end each eval run as "timeout" after this long
+  --nats <url>          run each case on a cluster: its eval run is a fork of the case's log whose
+                        log goes to the trace stream and which a core worker runs (\`start\`: a fork
+                        at iteration 1); a copy of each log is written to --out, the report is the same
+  --prefix <p>          the cluster's subject prefix (default redflow) [REDFLOW_PREFIX]
 ${allowFilesOptionHelp}
 
 \`eval add\` turns run logs into cases: it copies each log into the suite (default ./evals) and
@@ -88,7 +96,7 @@ function progressLine(row: CaseRow, done: number, total: number, color: boolean)
   return `[${String(done).padStart(width)}/${total}] ${result} ${row.score.toFixed(3)}  ${row.name}  tokens ${tokensOf(row)}${why ? `  ${s.dim(why)}` : ''}`;
 }
 
-function printTable(report: EvalReport, verdict: ReportVerdict, output: Output): void {
+function printTable(report: EvalReport, verdict: ReportVerdict, why: readonly string[], output: Output): void {
   const s = styles(output.color);
   const header = ['case', 'result', 'score', 'tools', 'status', 'tokens'];
   const rows = report.cases.map((row) => {
@@ -111,6 +119,7 @@ function printTable(report: EvalReport, verdict: ReportVerdict, output: Output):
   line(output.out, `score ${report.score.toFixed(3)}  ${total} cases: ${passed} passed, ${failed} failed, ${errors} error${errors === 1 ? '' : 's'}`);
   line(output.out, `tokens ${report.tokens.eval} (recorded ${report.tokens.recorded}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''})  logs: ${path.relative(process.cwd(), report.outDir) || '.'}`);
   for (const regression of verdict.regressions) line(output.out, s.yellow(`regressed: ${regression.name} ${regression.baseline.toFixed(3)} → ${regression.score.toFixed(3)}`));
+  for (const text of why) line(output.err, text);
   for (const reason of verdict.reasons) line(output.err, s.red(`failed: ${reason}`));
 }
 
@@ -130,6 +139,19 @@ async function addCases(args: readonly string[], output: Output): Promise<ExitCo
     line(output.out, `added case ${added.name}: ${path.relative(process.cwd(), added.expectationsFile)}`);
   }
   return ExitCode.Ok;
+}
+
+/** The cluster `--nats` names, and how an eval run is made there: a fork on it. */
+async function connectCluster(values: Record<string, string | boolean | undefined>) {
+  const prefix = subjectPrefix(values);
+  const nc = await connectFromOptions(values, 'redflow-eval');
+  const [{ clusterEvalFork }, { requireJetStream }, { stopWithin }] = await Promise.all([import('./clusterEvalFork.js'), import('../nats/jetStreamNotEnabled.js'), import('./stopWithin.js')]);
+  const close = () => stopWithin([], nc);
+  await requireJetStream(nc).catch(async (error: unknown) => {
+    await close();
+    throw error;
+  });
+  return { fork: clusterEvalFork(nc, prefix), close };
 }
 
 /** `redflow eval`: runs a suite of recorded runs against a (changed) flow; `redflow eval add` makes cases. */
@@ -152,6 +174,7 @@ export const evalCommand: Command = {
         baseline: { type: 'string' },
         timeout: { type: 'string' },
         ...allowFilesOptionSpec,
+        ...natsOptionSpecs,
       },
       evalUsage,
     );
@@ -166,6 +189,7 @@ export const evalCommand: Command = {
     const baseline = values.baseline === undefined ? undefined : await readBaseline(values.baseline as string);
     const { runEvalSuite } = await import('../evals/runSuite.js');
     const { judgeReport } = await import('../evals/report.js');
+    const cluster = natsUrl(values) ? await connectCluster(values) : undefined;
     const report = await runEvalSuite({
       suite,
       seam: ((values.seam as string | undefined) ?? 'start') as EvalReport['seam'],
@@ -174,16 +198,25 @@ export const evalCommand: Command = {
       ...(values.flow !== undefined && { flowPath: values.flow as string }),
       ...(values.out !== undefined && { outDir: values.out as string }),
       ...(timeoutMs !== undefined && { caseTimeoutMs: timeoutMs }),
+      ...(cluster !== undefined && { fork: cluster.fork }),
       onCase: (row, done, total) => line(output.err, progressLine(row, done, total, output.color)),
-    });
+    }).finally(() => cluster?.close());
     const verdict = judgeReport(report, { ...(minScore !== undefined && { minScore }), ...(baseline !== undefined && { baseline }) });
-    if (values.json !== undefined) await writeOut(values.json as string, `${JSON.stringify({ ...report, verdict }, null, 2)}\n`);
+    // Each case's eval run diffed against its recorded run: where it went wrong, for the reports and the why lines.
+    const diffs = await (await import('../evals/caseDiffs.js')).readCaseDiffs(report);
+    if (values.json !== undefined) {
+      const cases = report.cases.map((row) => {
+        const diff = diffs.get(row.name);
+        return diff === undefined ? row : { ...row, firstDifference: wentWrong(diff) };
+      });
+      await writeOut(values.json as string, `${JSON.stringify({ ...report, cases, verdict }, null, 2)}\n`);
+    }
     if (values.junit !== undefined) await writeOut(values.junit as string, (await import('../evals/junit.js')).junitXml(report));
     if (values.html !== undefined) {
-      const [{ reportHtml }, { readCaseDiffs }] = await Promise.all([import('../evals/html.js'), import('../evals/caseDiffs.js')]);
-      await writeOut(values.html as string, reportHtml(report, path.dirname(values.html as string), await readCaseDiffs(report)));
+      const { reportHtml } = await import('../evals/html.js');
+      await writeOut(values.html as string, reportHtml(report, path.dirname(values.html as string), diffs));
     }
-    printTable(report, verdict, output);
+    printTable(report, verdict, whyLines(report, diffs), output);
     return verdict.ok ? ExitCode.Ok : ExitCode.RunFailed;
   },
 };

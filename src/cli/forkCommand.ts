@@ -5,14 +5,17 @@ import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { forkRun } from '../host/forkRun.js';
 import { readAnswersFile } from '../runtime/flowActors.js';
 import { crashHook, help, parse, positiveInteger, usageError } from './args.js';
-import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './allowFilesOption.js';
+import { allowFilesOptionHelp, allowedFolders } from './allowFilesOption.js';
+import { runOptionSpecs } from './runOptions.js';
 import { line, styles } from './output.js';
 import { createProgressPrinter } from './progress.js';
+import { natsOptionSpecs, natsUrl } from './natsOptions.js';
 import { report } from './runReport.js';
 
 const forkUsage = `usage: redflow fork <log.jsonl|traceId> --at <n> [--flow <flow.json>] [--model <json>] [--prompt <file>]
                     [--tool-result <n>=<json> ...] [--answer <n>=<json> ...] [--script <answers.json>]
                     [--log <fork.jsonl>] [--json] [--timeout <ms>] [--allow-files <dir> ...]
+                    [--nats <url> [--prefix <p>]]
 
 Starts a new run from another run's log (docs/forks.md): the parent's events up to the start of
 iteration <n> are the fork's own (checked under the fork's flow), then the fork goes on live from
@@ -25,6 +28,10 @@ there. The parent's log is only read. A trace id is looked up in .redflow/runs.
   --answer <n>=<json>    iteration n's model answer is this (an answer-format JSON value)
   --script <file>        scripted model answers (one per iteration) instead of the flow's model
   --log <file>           the fork's log (default .redflow/runs/<traceId>.jsonl)
+  --nats <url>           fork on a cluster: the parent is a trace id in the trace stream (or a log
+                         file), the fork's log goes to the stream and a core worker runs it, a
+                         cluster run like any other (--model and --script are the model workers')
+  --prefix <p>           the cluster's subject prefix (default redflow) [REDFLOW_PREFIX]
 ${allowFilesOptionHelp}
 A parent that has not ended while a live process writes its log is refused (FORK_RUN_STILL_RUNNING);
 a crashed run, or one parked on a wait, can be forked. A fork killed mid-run goes on with
@@ -73,11 +80,8 @@ export const fork: Command = {
         prompt: { type: 'string' },
         'tool-result': { type: 'string', multiple: true },
         answer: { type: 'string', multiple: true },
-        script: { type: 'string' },
-        log: { type: 'string' },
-        json: { type: 'boolean' },
-        timeout: { type: 'string' },
-        ...allowFilesOptionSpec,
+        ...runOptionSpecs,
+        ...natsOptionSpecs,
       },
       forkUsage,
     );
@@ -95,6 +99,26 @@ export const fork: Command = {
     const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', forkUsage);
     const json = Boolean(values.json);
     const progress = createProgressPrinter(output);
+    if (natsUrl(values)) {
+      if (values.log !== undefined) throw usageError('with --nats the fork\'s log goes to the trace stream: leave out --log', forkUsage);
+      const { forkOnClusterCommand } = await import('./clusterFork.js');
+      return forkOnClusterCommand({
+        from,
+        at,
+        values,
+        json,
+        output,
+        progress,
+        allowFiles: allowedFolders(values),
+        ...(values.flow !== undefined && { flow: values.flow as string }),
+        ...(model !== undefined && { model: model as Record<string, unknown> }),
+        ...(prompt !== undefined && { prompt }),
+        ...(script !== undefined && { script }),
+        ...(toolResults !== undefined && { toolResults }),
+        ...(answers !== undefined && { answers }),
+        ...(timeoutMs !== undefined && { timeoutMs }),
+      });
+    }
     const crash = crashHook();
     const forked = await forkRun({
       from,

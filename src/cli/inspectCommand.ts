@@ -246,6 +246,10 @@ export const inspect: Command = {
         line(output.out, JSON.stringify({ ...sent, problems: read.problems, socketUrl: session.socketUrl, pageUrl: session.pageUrl ?? null }, null, 2));
       } else {
         line(output.out, `sent run ${sent.traceId} to the inspector: ${sent.events} events, ${sent.messages} messages (from ${source})`);
+        if (sent.forkOf !== undefined) {
+          const { parent, atIteration } = sent.forkOf;
+          line(output.out, `a fork of run ${parent.traceId} at iteration ${atIteration}: redflow inspect ${parent.log ?? parent.traceId} shows its parent`);
+        }
         if (session.pageUrl === undefined) line(output.out, `to ${session.socketUrl}`);
         else line(output.out, `open ${session.pageUrl} to step through it${session.opened ? ' (opening in your browser)' : ''}`);
       }

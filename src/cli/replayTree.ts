@@ -12,9 +12,10 @@ import { formatRunTree, runTree, type ForkReader, type RunLogReader } from './ru
 /**
  * `redflow replay <log> --tree` (or `<traceId> --nats <url> --tree`): the run and the subagent runs
  * its calls started, down the tree. Embedded, a subagent run's log is `<its trace id>.jsonl`
- * beside its caller's; on a cluster, it is in the stream of the subagent's prefix. Embedded, a
+ * beside its caller's; on a cluster, it is in the stream of the subagent's prefix. A
  * fork is shown under the run it was forked from: the tree starts at the first run of the given
- * run's lineage, and lists under each run the forks of it whose logs are beside one of the lineage's.
+ * run's lineage, and lists under each run the forks of it whose logs are beside one of the lineage's
+ * (on a cluster: the forks stored in the prefix's stream).
  */
 export async function printRunTree(
   given: string,
@@ -72,9 +73,23 @@ async function clusterTree(traceId: string, values: Record<string, string | bool
   try {
     const readOn = (on: string, id: string) => readIfThere(async () => (await logs.storeOf(on)).read(id));
     const read: RunLogReader = (id, tools) => readOn(tools.reduce(subagentPrefix, prefix), id);
-    const root = await readOn(prefix, traceId);
+    let root = await readOn(prefix, traceId);
     if (root === undefined) throw new RedflowError({ code: ErrorCode.LOG_NOT_FOUND, message: `no run ${traceId} on prefix ${prefix}`, hint: 'check the trace id and --prefix' });
-    return await runTree(root, read);
+    // Up the lineage to its first run in the stream (a fork's run.forked names its parent), as for logs.
+    for (let depth = 0; depth < 32; depth++) {
+      const forked = root[1];
+      if (forked?.type !== AgentEventType.RunForked) break;
+      const parent = await readOn(prefix, forked.data.parent.traceId);
+      if (parent === undefined || parent.length === 0) break;
+      root = parent;
+    }
+    const { listRunForks } = await import('../nats/serve/natsRunForks.js');
+    const forks = await listRunForks(nc, prefix);
+    const forksOf: ForkReader = async (parent) => {
+      const logs = await Promise.all((forks.get(parent) ?? []).map((id) => readOn(prefix, id)));
+      return logs.filter((events): events is readonly AgentEvent[] => events !== undefined && events.length > 0);
+    };
+    return await runTree(root, read, [], forksOf);
   } finally {
     await logs.close();
     await stopWithin([], nc);

@@ -8,6 +8,7 @@ import type {
   FlowDefinition,
   ModelResponse,
 } from './schema-types.js';
+import { compilePlainSchema } from './plainSchema.js';
 
 const require = createRequire(import.meta.url);
 
@@ -159,6 +160,16 @@ export type InputValidator = (value: unknown) => true | string;
 export function compileUserSchema(schema: object): InputValidator {
   const cached = compiledUserSchemas.get(schema);
   if (cached) return cached;
+  // A plain schema (most tool inputs) is checked without loading ajv: see plainSchema.ts.
+  const plain = compilePlainSchema(schema);
+  if (plain) {
+    const check: InputValidator = (value) => {
+      const found = plain(value);
+      return found ? describeSchemaErrors([found]) : true;
+    };
+    compiledUserSchemas.set(schema, check);
+    return check;
+  }
   userAjv ??= createAjv({ strict: false, allErrors: false, addUsedSchema: false, validateFormats: false });
   const validate = userAjv.compile(schema);
   const check: InputValidator = (value) => (validate(value) ? true : describeSchemaErrors(validate.errors));

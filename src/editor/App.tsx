@@ -5,25 +5,22 @@
 import { ReactFlowProvider, useEdgesState, useNodesState, useReactFlow } from '@xyflow/react';
 import { Suspense, lazy, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { runSteps } from '../machines/runSteps.js';
-import type { FlowDiagnostic } from '../flows/diagnostics.js';
-import { isCoreType, isModelType, isToolType } from '../flows/nodeTypes.js';
-import type { FlowSummary, ValidationResponse } from '../server/apiTypes.js';
-import { ApiError, createApiClient } from './api/apiClient.js';
-import { loadToken, saveToken } from './api/authToken.js';
-import { CanvasStatusContext, type CanvasStatus, type NodeProblem } from './canvas/canvasStatus.js';
+import { isCoreType } from '../flows/nodeTypes.js';
+import type { FlowSummary } from '../server/apiTypes.js';
+import { ApiError } from './api/apiClient.js';
+import { useTokenPromptApi } from './api/useTokenPromptApi.js';
+import { CanvasStatusContext, type CanvasStatus } from './canvas/canvasStatus.js';
 import { FlowCanvas } from './canvas/FlowCanvas.js';
 import { FIT_VIEW_OPTIONS } from './canvas/fitView.js';
 import { Palette } from './canvas/Palette.js';
+import { useValidationMarks } from './canvas/useValidationMarks.js';
 import { toolNameOf } from './flow/connectedTools.js';
 import { flowTypeOf, type AgentCoreNode, type RedflowEdge, type RedflowNode } from './flow/editorNodes.js';
-import { emptyFlow, fromFlowDocument, toFlowDocument, type FlowMeta } from './flow/flowDocument.js';
+import { useFlowFile } from './flow/useFlowFile.js';
 import { useUnsavedChanges } from './flow/unsavedChanges.js';
 import { openRunInInspectorLazily, preloadInspector } from './inspector/lazyInspector.js';
-import { AgentCorePanel } from './panels/AgentCorePanel.js';
 import { AgentTab } from './panels/agentTabs.js';
-import { NodeConfigPanel } from './panels/NodeConfigPanel.js';
-import { NodeLastStep, type NodeLastStepProps } from './panels/NodeLastStep.js';
-import { RuntimeTab } from './panels/RuntimeTab.js';
+import { SidePanel } from './panels/SidePanel.js';
 import { OpenRunContext } from './panels/StepDetails.js';
 import { RunsList } from './run/RunsList.js';
 import { useRunsList } from './run/useRunsList.js';
@@ -33,17 +30,15 @@ import { RunViewState } from './run/runViewMachine.js';
 import { Scrubber } from './run/Scrubber.js';
 import { useRunView } from './run/useRunView.js';
 import { StatechartView } from './statechart/StatechartView.js';
-import { WaitPromptContext, type WaitActions, type WaitPromptState } from './run/WaitPrompt.js';
-import { QuestionPrompt } from './run/QuestionPrompt.js';
-import { pendingWait } from '../events/pendingWait.js';
+import { WaitPromptContext } from './run/WaitPrompt.js';
+import { useWaitPrompt } from './run/useWaitPrompt.js';
+import { RunFlowNotice, type RunFlow } from './run/RunFlowNotice.js';
 import { shownAnswer } from './run/liveAnswer.js';
 import { LiveAnswerContext } from './run/LiveAnswerView.js';
 import { DiagnosticsPanel } from './toolbar/DiagnosticsPanel.js';
 import { Notice, type NoticeMessage } from './toolbar/Notice.js';
 import { TokenPrompt } from './toolbar/TokenPrompt.js';
 import { Toolbar } from './toolbar/Toolbar.js';
-
-const NEW_FLOW_ID = 'my-flow';
 
 // Forks are shown only for a run on view: their bar is a chunk of its own, off the first load.
 const ForkBar = lazy(() => import('./run/ForkBar.js').then((module) => ({ default: module.ForkBar })));
@@ -54,45 +49,39 @@ function describe(error: unknown): string {
 }
 
 function Editor() {
-  const [tokenResolver, setTokenResolver] = useState<(token: string | undefined) => void>();
-  // Requests answered 401 at the same time share one prompt.
-  const pendingToken = useRef<Promise<string | undefined> | undefined>(undefined);
-  const api = useMemo(
-    () =>
-      createApiClient({
-        getToken: loadToken,
-        requestToken: () =>
-          (pendingToken.current ??= new Promise<string | undefined>((resolve) => {
-            setTokenResolver(() => (token: string | undefined) => {
-              if (token !== undefined) saveToken(token);
-              pendingToken.current = undefined;
-              setTokenResolver(undefined);
-              resolve(token);
-            });
-          })),
-      }),
-    [],
-  );
+  const { api, tokenResolver } = useTokenPromptApi();
   const { fitView } = useReactFlow<RedflowNode, RedflowEdge>();
   const [nodes, setNodes, onNodesChange] = useNodesState<RedflowNode>([]);
   const [edges, setEdges, onEdgesChange] = useEdgesState<RedflowEdge>([]);
-  const [meta, setMeta] = useState<FlowMeta>(emptyFlow(NEW_FLOW_ID).meta);
-  const [flowId, setFlowId] = useState(NEW_FLOW_ID);
   const [flows, setFlows] = useState<readonly FlowSummary[]>([]);
-  const [validation, setValidation] = useState<ValidationResponse>();
   const [notice, setNotice] = useState<NoticeMessage>();
   const [tab, setTab] = useState<AgentTab>(AgentTab.General);
   const [busy, setBusy] = useState(false);
   const [snapshot, send] = useRunView(api);
   const { events, position, traceId, problem, flowId: startedFlow, live } = snapshot.context;
   const runState = String(snapshot.value);
-  /** The flow as last opened or saved, to tell whether Run must save first. */
-  const [lastSaved, setLastSaved] = useState<{ readonly id: string; readonly text: string }>();
   /** The viewed run's flow file is gone, or changed after the run: the run is shown with a notice. */
-  const [runFlow, setRunFlow] = useState<{ readonly flow: string; readonly kind: 'gone' | 'changed' | 'agent' }>();
+  const [runFlow, setRunFlow] = useState<RunFlow>();
 
   const say = useCallback((tone: NoticeMessage['tone'], text: string) => setNotice({ tone, text, at: Date.now() }), []);
   const dismissNotice = useCallback(() => setNotice(undefined), []);
+
+  /** Runs `work` with the toolbar busy; its failure is told as `failure: why` and ends it with undefined. */
+  const whileBusy = useCallback(
+    async <T,>(failure: string, work: () => Promise<T>, after?: () => void): Promise<T | undefined> => {
+      setBusy(true);
+      try {
+        return await work();
+      } catch (error) {
+        say('error', `${failure}: ${describe(error)}`);
+        return undefined;
+      } finally {
+        setBusy(false);
+        after?.();
+      }
+    },
+    [say],
+  );
 
   const refreshFlows = useCallback(async () => {
     try {
@@ -101,6 +90,47 @@ function Editor() {
       say('error', `Could not list the flows: ${describe(error)}`);
     }
   }, [api, say]);
+  // The flow the canvas was last fitted to, on the workspace as `data-fitted`: fitView waits for the
+  // nodes to be measured, so a look at the viewport alone cannot tell a finished fit from one not yet begun.
+  const [fittedFlow, setFittedFlow] = useState<string>();
+  const fitSoon = useCallback(
+    (id?: string) =>
+      window.requestAnimationFrame(() => {
+        setFittedFlow(undefined);
+        void fitView(FIT_VIEW_OPTIONS).then(() => setFittedFlow(id));
+      }),
+    [fitView],
+  );
+
+  // The run view belongs to the flow on the canvas: leaving the flow leaves its run (which goes on
+  // on the server, listed under its flow), so another flow's graph never shows it.
+  const leaveRun = useCallback(() => {
+    setRunFlow(undefined);
+    if (runState === RunViewState.Starting || runState === RunViewState.Streaming) {
+      say('info', `The run ${traceId ?? ''} goes on: open it from the runs of ${startedFlow ?? 'its flow'}.`);
+    }
+    send({ type: 'CLOSE' });
+  }, [runState, say, send, startedFlow, traceId]);
+
+  const { meta, setMeta, flowId, setFlowId, validation, setValidation, lastSaved, dirty, openFlow, clearFlow, save, saveIfChanged, rename, remove, validate } = useFlowFile({
+    api,
+    nodes,
+    edges,
+    setNodes,
+    setEdges,
+    flows,
+    refreshFlows,
+    whileBusy,
+    say,
+    fitSoon,
+    onDeleted: leaveRun,
+  });
+  const mayDiscard = useUnsavedChanges(dirty, flowId.trim());
+  const newFlow = useCallback(() => {
+    clearFlow();
+    leaveRun();
+  }, [clearFlow, leaveRun]);
+
   const runsFailed = useCallback((error: unknown) => say('error', `Could not list the runs: ${describe(error)}`), [say]);
   // The open flow is the one last opened or saved: its runs are listed.
   const { runs, showAll: showAllRuns, setShowAll: setShowAllRuns, refresh: refreshRuns } = useRunsList(api, lastSaved?.id, runsFailed);
@@ -119,142 +149,6 @@ function Editor() {
     return () => window.removeEventListener('focus', onFocus);
   }, [refreshFlows, refreshRuns]);
 
-  // The flow the canvas was last fitted to, on the workspace as `data-fitted`: fitView waits for the
-  // nodes to be measured, so a look at the viewport alone cannot tell a finished fit from one not yet begun.
-  const [fittedFlow, setFittedFlow] = useState<string>();
-  const fitSoon = useCallback(
-    (id?: string) =>
-      window.requestAnimationFrame(() => {
-        setFittedFlow(undefined);
-        void fitView(FIT_VIEW_OPTIONS).then(() => setFittedFlow(id));
-      }),
-    [fitView],
-  );
-
-  const openFlow = useCallback(
-    async (id: string) => {
-      setBusy(true);
-      try {
-        const flow = fromFlowDocument(await api.getFlow(id));
-        setNodes(flow.nodes);
-        setEdges(flow.edges);
-        setMeta(flow.meta);
-        setFlowId(id);
-        setValidation(undefined);
-        setLastSaved({ id, text: JSON.stringify(documentOf(flow.meta, id, flow.nodes, flow.edges)) });
-        fitSoon(id);
-      } catch (error) {
-        say('error', `Could not open ${id}: ${describe(error)}`);
-      } finally {
-        setBusy(false);
-      }
-    },
-    [api, fitSoon, say, setEdges, setNodes],
-  );
-
-  const clearFlow = useCallback(() => {
-    const flow = emptyFlow(NEW_FLOW_ID);
-    setNodes(flow.nodes);
-    setEdges(flow.edges);
-    setMeta(flow.meta);
-    setFlowId(NEW_FLOW_ID);
-    setValidation(undefined);
-    setLastSaved(undefined);
-  }, [setEdges, setNodes]);
-
-  // The run view belongs to the flow on the canvas: leaving the flow leaves its run (which goes on
-  // on the server, listed under its flow), so another flow's graph never shows it.
-  const leaveRun = useCallback(() => {
-    setRunFlow(undefined);
-    if (runState === RunViewState.Starting || runState === RunViewState.Streaming) {
-      say('info', `The run ${traceId ?? ''} goes on: open it from the runs of ${startedFlow ?? 'its flow'}.`);
-    }
-    send({ type: 'CLOSE' });
-  }, [runState, say, send, startedFlow, traceId]);
-
-  const newFlow = useCallback(() => {
-    clearFlow();
-    leaveRun();
-  }, [clearFlow, leaveRun]);
-
-  const currentDocument = useCallback(() => documentOf(meta, flowId, nodes, edges), [meta, flowId, nodes, edges]);
-  // Changed since opened or saved (a flow never saved, since New): its id, name, nodes, layout or edges.
-  const dirty = useMemo(() => {
-    const clean = lastSaved ?? { id: NEW_FLOW_ID, text: JSON.stringify(documentOf(emptyFlow(NEW_FLOW_ID).meta, NEW_FLOW_ID, [], [])) };
-    return clean.id !== flowId.trim() || clean.text !== JSON.stringify(currentDocument());
-  }, [currentDocument, flowId, lastSaved]);
-  const mayDiscard = useUnsavedChanges(dirty, flowId.trim());
-
-  const save = useCallback(async (): Promise<boolean> => {
-    const id = flowId.trim();
-    if (id === '') return false;
-    setBusy(true);
-    try {
-      const document = currentDocument();
-      const saved = await api.saveFlow(id, document);
-      setLastSaved({ id, text: JSON.stringify(document) });
-      setValidation(saved.validation);
-      say('info', `Saved ${saved.id}${saved.validation.ok ? '' : ' (it does not validate yet: see the problems)'}`);
-      void refreshFlows();
-      return true;
-    } catch (error) {
-      say('error', `Could not save: ${describe(error)}`);
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  }, [api, currentDocument, flowId, refreshFlows, say]);
-
-  // A rename saves the flow as it is under the new id, then deletes the old file.
-  const rename = useCallback(async () => {
-    const oldId = lastSaved?.id;
-    if (oldId === undefined) return;
-    const newId = window.prompt(`Rename the flow ${oldId} to:`, oldId)?.trim();
-    if (!newId || newId === oldId) return;
-    if (flows.some((flow) => flow.id === newId) && !window.confirm(`A flow ${newId} exists already: replace it?`)) return;
-    setBusy(true);
-    try {
-      const document = documentOf(meta, newId, nodes, edges);
-      const saved = await api.saveFlow(newId, document);
-      await api.deleteFlow(oldId);
-      setFlowId(newId);
-      setLastSaved({ id: newId, text: JSON.stringify(document) });
-      setValidation(saved.validation);
-      say('info', `Renamed ${oldId} to ${newId}`);
-    } catch (error) {
-      say('error', `Could not rename ${oldId}: ${describe(error)}`);
-    } finally {
-      setBusy(false);
-      void refreshFlows();
-    }
-  }, [api, edges, flows, lastSaved, meta, nodes, refreshFlows, say]);
-
-  const remove = useCallback(async () => {
-    const id = lastSaved?.id;
-    if (id === undefined || !window.confirm(`Delete the flow ${id}? Its file is removed; its runs stay listed.`)) return;
-    setBusy(true);
-    try {
-      await api.deleteFlow(id);
-      newFlow();
-      say('info', `Deleted ${id}`);
-    } catch (error) {
-      say('error', `Could not delete ${id}: ${describe(error)}`);
-    } finally {
-      setBusy(false);
-      void refreshFlows();
-    }
-  }, [api, lastSaved, newFlow, refreshFlows, say]);
-
-  const validate = useCallback(async () => {
-    setBusy(true);
-    try {
-      setValidation(await api.validate(currentDocument()));
-    } catch (error) {
-      say('error', `Could not validate: ${describe(error)}`);
-    } finally {
-      setBusy(false);
-    }
-  }, [api, currentDocument, say]);
 
   const selectNode = useCallback((nodeId: string) => setNodes((current) => current.map((node) => (node.selected === (node.id === nodeId) ? node : { ...node, selected: node.id === nodeId }))), [setNodes]);
 
@@ -262,15 +156,13 @@ function Editor() {
 
   const run = useCallback(
     async (inputText: string) => {
-      // Saved only when changed, so running a flow as opened leaves its file (and its layout) alone.
-      const unchanged = lastSaved?.id === flowId.trim() && lastSaved.text === JSON.stringify(currentDocument());
-      if (!unchanged && !(await save())) return;
+      if (!(await saveIfChanged())) return;
       if (coreNode) selectNode(coreNode.id);
       setTab(AgentTab.Runtime);
       setRunFlow(undefined);
       send({ type: 'START', flowId: flowId.trim(), input: parseRunInput(inputText) });
     },
-    [coreNode, currentDocument, flowId, lastSaved, save, selectNode, send],
+    [coreNode, flowId, saveIfChanged, selectNode, send],
   );
 
   const openedFlow = useRef<string | undefined>(undefined);
@@ -329,67 +221,20 @@ function Editor() {
   const highlightNodes = useMemo(() => nodes.map((node) => ({ id: node.id, type: flowTypeOf(node), toolName: toolNameOf(node) })), [nodes]);
   const activity = useMemo(() => activeNodesAfter(view.step?.event, highlightNodes), [view.step, highlightNodes]);
   const failedTools = useMemo(() => failedToolsAfter(steps.slice(0, view.index + 1).map((item) => item.event), highlightNodes), [steps, view.index, highlightNodes]);
-  // A run on view that waits (at its last step, not a scrubbed-back one): the tool node it waits at
-  // shows the prompt, and a question to a person is asked at the top of the side panel.
-  const waitPrompt = useMemo((): WaitPromptState | undefined => {
-    if (traceId === undefined || view.index !== steps.length - 1) return undefined;
-    const wait = pendingWait(events);
-    if (!wait) return undefined;
-    const node = highlightNodes.find((candidate) => isToolType(candidate.type) && (candidate.toolName ?? candidate.id) === wait.tool);
-    if (!node && wait.kind !== 'human') return undefined;
-    // Each answer names the wait it is for, so one given late (the run went on meanwhile) is refused.
-    const actions: WaitActions = {
-      decide: async (approved, reason) => {
-        await api.answerApproval(traceId, { decision: approved ? 'approve' : 'deny', idempotencyKey: wait.idempotencyKey, ...(reason !== undefined && { reason }) });
-      },
-      answer: async (text) => {
-        await api.answerQuestion(traceId, { text, idempotencyKey: wait.idempotencyKey });
-      },
-      sendResult: async (result) => {
-        const body = result.ok ? { ok: true as const, output: result.output } : { ok: false as const, error: { message: result.message } };
-        await api.sendToolResult(traceId, { ...body, idempotencyKey: wait.idempotencyKey });
-      },
-    };
-    return { nodeId: node?.id, wait, actions };
-  }, [api, events, highlightNodes, steps.length, traceId, view.index]);
+  const waitPrompt = useWaitPrompt(api, { traceId, events, atLastStep: view.index === steps.length - 1 }, highlightNodes);
 
-  // A validation describes the graph it was made for: adding or removing a node or an edge makes it stale.
-  const graphShape = `${nodes.map((node) => node.id).join(',')}|${edges.map((edge) => edge.id).join(',')}`;
-  const validatedShape = useRef(graphShape);
-  useEffect(() => {
-    if (validatedShape.current !== graphShape) setValidation(undefined);
-  }, [graphShape]);
-  useEffect(() => {
-    if (validation) validatedShape.current = graphShape;
-  }, [validation, graphShape]);
+  const clearValidation = useCallback(() => setValidation(undefined), []);
+  const { problems, diagnosticsOf } = useValidationMarks(validation, nodes, edges, clearValidation);
 
   // The model's answer, as it is written and once logged, while the run is followed live.
   const answer = useMemo(() => (runState === RunViewState.Streaming ? shownAnswer(live, events) : undefined), [events, live, runState]);
 
-  const problems = useMemo(() => {
-    const map = new Map<string, NodeProblem>();
-    for (const d of validation?.warnings ?? []) if (d.nodeId) map.set(d.nodeId, 'warning');
-    for (const d of validation?.errors ?? []) if (d.nodeId) map.set(d.nodeId, 'error');
-    return map;
-  }, [validation]);
   const canvasStatus = useMemo((): CanvasStatus => ({ activity, problems, failedTools }), [activity, problems, failedTools]);
-
-  const diagnosticsOf = useCallback(
-    (nodeId: string): FlowDiagnostic[] => [...(validation?.errors ?? []), ...(validation?.warnings ?? [])].filter((d) => d.nodeId === nodeId),
-    [validation],
-  );
 
   const selected = nodes.filter((node) => node.selected);
   const panelNode = selected.length === 1 ? selected[0] : selected.length === 0 ? coreNode : undefined;
   const running = runState === RunViewState.Starting || runState === RunViewState.Streaming;
   const scrubbing = (runState === RunViewState.Finished || runState === RunViewState.Replay) && steps.length > 0;
-  // A model or tool node clicked while a run is on view shows its last call in that run.
-  const runNode = useMemo((): NodeLastStepProps['node'] | undefined => {
-    if (!panelNode || steps.length === 0) return undefined;
-    const type = flowTypeOf(panelNode);
-    if (isModelType(type)) return { kind: 'model' };
-    return isToolType(type) ? { kind: 'tool', toolName: toolNameOf(panelNode) ?? panelNode.id } : undefined;
-  }, [panelNode, steps.length]);
 
   return (
     <LiveAnswerContext.Provider value={answer}>
@@ -456,16 +301,8 @@ function Editor() {
             )}
             <div className="workspace__bottom">
               <Notice notice={notice} onDismiss={dismissNotice} />
-              {runFlow && (
-                <p className={`run-flow-notice run-flow-notice--${runFlow.kind}`} data-testid="run-flow-notice" data-kind={runFlow.kind}>
-                  {runFlow.kind === 'agent'
-                    ? `This run is of the agent file ${runFlow.flow}: it has no graph, and its steps are in the side panel.`
-                    : runFlow.kind === 'gone'
-                    ? `This run's flow ${runFlow.flow} no longer exists (deleted or renamed). Its log records the agent's settings and tools but not the graph: the run's steps and timeline are shown without it.`
-                    : `The flow ${runFlow.flow} changed after this run: the canvas shows its current version, which may differ from the graph the run used.`}
-                </p>
-              )}
-              <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={() => setValidation(undefined)} />
+              {runFlow && <RunFlowNotice runFlow={runFlow} />}
+              <DiagnosticsPanel validation={validation} onSelectNode={selectNode} onClose={clearValidation} />
               {scrubbing && <Scrubber steps={steps} index={view.index} onScrub={(next) => send({ type: 'SCRUB', position: next })} />}
               {scrubbing && traceId !== undefined && (
                 <Suspense fallback={null}>
@@ -489,32 +326,21 @@ function Editor() {
             <StatechartView current={view.state} previous={view.previous?.state} />
             {/* A subagent's call in the step details opens the run it started, as the runs list does. */}
             <OpenRunContext.Provider value={openRun}>
-              <div className="side-panel" data-testid="side-panel">
-                <QuestionPrompt />
-                {panelNode && isCoreType(panelNode.type) ? (
-                  <AgentCorePanel
-                    node={panelNode as AgentCoreNode}
-                    nodes={nodes}
-                    edges={edges}
-                    diagnostics={diagnosticsOf(panelNode.id)}
-                    tab={tab}
-                    onTabChange={setTab}
-                    view={view}
-                    runState={runState}
-                    traceId={traceId}
-                    onSelectNode={selectNode}
-                  />
-                ) : runFlow?.kind === 'gone' || runFlow?.kind === 'agent' ? (
-                  <RuntimeTab view={view} runState={runState} traceId={traceId} />
-                ) : panelNode ? (
-                  <>
-                    {runNode && <NodeLastStep node={runNode} details={view.details} />}
-                    <NodeConfigPanel node={panelNode} diagnostics={diagnosticsOf(panelNode.id)} />
-                  </>
-                ) : (
-                  <p className="empty">{selected.length > 1 ? `${selected.length} nodes selected.` : 'Add an agent.core to configure the agent, or select a node.'}</p>
-                )}
-              </div>
+              <SidePanel
+                panelNode={panelNode}
+                selectedCount={selected.length}
+                hasSteps={steps.length > 0}
+                graphless={runFlow?.kind === 'gone' || runFlow?.kind === 'agent'}
+                diagnosticsOf={diagnosticsOf}
+                nodes={nodes}
+                edges={edges}
+                tab={tab}
+                onTabChange={setTab}
+                view={view}
+                runState={runState}
+                traceId={traceId}
+                onSelectNode={selectNode}
+              />
             </OpenRunContext.Provider>
           </aside>
           {tokenResolver && <TokenPrompt onSubmit={(token) => tokenResolver(token)} onCancel={() => tokenResolver(undefined)} />}
@@ -534,11 +360,4 @@ export function App() {
       <Editor />
     </ReactFlowProvider>
   );
-}
-
-/** The flow document the editor holds, with the id it is saved under. */
-function documentOf(meta: FlowMeta, flowId: string, nodes: readonly RedflowNode[], edges: readonly RedflowEdge[]) {
-  // A flow's id is the path it is saved under (the server writes it so for every client): the
-  // document says so too, so what the editor compares with the file is what the file holds.
-  return toFlowDocument({ ...meta, id: flowId.trim() }, nodes, edges);
 }

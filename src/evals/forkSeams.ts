@@ -43,23 +43,26 @@ function lastModelIteration(events: readonly AgentEvent[]): number {
  * its fork point, whether the record answered it (same tool and input) or the tool ran.
  */
 async function runFork(launch: SeamLaunch, at: number, changes: Pick<ForkRunOptions, 'answers' | 'replayTools'>): Promise<SeamOutcome> {
-  const fork = await forkRun({
+  const common = {
     from: launch.evalCase.logFile,
     at,
     flow: launch.flowPath,
     logPath: launch.logPath,
-    // An eval run's log is a report's evidence, not a run to resume after a crash.
-    fsync: 'never',
     ...changes,
     ...(launch.env !== undefined && { env: launch.env }),
     ...(launch.allowFiles !== undefined && { allowFiles: launch.allowFiles }),
     ...(launch.timeoutMs !== undefined && { timeoutMs: launch.timeoutMs }),
     ...(launch.signal !== undefined && { signal: launch.signal }),
-  });
-  try {
-    await fork.finished();
-  } catch (error) {
-    if (!isRunWaiting(error)) throw error;
+  };
+  if (launch.fork !== undefined) await launch.fork(common);
+  else {
+    // An eval run's log is a report's evidence, not a run to resume after a crash.
+    const fork = await forkRun({ ...common, fsync: 'never' });
+    try {
+      await fork.finished();
+    } catch (error) {
+      if (!isRunWaiting(error)) throw error;
+    }
   }
   const { events } = await readJsonlLog(launch.logPath);
   const recorded = changes.replayTools ?? {};

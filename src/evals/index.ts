@@ -11,6 +11,7 @@
  */
 export { runEvalSuite } from './runSuite.js';
 export type { EvalSuiteOptions } from './runSuite.js';
+export type { EvalFork, EvalForkOptions } from './seamTypes.js';
 export { scoreRun } from './scoreRun.js';
 export type { RunScore, JudgeVerdict, CheckResult } from './scoreRun.js';
 export { toolPathCredit } from './toolPath.js';

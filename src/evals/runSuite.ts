@@ -8,7 +8,7 @@ import { judgeAnswer } from './judge.js';
 import { totals, type CaseRow, type EvalReport, type EvalSeam, type ReportedRun } from './report.js';
 import { scoreRun, type JudgeVerdict } from './scoreRun.js';
 import { seamLauncher } from './seams.js';
-import type { SeamLauncher, SeamOutcome } from './seamTypes.js';
+import type { EvalFork, SeamLauncher, SeamOutcome } from './seamTypes.js';
 import { isBroken, loadSuite } from './suite.js';
 import { summarizeRun, type RunSummary } from './runSummary.js';
 
@@ -39,6 +39,11 @@ export interface EvalSuiteOptions {
   readonly signal?: AbortSignal;
   /** Told of each case as it finishes, with how many are done and how many there are. */
   readonly onCase?: (row: CaseRow, done: number, total: number) => void;
+  /**
+   * Makes each case's eval run as a fork elsewhere (`redflow eval --nats`: on a cluster) instead of
+   * a run of this process; the report is the same.
+   */
+  readonly fork?: EvalFork;
   /** The clock of the report's times (default `Date.now`). */
   readonly now?: () => number;
 }
@@ -136,6 +141,7 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<O
       ...(context.allowFiles !== undefined && { allowFiles: context.allowFiles }),
       ...(context.caseTimeoutMs !== undefined && { timeoutMs: context.caseTimeoutMs }),
       ...(context.signal !== undefined && { signal: context.signal }),
+      ...(context.fork !== undefined && { fork: context.fork }),
     });
     summary = summarizeRun((await readJsonlLog(logPath)).events);
   } catch (error) {

@@ -1,5 +1,6 @@
 // The seams' shapes, apart from their table (seams.ts), which loads the forking seams lazily:
 // the seams import these types, and the table imports the seams.
+import type { ForkPlanOptions } from '../host/forkPlan.js';
 import type { EvalCase } from './caseFile.js';
 
 /** What a seam is given to make one case's eval run. */
@@ -13,7 +14,37 @@ export interface SeamLaunch {
   readonly allowFiles?: readonly string[];
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Makes the eval run as a fork somewhere else (a cluster) instead of a run of this process. */
+  readonly fork?: EvalFork;
 }
+
+/**
+ * What an {@link EvalFork} is asked for: a fork of the case's recorded log (`from`), whose log
+ * must be at `logPath` once it returns.
+ *
+ * @example
+ * ```ts
+ * const options: EvalForkOptions = { from: 'evals/orders/late.jsonl', at: 1, flow: 'flow.json', logPath: 'out/late.jsonl' };
+ * ```
+ */
+export interface EvalForkOptions extends ForkPlanOptions {
+  readonly from: string;
+  readonly logPath: string;
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Makes one case's eval run as a fork and returns once it has ended (or parked on a wait), its log
+ * written at `logPath`: how `redflow eval --nats` runs each case on a cluster. Every seam is then a
+ * fork (`start` a fork at iteration 1, with no changes).
+ *
+ * @example
+ * ```ts
+ * const report = await runEvalSuite({ suite: 'evals/orders', seam: 'all', fork: clusterFork });
+ * ```
+ */
+export type EvalFork = (options: EvalForkOptions) => Promise<void>;
 
 /** What a seam that forks the recorded run reports: where it forked, and where each later tool call's result came from. */
 export interface SeamOutcome {

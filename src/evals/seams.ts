@@ -6,6 +6,12 @@ import type { SeamLauncher } from './seamTypes.js';
 
 /** `start`: the flow runs live from its beginning, with the recorded run's input. */
 const fromStart: SeamLauncher = async (launch) => {
+  if (launch.fork !== undefined) {
+    // Elsewhere (a cluster), every eval run is a fork: at iteration 1, the recorded input, nothing scripted.
+    const { evalCase, flowPath, logPath, fork, ...rest } = launch;
+    await fork({ from: evalCase.logFile, at: 1, flow: flowPath, logPath, ...rest });
+    return;
+  }
   const run = await runFlowFile({
     flowPath: launch.flowPath,
     input: launch.evalCase.recorded.input,

@@ -1,15 +1,14 @@
 import { open, stat, truncate, type FileHandle } from 'node:fs/promises';
-import { crc32 } from 'node:zlib';
 import { validators, describeSchemaErrors } from '../contracts/schemas.js';
 import { ErrorCode, RedflowError } from '../errors.js';
 import type { EventStore, LogProblem, ReadResult } from './eventStore.js';
 import type { AgentEvent } from './eventTypes.js';
 import { acquireLock, isErrno, notFound } from './fileLock.js';
 import { followJsonlLog, jsonlAppended } from './jsonlFollow.js';
-import { MAX_RECORD_BYTES, forEachLine, hex, judgeLine, logCursor, matchesSchema } from './jsonlRecords.js';
+import { MAX_RECORD_BYTES, forEachLine, judgeLine, logCursor, matchesSchema, recordLine } from './jsonlRecords.js';
 import { createRunPathCheck, type RunPathCheck } from './runPath.js';
 
-export { MAX_RECORD_BYTES } from './jsonlRecords.js';
+export { MAX_RECORD_BYTES, encodeJsonlLog, encodeJsonlRecord } from './jsonlRecords.js';
 
 /** When a JSONL store forces its records to disk with `fdatasync`. */
 export type JsonlFsyncMode = 'always' | 'never' | { readonly intervalMs: number };
@@ -30,51 +29,6 @@ export interface JsonlEventStore extends EventStore {
   readonly path: string;
   /** The seq of the last event appended (or found when the file was opened); 0 when there is none. */
   lastSeq(): number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Record format
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Encodes one event as a log line: `<checksum as 8 lowercase hex> <JSON>\n`. The checksum is the
- * CRC-32 of the JSON's UTF-8 bytes continued from the previous record's checksum (0 for the first
- * record): a chain, so a record changed, dropped, moved or spliced in from elsewhere breaks every
- * checksum after it, not only its own. (CRC-32 detects accidents and hand edits, not a forger who
- * recomputes the chain; it costs nothing on the hot path, unlike a cryptographic hash.)
- *
- * @param previous the checksum of the record before, as a number (0 for the first record).
- * @example
- * ```ts
- * encodeJsonlRecord(event); // '1c291ca3 {"id":"t1:1",...}\n'
- * ```
- */
-export function encodeJsonlRecord(event: AgentEvent, previous = 0): string {
-  const json = JSON.stringify(event);
-  return `${checksumHex(json, previous)} ${json}\n`;
-}
-
-/**
- * Encodes a whole run as the lines of its log, each checksum chained to the one before.
- *
- * @example
- * ```ts
- * await writeFile('run.jsonl', encodeJsonlLog(events));
- * ```
- */
-export function encodeJsonlLog(events: readonly AgentEvent[]): string {
-  let previous = 0;
-  let text = '';
-  for (const event of events) {
-    const json = JSON.stringify(event);
-    previous = crc32(json, previous);
-    text += `${hex(previous)} ${json}\n`;
-  }
-  return text;
-}
-
-function checksumHex(data: string | Uint8Array, previous: number): string {
-  return hex(crc32(data, previous));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,8 +294,8 @@ export async function openJsonlEventStore(path: string, options: JsonlEventStore
       } catch (error) {
         return refuse(ErrorCode.LOG_RECORD_CORRUPT, `event ${event.seq} cannot be serialised: ${(error as Error).message}`, 'events must be plain JSON data');
       }
-      const next = crc32(json, checksum);
-      const bytes = Buffer.from(`${hex(next)} ${json}\n`, 'utf8');
+      const { line, checksum: next } = recordLine(json, checksum);
+      const bytes = Buffer.from(line, 'utf8');
       if (bytes.length - 1 > MAX_RECORD_BYTES) {
         return refuse(ErrorCode.LOG_RECORD_CORRUPT, `event ${event.seq} is ${bytes.length} bytes, over the ${MAX_RECORD_BYTES}-byte limit`, 'keep large outputs out of the event log');
       }

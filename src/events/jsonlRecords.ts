@@ -6,9 +6,9 @@ import type { LogProblem } from './eventStore.js';
 import type { AgentEvent } from './eventTypes.js';
 import { createRunPathCheck, type RunPathCheck } from './runPath.js';
 
-// The reading side of a JSONL log's records, line by line: what reading a whole log
-// (readJsonlLog) and following one (followJsonlLog) share. The format is described at
-// encodeJsonlRecord (jsonlEventStore.ts).
+// A JSONL log's records: how an event is written as one (encodeJsonlRecord, which describes the
+// format), and how they are read line by line, what reading a whole log (readJsonlLog) and
+// following one (followJsonlLog) share.
 
 /** Lines longer than this (in bytes, without the newline) are reported, never buffered. */
 export const MAX_RECORD_BYTES = 64 * 1024 * 1024;
@@ -22,6 +22,57 @@ const HEX8 = /^[0-9a-f]{8}$/;
 export function hex(checksum: number): string {
   return checksum.toString(16).padStart(8, '0');
 }
+
+/**
+ * Encodes one event as a log line: `<checksum as 8 lowercase hex> <JSON>\n`. The checksum is the
+ * CRC-32 of the JSON's UTF-8 bytes continued from the previous record's checksum (0 for the first
+ * record): a chain, so a record changed, dropped, moved or spliced in from elsewhere breaks every
+ * checksum after it, not only its own. (CRC-32 detects accidents and hand edits, not a forger who
+ * recomputes the chain; it costs nothing on the hot path, unlike a cryptographic hash.)
+ *
+ * @param previous the checksum of the record before, as a number (0 for the first record).
+ * @example
+ * ```ts
+ * encodeJsonlRecord(event); // '1c291ca3 {"id":"t1:1",...}\n'
+ * ```
+ */
+export function encodeJsonlRecord(event: AgentEvent, previous = 0): string {
+  return recordLine(JSON.stringify(event), previous).line;
+}
+
+/**
+ * Encodes a whole run as the lines of its log, each checksum chained to the one before.
+ *
+ * @example
+ * ```ts
+ * await writeFile('run.jsonl', encodeJsonlLog(events));
+ * ```
+ */
+export function encodeJsonlLog(events: readonly AgentEvent[]): string {
+  let previous = 0;
+  let text = '';
+  for (const event of events) {
+    const record = recordLine(JSON.stringify(event), previous);
+    previous = record.checksum;
+    text += record.line;
+  }
+  return text;
+}
+
+/**
+ * An event's JSON as its record: the line (checksum, space, JSON, newline) and the checksum, the
+ * CRC-32 of the JSON continued from `previous`, which the next record continues from.
+ *
+ * @example
+ * ```ts
+ * const { line, checksum } = recordLine(JSON.stringify(event), 0);
+ * ```
+ */
+export function recordLine(json: string, previous: number): { readonly line: string; readonly checksum: number } {
+  const checksum = crc32(json, previous);
+  return { line: `${hex(checksum)} ${json}\n`, checksum };
+}
+
 
 /** One line of the file: its bytes (undefined when over the cap) and where it is. */
 export interface RawLine {

@@ -3,7 +3,10 @@ import type { ForkChanges, ModelLlmConfig } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import { AgentEventType, type AgentEvent } from '../events/eventTypes.js';
 import type { ModelActor } from '../actors/model.js';
-import type { ToolDefinition } from '../actors/tool.js';
+import type { ToolDefinition, ToolRequest } from '../actors/tool.js';
+import type { ModelRequest } from '../actors/model.js';
+import type { Reply, RequestOptions, Transport } from '../actors/transport.js';
+import type { ActorSubjects } from '../runtime/transportActor.js';
 import type { ResolvedFlow } from '../flows/validateFlow.js';
 import type { FlowActors } from '../runtime/flowActors.js';
 
@@ -86,4 +89,51 @@ function resultFirst(tool: ToolDefinition, given: NonNullable<ForkChanges['toolR
       return tool.execute(input, context);
     },
   };
+}
+
+/**
+ * The transport of a fork whose actors live elsewhere (a core worker's, which reaches them over
+ * NATS): the fork's scripted pieces answer here, as `withForkChanges` answers them in front of local
+ * actors, and every other request goes out. A model answer given for an iteration answers the
+ * model subject's request of that iteration; a tool output given for an iteration (or a recorded
+ * call whose tool and input match) answers that iteration's tool request.
+ *
+ * @example
+ * ```ts
+ * const forked = withForkReplies(transport, subjects, forkChangesOf(events));
+ * ```
+ */
+export function withForkReplies(transport: Transport, subjects: Pick<ActorSubjects, 'model' | 'tool'>, changes: ForkChanges | undefined): Transport {
+  if (changes === undefined) return transport;
+  const { answers = {}, toolResults = {}, replayTools = {} } = changes;
+  if (Object.keys(answers).length + Object.keys(toolResults).length + Object.keys(replayTools).length === 0) return transport;
+  const given = <Res>(data: unknown): Promise<Reply<Res>> => Promise.resolve({ ok: true, data: data as Res });
+  return {
+    request<Req, Res>(subject: string, data: Req, options: RequestOptions): Promise<Reply<Res>> {
+      if (subject === subjects.model) {
+        const request = data as unknown as ModelRequest;
+        const answer = request.purpose === 'verification' ? undefined : answers[String(request.iteration)];
+        if (answer !== undefined) return given({ text: typeof answer === 'string' ? answer : JSON.stringify(answer), attempts: 1 });
+      } else if (isToolRequest(data) && subject === subjects.tool(data.tool)) {
+        const key = String(data.iteration);
+        if (Object.hasOwn(toolResults, key)) return given({ ok: true, output: toolResults[key] });
+        const call = replayTools[key];
+        if (call !== undefined && call.tool === data.tool && isDeepStrictEqual(call.input, data.input)) {
+          return given(call.ok ? { ok: true, output: call.output } : { ok: false, error: (call.error as ErrorInfo | undefined) ?? errorInfo(ErrorCode.TOOL_FAILED, 'the recorded call failed') });
+        }
+      }
+      return transport.request<Req, Res>(subject, data, options);
+    },
+    serve: (subject, handler, options) => transport.serve(subject, handler, options),
+    publish: (subject, data, headers) => transport.publish(subject, data, headers),
+    subscribe: (pattern, handler) => transport.subscribe(pattern, handler),
+    // Shared with the other runs: closing it is its owner's business.
+    close: () => Promise.resolve(),
+  };
+}
+
+function isToolRequest(data: unknown): data is ToolRequest {
+  if (typeof data !== 'object' || data === null) return false;
+  const { tool, iteration } = data as Partial<ToolRequest>;
+  return typeof tool === 'string' && typeof iteration === 'number';
 }

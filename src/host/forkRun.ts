@@ -1,18 +1,11 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { ForkChanges, RunStartedData } from '../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { liveLockHolder } from '../events/fileLock.js';
-import { forkLog, forkPoint } from '../events/forkPrefix.js';
 import { encodeJsonlLog, readJsonlLog } from '../events/jsonlEventStore.js';
-import { logStatus } from '../events/resumePoint.js';
-import { loadValidFlow } from '../flows/loadValidFlow.js';
-import { buildFlowActors } from '../runtime/flowActors.js';
-import { systemClock } from '../runtime/clock.js';
-import { randomIds, type IdSource } from '../runtime/ids.js';
 import { DEFAULT_RUNS_DIR, resumeFromLog, type EmbeddedOptions, type EmbeddedRun } from './embeddedFlowRun.js';
-import { withModelSettings } from './forkChanges.js';
+import { checkParentLog, planFork, type ForkPlanOptions } from './forkPlan.js';
 
 /**
  * Options of {@link forkRun}.
@@ -22,29 +15,14 @@ import { withModelSettings } from './forkChanges.js';
  * const options: ForkRunOptions = { from: 'run.jsonl', at: 2, answers: { 3: { action: 'final', message: 'done', confidence: 1 } } };
  * ```
  */
-export interface ForkRunOptions extends EmbeddedOptions {
+export interface ForkRunOptions extends EmbeddedOptions, ForkPlanOptions {
   /** The parent run: its JSONL log, or its trace id (its log then in `runsDir`). */
   readonly from: string;
-  /** The iteration the fork runs live from (1: from the first model call). */
-  readonly at: number;
-  /** The flow to go on with; default the parent's. */
-  readonly flow?: string;
-  /** Model node settings merged over the flow's (`{ "provider": "openai", "model": "gpt-4o-mini" }`). */
-  readonly model?: Record<string, unknown>;
-  /** The agent's instructions (its system prompt) instead of the flow's. */
-  readonly prompt?: string;
-  /** Per iteration, the output its tool call gives instead of running the tool. */
-  readonly toolResults?: Readonly<Record<number, unknown>>;
-  /** Per iteration, the model's answer instead of a live call (an answer-format JSON value, or text). */
-  readonly answers?: Readonly<Record<number, unknown>>;
-  /** Per iteration, a recorded call answered from the record when the live call matches it (eval seams). */
-  readonly replayTools?: ForkChanges['replayTools'];
   /** Where trace ids are looked up and the fork's log goes by default (default `.redflow/runs`). */
   readonly runsDir?: string;
   /** The fork's log (must not exist yet); default `<runsDir>/<traceId>.jsonl`. */
   readonly logPath?: string;
   readonly traceId?: string;
-  readonly ids?: IdSource;
 }
 
 /**
@@ -86,35 +64,10 @@ export interface ForkedRun extends EmbeddedRun {
  */
 export async function forkRun(options: ForkRunOptions): Promise<ForkedRun> {
   const runsDir = options.runsDir ?? DEFAULT_RUNS_DIR;
-  const parentLog = path.resolve(await isFile(options.from) ? options.from : path.join(runsDir, `${options.from}.jsonl`));
-  const parent = await readParent(parentLog);
-  const point = forkPoint(parent, options.at);
-  const started = (parent[0] as Extract<AgentEvent, { type: 'run.started' }>).data;
-  const flowPath = options.flow === undefined ? started.flow?.path : path.resolve(options.flow);
-  if (flowPath === undefined) {
-    throw new RedflowError(errorInfo(ErrorCode.CLI_USAGE, `the log ${parentLog} does not say which flow it ran`, { hint: 'give the flow to go on with (--flow <file>)' }));
-  }
-  const current = await currentAgent(flowPath, options);
-  if (current.checkInput !== undefined) {
-    const verdict = current.checkInput(started.input);
-    if (verdict !== true) {
-      throw new RedflowError(
-        errorInfo(ErrorCode.FORK_PREFIX_INCOMPATIBLE, `the parent's event 1 does not fit the fork's flow: its trigger's inputSchema refuses the recorded input (${verdict})`, {
-          hint: 'fork with a flow whose trigger takes the parent\'s input, or start a new run with `redflow run`',
-        }),
-      );
-    }
-  }
-  const traceId = options.traceId ?? (options.ids ?? randomIds).traceId();
+  const parentLog = await resolveParentLog(options.from, runsDir);
+  const parent = await readParentLog(parentLog);
+  const { traceId, flowPath, events } = await planFork(parent, { traceId: (parent[0] as AgentEvent).traceId, log: parentLog }, options);
   const logPath = path.resolve(options.logPath ?? path.join(runsDir, `${traceId}.jsonl`));
-  const changes = changesOf(options, flowPath);
-  const events = forkLog(point, {
-    traceId,
-    started: forkStarted(started, current, flowPath, options),
-    forked: { parent: { traceId: (parent[0] as AgentEvent).traceId, log: parentLog }, atSeq: point.atSeq, atIteration: options.at, ...(changes && { changes }) },
-    time: new Date((options.clock ?? systemClock).now()).toISOString(),
-    toolNames: new Set(current.toolSpecs.map((spec) => spec.name)),
-  });
   await mkdir(path.dirname(logPath), { recursive: true });
   await writeFile(logPath, encodeJsonlLog(events), { flag: 'wx' }).catch((error: unknown) => {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -125,24 +78,37 @@ export async function forkRun(options: ForkRunOptions): Promise<ForkedRun> {
   return Object.assign(run, { traceId, parentLog });
 }
 
+/**
+ * The parent's log file: `from` itself when it is a file, otherwise the log of trace id `from` in
+ * `runsDir` (whether it exists is the reader's to say).
+ *
+ * @example
+ * ```ts
+ * const log = await resolveParentLog('abc', '.redflow/runs'); // <cwd>/.redflow/runs/abc.jsonl
+ * ```
+ */
+export async function resolveParentLog(from: string, runsDir: string = DEFAULT_RUNS_DIR): Promise<string> {
+  return path.resolve((await isFile(from)) ? from : path.join(runsDir, `${from}.jsonl`));
+}
+
 async function isFile(file: string): Promise<boolean> {
   return stat(file).then((found) => found.isFile(), () => false);
 }
 
-/** The parent's events, read only: a torn last record (a crash) is left out, any other damage refused. */
-async function readParent(logPath: string): Promise<readonly AgentEvent[]> {
-  const read = await readJsonlLog(logPath);
-  const damage = read.problems.find((problem) => problem.code !== ErrorCode.LOG_RECORD_TORN);
-  if (damage !== undefined) {
-    throw new RedflowError(
-      errorInfo(damage.code, `${logPath} line ${damage.position}: ${damage.message}`, {
-        hint: 'the log is damaged and cannot be trusted to fork from; `redflow replay` shows what is readable',
-      }),
-    );
-  }
-  // LOG_EMPTY or LOG_PATH_INVALID when the log is not a run the statechart could have made.
-  logStatus(read.events);
-  const last = read.events[read.events.length - 1];
+/**
+ * A parent's log file, read only: a torn last record (a crash) is left out, any other damage
+ * refused, and a run that has not ended while a live process holds its log (its lock) refused.
+ *
+ * @throws RedflowError `LOG_NOT_FOUND`; the log's damage code; `FORK_RUN_STILL_RUNNING`.
+ *
+ * @example
+ * ```ts
+ * const parent = await readParentLog('.redflow/runs/abc.jsonl');
+ * ```
+ */
+export async function readParentLog(logPath: string): Promise<readonly AgentEvent[]> {
+  const events = checkParentLog(await readJsonlLog(logPath), logPath);
+  const last = events[events.length - 1];
   const holder = last !== undefined && !isTerminal(last) ? await liveLockHolder(logPath) : undefined;
   if (holder !== undefined) {
     throw new RedflowError(
@@ -151,44 +117,5 @@ async function readParent(logPath: string): Promise<readonly AgentEvent[]> {
       }),
     );
   }
-  return read.events;
-}
-
-/** What the fork's flow makes of the agent: read once to start the fork, its actors then closed. */
-async function currentAgent(flowPath: string, options: ForkRunOptions) {
-  const { flow, baseDir } = await loadValidFlow(flowPath, undefined, options.allowFiles);
-  const actors = await buildFlowActors(withModelSettings(flow, options.model), {
-    baseDir,
-    ...(options.allowFiles !== undefined && { allowFiles: options.allowFiles }),
-    ...(options.env !== undefined && { env: options.env }),
-    ...(options.script !== undefined && { script: options.script }),
-  });
-  await actors.close();
-  return { agent: actors.agent, toolSpecs: actors.toolSpecs, checkInput: actors.checkInput, flowId: flow.definition.id };
-}
-
-/** The fork's `run.started`: the parent's input and start, the fork's flow, agent and tools. */
-function forkStarted(started: RunStartedData, current: Awaited<ReturnType<typeof currentAgent>>, flowPath: string, options: ForkRunOptions): RunStartedData {
-  const agent = options.prompt === undefined ? current.agent : { ...current.agent, instructions: options.prompt };
-  const allowed = new Set(agent.allowedTools);
-  // A fork saves no turn: the conversation is its parent's. A recorded script goes on unless the model changes.
-  const { conversationId: _conversationId, flow: _flow, ...rest } = started;
-  const script = options.model === undefined ? started.flow?.script : undefined;
-  return {
-    ...rest,
-    agent,
-    tools: current.toolSpecs.filter((spec) => allowed.has(spec.name)),
-    flow: { ...(current.flowId !== undefined && { id: current.flowId }), path: flowPath, ...(script !== undefined && { script }) },
-  };
-}
-
-function changesOf(options: ForkRunOptions, flowPath: string): ForkChanges | undefined {
-  const changes: ForkChanges = {};
-  if (options.flow !== undefined) changes.flow = flowPath;
-  if (options.model !== undefined) changes.model = options.model;
-  if (options.prompt !== undefined) changes.prompt = true;
-  if (options.answers !== undefined) changes.answers = { ...options.answers };
-  if (options.toolResults !== undefined) changes.toolResults = { ...options.toolResults };
-  if (options.replayTools !== undefined) changes.replayTools = options.replayTools;
-  return Object.keys(changes).length === 0 ? undefined : changes;
+  return events;
 }

@@ -130,6 +130,8 @@ export class LiveRun {
   }
 
   private notify(): void {
+    // Most events have no one waiting: no copy of the listeners for them.
+    if (this.listeners.size === 0) return;
     for (const listener of [...this.listeners]) listener();
   }
 }

@@ -6,7 +6,7 @@ import type { ReactContext } from '../machines/reactTypes.js';
 import { connectInspectorSocket, type InspectorSocket } from './inspectorSocket.js';
 import { startInspectorRelay, type InspectorPageState, type InspectorRelay } from './inspectorRelay.js';
 import { JSON_SAFE_MAX_DEPTH } from './jsonSafe.js';
-import { createReplayCursor, replayMessages } from './replayMessages.js';
+import { createReplayCursor, forkOfRun, replayMessages, type ForkOf } from './replayMessages.js';
 
 /** Options of {@link openInspectSession}. */
 export interface InspectSessionOptions {
@@ -37,6 +37,8 @@ export interface ReplaySummary {
   readonly events: number;
   /** Inspector messages sent: the actor registration, then an event and a snapshot per log event. */
   readonly messages: number;
+  /** For a fork: the run it was forked from, and where (its snapshots' context shows it too). */
+  readonly forkOf?: ForkOf;
 }
 
 /** A connection to the Stately inspector, for live runs and replays. */
@@ -207,7 +209,8 @@ export async function openInspectSession(options: InspectSessionOptions = {}): P
     replay(events) {
       const messages = replayMessages(events);
       sendAll(messages);
-      return { traceId: events[0]?.traceId ?? '', events: events.length, messages: messages.length };
+      const forkOf = forkOfRun(events);
+      return { traceId: events[0]?.traceId ?? '', events: events.length, messages: messages.length, ...(forkOf !== undefined && { forkOf }) };
     },
     follow() {
       const cursor = createReplayCursor();

@@ -1,7 +1,7 @@
 import { createInspector } from '@statelyai/inspect';
 import type { AnyEventObject } from 'xstate';
-import type { AgentEnvelope } from '../contracts/schema-types.js';
-import { isTerminal, type AgentEvent } from '../events/eventTypes.js';
+import type { AgentEnvelope, ForkParent } from '../contracts/schema-types.js';
+import { AgentEventType, isTerminal, type AgentEvent } from '../events/eventTypes.js';
 import { emptyEnvelope, evolve } from '../events/evolve.js';
 import { runSteps, stateAfter, type RunStep } from '../machines/runSteps.js';
 import { reactMachine } from '../machines/reactMachine.js';
@@ -43,8 +43,49 @@ function timeOf(time: string | undefined): string {
   return String(Number.isFinite(ms) ? ms : Date.now());
 }
 
-/** The context a replayed snapshot shows: the envelope, the fold of the log up to that event. */
+/**
+ * Where a fork comes from: the run it was forked from and the fork point, as its `run.forked` says.
+ *
+ * @example
+ * ```ts
+ * const forkOf: ForkOf = { parent: { traceId: 'order-a1001' }, atIteration: 2, atSeq: 6 };
+ * ```
+ */
+export interface ForkOf {
+  readonly parent: ForkParent;
+  /** The iteration the fork went live from. */
+  readonly atIteration: number;
+  /** The parent's events 1..atSeq were taken. */
+  readonly atSeq: number;
+}
+
+/**
+ * A fork's lineage, read off its second event (`run.forked` is always seq 2); undefined for a run
+ * that is not a fork.
+ *
+ * @example
+ * ```ts
+ * const forkOf = forkOfRun(events); // { parent: { traceId: 'order-a1001', log: '…' }, atIteration: 2, atSeq: 6 }
+ * ```
+ */
+export function forkOfRun(events: readonly AgentEvent[]): ForkOf | undefined {
+  return forkOfEvent(events[1]);
+}
+
+/** The lineage a `run.forked` event gives; undefined for any other event. */
+function forkOfEvent(forked: AgentEvent | undefined): ForkOf | undefined {
+  if (forked?.type !== AgentEventType.RunForked) return undefined;
+  const { parent, atIteration, atSeq } = forked.data;
+  return { parent, atIteration, atSeq };
+}
+
+/**
+ * The context a replayed snapshot shows: the envelope, the fold of the log up to that event, and
+ * for a fork, on every snapshot from its `run.forked` on, the run it was forked from and where
+ * (`forkOf`), at the top where the inspector shows it first.
+ */
 export interface ReplayedContext {
+  readonly forkOf?: ForkOf;
   readonly envelope: AgentEnvelope;
 }
 
@@ -74,7 +115,7 @@ export function replayActorMessage(traceId: string, time?: string): InspectorAct
  * parent state, as a live snapshot's is), its context the
  * folded envelope, its status `done` once the run has ended (both `done` and `error` are final).
  */
-export function replayStepMessages(step: RunStep): [InspectorEventMessage, InspectorSnapshotMessage] {
+export function replayStepMessages(step: RunStep, forkOf?: ForkOf): [InspectorEventMessage, InspectorSnapshotMessage] {
   const { event } = step;
   const sessionId = event.traceId;
   const createdAt = timeOf(event.time);
@@ -82,7 +123,7 @@ export function replayStepMessages(step: RunStep): [InspectorEventMessage, Inspe
   const wireEvent = toJsonSafe(event) as AnyEventObject;
   const ended = isTerminal(event);
   const outcome = step.envelope.observability.outcome;
-  const context: ReplayedContext = { envelope: step.envelope };
+  const context: ReplayedContext = { ...(forkOf !== undefined && { forkOf }), envelope: step.envelope };
   return [
     { type: '@xstate.event', event: wireEvent, sourceId: undefined, sessionId, rootId: sessionId, id: event.id, createdAt, _version },
     {
@@ -116,7 +157,9 @@ export function replayStepMessages(step: RunStep): [InspectorEventMessage, Inspe
 export function replayMessages(events: readonly AgentEvent[]): InspectorMessage[] {
   const first = events[0];
   if (!first) return [];
-  return [replayActorMessage(first.traceId, first.time), ...runSteps(events).flatMap(replayStepMessages)];
+  const forkOf = forkOfRun(events);
+  // From run.forked (seq 2) on, as a follow learns it (createReplayCursor).
+  return [replayActorMessage(first.traceId, first.time), ...runSteps(events).flatMap((step, i) => replayStepMessages(step, i >= 1 ? forkOf : undefined))];
 }
 
 /**
@@ -132,6 +175,7 @@ export function replayMessages(events: readonly AgentEvent[]): InspectorMessage[
  */
 export function createReplayCursor(): { next(event: AgentEvent): InspectorMessage[] } {
   let envelope: AgentEnvelope | undefined;
+  let forkOf: ForkOf | undefined;
   return {
     next(event) {
       const messages: InspectorMessage[] = [];
@@ -141,7 +185,8 @@ export function createReplayCursor(): { next(event: AgentEvent): InspectorMessag
       }
       // The same fold and state mapping as runSteps, one event at a time.
       envelope = evolve(envelope, event);
-      messages.push(...replayStepMessages({ event, state: stateAfter(event), envelope }));
+      forkOf ??= forkOfEvent(event);
+      messages.push(...replayStepMessages({ event, state: stateAfter(event), envelope }, forkOf));
       return messages;
     },
   };

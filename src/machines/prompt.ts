@@ -1,4 +1,4 @@
-import type { AgentCoreReactConfig, AgentEnvelope, Exchange, ToolCall, ToolSpec } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, AgentEnvelope, AnswerRejectedData, Exchange, ToolCall, ToolSpec } from '../contracts/schema-types.js';
 import type { ChatMessage } from './protocol.js';
 import { budgetStop, fitMessages, inputTokensOf, omitOldest, type ContextBudget } from './contextBudget.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
@@ -330,4 +330,47 @@ export function answerBudgetStop(context: ReactContext): string | undefined {
   const { validation } = context;
   if (budget === undefined || (validation?.ok === true && validation.answer.action === 'final')) return undefined;
   return budgetStop(budget, context.envelope);
+}
+
+/** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
+const REJECTED_TEXT_CHARS = 2_000;
+
+/**
+ * The fact that sends the answer being judged back for repair: `answer.rejected` for an invalid
+ * one, else `output.rejected` (its output failed the schema).
+ *
+ * @example
+ * ```ts
+ * repairFact(context); // { type: 'answer.rejected', iteration: 2, data: { text, error } }
+ * ```
+ */
+export function repairFact(context: ReactContext): RecordedFact {
+  const { validation, envelope } = context;
+  if (validation?.ok !== false) {
+    const output = validation?.output;
+    return { type: AgentEventType.OutputRejected, iteration: envelope.state.iteration, data: { output: output?.value ?? null, errors: [...(output?.errors ?? [])] } };
+  }
+  // The answer as `model.answered` logged it (its thought already out), so the log says nothing twice that it hid once.
+  const logged = envelope.model?.lastResponse;
+  const text = typeof logged === 'string' ? logged : '';
+  const length = context.answerLength ?? text.length;
+  const data: AnswerRejectedData = { text: text.slice(0, REJECTED_TEXT_CHARS), error: validation.error };
+  if (length > REJECTED_TEXT_CHARS) data.originalLength = length;
+  return { type: AgentEventType.AnswerRejected, iteration: envelope.state.iteration, data };
+}
+
+/**
+ * Why a repair's re-ask may not be made (spent, or its input alone overspends), or undefined: a
+ * model call like the next iteration's, its input counted with the rejection recorded.
+ *
+ * @example
+ * ```ts
+ * repairBudgetStop(context); // "the next model call's input alone is about 530 tokens, and 212 … are left"
+ * ```
+ */
+export function repairBudgetStop(context: ReactContext): string | undefined {
+  const { budget } = context.settings;
+  if (budget === undefined) return undefined;
+  const rejected = evolve(context.envelope, repairFact(context));
+  return budgetStop(budget, rejected, nextRequestTokens(context, rejected));
 }

@@ -92,6 +92,7 @@ export const reactMachine = reactSetup.createMachine({
         // Resumed before a model request was recorded (killed between run.started and its budget's
         // ending, or before a repair's re-ask): the call is checked as a new one would be.
         { guard: and([{ type: 'resumesAt', params: { at: 'model' as const } }, 'nextCallOverBudget']), target: to(ReactState.Concluding), actions: ['recordRunResumed', 'endWithBudgetExhausted'] },
+        { guard: and([{ type: 'resumesAt', params: { at: 'verifyResend' as const } }, 'verificationOverBudget']), target: to(ReactState.Concluding), actions: ['recordRunResumed', { type: 'endWithBudgetExhausted', params: { call: 'verification' as const } }] },
         // A resumed run enters the state its log ends in (src/machines/reactState.ts).
         ...resumeTransitions(),
       ],
@@ -107,10 +108,15 @@ export const reactMachine = reactSetup.createMachine({
       always: [
         // Past its budget, a run acts on nothing but a valid final answer.
         { guard: 'answerOverBudget', target: to(ReactState.Concluding), actions: 'endWithBudgetExhausted' },
+        // A repair's re-ask is a model call: checked against the budget as the next iteration's is.
+        { guard: and(['answerNeedsRepair', 'repairOverBudget']), target: to(ReactState.Concluding), actions: { type: 'endWithBudgetExhausted', params: { call: 'repair' as const } } },
         { guard: 'answerNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordAnswerRejected', 'recordModelRequested'] },
         { guard: 'answerIsInvalid', target: to(ReactState.Concluding), actions: 'endWithRejectedAnswer' },
+        { guard: and(['outputNeedsRepair', 'repairOverBudget']), target: to(ReactState.Concluding), actions: { type: 'endWithBudgetExhausted', params: { call: 'repair' as const } } },
         { guard: 'outputNeedsRepair', target: to(ReactState.AwaitingModel), actions: ['recordOutputRejected', 'recordModelRequested'] },
         // An agent that verifies its answer sends a final one to verification first (docs/verification.md).
+        // So is the verifier's call: refused, the final answer is kept unverified (docs/budgets.md).
+        { guard: and(['answerGoesToVerification', 'verificationOverBudget']), target: to(ReactState.Concluding), actions: { type: 'endWithBudgetExhausted', params: { call: 'verification' as const } } },
         { guard: 'answerGoesToVerification', target: to(ReactState.Verifying), actions: ['recordVerificationRequested'] },
         { guard: 'answerIsFinal', target: to(ReactState.Concluding), actions: 'endWithFinalAnswer' },
         { guard: 'answerAsksPerson', target: to(ReactState.AwaitingHuman), actions: ['recordHumanRequested'] },
@@ -184,6 +190,7 @@ export const reactMachine = reactSetup.createMachine({
       always: [
         { guard: 'verificationPassed', target: to(ReactState.Concluding), actions: 'endWithVerifiedAnswer' },
         { guard: 'verificationsExhausted', target: to(ReactState.Concluding), actions: 'endWithUnverifiedAnswer' },
+        { guard: 'nextCallOverBudget', target: to(ReactState.Concluding), actions: 'endWithBudgetExhausted' },
         { target: to(ReactState.AwaitingModel), actions: ['recordModelRequested'] },
       ],
     },

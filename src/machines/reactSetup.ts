@@ -12,7 +12,6 @@ import type {
   ToolAttachedData,
   ToolDeniedData,
   ToolRequestedData,
-  AnswerRejectedData,
 } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
@@ -21,7 +20,7 @@ import { validateModelAnswer, type AnswerPosition } from '../validation/validate
 import { answerForLog } from '../validation/answerForLog.js';
 import { Outcome, ending, finalAnswerData } from './outcomes.js';
 import { Verifying } from './verification.js';
-import { answerBudgetStop, firstCallBudgetStop, modelMessages, nextCallBudgetStop, nextRequestTokens, runStartedFact } from './prompt.js';
+import { answerBudgetStop, firstCallBudgetStop, modelMessages, nextCallBudgetStop, nextRequestTokens, repairBudgetStop, repairFact, runStartedFact } from './prompt.js';
 import type {
   FactEmitted,
   ReactContext,
@@ -37,8 +36,6 @@ import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
 import { modelSwitch } from './modelSwitch.js';
 import { budgetExhausted, meteredUsage } from './contextBudget.js';
 
-/** Most of a rejected answer `answer.rejected` keeps (and the model is shown again): the log holds the whole in `model.answered`. */
-const REJECTED_TEXT_CHARS = 2_000;
 
 /** The save of the run's turn (what the memory actor is asked, and what `memory.requested` logs). */
 function memoryRequest(context: ReactContext, memory: NonNullable<ReactContext['settings']['memory']>, end: RunEnding): MemoryRequestedData {
@@ -200,6 +197,9 @@ export const reactSetup = setup({
     firstCallOverBudget: ({ context }) => firstCallBudgetStop(context) !== undefined,
     answerOverBudget: ({ context }) => answerBudgetStop(context) !== undefined,
     nextCallOverBudget: ({ context }) => nextCallBudgetStop(context) !== undefined,
+    // A repair's re-ask and the verifier's call are model calls too (docs/budgets.md).
+    repairOverBudget: ({ context }) => repairBudgetStop(context) !== undefined,
+    verificationOverBudget: ({ context }) => Verifying.budgetStop(context) !== undefined,
     savesMemory: ({ context }) => context.settings.memory !== undefined && !context.memoryDone,
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
@@ -212,7 +212,7 @@ export const reactSetup = setup({
     sendVerificationRequest: sendTo('transport', ({ context }): TransportCommand => Verifying.command(context)),
     recordVerificationCompleted: recording(({ context, event }) => {
       assertEvent(event, 'model.answer');
-      return record(Verifying.completed(context, event));
+      return record(Verifying.metered(context, event, Verifying.completed(context, event)));
     }),
     endWithVerifiedAnswer: assign(({ context }) => ({ ending: Verifying.verifiedEnding(context) })),
     endWithUnverifiedAnswer: assign(({ context }) => ({ ending: Verifying.unverifiedEnding(context) })),
@@ -293,24 +293,8 @@ export const reactSetup = setup({
         },
       };
     }),
-    recordOutputRejected: recording(({ context }) => {
-      const output = context.validation?.ok === true ? context.validation.output : undefined;
-      return record({
-        type: AgentEventType.OutputRejected,
-        iteration: context.envelope.state.iteration,
-        data: { output: output?.value ?? null, errors: [...(output?.errors ?? [])] },
-      });
-    }),
-    recordAnswerRejected: recording(({ context }) => {
-      if (context.validation?.ok !== false) return undefined;
-      // The answer as `model.answered` logged it (its thought already out), so the log says nothing twice that it hid once.
-      const logged = context.envelope.model?.lastResponse;
-      const text = typeof logged === 'string' ? logged : '';
-      const length = context.answerLength ?? text.length;
-      const data: AnswerRejectedData = { text: text.slice(0, REJECTED_TEXT_CHARS), error: context.validation.error };
-      if (length > REJECTED_TEXT_CHARS) data.originalLength = length;
-      return record({ type: AgentEventType.AnswerRejected, iteration: context.envelope.state.iteration, data });
-    }),
+    recordOutputRejected: recording(({ context }) => record(repairFact(context))),
+    recordAnswerRejected: recording(({ context }) => (context.validation?.ok === false ? record(repairFact(context)) : undefined)),
     recordHumanRequested: recording(({ context }) => {
       const answer = validAnswer(context);
       if (answer === undefined) return undefined;
@@ -436,9 +420,11 @@ export const reactSetup = setup({
       const { limit, byCondition } = iterationLimit(context.settings.agent);
       return { ending: ending(AgentEventType.RunCompleted, Outcome.iterationLimit(limit, byCondition)) };
     }),
-    endWithBudgetExhausted: assign(({ context }) => {
-      const why = answerBudgetStop(context) ?? nextCallBudgetStop(context) ?? 'the budget is spent';
-      const outcome = budgetExhausted(why, context.envelope);
+    endWithBudgetExhausted: assign(({ context }, params?: { call: 'repair' | 'verification' }) => {
+      const call = params?.call;
+      const stop = call === 'repair' ? repairBudgetStop(context) : call === 'verification' ? Verifying.budgetStop(context) : nextCallBudgetStop(context);
+      const why = answerBudgetStop(context) ?? stop ?? 'the budget is spent';
+      const outcome = call === 'verification' ? Verifying.budgetEnding(context, why) : budgetExhausted(why, context.envelope);
       return { ending: ending(outcome.status === 'blocked' ? AgentEventType.RunFailed : AgentEventType.RunCompleted, outcome) };
     }),
     endWithTimeout: assign(({ context }) => ({ ending: ending(AgentEventType.RunFailed, Outcome.timedOut(context.settings.timeoutMs)) })),

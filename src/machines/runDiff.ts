@@ -134,7 +134,7 @@ export function diffRuns(a: readonly AgentEvent[], b: readonly AgentEvent[]): Ru
   const iterations = numbers.map((iteration): IterationDiff => {
     const sideA = sidesA.get(iteration) ?? null;
     const sideB = sidesB.get(iteration) ?? null;
-    const differences = ITERATION_FIELDS.filter((field) => !sameValue(sideA?.[field] ?? null, sideB?.[field] ?? null));
+    const differences = ITERATION_FIELDS.filter((field) => !sameValue(sideA?.[field] ?? null, sideB?.[field] ?? null) && !(field === 'tokens' && unreported(sideA, sideB)));
     return { iteration, a: sideA, b: sideB, differences };
   });
   const outcomeA = outcomeSide(detailsA);
@@ -152,6 +152,15 @@ function read(events: readonly AgentEvent[]): [DiffedRun, RunDetails] {
   const ignored = [...new Set(events.filter((event) => !KNOWN_TYPES.has(event.type)).map((event) => event.type as string))];
   const details = runDetails(known);
   return [{ traceId: details.traceId || (events[0]?.traceId ?? ''), events: events.length, ignoredEventTypes: ignored }, details];
+}
+
+/**
+ * Tokens one side's model did not report (a scripted model, a server that sends no usage) say
+ * nothing about what the run did: compared only when both runs have them, or a run recorded with
+ * a scripted model would part from every live one at its first call.
+ */
+function unreported(a: IterationSide | null, b: IterationSide | null): boolean {
+  return a !== null && b !== null && (a.tokens === null || b.tokens === null);
 }
 
 function firstDifference(iterations: readonly IterationDiff[], outcome: RunDiff['outcome']): Difference | null {

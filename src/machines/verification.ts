@@ -1,7 +1,9 @@
-import type { AgentCoreReactConfig, AgentEnvelope, Exchange, RunEndedData, RunEnding, VerificationCheck, VerificationCompletedData } from '../contracts/schema-types.js';
+import type { AgentCoreReactConfig, AgentEnvelope, Exchange, RunEndedData, RunEnding, RunOutcome, VerificationCheck, VerificationCompletedData } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo, type ErrorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
 import { iterationLimit } from '../events/stopConditions.js';
+import { evolve } from '../events/evolve.js';
+import { budgetExhausted, budgetStop, inputTokensOf, meteredUsage } from './contextBudget.js';
 import { finalAnswerData } from './outcomes.js';
 import { modelIdentity } from './modelSwitch.js';
 import type { ChatMessage } from './protocol.js';
@@ -342,6 +344,34 @@ export const Verifying = {
     const verifier = verificationOf(context.settings.agent)?.model === undefined ? undefined : modelIdentity(event.answeredBy);
     if (verifier !== undefined) data.model = verifier;
     return { type: AgentEventType.VerificationCompleted, iteration: context.envelope.state.iteration, data };
+  },
+  // The verifier's call to the run's budget (docs/budgets.md): metered, and checked before it is made, as any model call.
+  /** The envelope with the verification pending: as logged on a resume into it, else with `verification.requested` recorded. */
+  pending(context: ReactContext): AgentEnvelope {
+    const requested = Verifying.answerGoesToVerification(context) ? Verifying.requested(context) : undefined;
+    return requested === undefined ? context.envelope : evolve(context.envelope, requested);
+  },
+  /** Why the budget refuses the verifier's call (spent, or its request's input alone overspends), or undefined. */
+  budgetStop(context: ReactContext): string | undefined {
+    const { budget } = context.settings;
+    if (budget === undefined) return undefined;
+    const envelope = Verifying.pending(context);
+    return budgetStop(budget, envelope, inputTokensOf(verificationMessages(context.settings.agent, envelope, candidateOf({ ...context, envelope })), budget));
+  },
+  /** `verification.completed` metered as `model.answered` is in a budgeted run: priced as the model that verified. */
+  metered(context: ReactContext, event: Extract<ReactEvent, { type: 'model.answer' }>, fact: RecordedFact): RecordedFact {
+    const { budget } = context.settings;
+    if (budget === undefined || fact.type !== AgentEventType.VerificationCompleted) return fact;
+    const inputTokens = event.usage === undefined ? inputTokensOf(verificationMessages(context.settings.agent, context.envelope, candidateOf(context)), budget) : 0;
+    return { ...fact, data: { ...fact.data, usage: meteredUsage(budget, event.usage, inputTokens, event.text, modelIdentity(event.answeredBy)?.model ?? budget.model) } };
+  },
+  /** The ending when the budget refuses the verifier's call: the final answer kept, unverified (it is paid for). */
+  budgetEnding(context: ReactContext, why: string): RunOutcome {
+    const { answer, output } = candidateOf({ ...context, envelope: Verifying.pending(context) }).outcome;
+    const outcome = budgetExhausted(why, context.envelope);
+    if (answer === undefined && output === undefined) return outcome;
+    const detail = "the final answer was not verified: the verifier's call did not fit the budget";
+    return { status: 'done_partial', reason: 'budget_exhausted', ...(answer !== undefined && { answer }), ...(output !== undefined && { output }), detail, ...(outcome.error && { error: outcome.error }) };
   },
   /** The run's ending with the verified answer. */
   verifiedEnding(context: ReactContext): RunEnding {

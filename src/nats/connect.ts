@@ -13,6 +13,7 @@ import {
 } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { registerSecret } from '../secrets/secrets.js';
+import { dropStaleSockets, leastRecentlyDialled } from './failover.js';
 
 /** Options of {@link connectNats}. At most one way to authenticate may be given. */
 export interface ConnectNatsOptions {
@@ -40,6 +41,15 @@ export interface ConnectNatsOptions {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+/**
+ * A ping to the server every 2 s, and the connection is given up as dead after 3 unanswered (the
+ * client then reconnects to another server of the list): a server cut off by a network partition
+ * answers nothing but its TCP connection stays open, so without pings the client would wait on it
+ * for nats.js's defaults (a ping every 2 minutes, 2 unanswered: up to 6 minutes). A PING costs the
+ * server a few bytes.
+ */
+const PING_INTERVAL_MS = 2000;
+const MAX_PINGS_OUT = 3;
 
 /**
  * The nats.js options for `options`: servers, name, timeout and the official authenticator for
@@ -100,6 +110,9 @@ export async function natsConnectionOptions(options: ConnectNatsOptions): Promis
     // Within half a second of the server's return (nats.js waits 2 s between tries by default): the
     // runs in flight wait for the reconnect, and a try costs the server one refused connection.
     reconnectTimeWait: 500,
+    pingInterval: PING_INTERVAL_MS,
+    maxPingOut: MAX_PINGS_OUT,
+    reconnectToServer: leastRecentlyDialled,
     ...(authenticator !== undefined && { authenticator }),
   };
 }
@@ -125,7 +138,10 @@ export async function connectNats(options: ConnectNatsOptions): Promise<NatsConn
   const natsOptions = await natsConnectionOptions(options);
   const where = [natsOptions.servers ?? []].flat().join(', ');
   try {
-    return await connect(natsOptions);
+    const nc = await connect(natsOptions);
+    // The status iterator ends when the connection closes.
+    dropStaleSockets(nc);
+    return nc;
   } catch (error) {
     if (error instanceof AuthorizationError || error instanceof UserAuthenticationExpiredError) {
       throw connectFailure(

@@ -41,6 +41,7 @@ export { serveIdempotentTool, type ServeIdempotentToolOptions } from '../runtime
 export { startCoreWorker, type CoreWorker, type CoreWorkerOptions, type RunStartRequest, type RunStartReply } from './cluster/coreWorker.js';
 export { startActorWorker, WorkerRole, type ActorWorker, type ActorWorkerOptions } from './cluster/actorWorker.js';
 export { startRemoteRun, type RemoteRun, type RemoteRunOptions } from './cluster/remoteRun.js';
+export { forkOnCluster, type ClusterFork, type ClusterForkOptions } from './cluster/clusterFork.js';
 export { createSharedRunFollow, type SharedRunFollow, type SharedRunFollowOptions } from './jetstream/sharedRunFollow.js';
 export {
   requestRunAbort,

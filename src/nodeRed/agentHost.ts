@@ -17,6 +17,7 @@ import { currentWiring, releaseGeneration, startGeneration, withHint, type Descr
 import { showInDebugSidebar } from './debugSidebar.js';
 import type { DoneFunction, NodeRedApi, NodeRedMessage, NodeRedNode, SendFunction } from './nodeRedApi.js';
 import { endedStatus, problemStatus, runningStatus } from './runStatus.js';
+import { followToolProgress, type ToolProgressFollower } from './toolProgress.js';
 import type { NatsLogSettings } from './jetStreamRunLogs.js';
 import { jsonlRunLogs } from './jsonlRunLogs.js';
 import type { RecentRun } from './recentRuns.js';
@@ -170,10 +171,18 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
   };
   RED.events?.on('flows:started', onFlowsStarted);
 
-  /** Shows each event of the run (its status, the debug sidebar); the host keeps it first. */
-  function eventHandler(debug: boolean, record: (event: AgentEvent) => void): (event: AgentEvent) => void {
+  /** Shows a run's tool progress as the agent's status until it ends or parks (src/nodeRed/toolProgress.ts). */
+  const followProgress = (ready: AgentActors, traceId: string): ToolProgressFollower =>
+    followToolProgress(ready.transport, ready.subjects.live?.(traceId), (status) => closing || node.status(status), () => host.running().length);
+
+  /**
+   * Shows each event of the run (its status, the debug sidebar) and, while it lasts, its tool
+   * calls' progress as they report it; the host keeps each event first.
+   */
+  function eventHandler(debug: boolean, record: (event: AgentEvent) => void, progress: ToolProgressFollower): (event: AgentEvent) => void {
     return (event) => {
       record(event);
+      progress.seen(event);
       if (event.type !== 'run.completed' && event.type !== 'run.failed' && !closing) node.status(runningStatus(event, host.running().length));
       if (debug) showInDebugSidebar(RED, node, event);
     };
@@ -263,6 +272,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     let result!: Promise<RunResult>;
     try {
       const run = await host.launch(traceId, ({ record }) => {
+        const progress = followProgress(ready, traceId);
         const handle = startRun({
           agent: ready.agent,
           tools: ready.tools,
@@ -274,8 +284,9 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
           flow: { id: node.id },
           ...(memory !== undefined && { memory }),
           ...(request.timeoutMs !== undefined && { timeoutMs: request.timeoutMs }),
-          onEvent: eventHandler(ready.agent.debug === true, record),
+          onEvent: eventHandler(ready.agent.debug === true, record, progress),
         });
+        void handle.result.then(progress.stop, progress.stop);
         result = handle.result;
         return launched(handle, used, log, msg, send, done, false);
       });
@@ -323,6 +334,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     await host.launch(
       run.traceId,
       ({ record }) => {
+        const progress = followProgress(ready, run.traceId);
         const handle = resumeRun({
           // The log decides what the agent is: its config and tools as recorded when the run started.
           agent: status.started.agent,
@@ -333,8 +345,9 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
           events: run.events,
           ...(answer !== undefined && { answer }),
           ...(memory !== undefined && { memory }),
-          onEvent: eventHandler(status.started.agent.debug === true, record),
+          onEvent: eventHandler(status.started.agent.debug === true, record, progress),
         });
+        void handle.result.then(progress.stop, progress.stop);
         return launched(handle, used, run.log, newMessage(), sendOut, reportError, true);
       },
       run.events,

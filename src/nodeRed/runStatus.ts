@@ -1,3 +1,4 @@
+import type { ToolProgress } from '../actors/tool.js';
 import type { RunOutcome } from '../contracts/schema-types.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { stateAfter } from '../machines/runSteps.js';
@@ -20,6 +21,26 @@ export function runningStatus(event: AgentEvent, runsUnderWay: number): NodeStat
   const tool = event.type === 'tool.requested' ? ` ${event.data.tool}` : '';
   const runs = runsUnderWay > 1 ? `${runsUnderWay} runs · ` : '';
   return { fill: 'blue', shape: 'dot', text: clip(`${runs}${stateAfter(event)} · #${event.iteration}${tool}`) };
+}
+
+/**
+ * The status an agent shows while a tool call reports how far it is (`tool_progress`: an MCP
+ * server's progress, a remote A2A task's status, a module tool's `context.progress`): the call
+ * as {@link runningStatus} shows it, then a percentage when the tool gives a total (or its count
+ * when not) and its message.
+ *
+ * @example
+ * ```ts
+ * toolProgressStatus('crawl', 2, { progress: 2, total: 5, message: 'page 2' }, 1).text // 'awaitingTool · #2 crawl: 40% page 2'
+ * ```
+ */
+export function toolProgressStatus(tool: string, iteration: number, report: ToolProgress, runsUnderWay: number): NodeStatus {
+  const { progress, total, message } = report;
+  const count = typeof progress !== 'number' ? '' : typeof total === 'number' && total > 0 ? `${Math.round((progress / total) * 100)}%` : String(progress);
+  const said = typeof message === 'string' ? message.replace(/\s+/g, ' ').trim() : '';
+  const words = [count, said].filter((part) => part !== '').join(' ');
+  const runs = runsUnderWay > 1 ? `${runsUnderWay} runs · ` : '';
+  return { fill: 'blue', shape: 'dot', text: clip(`${runs}awaitingTool · #${iteration} ${tool}${words === '' ? '' : `: ${words}`}`) };
 }
 
 /**

@@ -5,7 +5,6 @@ import { flowToolOutsideNodeRed } from '../flows/nodeRedOnly.js';
 import type { ToolDefinition } from '../actors/tool.js';
 import { createHttpTool } from '../actors/tools/httpTool.js';
 import { loadModuleTool } from '../actors/tools/moduleTool.js';
-import { missingConnectionStringEnv, noConnectionStringError } from '../actors/tools/postgresConnectionEnv.js';
 import { ErrorCode, RedflowError, errorInfo } from '../errors.js';
 import { flowFileInsideRoots } from '../files/fileRoots.js';
 import type { PlannedTool, RunPlan } from './runPlan.js';
@@ -137,6 +136,8 @@ async function buildTool(
     case NodeType.ToolPostgres: {
       // Checked here, not at the first call the tool would make: a run without its database stops
       // before the model is asked anything. Not for the specs only: a core worker needs none.
+      // Loaded, as the tool is, only for flows that use it.
+      const { missingConnectionStringEnv, noConnectionStringError } = await import('../actors/tools/postgresConnectionEnv.js');
       const missing = serving ? missingConnectionStringEnv(planned.config, options.env ?? process.env) : undefined;
       if (missing !== undefined) throw noConnectionStringError(`postgres tool '${planned.name}'`, missing);
       // Loaded only for flows that use it: the PostgreSQL driver is not needed otherwise.

@@ -1,7 +1,8 @@
-import { AgentExecutor } from '../agents/agentExecutor.js';
+import { AgentExecutor, type ResumeAgentOptions } from '../agents/agentExecutor.js';
 import { loadAgentDefinitionModule } from '../agents/definitionModule.js';
 import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
+import type { WaitAnswer } from '../events/pendingWait.js';
 import type { LaunchedRun } from '../host/liveRuns.js';
 import type { BackendAgentStartRequest } from './runBackend.js';
 
@@ -35,5 +36,36 @@ export async function runAgentFile(options: AgentFileRunOptions): Promise<Launch
     signal: options.signal,
     onEvent: options.onEvent,
   });
+  return { handle: run.handle, finished: run.result };
+}
+
+/** Options of {@link resumeAgentFile}. */
+export interface AgentFileResumeOptions {
+  /** The agent file the run's log says it ran (`run.started`'s `flow.path`). */
+  readonly agentPath: string;
+  readonly logPath: string;
+  /** The answer to the wait the run is parked in, as the run host took it. */
+  readonly answer: WaitAnswer;
+  readonly signal: AbortSignal;
+  readonly onEvent: (event: AgentEvent) => void;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly fsync?: JsonlFsyncMode;
+}
+
+/**
+ * Goes on with a parked run of an `.agent.md` agent (or any agent definition module) from its
+ * log, with the answer to its wait: what `POST /api/runs/:traceId/approval`, `/answer` and
+ * `/tool-results` do for such a run, as `resumeFromLog` does it for a flow's.
+ *
+ * @example
+ * ```ts
+ * const launched = await resumeAgentFile({ agentPath, logPath, answer: { kind: 'human', text: 'A-1001' }, signal, onEvent });
+ * ```
+ */
+export async function resumeAgentFile(options: AgentFileResumeOptions): Promise<LaunchedRun> {
+  const definition = await loadAgentDefinitionModule(options.agentPath);
+  const executor = new AgentExecutor({ ...(options.env !== undefined && { env: options.env }), ...(options.fsync !== undefined && { fsync: options.fsync }) });
+  // The host judged the answer against the log already; the executor judges it again under the log's lock.
+  const run = await executor.resume(definition, { logPath: options.logPath, answer: options.answer as ResumeAgentOptions['answer'], signal: options.signal, onEvent: options.onEvent });
   return { handle: run.handle, finished: run.result };
 }

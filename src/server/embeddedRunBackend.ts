@@ -134,9 +134,16 @@ export function createEmbeddedRunBackend(options: EmbeddedRunBackendOptions): Ru
 
   /** Resumes a parked run from its log with its answer: under way here again until it ends or waits. */
   const resumeWithAnswer = async ({ traceId, events, answer }: AnsweredRun): Promise<void> => {
+    const first = events[0];
+    const agentPath = first?.type === AgentEventType.RunStarted && first.data.flow?.path !== undefined && isAgentId(first.data.flow.path) ? first.data.flow.path : undefined;
     await host.launch(
       traceId,
       async ({ signal, record, showChunk }) => {
+        // An `.agent.md` agent's run goes on as its definition does, not as a flow file.
+        if (agentPath !== undefined) {
+          const { resumeAgentFile } = await import('./agentFileRun.js');
+          return resumeAgentFile({ agentPath, logPath: logPathOf(traceId), answer, signal, onEvent: record, ...(options.env !== undefined && { env: options.env }), ...(options.fsync !== undefined && { fsync: options.fsync }) });
+        }
         const inspect = options.inspector?.(traceId);
         const embedded = await resumeFromLog({
           logPath: logPathOf(traceId),

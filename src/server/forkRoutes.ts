@@ -23,7 +23,7 @@ export async function forkOfRun(backend: RunBackend, parent: string, request: Fo
   if (backend.fork === undefined) {
     throw new ApiError(
       errorInfo(ErrorCode.HTTP_NOT_FOUND, `this server's runs (${backend.mode}) cannot be forked here`, {
-        hint: 'fork runs on a server with embedded runs (redflow serve --flows <dir>), or with `redflow fork` on the run\'s log',
+        hint: 'fork runs on a server with embedded runs (redflow serve --flows <dir>) or on a cluster (redflow serve --nats <url>), or with `redflow fork` on the run\'s log',
       }),
     );
   }

@@ -8,7 +8,8 @@ import { CLI, REPO_ROOT } from '../support/cli.js';
 
 // What a `redflow` process loads, recorded by a module hook registered with --import: `--version`
 // and `--help` load the command table and nothing of any command; a scripted `run` loads no NATS,
-// no provider SDK, no server, editor, inspector or telemetry (issue: a CLI that starts like node).
+// no provider SDK, no server, editor, inspector or telemetry, no schema compiler (ajv) and no
+// TypeScript loader (issue: a CLI that starts like node).
 
 /** Packages and folders of dist/ that only some commands or flows need. */
 const HEAVY = [
@@ -17,6 +18,13 @@ const HEAVY = [
   '@anthropic-ai/sdk/',
   '@modelcontextprotocol/sdk/',
   '@a2a-js/sdk/',
+  // ajv's compiler: the contracts are precompiled by the build (they need only its small runtime
+  // helpers) and plain tool schemas are checked without it.
+  '/ajv/dist/ajv.js',
+  '/ajv/dist/compile/',
+  // TypeScript: tools written in .mjs need no loader.
+  '/tsx/',
+  '/typescript/',
   '@opentelemetry/',
   '/ws/',
   '@statelyai/inspect/',
@@ -35,10 +43,17 @@ let hook: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'redflow-startup-'));
   hook = path.join(dir, 'record.mjs');
-  // Appends every module URL the process resolves to the file REDFLOW_TEST_LOADED names.
+  // Appends every module URL the process resolves to the file REDFLOW_TEST_LOADED names, and at
+  // exit every CommonJS file it required (require() does not pass the resolve hook on Node 20).
   await writeFile(
     hook,
-    `import { register } from 'node:module';
+    `import { appendFileSync } from 'node:fs';
+import { createRequire, register } from 'node:module';
+import { pathToFileURL } from 'node:url';
+const required = createRequire(import.meta.url).cache;
+process.on('exit', () => {
+  for (const file of Object.keys(required)) appendFileSync(process.env.REDFLOW_TEST_LOADED, pathToFileURL(file).href + '\\n');
+});
 register('data:text/javascript,' + encodeURIComponent(\`
 import { appendFileSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
@@ -85,7 +100,7 @@ describe('what a redflow process loads', () => {
     }
   });
 
-  it('should run a scripted flow without NATS, provider SDKs, the server, the editor, the inspector or telemetry', async () => {
+  it('should run the demo flow without NATS, provider SDKs, the server, the editor, the inspector, telemetry, ajv or a TypeScript loader', async () => {
     const flow = path.join(REPO_ROOT, 'examples/order-status/flow.json');
     const { code, urls } = await loadedBy(['run', flow, '--input', 'Where is order A-1001?', '--log', 'run.jsonl']);
     expect(code).toBe(0);

@@ -5,7 +5,8 @@ import { createInbox, type Msg, type NatsConnection } from '@nats-io/transport-n
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectNats } from '../../src/nats/connect.js';
 import { NatsHeader } from '../../src/nats/natsTransport.js';
-import { Subject } from '../../src/actors/subjects.js';
+import { Storage, Subject } from '../../src/actors/subjects.js';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { ErrorCode } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { startCoreWorker } from '../../src/nats/cluster/coreWorker.js';
@@ -50,6 +51,26 @@ describe('redflow run --nats without a core worker', () => {
     expect(result.stderr).toContain(`hint: no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url> --prefix ${prefix}\``);
     expect(result.stderr).not.toMatch(STACK_FRAME);
   });
+});
+
+describe('redflow fork --nats without a core worker', () => {
+  it('should exit 69 with TRANSPORT_NO_RESPONDER and the same hint as run, storing no fork', async () => {
+    const prefix = uniquePrefix();
+    const log = path.join(dir, 'fork-parent.jsonl');
+    const recorded = await runCli(['run', ORDER_STATUS, '--input', 'Where is A-1001?', '--log', log], { cwd: dir });
+    expect(recorded.code, recorded.stderr).toBe(0);
+    const result = await runCli(['fork', log, '--at', '2', '--nats', NATS_URL, '--prefix', prefix], { cwd: dir, timeoutMs: 30_000 });
+    expect(result.code, result.stderr).toBe(69);
+    expect(result.stderr).toContain(`error ${ErrorCode.TRANSPORT_NO_RESPONDER}`);
+    expect(result.stderr).toContain(`hint: no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url> --prefix ${prefix}\``);
+    expect(result.stderr).not.toMatch(STACK_FRAME);
+    // Refused before its log was stored: a core worker started later finds no fork to take over.
+    const nc = await connectTestServer('fork-no-core-test');
+    cleanups.push(() => nc.drain());
+    const jsm = await jetstreamManager(nc);
+    const stream = await jsm.streams.info(Storage.traceStream(prefix)).catch(() => undefined);
+    expect(stream?.state.messages ?? 0).toBe(0);
+  }, 60_000);
 });
 
 describe('a nats-server without JetStream', () => {

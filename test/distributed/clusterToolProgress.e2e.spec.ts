@@ -85,6 +85,27 @@ async function a2aFlow(name: string): Promise<{ flowPath: string; count: () => P
   return { flowPath, count: async () => (await (await fetch(`${url}count`)).json()) as { messages: number; cancelled: string[] } };
 }
 
+/**
+ * The end of a run whose agent.a2a call was taken over: the run relayed the remote's answer, the
+ * remote got its message once and cancelled nothing, and the log reads whole. Returns the log.
+ */
+async function expectRelayedOnce(
+  run: Awaited<ReturnType<typeof startRemoteRun>>,
+  count: () => Promise<{ messages: number; cancelled: string[] }>,
+  prefix: string,
+  traceId: string,
+): Promise<AgentEvent[]> {
+  const { outcome, envelope } = await run.result;
+  expect(outcome).toMatchObject({ status: 'done', answer: 'relayed' });
+  expect(envelope.tools.history.map((call) => [call.tool, call.status, call.output])).toEqual([['desk', 'succeeded', `done: ${TASK}`]]);
+  expect(await count()).toEqual({ messages: 1, cancelled: [] });
+  const store = await openJetStreamEventStore(nc, { prefix });
+  const { events, problems } = await store.read(traceId);
+  await store.close();
+  expect(problems).toEqual([]);
+  return [...events];
+}
+
 describe('a tool call on a tool worker, live', () => {
   it("should show an MCP server's progress notifications to a follower of the run, and log none of them", async () => {
     const prefix = uniquePrefix();
@@ -133,15 +154,8 @@ describe('an agent.a2a call on a cluster whose worker dies mid-task', () => {
     const heir = await startActorWorker({ nc, flowPath, prefix, roles: ['tool'], serveTool: await idempotentToolServer(nc, prefix, { leaseMs: 1000 }) });
     closers.push(() => heir.close());
 
-    const { outcome, envelope } = await run.result;
-    expect(outcome).toMatchObject({ status: 'done', answer: 'relayed' });
-    expect(envelope.tools.history.map((call) => [call.tool, call.status, call.output])).toEqual([['desk', 'succeeded', `done: ${TASK}`]]);
     // The heir re-attached to the task the dead worker started: no second message, nothing cancelled.
-    expect(await count()).toEqual({ messages: 1, cancelled: [] });
-    const store = await openJetStreamEventStore(nc, { prefix });
-    const { events: logged, problems } = await store.read('a2a');
-    await store.close();
-    expect(problems).toEqual([]);
+    const logged = await expectRelayedOnce(run, count, prefix, 'a2a');
     expect(logged.map((event) => event.type)).toEqual(['run.started', 'model.requested', 'model.answered', 'tool.requested', 'tool.attached', 'tool.completed', 'model.requested', 'model.answered', 'run.completed']);
     expect(logged[4]?.data).toMatchObject({ tool: 'desk', idempotencyKey: 'a2a:1', handle: { taskId: expect.any(String) } });
   }, 90_000);
@@ -159,14 +173,7 @@ describe('an agent.a2a call on a cluster whose worker dies mid-task', () => {
     const heir = await startCoreWorker({ nc, flowPath, prefix, owner: 'heir', leaseMs: 1000, attemptTimeoutMs: 1500 });
     closers.push(() => heir.close());
 
-    const { outcome, envelope } = await run.result;
-    expect(outcome).toMatchObject({ status: 'done', answer: 'relayed' });
-    expect(envelope.tools.history.map((call) => [call.tool, call.status, call.output])).toEqual([['desk', 'succeeded', `done: ${TASK}`]]);
-    expect(await count()).toEqual({ messages: 1, cancelled: [] });
-    const store = await openJetStreamEventStore(nc, { prefix });
-    const { events: logged, problems } = await store.read('a2a-core');
-    await store.close();
-    expect(problems).toEqual([]);
+    const logged = await expectRelayedOnce(run, count, prefix, 'a2a-core');
     expect(logged.map((event) => event.type)).toEqual(['run.started', 'model.requested', 'model.answered', 'tool.requested', 'tool.attached', 'run.resumed', 'tool.completed', 'model.requested', 'model.answered', 'run.completed']);
   }, 90_000);
 });

@@ -6,11 +6,13 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectNats } from '../../src/nats/connect.js';
 import { NATS_SERVER_BIN, freePort } from '../nats/natsSupport.js';
+import type { ServerNetwork } from './netns.js';
 
 // A real three-server NATS cluster on this machine for the cluster tests: three nats-server
 // processes routed to each other over loopback on free high ports, each with its JetStream store
 // in a temporary folder and a server tag (az:a, az:b, az:c) placements can name. A test kills,
-// pauses and restarts them as real faults.
+// pauses and restarts them as real faults. Given a ServerNetwork (netns.ts), each server runs in
+// its own network namespace at its own address instead, and a test can cut it off (partition).
 
 /** One server of a {@link NatsCluster}. */
 export interface ClusterServer {
@@ -18,8 +20,10 @@ export interface ClusterServer {
   readonly name: string;
   /** `az:a`, `az:b`, `az:c`. */
   readonly tag: string;
-  /** `127.0.0.1:<port>`: for clients. */
+  /** `<host>:<port>`: for clients (`127.0.0.1`, or its namespace's address). */
   readonly url: string;
+  /** `http://<host>:<port>`: its monitoring endpoint (`/connz`, `/jsz`). */
+  readonly monitor: string;
   readonly process: () => ChildProcess | undefined;
 }
 
@@ -38,6 +42,10 @@ export interface NatsCluster {
   start(name: string): Promise<void>;
   /** Stops a server the way an orchestrator does (SIGTERM) and starts it again. */
   restart(name: string): Promise<void>;
+  /** Drops every packet to and from a server (only on a cluster started with a network). */
+  isolate(name: string): void;
+  /** Undoes {@link isolate}. */
+  heal(name: string): void;
   /** Resolves once every running server sees a JetStream meta leader. */
   ready(ms?: number): Promise<void>;
   /** Kills every server and removes the stores. */
@@ -46,6 +54,9 @@ export interface NatsCluster {
 
 interface Node {
   readonly name: string;
+  /** The address it listens on, and the namespace it runs in (undefined: this one). */
+  readonly host: string;
+  readonly namespace?: string;
   readonly tag: string;
   readonly port: number;
   readonly routePort: number;
@@ -63,29 +74,32 @@ interface Node {
  * const nc = await connectNats({ servers: cluster.urls.split(',') });
  * ```
  */
-export async function startNatsCluster(): Promise<NatsCluster> {
+export async function startNatsCluster(options: { network?: ServerNetwork } = {}): Promise<NatsCluster> {
+  const { network } = options;
   const dir = await mkdtemp(path.join(tmpdir(), 'redflow-cluster-'));
   const names = ['n1', 'n2', 'n3'];
   const ports = await Promise.all(names.map(async () => ({ port: await freePort(), routePort: await freePort(), monitorPort: await freePort() })));
-  const routes = ports.map(({ routePort }) => `"nats-route://127.0.0.1:${routePort}"`).join(', ');
+  const hostOf = (i: number) => network?.hosts[i]?.address ?? '127.0.0.1';
+  const routes = ports.map(({ routePort }, i) => `"nats-route://${hostOf(i)}:${routePort}"`).join(', ');
   const nodes: Node[] = [];
   for (const [i, name] of names.entries()) {
     const { port, routePort, monitorPort } = ports[i]!;
+    const host = hostOf(i);
     const tag = `az:${'abc'[i]}`;
     const config = path.join(dir, `${name}.conf`);
     await writeFile(
       config,
       [
         `server_name: ${name}`,
-        `listen: "127.0.0.1:${port}"`,
-        `http: "127.0.0.1:${monitorPort}"`,
+        `listen: "${host}:${port}"`,
+        `http: "${host}:${monitorPort}"`,
         `server_tags: ["${tag}"]`,
         `jetstream { store_dir: "${path.join(dir, name)}", max_memory_store: 64MB, max_file_store: 1GB }`,
-        `cluster { name: redflow-test, listen: "127.0.0.1:${routePort}", routes: [${routes}] }`,
+        `cluster { name: redflow-test, listen: "${host}:${routePort}", routes: [${routes}] }`,
         '',
       ].join('\n'),
     );
-    nodes.push({ name, tag, port, routePort, monitorPort, config });
+    nodes.push({ name, tag, host, namespace: network?.hosts[i]?.namespace, port, routePort, monitorPort, config });
   }
   const node = (name: string): Node => {
     const found = nodes.find((n) => n.name === name);
@@ -93,7 +107,9 @@ export async function startNatsCluster(): Promise<NatsCluster> {
     return found;
   };
   const launch = async (n: Node): Promise<void> => {
-    const child = spawn(NATS_SERVER_BIN, ['-c', n.config], { stdio: ['ignore', 'ignore', 'pipe'] });
+    // `ip netns exec` execs the server in place: the child's pid is the server's, for the signals.
+    const [command, args] = n.namespace === undefined ? [NATS_SERVER_BIN, ['-c', n.config]] : ['ip', ['netns', 'exec', n.namespace, NATS_SERVER_BIN, '-c', n.config]];
+    const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     n.child = child;
     await new Promise<void>((resolve, reject) => {
       let output = '';
@@ -113,10 +129,10 @@ export async function startNatsCluster(): Promise<NatsCluster> {
   // A meta leader, and JetStream answering clients of this server (a server catching up answers 503).
   const hasMetaLeader = async (n: Node): Promise<boolean> => {
     try {
-      const response = await fetch(`http://127.0.0.1:${n.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
+      const response = await fetch(`http://${n.host}:${n.monitorPort}/jsz`, { signal: AbortSignal.timeout(1000) });
       const body = (await response.json()) as { meta_cluster?: { leader?: string } };
       if (typeof body.meta_cluster?.leader !== 'string' || body.meta_cluster.leader === '') return false;
-      const nc = await connectNats({ servers: `127.0.0.1:${n.port}`, name: 'cluster-ready', timeoutMs: 1000 });
+      const nc = await connectNats({ servers: `${n.host}:${n.port}`, name: 'cluster-ready', timeoutMs: 1000 });
       try {
         await (await jetstreamManager(nc, { timeout: 1000 })).getAccountInfo();
         return true;
@@ -128,14 +144,21 @@ export async function startNatsCluster(): Promise<NatsCluster> {
     }
   };
   const cluster: NatsCluster = {
-    servers: nodes.map((n) => ({ name: n.name, tag: n.tag, url: `127.0.0.1:${n.port}`, process: () => n.child })),
-    urls: nodes.map((n) => `127.0.0.1:${n.port}`).join(','),
+    servers: nodes.map((n) => ({ name: n.name, tag: n.tag, url: `${n.host}:${n.port}`, monitor: `http://${n.host}:${n.monitorPort}`, process: () => n.child })),
+    urls: nodes.map((n) => `${n.host}:${n.port}`).join(','),
     async kill(name) {
       const child = node(name).child;
       if (!child || child.exitCode !== null || child.signalCode !== null) return;
       const gone = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
       await gone;
+    },
+    isolate(name) {
+      if (!network) throw new Error('isolate needs a cluster started with a network (netns.ts)');
+      network.isolate(nodes.indexOf(node(name)));
+    },
+    heal(name) {
+      network?.heal(nodes.indexOf(node(name)));
     },
     pause: (name) => void node(name).child?.kill('SIGSTOP'),
     resume: (name) => void node(name).child?.kill('SIGCONT'),

@@ -36,7 +36,8 @@ describe('docs/forks.md', () => {
   it('should record a run, fork it at iteration 2 with another model and show the fork under its parent', async () => {
     if (shownTree === undefined || shell.length < 2) throw new Error('docs/forks.md has lost its commands or its tree');
     let last;
-    for (const command of shell.flatMap((block) => block.code.split('\n')).filter((line) => line.startsWith('npx redflow '))) {
+    // The cluster's commands (--nats) are run by docs/forksOnCluster.e2e.spec.ts, against a cluster.
+    for (const command of shell.flatMap((block) => block.code.split('\n')).filter((line) => line.startsWith('npx redflow ') && !line.includes('--nats'))) {
       const args = argsOf(command).map((arg) => arg.replace(PAGE_MODEL_URL, model.baseUrl));
       last = await runCli(args, { cwd: dir, timeoutMs: 60_000 });
       expect(last.code, `${command}\n${last.stderr}`).toBe(0);

@@ -23,9 +23,9 @@ describe('the statechart diagram', () => {
   it('should draw the transitions of the definition, labelled by event or guard', () => {
     expect(arrow(ReactState.AwaitingModel, ReactState.Validating)).toMatchObject({ trigger: 'event', labels: ['model.answer'] });
     expect(arrow(ReactState.AwaitingModel, ReactState.Concluding)?.labels).toEqual(['model.failure']);
-    expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerOverBudget', 'answerIsInvalid', 'answerIsFinal', 'answerDelegates'] });
+    expect(arrow(ReactState.Validating, ReactState.Concluding)).toMatchObject({ trigger: 'always', labels: ['answerOverBudget', 'answerNeedsRepair & repairOverBudget', 'answerIsInvalid', 'outputNeedsRepair & repairOverBudget', 'answerGoesToVerification & verificationOverBudget', 'answerIsFinal', 'answerDelegates'] });
     // A budget spent before the first call, or (a run resumed before its next call was recorded) before that one.
-    expect(arrow(ReactState.Starting, ReactState.Concluding)?.labels).toEqual(['firstCallOverBudget', 'resumesAt & nextCallOverBudget']);
+    expect(arrow(ReactState.Starting, ReactState.Concluding)?.labels).toEqual(['firstCallOverBudget', 'resumesAt & nextCallOverBudget', 'resumesAt & verificationOverBudget']);
     // An invalid answer or a final output sent back for repair, and a question to a person with its answer.
     expect(arrow(ReactState.Validating, ReactState.AwaitingModel)).toMatchObject({ trigger: 'always', labels: ['answerNeedsRepair', 'outputNeedsRepair'] });
     expect(arrow(ReactState.Validating, ReactState.AwaitingHuman)).toMatchObject({ trigger: 'always', labels: ['answerAsksPerson'] });
@@ -63,7 +63,7 @@ describe('the statechart diagram', () => {
       ].sort(),
     );
     expect(arrow(ReactState.Validating, ReactState.Verifying)?.labels).toEqual(['answerGoesToVerification']);
-    expect(arrow(ReactState.CheckingVerification, ReactState.Concluding)?.labels).toEqual(['verificationPassed', 'verificationsExhausted']);
+    expect(arrow(ReactState.CheckingVerification, ReactState.Concluding)?.labels).toEqual(['verificationPassed', 'verificationsExhausted', 'nextCallOverBudget']);
     // Nothing drawn that the machine does not have.
     expect(arrow(ReactState.Done, ReactState.AwaitingModel)).toBeUndefined();
     expect(arrow(ReactState.Validating, ReactState.Done)).toBeUndefined();

@@ -12,6 +12,7 @@ import { type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_TOOL, echoFlow } from './echoFlow.js';
 import { SKIP_BROWSER, openChromium, type FileBrowser, startServe } from './browserHarness.js';
+import { HELPER_AGENT_ANSWER, HELPER_AGENT_FILE } from '../support/helperAgentFile.js';
 
 const CHECKS = ['completeness', 'consistency', 'correctness', 'constraints'].map((name) => ({ name, passed: true, basis: `${name} holds` }));
 
@@ -22,20 +23,6 @@ function verifiedFlow() {
   const judge = { id: 'judge', type: 'model.llm', position: { x: 250, y: -150 }, config: { provider: 'scripted', model: 'judge-model', answers: [], verifications: { 1: { checks: CHECKS } } } };
   return { ...flow, nodes: [...nodes, judge] };
 }
-
-/** An `.agent.md` agent beside the flows: listed by the picker, run from it. */
-const HELPER_AGENT = `---
-name: helper
-description: Says hello, scripted.
-model:
-  provider: scripted
-  answers:
-    - { action: final, message: "Hello from an agent file.", confidence: 0.9 }
-query: Say hello.
----
-
-You say hello.
-`;
 
 let dir: string;
 let server: ChildProcess | undefined;
@@ -49,7 +36,7 @@ describe.skipIf(SKIP_BROWSER)('the verification and budget fields of the agent c
     await mkdir(path.join(flowsDir, 'tools'), { recursive: true });
     await writeFile(path.join(flowsDir, 'tools/echo.mjs'), ECHO_TOOL);
     await writeFile(path.join(flowsDir, 'verified-agent.json'), JSON.stringify(verifiedFlow()));
-    await writeFile(path.join(flowsDir, 'helper.agent.md'), HELPER_AGENT);
+    await writeFile(path.join(flowsDir, 'helper.agent.md'), HELPER_AGENT_FILE);
     const url = await startServe(flowsDir, path.join(dir, 'runs'), (child) => (server = child));
     browser = await openChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
@@ -116,6 +103,6 @@ describe.skipIf(SKIP_BROWSER)('the verification and budget fields of the agent c
     // The editor opens the started run: followed live to its end ('finished'), or, when the scripted
     // agent has already ended by the time it is loaded, shown from its log ('replay').
     await expect.poll(() => page.getAttribute('[data-testid="editor"]', 'data-run-state'), { timeout: 15_000 }).toMatch(/^(finished|replay)$/);
-    await expect.poll(() => page.locator('[data-testid="run-answer"]').first().textContent()).toBe('Hello from an agent file.');
+    await expect.poll(() => page.locator('[data-testid="run-answer"]').first().textContent()).toBe(HELPER_AGENT_ANSWER);
   }, 60_000);
 });

@@ -79,6 +79,15 @@ describe('diffRuns', () => {
     expect(diffRuns(withTokens(5), withTokens(7)).first).toEqual({ iteration: 1, field: 'tokens', a: { prompt: 10, completion: 5 }, b: { prompt: 10, completion: 7 } });
   });
 
+  it('should not count tokens only one run reported: a scripted model reports none', async () => {
+    const events = await run([answer.final('done')]);
+    const reported = events.map((event) => (event.type === 'model.answered' ? ({ ...event, data: { ...event.data, usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15 } } } as AgentEvent) : event));
+    const diff = diffRuns(events, reported);
+    expect(diff.same).toBe(true);
+    // Still shown on each side.
+    expect(diff.iterations[0]?.b?.tokens).toEqual({ prompt: 10, completion: 5 });
+  });
+
   it('should report an outcome that differs after the same iterations as a difference at the outcome', async () => {
     const diff = diffRuns(await run([answer.final('yes')]), await run([answer.final('no')]));
     expect(diff.iterations.every((it) => it.differences.length === 0)).toBe(true);

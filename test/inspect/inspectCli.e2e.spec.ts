@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
-import { replayMessages } from '../../src/inspect/index.js';
+import { createReplayCursor, replayMessages } from '../../src/inspect/index.js';
 import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import {
@@ -148,6 +148,27 @@ describe('redflow inspect (a real process)', () => {
     expect(result.stdout).toContain(`sent run cli-replay-1 to the inspector: ${events.length} events, ${1 + 2 * events.length} messages`);
     expect(result.stdout).toContain(`to ${r.url}`);
     expectReplayOf(r.messages, events);
+  });
+
+  it("replays a fork with its lineage: each snapshot's context from run.forked on names its parent and fork point, and the command says how to see the parent", async () => {
+    const { dir, logPath } = await finishedRun('cli-fork-parent');
+    const forkLog = path.join(dir, 'fork.jsonl');
+    const fork = await runCli(['fork', logPath, '--at', '2', '--answer', '2={"action":"final","message":"Shipped with FastShip.","confidence":0.9}', '--log', forkLog], { cwd: dir, env: EMBEDDED_ENV });
+    expect(fork.code, fork.stderr).toBe(0);
+    const { events } = await readJsonlLog(forkLog);
+    const r = await receiver();
+    const result = await runCli(['inspect', forkLog, '--inspect-url', r.url], { cwd: dir, env: EMBEDDED_ENV });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`a fork of run cli-fork-parent at iteration 2: redflow inspect ${logPath} shows its parent`);
+    expectReplayOf(r.messages, events);
+    const contexts = r.messages.filter((m) => m.type === '@xstate.snapshot').map((m) => (m.snapshot as { context: { forkOf?: unknown } }).context);
+    expect(contexts[0]?.forkOf).toBeUndefined();
+    for (const context of contexts.slice(1)) expect(context.forkOf).toMatchObject({ parent: { traceId: 'cli-fork-parent', log: logPath }, atIteration: 2 });
+    // The same when followed event by event, as on a cluster.
+    const cursor = createReplayCursor();
+    expect(events.flatMap((event) => cursor.next(event))).toEqual(replayMessages(events));
+    const json = await runCli(['inspect', forkLog, '--inspect-url', r.url, '--json'], { cwd: dir, env: EMBEDDED_ENV });
+    expect(JSON.parse(json.stdout)).toMatchObject({ traceId: events[0]?.traceId, forkOf: { parent: { traceId: 'cli-fork-parent' }, atIteration: 2 } });
   });
 
   it('finds a trace id in .redflow/runs, and prints JSON with --json', async () => {

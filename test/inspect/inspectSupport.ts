@@ -11,6 +11,7 @@ import { isTerminal, type AgentEvent } from '../../src/events/eventTypes.js';
 import { fold } from '../../src/events/evolve.js';
 import { runSteps } from '../../src/machines/runSteps.js';
 import { reactMachineDefinition } from '../../src/inspect/index.js';
+import { forkOfRun } from '../../src/inspect/replayMessages.js';
 import { ReactState, stateValueOf } from '../../src/machines/reactState.js';
 import { CLI, REPO_ROOT } from '../support/cli.js';
 
@@ -41,6 +42,8 @@ export function expectReplayOf(messages: readonly WireMessage[], events: readonl
   expect(actor?.snapshot?.value).toBe(ReactState.Starting);
   expect(actor?.createdAt).toBe(String(Date.parse(events[0]!.time)));
   const steps = runSteps(events);
+  // A fork's snapshots name its parent and fork point from its run.forked (seq 2) on.
+  const forkOf = forkOfRun(events);
   steps.forEach((step, index) => {
     const sent = rest[2 * index];
     const snapshot = rest[2 * index + 1];
@@ -52,7 +55,7 @@ export function expectReplayOf(messages: readonly WireMessage[], events: readonl
     expect(snapshot?.type).toBe('@xstate.snapshot');
     expect(snapshot?.event?.seq).toBe(step.event.seq);
     expect(snapshot?.snapshot?.value).toEqual(stateValueOf(step.state));
-    expect(snapshot?.snapshot?.context).toEqual({ envelope: JSON.parse(JSON.stringify(step.envelope)) });
+    expect(snapshot?.snapshot?.context).toEqual({ ...(index >= 1 && forkOf !== undefined && { forkOf }), envelope: JSON.parse(JSON.stringify(step.envelope)) });
     expect(snapshot?.snapshot?.status).toBe(isTerminal(step.event) ? 'done' : 'active');
   });
   const last = events.at(-1)!;

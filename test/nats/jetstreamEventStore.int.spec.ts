@@ -200,6 +200,29 @@ describe('the JetStream event store', () => {
     }
   });
 
+  it('should store a batch as exactly the JSON array of its events and publish each live as exactly its JSON, text beyond ASCII included', async () => {
+    const traceId = 'bytes-1';
+    const text = 'Grüße, 東京 🚀 "quoted" \\ \u2028';
+    const batch = [started(traceId), { ...resumed(traceId, 2, '2026-01-01T00:00:01.000Z'), data: { afterSeq: 1, note: text } }, resumed(traceId, 3, '2026-01-01T00:00:02.000Z')] as AgentEvent[];
+    const stored: Uint8Array[] = [];
+    const live: Uint8Array[] = [];
+    const logSub = other.subscribe(Subject.runLog(prefix, traceId), { callback: (_error, message) => void stored.push(message.data) });
+    const liveSub = other.subscribe(`${prefix}.trace.${traceId}.>`, { callback: (_error, message) => void live.push(message.data) });
+    await other.flush();
+    await store.appendMany?.(batch);
+    await eventually(() => stored.length === 2 && live.length === 3);
+    const utf8 = (value: unknown) => Buffer.from(new TextEncoder().encode(JSON.stringify(value))).toString('hex');
+    const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString('hex');
+    // run.started alone, then the two others together: the same bytes as encoding their array.
+    expect(stored.map(hex)).toEqual([utf8(batch[0]), utf8(batch.slice(1))]);
+    expect(live.map(hex)).toEqual(batch.map(utf8));
+    // Another writer's identical batch (an append whose ack was lost) is recognised byte for byte.
+    const fresh = await openJetStreamEventStore(other, { prefix });
+    await expect(fresh.appendMany?.(batch.slice(1))).resolves.toBeUndefined();
+    logSub.unsubscribe();
+    liveSub.unsubscribe();
+  });
+
   it('should accept the same event again (an append whose ack was lost) without storing it twice', async () => {
     const event = started('again');
     await store.append(event);

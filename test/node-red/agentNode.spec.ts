@@ -166,6 +166,24 @@ describe('the redflow agent node', () => {
     await expect.poll(() => errors.join('\n')).toContain('FLOW_FILE_OUTSIDE_ROOTS');
   });
 
+  it("shows a tool's progress reports in its status while the call runs", async () => {
+    await writeFile(
+      path.join(userDir, 'crawl.mjs'),
+      "export default { name: 'crawl', description: 'crawls', inputSchema: { type: 'object' }, execute: (_input, context) => { context.progress?.({ progress: 2, total: 5, message: 'page 2' }); return { pages: 5 }; } };\n",
+    );
+    await loadFlow(userDir, [
+      { id: 'agent', type: 'redflow-agent', strategy: 'react', maxIterations: 3, wires: [['answer'], ['model'], ['crawl'], []] },
+      { id: 'model', type: 'redflow-model', provider: 'scripted', answers: [{ action: 'tool', tool: 'crawl', input: {}, confidence: 0.5 }, { action: 'final', message: 'crawled', confidence: 0.9 }], wires: [] },
+      { id: 'crawl', type: 'redflow-tool-module', module: 'crawl.mjs', wires: [] },
+      { id: 'answer', type: 'helper' },
+    ]);
+    const shown = statuses('agent');
+    const answered = nextMessage('answer');
+    helper.getNode('agent')?.receive({ payload: 'go' });
+    expect((await answered).payload).toBe('crawled');
+    expect(shown.texts).toEqual(expect.arrayContaining(['awaitingTool · #1 crawl', 'awaitingTool · #1 crawl: 40% page 2', 'done · #2']));
+  });
+
   it('gives its new runs a changed model after a deploy of the modified nodes only, which leaves the agent running', async () => {
     const first = echoFlow([{ action: 'final', message: 'from the first model', confidence: 0.9 }]);
     await loadFlow(userDir, first);

@@ -23,7 +23,8 @@ const run = promisify(execFile);
  * 135 once ajv (63 files, 68 with its dependencies) is required where a schema is first compiled:
  * nothing is checked against a schema while the package loads (136 with the TypeScript module loader).
  * 137 with host/forkChanges.js: `resumeFromLog` re-applies a fork's changes from its log, so a
- * killed fork resumes as it ran.
+ * killed fork resumes as it ran. Still 137 with contracts/plainSchema.js (plain tool schemas are
+ * checked without ajv) since the TypeScript module loader now waits for a flow's first tool.module.
  */
 const MAX_ROOT_MODULES = 137;
 

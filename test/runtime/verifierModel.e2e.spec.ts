@@ -22,11 +22,11 @@ let dir: string;
 let main: FakeChatServer;
 let judge: FakeChatServer;
 
-function flowWith(verifierModel: unknown, judgeNode = true) {
+function flowWith(verifierModel: unknown, judgeNode = true, budget?: unknown) {
   return {
     nodes: [
       { id: 'in', type: 'trigger.input' },
-      { id: 'agent', type: 'agent.core', config: { strategy: 'react', maxIterations: 3, verification: { model: verifierModel, maxFailures: 1 } } },
+      { id: 'agent', type: 'agent.core', config: { strategy: 'react', maxIterations: 3, verification: { model: verifierModel, maxFailures: 1 }, ...(budget !== undefined && { budget }) } },
       { id: 'llm', type: 'model.llm', config: { provider: 'openai-compatible', model: 'main-model', baseUrl: main.baseUrl, apiKeyEnv: 'FAKE_KEY' } },
       { id: 'weather', type: 'tool.http', config: { url: 'http://127.0.0.1:9/weather', method: 'GET', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } } },
       ...(judgeNode ? [{ id: 'judge', type: 'model.llm', config: { provider: 'openai-compatible', model: 'judge-model', baseUrl: judge.baseUrl, apiKeyEnv: 'FAKE_KEY' } }] : []),
@@ -77,6 +77,31 @@ describe('an agent that verifies with a model of its own', () => {
     expect(main.requests.some((request) => isVerification(request.body))).toBe(false);
     const completed = events.find((event) => event.type === 'verification.completed');
     expect(completed?.data).toMatchObject({ passed: true, model: { provider: 'openai', model: 'judge-model' } });
+  });
+
+  it("should count the verifier's tokens and cost in the run's budget", async () => {
+    main.reset();
+    judge.reset();
+    main.setFallback({ kind: 'completion', content: FINAL, usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120 } });
+    judge.setFallback({ kind: 'completion', content: PASSED, usage: { prompt_tokens: 400, completion_tokens: 50, total_tokens: 450 } });
+    const prices = { 'main-model': { input: 1, output: 1 }, 'judge-model': { input: 10, output: 20 } };
+    const { result, events } = await run(flowWith('judge', true, { maxTokens: 5_000, prices }), 'budget-counted');
+    expect(result.outcome.verification?.passed).toBe(true);
+    const verified = events.find((event) => event.type === 'verification.completed');
+    // Priced as the judge's model, not the run's.
+    expect(verified?.data).toMatchObject({ usage: { promptTokens: 400, completionTokens: 50, totalTokens: 450, costUsd: (400 * 10 + 50 * 20) / 1e6 } });
+    expect(result.envelope.observability.usage).toMatchObject({ totalTokens: 570, costUsd: (120 + 400 * 10 + 50 * 20) / 1e6 });
+  });
+
+  it("should not call the verifier when its request would overspend the budget, and keep the answer unverified", async () => {
+    main.reset();
+    judge.reset();
+    main.setFallback({ kind: 'completion', content: FINAL, usage: { prompt_tokens: 900, completion_tokens: 20, total_tokens: 920 } });
+    judge.setFallback({ kind: 'completion', content: PASSED });
+    const { result } = await run(flowWith('judge', true, { maxTokens: 1_000 }), 'budget-refused');
+    expect(judge.requests).toHaveLength(0);
+    expect(result.outcome).toMatchObject({ status: 'done_partial', reason: 'budget_exhausted', answer: 'Paris is the capital of France.', error: { code: 'BUDGET_EXHAUSTED' } });
+    expect(result.outcome.error?.message).toContain("the next model call's input alone");
   });
 
   it('should take inline model settings as the verifier', async () => {

@@ -3,7 +3,6 @@ import { ErrorCode, RedflowError } from '../../errors.js';
 import { flowFileInsideRoots } from '../../files/fileRoots.js';
 import { hideLocalPaths } from '../../files/hideLocalPaths.js';
 import { compileUserSchema } from '../../contracts/schemas.js';
-import { importUserModule } from '../../typeScriptModules.js';
 import type { ToolModuleConfig } from '../../contracts/schema-types.js';
 import type { ToolContext, ToolDefinition } from '../tool.js';
 
@@ -137,6 +136,8 @@ async function importModule(file: string, reference: string, hint: string, roots
   }
 
   try {
+    // Imported here: `import 'redflow'` needs no module loader until a flow has a tool.module.
+    const { importUserModule } = await import('../../typeScriptModules.js');
     return await importUserModule(file, 'a tool.module written in TypeScript');
   } catch (error) {
     // A missing tsx is not a broken module: the flow is fine once the package is installed.

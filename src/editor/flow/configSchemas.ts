@@ -10,6 +10,7 @@ import compiledValidators from 'virtual:redflow/config-validators';
 import agentCoreSchema from '../../../schemas/agent-core.react.schema.json';
 import flowSchema from '../../../schemas/flow.schema.json';
 import { NodeType, type NodeType as NodeTypeName } from '../../flows/nodeTypes.js';
+import type { ConfigIssue } from './configIssue.js';
 import { checkStopConditionValues } from './stopConditions.js';
 
 /** A JSON Schema as the forms read it. */
@@ -74,19 +75,6 @@ function validatorOf(type: NodeTypeName): ValidateFunction {
   const validate = compiledValidators[name];
   if (!validate) throw new Error(`no compiled validator ${name}: is it a definition of schemas/flow.schema.json?`);
   return validate;
-}
-
-/**
- * One problem of a node's config: the field it is about (top-level key), if any, and what is wrong.
- * A problem inside the field (an array entry, a nested property) also has its `path` below the
- * field (`['0', 'value']` for `stopConditions[0].value`) and its `detail`: the message without
- * that location, for a control that already shows where it is.
- */
-export interface ConfigIssue {
-  readonly field?: string;
-  readonly message: string;
-  readonly path?: readonly string[];
-  readonly detail?: string;
 }
 
 /** What the agent core's config is checked as: `normalizeAgentConfig`'s defaults (src/flows/agentConfig.ts). */

@@ -6,7 +6,7 @@
  */
 import { StopCondition } from '../../events/stopConditions.js';
 import { iterationLimitBound, stopConditionValueProblems } from '../../flows/stopConditionValues.js';
-import type { ConfigIssue } from './configSchemas.js';
+import type { ConfigIssue } from './configIssue.js';
 
 /** One of the stop condition types of the schema. */
 export type StopConditionType = (typeof StopCondition)[keyof typeof StopCondition];

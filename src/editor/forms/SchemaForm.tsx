@@ -4,7 +4,8 @@
  * description as help and the validation problems next to the field they are about.
  */
 import { useEffect, useId, useState } from 'react';
-import type { ConfigIssue, JsonSchema } from '../flow/configSchemas.js';
+import type { ConfigIssue } from '../flow/configIssue.js';
+import type { JsonSchema } from '../flow/configSchemas.js';
 
 /** The schema form's props. */
 export interface SchemaFormProps {

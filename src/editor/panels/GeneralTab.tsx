@@ -1,6 +1,6 @@
 /** General: strategy (locked to react), max iterations (1..20), stop conditions, debug, instructions, verification and budget. */
 import { useId } from 'react';
-import type { ConfigIssue } from '../flow/configSchemas.js';
+import type { ConfigIssue } from '../flow/configIssue.js';
 import { STOP_CONDITIONS_FIELD } from '../flow/stopConditions.js';
 import { StopConditionsField } from './StopConditionsField.js';
 import { VerificationBudgetFields } from './VerificationBudgetFields.js';

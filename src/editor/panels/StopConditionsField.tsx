@@ -4,7 +4,7 @@
  * {@link ConfigIssue}s) under the row. Writes `stopConditions` as the schema has it: `[{ type, value? }]`.
  */
 import { useId } from 'react';
-import type { ConfigIssue } from '../flow/configSchemas.js';
+import type { ConfigIssue } from '../flow/configIssue.js';
 import {
   STOP_CONDITIONS_FIELD,
   STOP_CONDITION_SPECS,

@@ -1,7 +1,7 @@
 /** Tools: the tool nodes connected to the core, which of them the model may call, and their schemas. */
 import type { FlowDiagnostic } from '../../flows/diagnostics.js';
 import { ErrorCode } from '../../errors.js';
-import type { ConfigIssue } from '../flow/configSchemas.js';
+import type { ConfigIssue } from '../flow/configIssue.js';
 import type { ConnectedTool } from '../flow/connectedTools.js';
 
 /** The Tools tab's props. */

@@ -18,6 +18,7 @@ import { pendingWait, type WaitAnswer } from '../../events/pendingWait.js';
 import { RunHost } from '../../host/runHost.js';
 import type { LaunchedRun } from '../../host/liveRuns.js';
 import { answerStillDue } from '../../host/takeAnswer.js';
+import { forkChangesOf, withForkReplies } from '../../host/forkChanges.js';
 import { isRunWaiting } from '../../runtime/runWaitingError.js';
 import { loadValidFlow } from '../../flows/loadValidFlow.js';
 import { planRun } from '../../runtime/runPlan.js';
@@ -288,6 +289,8 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
       ({ record: keep }) => {
         const handle = resumeRun({
           ...environment,
+          // A fork's scripted answers and tool results (its run.forked) answer before the actors do.
+          transport: withForkReplies(environment.transport, subjects, forkChangesOf(events)),
           agent: started.agent,
           tools: started.tools,
           events,

@@ -13,6 +13,7 @@ import { randomIds } from '../../runtime/ids.js';
 import type { RunStartReply, RunStartRequest } from './coreWorker.js';
 import { readRunStart } from './runLogExists.js';
 import { watchReconnects } from '../reconnects.js';
+import { noCoreWorkerHint } from './coreWorkerPresence.js';
 
 /** Options of {@link startRemoteRun}. */
 export interface RemoteRunOptions {
@@ -89,21 +90,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
   // With a shared follow, its consumer's start is fixed before the run is asked for, so the run's
   // first event comes after it.
   const source = options.follow !== undefined ? await options.follow.watch(traceId, { signal: following }) : followJetStreamRun(options.nc, Storage.traceStream(prefix), prefix, traceId, 0, { signal: following });
-  const events: AgentEvent[] = [];
-  const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => {
-    void (async () => {
-      for await (const event of source) {
-        events.push(event);
-        options.onEvent?.(event);
-      }
-      // Detached: the caller no longer waits for the result.
-      if (following.aborted) return;
-      const status = logStatus(events);
-      if (status.kind !== 'finished') throw new RedflowError(errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} has not ended`));
-      resolve({ outcome: status.outcome, envelope: fold(events) });
-    })().catch(reject);
-  });
-  result.catch(() => undefined);
+  const result = followToEnd(source, traceId, following, options.onEvent);
 
   const transport = createNatsTransport(options.nc);
   const request: RunStartRequest = {
@@ -130,7 +117,7 @@ export async function startRemoteRun(options: RemoteRunOptions): Promise<RemoteR
     detached.abort();
     const hint =
       reply.error.code === ErrorCode.TRANSPORT_NO_RESPONDER
-        ? `no core worker is running for prefix "${prefix}": start one with \`redflow worker <flow> --role core --nats <url>${prefix === DEFAULT_SUBJECT_PREFIX ? '' : ` --prefix ${prefix}`}\`, or check --nats and --prefix`
+        ? noCoreWorkerHint(prefix)
         : reply.error.hint;
     throw new RedflowError({ ...reply.error, ...(hint !== undefined && { hint }) });
   }
@@ -202,4 +189,38 @@ async function startedAsAsked(nc: NatsConnection, prefix: string, traceId: strin
   if (started === undefined) return false;
   const sameParent = (started.data.parent?.idempotencyKey ?? null) === (request.parent?.idempotencyKey ?? null);
   return sameParent && JSON.stringify(started.data.input) === JSON.stringify(request.input);
+}
+
+/**
+ * The outcome and envelope of a run followed in the trace stream: the fold of exactly the events
+ * `source` yields, once the run's ending comes. Rejects with `RUN_STOPPED` when the events end
+ * without it; never settles once `following` aborts (the caller no longer waits).
+ *
+ * @example
+ * ```ts
+ * const result = followToEnd(followJetStreamRun(nc, stream, prefix, traceId, 0), traceId, signal, print);
+ * ```
+ */
+export function followToEnd(
+  source: AsyncIterable<AgentEvent>,
+  traceId: string,
+  following: AbortSignal,
+  onEvent?: (event: AgentEvent) => void,
+): Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }> {
+  const events: AgentEvent[] = [];
+  const result = new Promise<{ outcome: RunOutcome; envelope: AgentEnvelope }>((resolve, reject) => {
+    void (async () => {
+      for await (const event of source) {
+        events.push(event);
+        onEvent?.(event);
+      }
+      // Detached: the caller no longer waits for the result.
+      if (following.aborted) return;
+      const status = logStatus(events);
+      if (status.kind !== 'finished') throw new RedflowError(errorInfo(ErrorCode.RUN_STOPPED, `run ${traceId} has not ended`));
+      resolve({ outcome: status.outcome, envelope: fold(events) });
+    })().catch(reject);
+  });
+  result.catch(() => undefined);
+  return result;
 }

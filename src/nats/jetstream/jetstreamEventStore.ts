@@ -103,9 +103,9 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
 
   /**
    * One message holding `events` (one, or several consecutive events of one run), then each event
-   * live on its trace subject. `eventData` is each event's JSON; `data` is the message.
+   * live on its trace subject. `eventBytes` is each event's JSON in UTF-8; `data` is the message.
    */
-  const write = async (events: readonly AgentEvent[], eventData: readonly string[], data: Uint8Array): Promise<void> => {
+  const write = async (events: readonly AgentEvent[], eventBytes: readonly Uint8Array[], data: Uint8Array): Promise<void> => {
     const first = events[0] as AgentEvent;
     const last = lastSeqs.get(first.traceId);
     if (last !== undefined && first.seq !== last + 1) {
@@ -119,11 +119,12 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
       if (!stored || !sameBytes(stored.data, data)) throw concurrent(first, `seq ${first.seq} was written by another writer`);
     }
     lastSeqs.set(first.traceId, lastEvent.seq);
-    publishLive(nc, prefix, events, eventData);
+    publishLive(nc, prefix, events, eventBytes);
   };
   const writeOne = (event: AgentEvent): Promise<void> => {
-    const json = JSON.stringify(event);
-    return write([event], [json], encoder.encode(json));
+    // One encoding: the log's message and the live message are the same bytes.
+    const bytes = encoder.encode(JSON.stringify(event));
+    return write([event], [bytes], bytes);
   };
 
   return {
@@ -146,12 +147,12 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
         if (events.length === 0) return;
         if (events.length === 1) return writeOne(events[0] as AgentEvent);
       }
-      // Each event's JSON once: the live messages, and joined, the log's message.
-      const eventData = events.map((event) => JSON.stringify(event));
-      const data = encoder.encode(`[${eventData.join(',')}]`);
-      if (data.byteLength <= maxMessageBytes) return write(events, eventData, data);
+      // Each event serialised and encoded once: the live messages, and joined, the log's message.
+      const eventBytes = events.map((event) => encoder.encode(JSON.stringify(event)));
+      const data = jsonArrayOf(eventBytes);
+      if (data.byteLength <= maxMessageBytes) return write(events, eventBytes, data);
       // Too large for one message together: one message each, in order.
-      for (const [i, event] of events.entries()) await write([event], [eventData[i] as string], encoder.encode(eventData[i]));
+      for (const [i, event] of events.entries()) await write([event], [eventBytes[i] as Uint8Array], eventBytes[i] as Uint8Array);
     },
 
     follow(traceId, afterSeq, followOptions) {
@@ -266,14 +267,14 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
  * Each event of a stored append on its own trace subject (core NATS, nothing waits): what live
  * subscribers see. A connection closing meanwhile loses only the live copies; the log has them.
  */
-function publishLive(nc: NatsConnection, prefix: string, events: readonly AgentEvent[], eventData: readonly string[]): void {
+function publishLive(nc: NatsConnection, prefix: string, events: readonly AgentEvent[], eventBytes: readonly Uint8Array[]): void {
   if (nc.isClosed()) return;
   for (const [i, event] of events.entries()) {
     const liveHeaders = natsHeaders();
     liveHeaders.set(Header.TraceId, event.traceId);
     liveHeaders.set(Header.Seq, String(event.seq));
     try {
-      nc.publish(Subject.trace(prefix, event.traceId, event.type), eventData[i], { headers: liveHeaders });
+      nc.publish(Subject.trace(prefix, event.traceId, event.type), eventBytes[i], { headers: liveHeaders });
     } catch {
       // Closed or draining: the live copies are lost, the log is not.
       return;
@@ -289,6 +290,28 @@ function concurrent(event: AgentEvent, why: string): RedflowError {
   );
 }
 
+const OPEN = 0x5b; // [
+const COMMA = 0x2c;
+const CLOSE = 0x5d; // ]
+
+/**
+ * The JSON array of events already encoded, built from their bytes (UTF-8 of a concatenation is the
+ * concatenation of the UTF-8s): the same bytes as encoding `[a,b,…]`, without encoding twice.
+ */
+function jsonArrayOf(parts: readonly Uint8Array[]): Uint8Array {
+  let length = parts.length + 1;
+  for (const part of parts) length += part.byteLength;
+  const out = new Uint8Array(length);
+  out[0] = OPEN;
+  let at = 1;
+  for (const [i, part] of parts.entries()) {
+    if (i > 0) out[at++] = COMMA;
+    out.set(part, at);
+    at += part.byteLength;
+  }
+  out[at] = CLOSE;
+  return out;
+}
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;

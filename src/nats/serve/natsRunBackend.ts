@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
@@ -57,6 +59,7 @@ const LIST_READ_CONCURRENCY = 8;
  *   its stored events, then each one as it is stored, each once and in order.
  * - **list** reads the newest `run.started` events of the stream, backwards in windows, then each
  *   run's log (see `natsRunList.ts`); a run is `running` while the runs bucket holds its record.
+ * - **fork** stores the fork's log in the stream and hands it to the core workers (`forkOnCluster`).
  * - **abort** asks on `<prefix>.runs.abort.<traceId>`: only the core worker that owns the run
  *   answers (see `nats/cluster/runAborts.ts`).
  * - **answer** asks on `<prefix>.runs.answer.<traceId>`: one core worker takes the answer to a
@@ -211,6 +214,26 @@ export async function createNatsRunBackend(options: NatsRunBackendOptions): Prom
       }
       remember(traceId, request.flowId);
       return { traceId };
+    },
+
+    async fork(request) {
+      const on = await prefixOf(request.parent);
+      const first = on === undefined ? undefined : (await readLog(request.parent))?.events[0];
+      if (on === undefined || first === undefined) return undefined;
+      const { parent, ...changes } = request;
+      // The flow of the run as this server knows it: its file in the flows directory, when the
+      // path the core worker recorded is not one here.
+      const directoryId = await flowOf(first);
+      const recorded = first.type === AgentEventType.RunStarted ? first.data.flow?.path : undefined;
+      const here = recorded !== undefined && (await stat(recorded).then((found) => found.isFile(), () => false));
+      const flow = here || directoryId === undefined ? undefined : path.join(options.flowsDir, `${directoryId}.json`);
+      // Loaded on the first fork: a server that forks nothing never loads it.
+      const { forkOnCluster } = await import('../cluster/clusterFork.js');
+      const fork = await forkOnCluster({ ...changes, nc, prefix: on, from: parent, ...(flow !== undefined && { flow }) });
+      // Stored and handed to the core workers: it goes on there, followed like any run.
+      fork.detach();
+      if (directoryId !== undefined) remember(fork.traceId, directoryId);
+      return { traceId: fork.traceId };
     },
 
     async get(traceId) {
