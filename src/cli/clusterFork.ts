@@ -40,7 +40,7 @@ export interface ClusterForkCommandOptions extends ForkPlanOptions {
  * ```
  */
 export async function forkOnClusterCommand(options: ClusterForkCommandOptions): Promise<ExitCode> {
-  const { output, values, json, progress, from, values: _values, output: _output, json: _json, progress: _progress, ...plan } = options;
+  const { output, values, json, progress, from, ...plan } = options;
   const prefix = subjectPrefix(values);
   const nc = await connectFromOptions(values, 'redflow-fork');
   const s = styles(output.color);

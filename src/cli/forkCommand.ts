@@ -99,28 +99,8 @@ export const fork: Command = {
     const timeoutMs = positiveInteger(values.timeout as string | undefined, '--timeout', forkUsage);
     const json = Boolean(values.json);
     const progress = createProgressPrinter(output);
-    if (natsUrl(values)) {
-      if (values.log !== undefined) throw usageError('with --nats the fork\'s log goes to the trace stream: leave out --log', forkUsage);
-      const { forkOnClusterCommand } = await import('./clusterFork.js');
-      return forkOnClusterCommand({
-        from,
-        at,
-        values,
-        json,
-        output,
-        progress,
-        allowFiles: allowedFolders(values),
-        ...(values.flow !== undefined && { flow: values.flow as string }),
-        ...(model !== undefined && { model: model as Record<string, unknown> }),
-        ...(prompt !== undefined && { prompt }),
-        ...(script !== undefined && { script }),
-        ...(toolResults !== undefined && { toolResults }),
-        ...(answers !== undefined && { answers }),
-        ...(timeoutMs !== undefined && { timeoutMs }),
-      });
-    }
-    const crash = crashHook();
-    const forked = await forkRun({
+    // What the fork is and changes, the same wherever it runs.
+    const changes = {
       from,
       at,
       allowFiles: allowedFolders(values),
@@ -130,6 +110,15 @@ export const fork: Command = {
       ...(script !== undefined && { script }),
       ...(toolResults !== undefined && { toolResults }),
       ...(answers !== undefined && { answers }),
+    };
+    if (natsUrl(values)) {
+      if (values.log !== undefined) throw usageError('with --nats the fork\'s log goes to the trace stream: leave out --log', forkUsage);
+      const { forkOnClusterCommand } = await import('./clusterFork.js');
+      return forkOnClusterCommand({ ...changes, values, json, output, progress, ...(timeoutMs !== undefined && { timeoutMs }) });
+    }
+    const crash = crashHook();
+    const forked = await forkRun({
+      ...changes,
       ...(values.log !== undefined && { logPath: values.log as string }),
       ...(timeoutMs !== undefined && { timeoutMs }),
       onEvent: (event) => {
