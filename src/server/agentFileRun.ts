@@ -27,7 +27,7 @@ export interface AgentFileRunOptions extends BackendAgentStartRequest {
  */
 export async function runAgentFile(options: AgentFileRunOptions): Promise<LaunchedRun> {
   const definition = await loadAgentDefinitionModule(options.agentPath);
-  const executor = new AgentExecutor({ ...(options.env !== undefined && { env: options.env }), ...(options.fsync !== undefined && { fsync: options.fsync }) });
+  const executor = executorFor(options);
   const run = await executor.start(definition, {
     inputs: options.inputs,
     modulePath: options.agentPath,
@@ -64,8 +64,13 @@ export interface AgentFileResumeOptions {
  */
 export async function resumeAgentFile(options: AgentFileResumeOptions): Promise<LaunchedRun> {
   const definition = await loadAgentDefinitionModule(options.agentPath);
-  const executor = new AgentExecutor({ ...(options.env !== undefined && { env: options.env }), ...(options.fsync !== undefined && { fsync: options.fsync }) });
+  const executor = executorFor(options);
   // The host judged the answer against the log already; the executor judges it again under the log's lock.
   const run = await executor.resume(definition, { logPath: options.logPath, answer: options.answer as ResumeAgentOptions['answer'], signal: options.signal, onEvent: options.onEvent });
   return { handle: run.handle, finished: run.result };
+}
+
+/** The executor of a served agent file's run: the server's environment and fsync mode, when given. */
+function executorFor(options: { readonly env?: NodeJS.ProcessEnv; readonly fsync?: JsonlFsyncMode }): AgentExecutor {
+  return new AgentExecutor({ ...(options.env !== undefined && { env: options.env }), ...(options.fsync !== undefined && { fsync: options.fsync }) });
 }
