@@ -12,10 +12,23 @@ import { storeUnavailable } from './storeUnavailable.js';
 
 /** Messages asked for at once: a run's log comes in a few pulls, and a live run's next message as soon as it is stored. */
 const PULL_MESSAGES = 256;
+/**
+ * The follow's JetStream API timeout, above nats.js's 5 s: after a kill -9 of the stream's leader
+ * (three servers, 2.9.10), follows asking every 5 s went unanswered for up to 60 s, while follows
+ * asking every 15 s were all answered at their first or second asking (ended 15-33 s after the kill).
+ */
+const API_TIMEOUT_MS = 15_000;
 /** How many new consumers in a row may end without an event before the follow gives up. */
 const MAX_IDLE_RESTARTS = 5;
 /** How long making the consumer keeps asking through JetStream API timeouts. */
 const CREATE_PATIENCE_MS = 30_000;
+/**
+ * How long a follow waits, with the connection open, for a stream that does not answer before it
+ * gives up with `LOG_STORE_UNAVAILABLE`. A follow waits for the run's ending anyway, and the run goes
+ * on through a leader election: a consumer creation sent during one is never answered, and is asked
+ * again once {@link API_TIMEOUT_MS} has passed.
+ */
+const FOLLOW_PATIENCE_MS = 120_000;
 
 /**
  * Follows run `traceId` in the trace stream (see `EventStore.follow`) through nats.js's ordered
@@ -28,7 +41,8 @@ const CREATE_PATIENCE_MS = 30_000;
  * not its stream sequence): those up to `afterSeq` are checked and passed over.
  *
  * Each message is checked as `read` checks it (schema, run, seq, a step the run could take); one
- * that fails ends the follow with the problem's code. A connection closed under it ends it with
+ * that fails ends the follow with the problem's code. A stream that does not answer (a leader
+ * election) is asked again, for up to 2 minutes without an answer. A connection closed under it ends it with
  * `LOG_STORE_UNAVAILABLE`, a trace id that is not one (it would be a wildcard in the filter) with
  * `LOG_NOT_FOUND`. The ephemeral consumer is deleted when the follow ends.
  */
@@ -44,23 +58,32 @@ export async function* followJetStreamRun(nc: NatsConnection, stream: string, pr
   }
   const { signal } = options;
   const stopped = () => signal?.aborted === true;
-  const js = jetstream(nc);
+  const js = jetstream(nc, { timeout: API_TIMEOUT_MS });
   let yielded = afterSeq;
+  let answeredAt = Date.now();
   for (let idle = 0; !stopped(); ) {
     const before = yielded;
     const once = followOnce(nc, js, stream, prefix, traceId, yielded, signal);
-    let step: IteratorResult<AgentEvent, 'ended' | 'lost' | 'reconnected'>;
+    let step: IteratorResult<AgentEvent, 'ended' | 'lost' | 'reconnected' | 'unanswered'>;
     try {
       while (!(step = await once.next()).done) {
         yielded = step.value.seq;
+        answeredAt = Date.now();
         yield step.value;
       }
+    } catch (error) {
+      if (!timedOut(error) || nc.isClosed() || Date.now() - answeredAt > FOLLOW_PATIENCE_MS) throw error;
+      step = { done: true, value: 'unanswered' };
     } finally {
       // Broken out of, or failed: its consumer goes too.
       await once.return('ended');
     }
     if (step.value === 'ended' || stopped()) return;
     if (step.value === 'reconnected') continue;
+    if (step.value === 'unanswered') {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      continue;
+    }
     // nats.js's ordered consumer ended without the run's ending: it gives up a consumer it could
     // not recreate while the connection was down. A new one goes on from the last event yielded;
     // a connection closed for good fails its creation, and so does this follow.
