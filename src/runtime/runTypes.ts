@@ -3,12 +3,12 @@ import type { AgentCoreReactConfig, AgentEnvelope, RunOutcome, ToolSpec } from '
 import type { EventStore } from '../events/eventStore.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import type { ContextBudget } from '../machines/contextBudget.js';
+import type { reactMachine } from '../machines/reactMachine.js';
 import type { AnswerLimits } from '../validation/validateModelAnswer.js';
 import type { TextActionRules } from '../validation/validateTextAnswer.js';
 import type { Transport } from '../actors/transport.js';
 import type { Clock } from './clock.js';
 import type { ActorSubjects } from './transportActor.js';
-import type { runtimeMachine } from './runSession.js';
 
 // A run's contract: what it is given (its environment, its memory) and what it gives back (its
 // handle, its result). Types only; the session that keeps it is runSession.ts.
@@ -112,5 +112,5 @@ export interface RunHandle {
    */
   stop(): void;
   /** The statechart's actor, once started (for inspection). */
-  readonly actor: () => Actor<typeof runtimeMachine> | undefined;
+  readonly actor: () => Actor<typeof reactMachine> | undefined;
 }
