@@ -1,6 +1,6 @@
 import type { AgentEnvelope, RunOutcome, TokenUsage } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
-import { partialAnswer } from './partialAnswer.js';
+import { partialAnswer } from './outcomes.js';
 import type { ChatMessage } from './protocol.js';
 
 /**

@@ -7,11 +7,6 @@ import type {
   ModelAnsweredData,
   ModelRequestedData,
   RunEnding,
-  ToolApprovedData,
-  ToolCompletedData,
-  ToolAttachedData,
-  ToolDeniedData,
-  ToolRequestedData,
 } from '../contracts/schema-types.js';
 import { ErrorCode, errorInfo } from '../errors.js';
 import { AgentEventType, type RecordedFact } from '../events/eventTypes.js';
@@ -31,8 +26,8 @@ import type {
   TransportCommand,
 } from './reactTypes.js';
 import { answerRepairs, confidenceThreshold, iterationLimit, lastConfidence } from '../events/stopConditions.js';
-import { needsApproval, runsOnClient, waitAfterApproval, waitAfterRequest, waitForHuman, waitTimeoutOf } from '../events/waits.js';
-import { childTraceIdOf, delegatedSubagent, isSubagent } from './subagents.js';
+import { needsApproval, runsOnClient, waitForHuman, waitTimeoutOf } from '../events/waits.js';
+import { ToolCalls, validAnswer } from './toolCalls.js';
 import { modelSwitch } from './modelSwitch.js';
 import { budgetExhausted, meteredUsage } from './contextBudget.js';
 
@@ -56,6 +51,11 @@ function record(fact: RecordedFact, more?: Partial<ReactContext>): Recorded {
   return { fact, more };
 }
 
+/** {@link record}, when there is a fact to record. */
+function recordIf(fact: RecordedFact | undefined): Recorded | undefined {
+  return fact === undefined ? undefined : record(fact);
+}
+
 /**
  * A recording action: records the fact `factOf` gives (if any) in one step. The envelope becomes
  * `evolve(envelope, fact)`, and the fact is emitted for the host's recorder to stamp and append,
@@ -76,39 +76,9 @@ function positionOf(context: ReactContext, reasoningHidden: boolean): AnswerPosi
   return { afterObservation: context.envelope.state.iteration > 1, reasoningHidden };
 }
 
-/** The current iteration's tool call: the last one requested (one tool call per iteration). */
-function currentCall(context: ReactContext) {
-  const { history } = context.envelope.tools;
-  return history[history.length - 1];
-}
-
-/** The answer being judged, when it is valid. */
-function validAnswer(context: ReactContext) {
-  const { validation } = context;
-  return validation?.ok === true ? validation.answer : undefined;
-}
-
-/** The call the answer being judged makes: a valid tool call, or a delegation to a connected subagent (called like a tool). */
-interface AnswerCall {
-  readonly tool: string;
-  readonly input: ToolRequestedData['input'];
-  readonly confidence: number;
-}
-
-/** The call of the answer being judged, when it makes one: see {@link AnswerCall}. */
-function answerCall(context: ReactContext): AnswerCall | undefined {
-  const answer = validAnswer(context);
-  if (answer?.action === 'tool') return { tool: answer.tool as string, input: (answer.input ?? {}) as ToolRequestedData['input'], confidence: answer.confidence as number };
-  if (answer?.action !== 'delegate') return undefined;
-  const subagent = delegatedSubagent(context.settings.agent, context.settings.tools, answer.input);
-  if (subagent === undefined) return undefined;
-  // A delegation names no confidence of its own: 0 keeps a confidence threshold from ending the run on it.
-  return { tool: subagent, input: { task: (answer.input as { task?: unknown }).task }, confidence: answer.confidence ?? 0 };
-}
-
 /** The tool of the answer being judged, when it calls one. */
 function answerTool(context: ReactContext): string | undefined {
-  return answerCall(context)?.tool;
+  return ToolCalls.ofAnswer(context)?.tool;
 }
 
 /** The question the run waits on: the last exchange, asked by the model. */
@@ -178,7 +148,7 @@ export const reactSetup = setup({
       return action === 'escalate' || action === 'request_info';
     },
     // A delegation to a connected subagent is a call of it, like a tool's; any other ends the run.
-    answerDelegates: ({ context }) => validAnswer(context)?.action === 'delegate' && answerCall(context) === undefined,
+    answerDelegates: ({ context }) => validAnswer(context)?.action === 'delegate' && ToolCalls.ofAnswer(context) === undefined,
     toolNeedsApproval: ({ context }) => {
       const tool = answerTool(context);
       return tool !== undefined && needsApproval(context.settings.agent, tool);
@@ -187,7 +157,7 @@ export const reactSetup = setup({
       const tool = answerTool(context);
       return tool !== undefined && runsOnClient(context.settings.tools, tool);
     },
-    approvedToolRunsOnClient: ({ context }) => runsOnClient(context.settings.tools, currentCall(context)?.tool ?? ''),
+    approvedToolRunsOnClient: ({ context }) => runsOnClient(context.settings.tools, ToolCalls.current(context)?.tool ?? ''),
     confidenceThresholdReached: ({ context }) => {
       const threshold = confidenceThreshold(context.settings.agent);
       const confidence = lastConfidence(context.envelope);
@@ -204,11 +174,8 @@ export const reactSetup = setup({
     endsInFailure: ({ context }) => context.ending?.type === AgentEventType.RunFailed,
   },
   actions: {
-    // The verifying state's (src/machines/verifying.ts).
-    recordVerificationRequested: recording(({ context }) => {
-      const fact = Verifying.requested(context);
-      return fact === undefined ? undefined : record(fact);
-    }),
+    // The verifying state's (src/machines/verification.ts).
+    recordVerificationRequested: recording(({ context }) => recordIf(Verifying.requested(context))),
     sendVerificationRequest: sendTo('transport', ({ context }): TransportCommand => Verifying.command(context)),
     recordVerificationCompleted: recording(({ context, event }) => {
       assertEvent(event, 'model.answer');
@@ -325,90 +292,26 @@ export const reactSetup = setup({
       const handoff: Handoff = { agentId: input.agent_id ?? '', task: input.task ?? '' };
       return { ending: ending(AgentEventType.RunCompleted, Outcome.delegated(handoff, answer?.message)) };
     }),
-    recordToolRequested: recording(({ context }) => {
-      const answer = validAnswer(context);
-      const call = answerCall(context);
-      if (answer === undefined || call === undefined) return undefined;
-      const iteration = context.envelope.state.iteration;
-      const data: ToolRequestedData = {
-        tool: call.tool,
-        input: call.input,
-        confidence: call.confidence,
-        // One tool call per iteration, so trace and iteration identify the call, and a call
-        // re-sent after a crash carries the same key.
-        idempotencyKey: `${context.settings.traceId}:${iteration}`,
-      };
-      // The run a subagent call starts is named by the call: the log links the two before it starts.
-      if (isSubagent(context.settings.tools, call.tool)) data.childTraceId = childTraceIdOf(context.settings.traceId, iteration);
-      if (answer.message !== undefined) data.message = answer.message;
-      if (context.settings.agent.debug && answer.thought !== undefined) data.thought = answer.thought;
-      // The log says the run waits, and for how long: its readers need no config to know.
-      const wait = waitAfterRequest(context.settings.agent, context.settings.tools, data.tool);
-      if (wait !== undefined) data.wait = wait;
-      return record({ type: AgentEventType.ToolRequested, iteration, data });
-    }),
+    recordToolRequested: recording(({ context }) => recordIf(ToolCalls.requested(context))),
     recordToolApproved: recording(({ context, event }) => {
       assertEvent(event, 'tool.approve');
-      const call = currentCall(context);
-      const tool = call?.tool ?? '';
-      const data: ToolApprovedData = { tool, idempotencyKey: call?.idempotencyKey ?? '' };
-      if (event.reason !== undefined) data.reason = event.reason;
-      const wait = waitAfterApproval(context.settings.agent, context.settings.tools, tool);
-      if (wait !== undefined) data.wait = wait;
-      return record({ type: AgentEventType.ToolApproved, iteration: context.envelope.state.iteration, data });
+      return record(ToolCalls.approved(context, event));
     }),
     recordToolDenied: recording(({ context, event }) => {
       assertEvent(event, 'tool.deny');
-      const call = currentCall(context);
-      const tool = call?.tool ?? '';
-      // The denial is the model's next observation: it must say why, so the model can do otherwise.
-      const error = errorInfo(
-        ErrorCode.TOOL_DENIED,
-        event.reason === undefined ? `the call to ${tool} was denied by the person reviewing it` : `the call to ${tool} was denied by the person reviewing it: ${event.reason}`,
-        { hint: 'do not repeat this call as it was; change it or answer without it' },
-      );
-      const data: ToolDeniedData = { tool, idempotencyKey: call?.idempotencyKey ?? '', error };
-      if (event.reason !== undefined) data.reason = event.reason;
-      return record({ type: AgentEventType.ToolDenied, iteration: context.envelope.state.iteration, data });
+      return record(ToolCalls.denied(context, event));
     }),
     endWithWaitExpired: assign(({ context }, params: { kind: 'approval' | 'client' }) => ({
-      ending: ending(AgentEventType.RunFailed, Outcome.waitExpired(params.kind, currentCall(context)?.tool ?? '', waitTimeoutOf(context.settings.agent))),
+      ending: ending(AgentEventType.RunFailed, Outcome.waitExpired(params.kind, ToolCalls.current(context)?.tool ?? '', waitTimeoutOf(context.settings.agent))),
     })),
-    sendToolRequest: sendTo('transport', ({ context }): TransportCommand => {
-      const call = currentCall(context);
-      const idempotencyKey = call?.idempotencyKey ?? '';
-      // A call re-sent after the tool said where its work lives goes back to that work.
-      const attached = context.settings.resume?.attached;
-      return {
-        type: 'tool.request',
-        request: {
-          traceId: context.settings.traceId,
-          iteration: call?.iteration ?? context.envelope.state.iteration,
-          tool: call?.tool ?? '',
-          input: (call?.input ?? {}) as Record<string, unknown>,
-          idempotencyKey,
-          ...(attached !== undefined && attached.idempotencyKey === idempotencyKey && { attached: attached.handle }),
-        },
-      };
-    }),
+    sendToolRequest: sendTo('transport', ({ context }): TransportCommand => ToolCalls.command(context)),
     recordToolAttached: recording(({ context, event }) => {
       assertEvent(event, 'tool.attached');
-      const call = currentCall(context);
-      // A late word from an earlier call (its reply already taken) is not this call's.
-      if (call === undefined || event.idempotencyKey !== call.idempotencyKey) return undefined;
-      const data: ToolAttachedData = { tool: call.tool, idempotencyKey: call.idempotencyKey, handle: { ...event.handle } };
-      return record({ type: AgentEventType.ToolAttached, iteration: context.envelope.state.iteration, data });
+      return recordIf(ToolCalls.attached(context, event));
     }),
     recordToolCompleted: recording(({ context, event }) => {
       assertEvent(event, 'tool.result');
-      const call = currentCall(context);
-      const { result } = event;
-      const data: ToolCompletedData = { tool: call?.tool ?? '', idempotencyKey: call?.idempotencyKey ?? '', ok: result.ok, durationMs: 0 };
-      if (result.ok) data.output = result.output;
-      else data.error = result.error;
-      data.durationMs = event.durationMs;
-      if (call?.childTraceId !== undefined) data.childTraceId = call.childTraceId;
-      return record({ type: AgentEventType.ToolCompleted, iteration: context.envelope.state.iteration, data });
+      return record(ToolCalls.completed(context, event));
     }),
     endWithConfidenceStop: assign(({ context }) => ({
       ending: ending(

@@ -1,26 +1,23 @@
 import path from 'node:path';
 import { ErrorCode, RedflowError, errorInfo, toErrorInfo } from '../errors.js';
 import type { AgentEvent } from '../events/eventTypes.js';
-import type { JsonlFsyncMode } from '../events/jsonlEventStore.js';
 import { logStatus } from '../events/resumePoint.js';
 import type { WaitAnswer } from '../events/pendingWait.js';
 import { RunHost } from '../host/runHost.js';
 import type { LaunchedRun, LiveRun } from '../host/liveRuns.js';
 import { isRunWaiting, type RunWaitingError } from '../runtime/runWaitingError.js';
-import { isValidConversationId } from '../actors/memory.js';
-import { admitRun } from '../host/admission.js';
 import { randomIds } from '../runtime/ids.js';
 import { resumeRun, startRun } from '../runtime/runAgent.js';
-import type { RunHandle, RunMemory, RunResult } from '../runtime/runSession.js';
+import type { RunHandle, RunResult } from '../runtime/runSession.js';
 import type { AgentActors } from './agentActors.js';
-import { currentWiring, releaseGeneration, startGeneration, withHint, type DescribedDiagnostic, type Generation } from './agentGeneration.js';
+import { currentWiring, releaseGeneration, startGeneration, withHint, type Generation } from './agentGeneration.js';
 import { showInDebugSidebar } from './debugSidebar.js';
 import type { DoneFunction, NodeRedApi, NodeRedMessage, NodeRedNode, SendFunction } from './nodeRedApi.js';
+import { admitRequest, runMemory } from './runRequest.js';
 import { endedStatus, problemStatus, runningStatus } from './runStatus.js';
 import { followToolProgress, type ToolProgressFollower } from './toolProgress.js';
-import type { NatsLogSettings } from './jetStreamRunLogs.js';
 import { jsonlRunLogs } from './jsonlRunLogs.js';
-import type { RecentRun } from './recentRuns.js';
+import type { AgentHost, AgentRunRequest, RedflowNodeRedSettings } from './agentHostTypes.js';
 import type { RunLog, RunLogs, UnfinishedRun } from './runLogs.js';
 
 /**
@@ -29,80 +26,6 @@ import type { RunLog, RunLogs, UnfinishedRun } from './runLogs.js';
  * Node-RED itself gives a closing node 15 s.
  */
 export const CLOSE_GRACE_MS = 5_000;
-
-/** The Redflow settings Node-RED's `settings.js` may hold, as `redflow: { … }`. */
-export interface RedflowNodeRedSettings {
-  /** Where the agents keep their runs' logs; default `<userDir>/redflow/runs`. */
-  readonly runsDir?: string;
-  /** Folders besides the user directory where flows may name files (tool modules, answers, memory). */
-  readonly allowFiles?: readonly string[];
-  /** When the logs are synced to disk (default `always`, as `redflow run`). */
-  readonly fsync?: JsonlFsyncMode;
-  /** How long a stop waits for a tool call under way (default {@link CLOSE_GRACE_MS}). */
-  readonly closeGraceMs?: number;
-  /** Keep the logs in JetStream on this NATS server instead of files (`runsDir` is then unused). */
-  readonly nats?: NatsLogSettings;
-}
-
-/** What the editor shows of a deployed agent. */
-export interface AgentDescription {
-  readonly id: string;
-  /** The tab (flow) it is on. */
-  readonly tab?: string;
-  /** Where its runs' logs are: a folder of `<traceId>.jsonl` files, or a JetStream stream. */
-  readonly logs: string;
-  readonly errors: readonly DescribedDiagnostic[];
-  readonly warnings: readonly DescribedDiagnostic[];
-  /** Trace ids of the runs under way. */
-  readonly running: readonly string[];
-}
-
-export type { DescribedDiagnostic } from './agentGeneration.js';
-
-/** What starts a run from outside a flow (Redflow's editor, through the admin API). */
-export interface AgentRunRequest {
-  readonly input: unknown;
-  readonly conversationId?: string;
-  readonly timeoutMs?: number;
-}
-
-/** A run's events as the agent has them, and whether it is under way here. */
-export interface AgentRunEvents {
-  readonly events: readonly AgentEvent[];
-  readonly running: boolean;
-}
-
-/** An agent node's runtime: its wiring check, its actors, its runs. */
-export interface AgentHost {
-  /** Starts a run with `msg.payload` as its input; the answer leaves on the first output. */
-  input(msg: NodeRedMessage, send: SendFunction, done: DoneFunction): void;
-  /**
-   * Starts a run without a message (Redflow's editor's Run): resolves with its trace id once its
-   * first event is in the log; its answer leaves on the first output as a new message.
-   */
-  start(request: AgentRunRequest): Promise<{ readonly traceId: string }>;
-  /** The run's events after `afterSeq`, or `undefined` when the agent has no such run. */
-  events(traceId: string, afterSeq: number): Promise<AgentRunEvents | undefined>;
-  /** Resolves once the run has an event after `afterSeq`, is no longer under way, or `waitMs` passed. */
-  waitForEvents(traceId: string, afterSeq: number, waitMs: number): Promise<void>;
-  /** Aborts a run under way or parked in a wait. */
-  abort(traceId: string, reason: string): Promise<'aborting' | 'finished' | 'unknown'>;
-  /**
-   * Answers the wait of a run parked in its log (an approval, a client tool's result, a person's
-   * answer): the run goes on here. Throws `RUN_NOT_WAITING`, `WAIT_ALREADY_ANSWERED`,
-   * `WAIT_ANSWER_MISMATCH`, `RUN_ALREADY_FINISHED` for an answer the wait does not take, and
-   * `WAIT_EXPIRED` past its deadline (the run then ends blocked).
-   */
-  answer(traceId: string, answer: WaitAnswer): Promise<'answered' | 'unknown'>;
-  /**
-   * Stops the agent. On a redeploy or a stop (`removed` false) runs are stopped without an ending
-   * and go on when the agent starts again; when the node is deleted they are aborted.
-   */
-  close(removed: boolean): Promise<void>;
-  describe(): AgentDescription;
-  /** Its newest runs, from their logs. */
-  recentRuns(limit: number): Promise<RecentRun[]>;
-}
 
 /**
  * Starts the runtime of an agent node: checks its wiring as a Redflow flow (a red status with the
@@ -244,28 +167,7 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
     const used = generation;
     const ready = await used.actors;
     if (closing) throw new RedflowError(errorInfo(ErrorCode.SERVER_CLOSING, 'the agent is stopping'));
-    const { input } = request;
-    if (input === undefined) {
-      throw new RedflowError(errorInfo(ErrorCode.RUN_INPUT_INVALID, 'msg.payload is missing: it is the run\'s input', { hint: 'send the question (text or JSON) in msg.payload' }));
-    }
-    const { checkInput } = ready;
-    admitRun({
-      input,
-      agent: ready.agent,
-      tools: ready.tools,
-      ...(checkInput !== undefined && {
-        checkInput: (given: unknown) => {
-          const verdict = checkInput(given);
-          if (verdict === true) return;
-          throw new RedflowError(
-            errorInfo(ErrorCode.RUN_INPUT_INVALID, `msg.payload does not match the input node's inputSchema: ${verdict}`, {
-              hint: 'see the redflow input node wired to the agent for what the input must look like',
-            }),
-          );
-        },
-      }),
-    });
-    const memory = runMemory(ready, request.conversationId);
+    const { input, memory } = admitRequest(ready, request);
     const traceId = randomIds.traceId();
     takenWhileResuming?.add(traceId);
     const log = await (await logs).create(traceId);
@@ -448,17 +350,4 @@ export function startAgentHost(RED: NodeRedApi, node: NodeRedNode): AgentHost {
       return (await logs).recent(new Set(host.running()), limit);
     },
   };
-}
-
-/** The run's memory: the conversation named by `msg.conversationId`, when the agent has a memory node. */
-function runMemory(ready: AgentActors, conversationId: unknown): RunMemory | undefined {
-  if (ready.memory === undefined || conversationId === undefined) return undefined;
-  if (typeof conversationId !== 'string' || !isValidConversationId(conversationId)) {
-    throw new RedflowError(
-      errorInfo(ErrorCode.MEMORY_KEY_INVALID, `msg.conversationId ${JSON.stringify(conversationId)} is not a valid conversation id`, {
-        hint: 'use 1–128 letters, digits, _, - or . (not starting with .)',
-      }),
-    );
-  }
-  return { ...ready.memory, conversationId };
 }

@@ -1,6 +1,7 @@
 import { ErrorCode } from '../errors.js';
 import { httpStatusOf } from '../errorKinds.js';
-import { startAgentHost, type AgentHost } from './agentHost.js';
+import { startAgentHost } from './agentHost.js';
+import type { AgentHost } from './agentHostTypes.js';
 import { checkAgentWiring, describeDiagnostic } from './agentWiring.js';
 import type { AdminHandler, NodeRedApi, NodeRedNode, NodeRedNodeConfig } from './nodeRedApi.js';
 import { NodeRedType } from '../flows/nodeRed/nodeRedTypes.js';

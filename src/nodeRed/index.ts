@@ -22,7 +22,7 @@ export { registerAgentNode } from './agentNode.js';
 export { registerCapabilityNodes, CAPABILITY_CREDENTIALS } from './capabilityNodes.js';
 export { registerIoNodes, formatAnswer } from './ioNodes.js';
 export { startAgentHost, CLOSE_GRACE_MS } from './agentHost.js';
-export type { AgentHost, AgentDescription, RedflowNodeRedSettings } from './agentHost.js';
+export type { AgentHost, AgentDescription, RedflowNodeRedSettings } from './agentHostTypes.js';
 export { checkAgentWiring, deployedConfigs, describeDiagnostic } from './agentWiring.js';
 export type { AgentWiring } from './agentWiring.js';
 export { agentFlowDocument, redflowNode } from './flowDocument.js';

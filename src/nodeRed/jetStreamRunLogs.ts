@@ -8,9 +8,7 @@ import { AgentEventType, isTerminal } from '../events/eventTypes.js';
 import { runLogExists } from '../nats/cluster/runLogExists.js';
 import { isValidTraceId } from '../runtime/ids.js';
 import { listRunStarts } from '../nats/serve/natsRunList.js';
-import { runResponse } from '../server/runSummary.js';
-import { lastAction } from './lastAction.js';
-import type { RecentRun } from './recentRuns.js';
+import { recentRun, type RecentRun } from './recentRuns.js';
 import type { RunLog, RunLogs } from './runLogs.js';
 
 /** `redflow.nats` in Node-RED's `settings.js`: the NATS server whose JetStream keeps the runs' logs. */
@@ -72,21 +70,8 @@ export async function openJetStreamRunLogs(settings: NatsLogSettings, agentId: s
         const runs: RecentRun[] = [];
         for (const started of await listRunStarts(nc, { prefix, limit, accept: mine })) {
           const { events } = await store.read(started.traceId);
-          const response = runResponse(events, { active: running.has(started.traceId) });
-          if (response === undefined) continue;
-          const last = lastAction(events);
-          runs.push({
-            traceId: response.traceId,
-            status: response.status,
-            startedAt: response.startedAt,
-            iterations: response.iterations,
-            lastSeq: response.lastSeq,
-            ...(response.outcome !== undefined && { outcome: response.outcome }),
-            ...(response.waiting !== undefined && { waiting: response.waiting }),
-            timeline: response.envelope.observability.events,
-            ...(last !== undefined && { lastAction: last }),
-            replay: `redflow replay ${response.traceId} --nats ${servers} --prefix ${prefix} --steps`,
-          });
+          const run = recentRun(events, running, { replay: `redflow replay ${started.traceId} --nats ${servers} --prefix ${prefix} --steps` });
+          if (run !== undefined) runs.push(run);
         }
         return runs;
       },

@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { IterationStep, RunOutcome } from '../contracts/schema-types.js';
+import type { AgentEvent } from '../events/eventTypes.js';
 import { isErrno } from '../events/fileLock.js';
 import { readJsonlLog } from '../events/jsonlEventStore.js';
 import type { RunSummary } from '../server/apiTypes.js';
@@ -57,23 +58,28 @@ export async function recentRuns(runsDir: string, running: ReadonlySet<string>, 
   const runs: RecentRun[] = [];
   for (const { file } of dated.slice(0, limit)) {
     const { events } = await readJsonlLog(file).catch(() => ({ events: [] }));
-    const first = events[0];
-    const response = first === undefined ? undefined : runResponse(events, { active: running.has(first.traceId) });
-    if (response === undefined) continue;
-    const last = lastAction(events);
-    runs.push({
-      traceId: response.traceId,
-      status: response.status,
-      startedAt: response.startedAt,
-      iterations: response.iterations,
-      lastSeq: response.lastSeq,
-      ...(response.outcome !== undefined && { outcome: response.outcome }),
-      ...(response.waiting !== undefined && { waiting: response.waiting }),
-      timeline: response.envelope.observability.events,
-      ...(last !== undefined && { lastAction: last }),
-      logPath: file,
-      replay: `redflow replay ${file} --steps`,
-    });
+    const run = recentRun(events, running, { logPath: file, replay: `redflow replay ${file} --steps` });
+    if (run !== undefined) runs.push(run);
   }
   return runs;
+}
+
+/** A run as the list shows it, folded from its log (`undefined` for a log with no start). */
+export function recentRun(events: readonly AgentEvent[], running: ReadonlySet<string>, where: Pick<RecentRun, 'logPath' | 'replay'>): RecentRun | undefined {
+  const first = events[0];
+  const response = first === undefined ? undefined : runResponse(events, { active: running.has(first.traceId) });
+  if (response === undefined) return undefined;
+  const last = lastAction(events);
+  return {
+    traceId: response.traceId,
+    status: response.status,
+    startedAt: response.startedAt,
+    iterations: response.iterations,
+    lastSeq: response.lastSeq,
+    ...(response.outcome !== undefined && { outcome: response.outcome }),
+    ...(response.waiting !== undefined && { waiting: response.waiting }),
+    timeline: response.envelope.observability.events,
+    ...(last !== undefined && { lastAction: last }),
+    ...where,
+  };
 }

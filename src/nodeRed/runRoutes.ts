@@ -2,7 +2,7 @@ import { ErrorCode, RedflowError, toErrorInfo } from '../errors.js';
 import { httpStatusOf } from '../errorKinds.js';
 import type { WaitAnswer } from '../events/pendingWait.js';
 import type { RunSummary } from '../server/apiTypes.js';
-import type { AgentHost } from './agentHost.js';
+import type { AgentHost } from './agentHostTypes.js';
 import type { AdminHandler, NodeRedApi } from './nodeRedApi.js';
 
 /** The longest a request for a run's events waits for a new one (`?wait=`). */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from '../support/cli.js';
-import { codeBlocks, readPage } from './docPages.js';
+import { codeBlocks, readPage, redflowArgs, redflowLines } from './docPages.js';
 
 // docs/diff.md as written: its commands, run in order on a copy of the example with the answers
 // file it shows, print the diff it shows (times aside: they are the runs' own) and exit 1; two runs
@@ -22,22 +22,20 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-/** The page's command line as arguments (its quoted input is one). */
-const argsOf = (command: string) => [...command.slice('npx redflow '.length).matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '');
 /** Durations are the runs' own: each `   N ms` (with the spaces padding it) as ` _ ms`. */
 const withoutTimes = (text: string) => text.replace(/ *\d+ ms/g, ' _ ms');
 
 describe('docs/diff.md', () => {
   it('should run two runs and print the diff it shows, exiting 1', async () => {
     if (commands === undefined || answers === undefined || shown === undefined) throw new Error('docs/diff.md has lost its commands, its answers file or its diff');
-    const lines = commands.code.split('\n').filter((line) => line.startsWith('npx redflow '));
+    const lines = redflowLines(commands.code);
     expect(lines).toHaveLength(3);
     const script = /--script (\S+)/.exec(commands.code)?.[1] ?? 'missing';
     await writeFile(path.join(dir, script), answers.code);
     const codes: (number | null)[] = [];
     let last;
     for (const command of lines) {
-      last = await runCli(argsOf(command), { cwd: dir, timeoutMs: 60_000 });
+      last = await runCli(redflowArgs(command), { cwd: dir, timeoutMs: 60_000 });
       codes.push(last.code);
     }
     // The two runs answer; the diff finds they differ.

@@ -117,3 +117,14 @@ export function shownOutput(markdown: string, block: CodeBlock, blocks: readonly
   const between = lines.slice(end, next.line - 1);
   return between.every((line) => line.trim() === '') ? next.code : undefined;
 }
+
+/** The `npx redflow …` lines of a shell block, in order. */
+export function redflowLines(code: string): string[] {
+  return code.split('\n').filter((line) => line.startsWith('npx redflow '));
+}
+
+/** The arguments of a page's `npx redflow …` line (a trailing ` &` aside): quoted parts ("…" or '…') are one argument each. */
+export function redflowArgs(command: string): string[] {
+  const words = command.replace(/ &$/, '').slice('npx redflow '.length).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g);
+  return [...words].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
+}

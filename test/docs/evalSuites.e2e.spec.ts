@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,8 @@ import { parse as parseYaml } from 'yaml';
 import { parseExpectations } from '../../src/evals/caseFile.js';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
-import { codeBlocks, readPage } from './docPages.js';
+import { codeBlocks, readPage, redflowArgs, redflowLines } from './docPages.js';
+import { makePageChanges } from './evalSuitesPage.js';
 
 // docs/eval-suites.md as written: its commands, run in order on a copy of the example, record
 // three runs, make them a suite, edit a case and run the suite against the changed flow the page
@@ -46,9 +47,8 @@ afterAll(async () => {
 /** Runs each `npx redflow …` line of a block, in order; returns the last result. */
 async function runBlock(code: string) {
   let last;
-  for (const command of code.split('\n').filter((line) => line.startsWith('npx redflow '))) {
-    // The page's quoted inputs are one argument each.
-    const args = [...command.slice('npx redflow '.length).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => (m[1] ?? m[2] ?? m[3] ?? '').replace(PAGE_MODEL_URL, model.baseUrl));
+  for (const command of redflowLines(code)) {
+    const args = redflowArgs(command).map((arg) => arg.replace(PAGE_MODEL_URL, model.baseUrl));
     last = await runCli(args, { cwd: dir, timeoutMs: 60_000 });
     if (last.code !== 0 && !args.includes('--min-score') && args[0] !== 'diff') throw new Error(`${command}: exit ${String(last.code)}\n${last.stderr}`);
   }
@@ -67,18 +67,7 @@ describe('docs/eval-suites.md', () => {
     const prefilled = parseYaml(await readFile(path.join(dir, 'evals', 'orders', 'two.eval.yaml'), 'utf8')) as Record<string, unknown>;
     expect(prefilled).toMatchObject({ tools: ['lookup_order', 'track_shipment'], status: 'done', answer: { contains: expect.stringContaining('FS-77812') } });
     // The edited case, where the page's first YAML block says it goes.
-    const edited = yamlBlocks[0] as { code: string };
-    await writeFile(path.join(dir, /^# (\S+)/.exec(edited.code)?.[1] ?? 'missing'), edited.code);
-    // The changed flow: the example's, with the nodes the page shows changed.
-    const flowFile = path.join(dir, 'examples', 'order-status', 'flow.json');
-    const flow = JSON.parse(await readFile(flowFile, 'utf8')) as { nodes: { id: string; config?: Record<string, unknown> }[] };
-    const changes = JSON.parse(changedNodes.code) as Record<string, Record<string, unknown>>;
-    flow.nodes = flow.nodes.map((node) => {
-      const change = changes[node.id];
-      if (change === undefined) return node;
-      return { ...node, config: node.id === 'model' ? change : { ...node.config, ...change } };
-    });
-    await writeFile(path.join(dir, 'examples', 'order-status', 'flow.changed.json'), JSON.stringify(flow));
+    await makePageChanges(dir, (yamlBlocks[0] as { code: string }).code, changedNodes.code);
 
     const result = await runBlock(evalBlock.code);
     expect(result?.code, result?.stderr).toBe(1);

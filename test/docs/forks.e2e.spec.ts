@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, runCli } from '../support/cli.js';
 import { startFakeChatCompletionsServer, type FakeChatServer } from '../support/fakeChatCompletionsServer.js';
-import { codeBlocks, readPage } from './docPages.js';
+import { codeBlocks, readPage, redflowArgs, redflowLines } from './docPages.js';
 
 // docs/forks.md as written: its commands, run in order on a copy of the example, record a run and
 // fork it at iteration 2 with another model: the page's local model server is a fake one that
@@ -29,16 +29,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The arguments of a shell line: quoted parts ("…" or '…') are one argument each. */
-const argsOf = (command: string) => [...command.slice('npx redflow '.length).matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3] ?? '');
-
 describe('docs/forks.md', () => {
   it('should record a run, fork it at iteration 2 with another model and show the fork under its parent', async () => {
     if (shownTree === undefined || shell.length < 2) throw new Error('docs/forks.md has lost its commands or its tree');
     let last;
     // The cluster's commands (--nats) are run by docs/forksOnCluster.e2e.spec.ts, against a cluster.
-    for (const command of shell.flatMap((block) => block.code.split('\n')).filter((line) => line.startsWith('npx redflow ') && !line.includes('--nats'))) {
-      const args = argsOf(command).map((arg) => arg.replace(PAGE_MODEL_URL, model.baseUrl));
+    for (const command of shell.flatMap((block) => redflowLines(block.code)).filter((line) => !line.includes('--nats'))) {
+      const args = redflowArgs(command).map((arg) => arg.replace(PAGE_MODEL_URL, model.baseUrl));
       last = await runCli(args, { cwd: dir, timeoutMs: 60_000 });
       expect(last.code, `${command}\n${last.stderr}`).toBe(0);
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fold } from '../../src/events/evolve.js';
-import { PARTIAL_ANSWER_PART_MAX_CHARS, partialAnswer } from '../../src/machines/partialAnswer.js';
+import { PARTIAL_ANSWER_PART_MAX_CHARS, partialAnswer } from '../../src/machines/outcomes.js';
 import { agentConfig, countingTool, runScripted } from '../support/harness.js';
 
 const confident = (message?: string) => ({

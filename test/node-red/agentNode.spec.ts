@@ -5,25 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunOutcome } from '../../src/contracts/schema-types.js';
 import { readJsonlLog } from '../../src/events/jsonlEventStore.js';
 import type { NodeRedNodeConfig } from '../../src/nodeRed/nodeRedApi.js';
-import { errorsOf, helper, loadFlow, nextMessage, onTab, statuses, withUserDir } from './nodeRedHarness.js';
-
-const echoSchema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false };
-
-/** An agent with a scripted model and a flow tool `echo` whose body returns its input. */
-function echoFlow(answers: readonly unknown[], agent: Partial<NodeRedNodeConfig> = {}): NodeRedNodeConfig[] {
-  return [
-    { id: 'agent', type: 'redflow-agent', name: 'Support agent', strategy: 'react', maxIterations: 5, wires: [['answer'], ['model'], ['echo'], []], ...agent },
-    { id: 'model', type: 'redflow-model', provider: 'scripted', answers, wires: [] },
-    { id: 'echo', type: 'redflow-tool-in', name: 'echo', description: 'returns its input', inputSchema: echoSchema, wires: [['echo-out']] },
-    { id: 'echo-out', type: 'redflow-tool-out', wires: [] },
-    { id: 'answer', type: 'helper' },
-  ];
-}
-
-const toolThenFinal = [
-  { action: 'tool', tool: 'echo', input: { text: 'hi' }, confidence: 0.5 },
-  { action: 'final', message: 'the echo said hi', confidence: 0.9 },
-];
+import { echoFlow, errorsOf, helper, loadFlow, nextMessage, onTab, statuses, toolThenFinal, withUserDir } from './nodeRedHarness.js';
 
 describe('the redflow agent node', () => {
   let userDir: string;

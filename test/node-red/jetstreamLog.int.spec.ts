@@ -130,6 +130,9 @@ describe('an agent node whose runs are logged in JetStream (redflow.nats)', () =
     expect(((await answered).redflow as { outcome: { status: string } }).outcome.status).toBe('done');
     const { events } = await eventsOf();
     expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(['tool.approved', 'tool.completed', 'run.completed']));
+    // The agent's run list, read from the stream: the run, ended, with its last seq.
+    const { runs } = (await helper.request().get('/redflow/runs?limit=50').expect(200)).body as { runs: { traceId: string; status: string; lastSeq: number; outcome?: { status: string } }[] };
+    expect(runs.find((run) => run.traceId === traceId)).toMatchObject({ status: 'finished', lastSeq: events.at(-1)?.seq, outcome: { status: 'done' } });
     // A run the stream does not hold.
     await helper.request().get('/redflow/runs/0123456789abcdef0123456789abcdef/events').expect(404);
   });

@@ -152,3 +152,22 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+const echoSchema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false };
+
+/** An agent node `agent` (its settings and wires overridden by `agent`) with a scripted model and a flow tool `echo` whose body returns its input. */
+export function echoFlow(answers: readonly unknown[], agent: Partial<NodeRedNodeConfig> = {}): NodeRedNodeConfig[] {
+  return [
+    { id: 'agent', type: 'redflow-agent', name: 'Support agent', strategy: 'react', maxIterations: 5, wires: [['answer'], ['model'], ['echo'], []], ...agent },
+    { id: 'model', type: 'redflow-model', provider: 'scripted', answers, wires: [] },
+    { id: 'echo', type: 'redflow-tool-in', name: 'echo', description: 'returns its input', inputSchema: echoSchema, wires: [['echo-out']] },
+    { id: 'echo-out', type: 'redflow-tool-out', wires: [] },
+    { id: 'answer', type: 'helper' },
+  ];
+}
+
+/** The scripted model's answers for {@link echoFlow}: call echo, then answer. */
+export const toolThenFinal = [
+  { action: 'tool', tool: 'echo', input: { text: 'hi' }, confidence: 0.5 },
+  { action: 'final', message: 'the echo said hi', confidence: 0.9 },
+];

@@ -1,27 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import type { NodeRedNodeConfig } from '../../src/nodeRed/nodeRedApi.js';
-import { TAB, helper, loadFlow, nextMessage, statuses, withUserDir } from './nodeRedHarness.js';
+import { TAB, echoFlow, helper, loadFlow, nextMessage, statuses, toolThenFinal, withUserDir } from './nodeRedHarness.js';
 
 // The admin routes Redflow's editor runs a Node-RED's agents through (redflow serve --node-red).
-
-const echoSchema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } } };
-
-/** An agent with a scripted model and a flow tool `echo`, which needs a person's approval when `approval` is set. */
-function echoFlow(answers: readonly unknown[], agent: Partial<NodeRedNodeConfig> = {}): NodeRedNodeConfig[] {
-  return [
-    { id: 'agent', type: 'redflow-agent', name: 'Support agent', strategy: 'react', maxIterations: 5, wires: [['answer'], ['model'], ['echo'], []], ...agent },
-    { id: 'model', type: 'redflow-model', provider: 'scripted', answers, wires: [] },
-    { id: 'echo', type: 'redflow-tool-in', name: 'echo', description: 'returns its input', inputSchema: echoSchema, wires: [['echo-out']] },
-    { id: 'echo-out', type: 'redflow-tool-out', wires: [] },
-    { id: 'answer', type: 'helper' },
-  ];
-}
-
-const toolThenFinal = [
-  { action: 'tool', tool: 'echo', input: { text: 'hi' }, confidence: 0.5 },
-  { action: 'final', message: 'the echo said hi', confidence: 0.9 },
-];
 
 type EventsBody = { traceId: string; agent: string; flow: string; running: boolean; events: AgentEvent[] };
 
