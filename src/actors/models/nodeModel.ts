@@ -3,6 +3,7 @@ import { RedflowError } from '../../errors.js';
 import { withApiKey, type ModelActor } from '../model.js';
 import { createAnthropicMessagesModel, resolveAnthropicConfig, type AnthropicMessagesModelConfig } from './anthropicMessagesModel.js';
 import type { FallbackCandidate } from './fallbackModel.js';
+import { lazyModel } from './lazyModel.js';
 import { ModelProvider, checkProvider } from './modelProviders.js';
 import type { ResolveOptions } from './modelSettings.js';
 import { createOpenAiChatModel, resolveOpenAiConfig, type OpenAiChatModelConfig } from './openAiChatModel.js';
@@ -66,16 +67,8 @@ export function createNodeModel(nodeConfig: ModelLlmConfig, env: NodeJS.ProcessE
  * errors come at build time), its code kept off `import 'redflow'`, which has a module budget.
  */
 function lazyFallbackModel(chain: readonly FallbackCandidate[]): ModelActor {
-  let loaded: Promise<ModelActor> | undefined;
   const first = chain[0] as FallbackCandidate;
-  return {
-    kind: first.actor.kind,
-    model: first.model,
-    complete: async (request, signal, options) => {
-      loaded ??= import('./fallbackModel.js').then(({ createFallbackModel }) => createFallbackModel(chain));
-      return (await loaded).complete(request, signal, options);
-    },
-  };
+  return lazyModel(first.actor.kind, first.model, () => import('./fallbackModel.js').then(({ createFallbackModel }) => createFallbackModel(chain)));
 }
 
 /** One fallback's model, built like a node's; its config errors name where it sits in `fallbacks`. */
