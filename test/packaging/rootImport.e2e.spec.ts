@@ -25,8 +25,10 @@ const run = promisify(execFile);
  * 137 with host/forkChanges.js: `resumeFromLog` re-applies a fork's changes from its log, so a
  * killed fork resumes as it ran. Still 137 with contracts/plainSchema.js (plain tool schemas are
  * checked without ajv) since the TypeScript module loader now waits for a flow's first tool.module.
+ * 130 once the OpenAI and Anthropic actors load their streaming halves (and the incremental JSON
+ * reader) with their first call.
  */
-const MAX_ROOT_MODULES = 137;
+const MAX_ROOT_MODULES = 130;
 
 interface Loaded {
   readonly count: number;
