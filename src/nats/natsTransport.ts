@@ -24,6 +24,7 @@ import {
 import { Subject } from '../actors/subjects.js';
 import { jsonCodec, type PayloadCodec } from './codec.js';
 import { createRequestMux } from './requestMux.js';
+import { forgetOnAbort, onAbort } from './abortCallbacks.js';
 
 /**
  * NATS header names of the transport's own wire format, defined once. Application headers
@@ -322,15 +323,15 @@ export function createNatsTransport(nc: NatsConnection, options: NatsTransportOp
         let sentAs: string | undefined;
         const settle = (reply: Reply<unknown>) => {
           if (!pending.delete(settle)) return;
-          signal?.removeEventListener('abort', onAbort);
+          if (signal !== undefined) forgetOnAbort(signal, aborted);
           resolve(reply as Reply<Res>);
         };
-        const onAbort = () => {
+        const aborted = () => {
           settle(failure(ErrorCode.RUN_ABORTED, 'the request was aborted'));
           if (sentAs !== undefined) cancel(subject, sentAs, requestOptions.headers?.[Header.IdempotencyKey]);
         };
         pending.add(settle);
-        signal?.addEventListener('abort', onAbort, { once: true });
+        if (signal !== undefined) onAbort(signal, aborted);
         // After an abort or close() the request still ends (reply or timeout) in the mux; its
         // outcome is then ignored.
         const sent = (replySubject: string) => (sentAs = replySubject);

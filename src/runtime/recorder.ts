@@ -103,9 +103,8 @@ class RunRecorder implements Recorder {
     }
     this.queue.push(event);
     if (!this.draining) {
-      const draining = this.drain().finally(() => {
-        this.draining = undefined;
-      });
+      // drain() clears `draining` itself as it ends (always after its first await, so after this).
+      const draining = this.drain();
       // Waiters see the failure through pending(); nobody has to be waiting.
       draining.catch(() => undefined);
       this.draining = draining;
@@ -138,33 +137,26 @@ class RunRecorder implements Recorder {
   }
 
   private async drain(): Promise<void> {
+    // The rest of the statechart's step is recorded before this microtask: it goes in the same write.
+    await undefined;
     const { queue } = this;
     const { appendMany } = this.options.store;
-    if (appendMany !== undefined) {
-      // The rest of the statechart's step is recorded before this microtask: it goes in the same write.
-      await undefined;
+    try {
       while (queue.length > 0 && !this.failed) {
-        const events = queue.splice(0, queue.length);
+        // Every event recorded since the last write, in one write when the store can; else the first.
+        const events = appendMany !== undefined ? queue.splice(0, queue.length) : [queue[0] as AgentEvent];
         try {
-          await appendMany.call(this.options.store, events);
+          if (appendMany !== undefined) await appendMany.call(this.options.store, events);
+          else await this.options.store.append(events[0] as AgentEvent);
         } catch (error) {
           this.fail(error);
           throw error;
         }
+        if (appendMany === undefined) queue.shift();
         for (const event of events) this.deliver(event);
       }
-      return;
-    }
-    while (queue.length > 0 && !this.failed) {
-      const event = queue[0] as AgentEvent;
-      try {
-        await this.options.store.append(event);
-      } catch (error) {
-        this.fail(error);
-        throw error;
-      }
-      queue.shift();
-      this.deliver(event);
+    } finally {
+      this.draining = undefined;
     }
   }
 }
