@@ -8,7 +8,8 @@ import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './al
 import { line, styles, type Output } from './output.js';
 import type { CaseRow, EvalReport, ReportVerdict } from '../evals/report.js';
 import { connectFromOptions, natsOptionSpecs, natsUrl, subjectPrefix } from './natsOptions.js';
-import { wentWrong, whyLines } from './evalWhy.js';
+import { whyLines } from './evalWhy.js';
+import { wentWrong } from '../evals/caseFork.js';
 
 const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start|model|all] [--concurrency <n>] [--out <dir>]
                     [--json <report.json>] [--junit <report.xml>] [--html <report.html>]
