@@ -5,12 +5,18 @@ import { formatScore } from './report.js';
 import type { RunDiff } from '../machines/runDiff.js';
 import { diffAnchor, diffSection, escapeHtml, firstDifferenceLabel } from './htmlDiff.js';
 import { caseForkCommand } from './caseFork.js';
+import { dollars } from './scoreRun.js';
+
+/** US dollars after the tokens, where the run had a price. */
+function cost(usd: number | undefined): string {
+  return usd === undefined ? '' : ` $${dollars(usd)}`;
+}
 
 function tokens(row: CaseRow): string {
   const recorded = row.recorded?.tokens;
   const now = row.eval?.tokens;
   if (now === undefined) return '';
-  return recorded === undefined ? String(now) : `${now} <small>(recorded ${recorded})</small>`;
+  return recorded === undefined ? `${now}${cost(row.eval?.costUsd)}` : `${now}${cost(row.eval?.costUsd)} <small>(recorded ${recorded}${cost(row.recorded?.costUsd)})</small>`;
 }
 
 function caseRow(row: CaseRow, from: string | undefined, diff: RunDiff | undefined): string {
@@ -60,7 +66,7 @@ section{margin-top:2em}h2{font-size:1.1em}code{font-size:12px;word-break:break-a
 </style></head><body>
 <h1>redflow eval: ${escapeHtml(path.basename(report.suite))}</h1>
 <p>score <strong>${formatScore(report.score)}</strong> · ${total} cases: ${passed} passed, ${failed} failed, ${errors} errors · seam ${escapeHtml(report.seam)}${report.flow ? ` · flow ${escapeHtml(report.flow)}` : ''}</p>
-<p>tokens: ${report.tokens.eval} (recorded runs ${report.tokens.recorded}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''}) · ${escapeHtml(report.startedAt)} – ${escapeHtml(report.finishedAt)}</p>
+<p>tokens: ${report.tokens.eval}${cost(report.cost?.eval)} (recorded runs ${report.tokens.recorded}${cost(report.cost?.recorded)}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''}) · ${escapeHtml(report.startedAt)} – ${escapeHtml(report.finishedAt)}</p>
 <table><thead><tr><th>case</th><th>result</th><th>score</th><th>checks</th><th>status</th><th>tokens</th><th>run</th></tr></thead>
 <tbody>
 ${report.cases.map((row) => caseRow(row, from, diffs.get(row.name))).join('\n')}

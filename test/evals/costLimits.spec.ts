@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/errors.js';
 import { addEvalCase } from '../../src/evals/addCase.js';
+import { reportHtml } from '../../src/evals/html.js';
 import { runEvalSuite } from '../../src/evals/runSuite.js';
 import { runFlowFile } from '../../src/host/embeddedFlowRun.js';
 import { REPO_ROOT } from '../support/cli.js';
@@ -51,6 +52,10 @@ describe("an eval case's cost limit", () => {
     // The recorded runs had no budget: only the case with a price of its own has a recorded cost.
     expect(byName.within?.recorded?.costUsd).toBeUndefined();
     expect(report.cost?.eval).toBeCloseTo(report.cases.reduce((sum, row) => sum + (row.eval?.costUsd ?? 0), 0), 12);
+    // The page shows each cost after its tokens, and the suite's.
+    const html = reportHtml(report);
+    expect(html).toContain(`<td class="num">${byName.within?.eval?.tokens} $${Number(flowCost.toPrecision(4))} <small>(recorded`);
+    expect(html).toMatch(/<p>tokens: \d+ \$[\d.]+ \(recorded runs \d+ \$[\d.e-]+\)/);
   });
 
   it('should make a case with a cost limit and no price an error naming it, and still report the rest', async () => {
