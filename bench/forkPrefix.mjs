@@ -82,3 +82,7 @@ const late = median(times[lateName]);
 // The late fork makes one live call of the run's ITERATIONS; the rest of its time is the prefix.
 const perReplayed = (late - whole / ITERATIONS) / (ITERATIONS - 1);
 console.log(`  a replayed iteration: ${perReplayed.toFixed(2)} ms, ${(perReplayed / (whole / ITERATIONS)).toFixed(2)}× a live one (${(whole / ITERATIONS).toFixed(2)} ms)`);
+// An agent takes at most 20 iterations (the node schema's maxIterations), so a longer prefix is not
+// measured: a replayed iteration costs the same wherever it is, so n of them cost n times one.
+const live = whole / ITERATIONS;
+console.log(`  a 100-iteration prefix, by these: replayed ${ms(100 * perReplayed)}, run live ${ms(100 * live)} (scripted model and echo tool: a real model's call costs far more)`);

@@ -194,6 +194,7 @@ export const ERROR_KINDS: { readonly [C in ErrorCode]: ErrorKind } = {
   // Eval suites.
   EVAL_SUITE_NOT_FOUND: 'missing_file',
   EVAL_CASE_INVALID: 'invalid_data',
+  EVAL_CASE_NO_PRICE: 'invalid_data',
   EVAL_CASE_LOG_INVALID: 'invalid_data',
   EVAL_CASE_EXISTS: 'conflict',
   EVAL_OUT_DIR_NOT_EMPTY: 'conflict',

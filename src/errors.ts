@@ -243,6 +243,8 @@ export const ErrorCode = {
   EVAL_SUITE_NOT_FOUND: 'EVAL_SUITE_NOT_FOUND',
   EVAL_CASE_INVALID: 'EVAL_CASE_INVALID',
   EVAL_CASE_LOG_INVALID: 'EVAL_CASE_LOG_INVALID',
+  /** A case sets `limits.cost` but neither it (`limits.price`) nor the flow's budget prices the eval run's model. */
+  EVAL_CASE_NO_PRICE: 'EVAL_CASE_NO_PRICE',
   EVAL_CASE_EXISTS: 'EVAL_CASE_EXISTS',
   EVAL_OUT_DIR_NOT_EMPTY: 'EVAL_OUT_DIR_NOT_EMPTY',
   EVAL_JUDGE_ANSWER_INVALID: 'EVAL_JUDGE_ANSWER_INVALID',

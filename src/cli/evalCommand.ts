@@ -8,7 +8,8 @@ import { allowFilesOptionHelp, allowFilesOptionSpec, allowedFolders } from './al
 import { line, styles, type Output } from './output.js';
 import type { CaseRow, EvalReport, ReportVerdict } from '../evals/report.js';
 import { connectFromOptions, natsOptionSpecs, natsUrl, subjectPrefix } from './natsOptions.js';
-import { wentWrong, whyLines } from './evalWhy.js';
+import { whyLines } from './evalWhy.js';
+import { wentWrong } from '../evals/caseFork.js';
 
 const evalUsage = `usage: redflow eval <suite> [--flow <flow.json>] [--seam start|model|all] [--concurrency <n>] [--out <dir>]
                     [--json <report.json>] [--junit <report.xml>] [--html <report.html>]
@@ -83,9 +84,14 @@ async function writeOut(file: string, text: string): Promise<void> {
   await writeFile(file, text);
 }
 
+/** US dollars with four significant digits, after the tokens where the run had a price. */
+function cost(usd: number | undefined): string {
+  return usd === undefined ? '' : ` $${Number(usd.toPrecision(4))}`;
+}
+
 function tokensOf(row: CaseRow): string {
   if (row.eval === undefined) return '-';
-  return `${row.eval.tokens} (recorded ${row.recorded?.tokens ?? 0})`;
+  return `${row.eval.tokens}${cost(row.eval.costUsd)} (recorded ${row.recorded?.tokens ?? 0}${cost(row.recorded?.costUsd)})`;
 }
 
 function progressLine(row: CaseRow, done: number, total: number, color: boolean): string {
@@ -117,7 +123,7 @@ function printTable(report: EvalReport, verdict: ReportVerdict, why: readonly st
   const { total, passed, failed, errors } = report.counts;
   line(output.out);
   line(output.out, `score ${report.score.toFixed(3)}  ${total} cases: ${passed} passed, ${failed} failed, ${errors} error${errors === 1 ? '' : 's'}`);
-  line(output.out, `tokens ${report.tokens.eval} (recorded ${report.tokens.recorded}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''})  logs: ${path.relative(process.cwd(), report.outDir) || '.'}`);
+  line(output.out, `tokens ${report.tokens.eval}${cost(report.cost?.eval)} (recorded ${report.tokens.recorded}${cost(report.cost?.recorded)}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''})  logs: ${path.relative(process.cwd(), report.outDir) || '.'}`);
   for (const regression of verdict.regressions) line(output.out, s.yellow(`regressed: ${regression.name} ${regression.baseline.toFixed(3)} → ${regression.score.toFixed(3)}`));
   for (const text of why) line(output.err, text);
   for (const reason of verdict.reasons) line(output.err, s.red(`failed: ${reason}`));

@@ -1,40 +1,11 @@
-import path from 'node:path';
 import type { RunDiff } from '../machines/runDiff.js';
 import type { CaseRow, EvalReport } from '../evals/report.js';
+import { caseForkCommand, typedPath as typed, wentWrong } from '../evals/caseFork.js';
 
 /** A value of a difference as one short line: its JSON, cut at 60 characters. */
 function shortValue(value: unknown): string {
   const text = value === undefined ? 'none' : JSON.stringify(value);
   return text.length > 60 ? `${text.slice(0, 59)}…` : text;
-}
-
-/** A path as the user would type it: relative to the current folder when under it. */
-function typed(file: string): string {
-  const relative = path.relative(process.cwd(), file);
-  return relative.startsWith('..') ? file : relative;
-}
-
-/**
- * The first difference in what two runs did, tokens aside (two models never spend the same): the
- * iteration (null for the outcome), the field, and each run's value there; null when they did the same.
- *
- * @example
- * ```ts
- * wentWrong(diffRuns(recorded, evaluated)); // { iteration: 2, field: 'decision', a: 'tool', b: 'final' }
- * ```
- */
-export function wentWrong(diff: RunDiff): { iteration: number | null; field: string; a: unknown; b: unknown } | null {
-  for (const it of diff.iterations) {
-    const field = it.differences.find((name) => name !== 'tokens');
-    if (field !== undefined) return { iteration: it.iteration, field, a: it.a?.[field] ?? null, b: it.b?.[field] ?? null };
-  }
-  const field = diff.outcome.differences[0];
-  return field === undefined ? null : { iteration: null, field, a: diff.outcome.a?.[field] ?? null, b: diff.outcome.b?.[field] ?? null };
-}
-
-/** The iteration to fork at: the first that went otherwise, or the eval run's last when only the outcome did. */
-function forkPoint(diff: RunDiff, iteration: number | null): number {
-  return iteration ?? Math.max(1, diff.iterations.filter((it) => it.b !== null).length);
 }
 
 /**
@@ -53,7 +24,7 @@ function forkPoint(diff: RunDiff, iteration: number | null): number {
 export function whyLines(report: Pick<EvalReport, 'cases' | 'flow'>, diffs: ReadonlyMap<string, RunDiff>): string[] {
   const failed = report.cases.filter((row) => row.result === 'fail').sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
   const lines: string[] = [];
-  let worst: { row: CaseRow; diff: RunDiff; iteration: number | null } | undefined;
+  let worst: { row: CaseRow; diff: RunDiff } | undefined;
   for (const row of failed) {
     const diff = diffs.get(row.name);
     if (diff === undefined || row.recorded?.log === undefined || row.eval === undefined) continue;
@@ -61,11 +32,9 @@ export function whyLines(report: Pick<EvalReport, 'cases' | 'flow'>, diffs: Read
     const first = wentWrong(diff);
     const where = first === null ? 'the eval run did what the recorded run did' : `first difference at ${first.iteration === null ? 'the end' : `#${first.iteration}`}, ${first.field}: recorded ${shortValue(first.a)}, eval ${shortValue(first.b)}`;
     lines.push(`why ${row.name} ${row.score.toFixed(3)}: ${where} ${compare}`);
-    if (worst === undefined && first !== null) worst = { row, diff, iteration: first.iteration };
+    if (worst === undefined && first !== null) worst = { row, diff };
   }
-  if (worst?.row.recorded?.log !== undefined) {
-    const flow = report.flow === undefined ? '' : ` --flow ${typed(report.flow)}`;
-    lines.push(`fork it there: redflow fork ${typed(worst.row.recorded.log)} --at ${forkPoint(worst.diff, worst.iteration)}${flow} --model <json> --log runs/${worst.row.name}-fork.jsonl`);
-  }
+  const command = worst === undefined ? null : caseForkCommand(worst.row, worst.diff, report.flow);
+  if (command !== null) lines.push(`fork it there: ${command}`);
   return lines;
 }

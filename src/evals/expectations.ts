@@ -42,13 +42,17 @@ export interface AnswerExpectation {
  *
  * @example
  * ```ts
- * const limits: LimitsExpectation = { iterations: 4, tokens: 2000, durationMs: 30_000 };
+ * const limits: LimitsExpectation = { iterations: 4, tokens: 2000, durationMs: 30_000, cost: 0.01, price: { input: 0.15, output: 0.6 } };
  * ```
  */
 export interface LimitsExpectation {
   readonly iterations?: number;
   readonly tokens?: number;
   readonly durationMs?: number;
+  /** US dollars the eval run may cost, priced by `price` or else by the flow's `budget.prices` (the run's recorded `costUsd`). */
+  readonly cost?: number;
+  /** US dollars per million tokens, input and output, to price the eval run with (over the flow's budget). */
+  readonly price?: { readonly input: number; readonly output: number };
 }
 
 /**
@@ -116,7 +120,13 @@ export const EXPECTATIONS_SCHEMA = {
     limits: {
       type: 'object',
       additionalProperties: false,
-      properties: { iterations: positive, tokens: positive, durationMs: positive },
+      properties: {
+        iterations: positive,
+        tokens: positive,
+        durationMs: positive,
+        cost: positive,
+        price: { type: 'object', required: ['input', 'output'], additionalProperties: false, properties: { input: positive, output: positive } },
+      },
     },
   },
 } as const;

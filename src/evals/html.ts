@@ -4,12 +4,19 @@ import type { CaseRow, EvalReport } from './report.js';
 import { formatScore } from './report.js';
 import type { RunDiff } from '../machines/runDiff.js';
 import { diffAnchor, diffSection, escapeHtml, firstDifferenceLabel } from './htmlDiff.js';
+import { caseForkCommand } from './caseFork.js';
+import { dollars } from './scoreRun.js';
+
+/** US dollars after the tokens, where the run had a price. */
+function cost(usd: number | undefined): string {
+  return usd === undefined ? '' : ` $${dollars(usd)}`;
+}
 
 function tokens(row: CaseRow): string {
   const recorded = row.recorded?.tokens;
   const now = row.eval?.tokens;
   if (now === undefined) return '';
-  return recorded === undefined ? String(now) : `${now} <small>(recorded ${recorded})</small>`;
+  return recorded === undefined ? `${now}${cost(row.eval?.costUsd)}` : `${now}${cost(row.eval?.costUsd)} <small>(recorded ${recorded}${cost(row.recorded?.costUsd)})</small>`;
 }
 
 function caseRow(row: CaseRow, from: string | undefined, diff: RunDiff | undefined): string {
@@ -26,13 +33,19 @@ function caseRow(row: CaseRow, from: string | undefined, diff: RunDiff | undefin
   return `<tr class="${row.result}"><td>${escapeHtml(row.name)}</td><td class="result">${row.result}</td><td class="num">${formatScore(row.score)}</td><td>${checks}</td><td>${escapeHtml(row.recorded?.status ?? '')} → ${escapeHtml(row.eval?.status ?? '')}</td><td class="num">${tokens(row)}</td><td>${links}</td></tr>`;
 }
 
+/** The `redflow fork` command of a failed case, as `redflow eval` prints it; none for a case that passed. */
+function forkOf(row: CaseRow, diff: RunDiff, flow: string | undefined): string | null {
+  return row.result === 'fail' ? caseForkCommand(row, diff, flow) : null;
+}
+
 /**
  * A report as one self-contained HTML page (no script, no outside file): the suite's score and
  * tokens, then one row per case with its checks, its status before and after, its tokens beside
  * the recorded run's and a link to its eval log. `at` is the folder the page is written to, to
  * link the logs relatively. With `diffs` (`readCaseDiffs`), each case that has one gets a link
  * to a section below the table: its eval run against its recorded run, iteration by iteration,
- * the first difference marked.
+ * the first difference marked, and for a failed case the `redflow fork` command that starts again
+ * from its recorded run there.
  *
  * @example
  * ```ts
@@ -53,12 +66,12 @@ section{margin-top:2em}h2{font-size:1.1em}code{font-size:12px;word-break:break-a
 </style></head><body>
 <h1>redflow eval: ${escapeHtml(path.basename(report.suite))}</h1>
 <p>score <strong>${formatScore(report.score)}</strong> · ${total} cases: ${passed} passed, ${failed} failed, ${errors} errors · seam ${escapeHtml(report.seam)}${report.flow ? ` · flow ${escapeHtml(report.flow)}` : ''}</p>
-<p>tokens: ${report.tokens.eval} (recorded runs ${report.tokens.recorded}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''}) · ${escapeHtml(report.startedAt)} – ${escapeHtml(report.finishedAt)}</p>
+<p>tokens: ${report.tokens.eval}${cost(report.cost?.eval)} (recorded runs ${report.tokens.recorded}${cost(report.cost?.recorded)}${report.tokens.judge > 0 ? `, judges ${report.tokens.judge}` : ''}) · ${escapeHtml(report.startedAt)} – ${escapeHtml(report.finishedAt)}</p>
 <table><thead><tr><th>case</th><th>result</th><th>score</th><th>checks</th><th>status</th><th>tokens</th><th>run</th></tr></thead>
 <tbody>
 ${report.cases.map((row) => caseRow(row, from, diffs.get(row.name))).join('\n')}
 </tbody></table>
-${report.cases.flatMap((row) => { const diff = diffs.get(row.name); return diff === undefined ? [] : [diffSection(row.name, diff)]; }).join('\n')}
+${report.cases.flatMap((row) => { const diff = diffs.get(row.name); return diff === undefined ? [] : [diffSection(row.name, diff, forkOf(row, diff, report.flow))]; }).join('\n')}
 </body></html>
 `;
 }

@@ -22,9 +22,10 @@ export function firstDifferenceLabel(diff: RunDiff): string {
 /**
  * A case's diff as a section of the report page: one row per iteration with the recorded run and
  * the eval run side by side, the row of the first difference marked, the fields that differ
- * named, and the outcome last.
+ * named, and the outcome last; `fork`, the command that starts again from the recorded run at the
+ * first difference, printed under the summary.
  */
-export function diffSection(name: string, diff: RunDiff): string {
+export function diffSection(name: string, diff: RunDiff, fork: string | null = null): string {
   const first = diff.first;
   const rows = diff.iterations.map((it) => {
     const marked = first !== null && first.iteration === it.iteration;
@@ -35,7 +36,7 @@ export function diffSection(name: string, diff: RunDiff): string {
     ? '<p class="ok">same: the eval run does not differ from the recorded run (ids, times and durations aside)</p>'
     : `<p class="bad">first difference at ${escapeHtml(firstDifferenceLabel(diff))}: recorded <code>${value(first.a)}</code>, eval <code>${value(first.b)}</code></p>`;
   return `<section id="${diffAnchor(name)}"><h2>${escapeHtml(name)}: eval run against recorded run</h2>
-${summary}
+${summary}${fork === null ? '' : `\n<p>fork it there: <code>${escapeHtml(fork)}</code></p>`}
 <table class="diff"><thead><tr><th></th><th>recorded</th><th>eval</th><th>differs in</th></tr></thead>
 <tbody>
 ${rows.join('\n')}

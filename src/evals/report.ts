@@ -76,17 +76,22 @@ export interface EvalReport {
   readonly counts: { readonly total: number; readonly passed: number; readonly failed: number; readonly errors: number };
   /** Tokens of the recorded runs, of the eval runs and of the judges' calls, summed over the suite. */
   readonly tokens: { readonly recorded: number; readonly eval: number; readonly judge: number };
+  /** US dollars of the recorded and the eval runs, summed over the cases whose runs have a price; absent when none has. */
+  readonly cost?: { readonly recorded: number; readonly eval: number };
   readonly cases: readonly CaseRow[];
 }
 
 /** The mean score and the counts of a set of rows. */
-export function totals(rows: readonly CaseRow[]): Pick<EvalReport, 'score' | 'counts' | 'tokens'> {
+export function totals(rows: readonly CaseRow[]): Pick<EvalReport, 'score' | 'counts' | 'tokens' | 'cost'> {
   const count = (result: CaseRow['result']) => rows.filter((row) => row.result === result).length;
   const sum = (pick: (row: CaseRow) => number | undefined) => rows.reduce((total, row) => total + (pick(row) ?? 0), 0);
   return {
     score: rows.length === 0 ? 0 : sum((row) => row.score) / rows.length,
     counts: { total: rows.length, passed: count('pass'), failed: count('fail'), errors: count('error') },
     tokens: { recorded: sum((row) => row.recorded?.tokens), eval: sum((row) => row.eval?.tokens), judge: sum((row) => row.judgeTokens) },
+    ...(rows.some((row) => row.eval?.costUsd !== undefined || row.recorded?.costUsd !== undefined) && {
+      cost: { recorded: sum((row) => row.recorded?.costUsd), eval: sum((row) => row.eval?.costUsd) },
+    }),
   };
 }
 

@@ -6,7 +6,7 @@ import { loadValidFlow } from '../flows/loadValidFlow.js';
 import type { EvalCase } from './caseFile.js';
 import { judgeAnswer } from './judge.js';
 import { totals, type CaseRow, type EvalReport, type EvalSeam, type ReportedRun } from './report.js';
-import { scoreRun, type JudgeVerdict } from './scoreRun.js';
+import { runCost, scoreRun, type JudgeVerdict } from './scoreRun.js';
 import { seamLauncher } from './seams.js';
 import type { EvalFork, SeamLauncher, SeamOutcome } from './seamTypes.js';
 import { isBroken, loadSuite } from './suite.js';
@@ -115,7 +115,8 @@ interface CaseContext extends EvalSuiteOptions {
 
 /** Runs and scores one case; whatever fails makes it an error row (with what was known). */
 async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<Omit<CaseRow, 'durationMs'>> {
-  const recorded = { ...reported(evalCase.recorded), log: evalCase.logFile };
+  const price = evalCase.expectations.limits?.price;
+  const recorded = { ...reported(evalCase.recorded, price), log: evalCase.logFile };
   const logPath = path.join(context.outDir, `${evalCase.name}.jsonl`);
   const errorRow = (error: unknown, extra: Partial<CaseRow> = {}) => ({
     name: evalCase.name,
@@ -147,7 +148,8 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<O
   } catch (error) {
     return errorRow(error);
   }
-  const evalRun = { ...reported(summary), log: logPath };
+  const evalRun = { ...reported(summary, price), log: logPath };
+  if (evalCase.expectations.limits?.cost !== undefined && evalRun.costUsd === undefined) return errorRow(noPrice(evalCase.name, summary), { eval: evalRun });
   const judge = evalCase.expectations.answer?.judge;
   let judged: (JudgeVerdict & { tokens: number }) | undefined;
   const judgeLog = judge === undefined ? undefined : path.join(context.outDir, `${evalCase.name}.judge.json`);
@@ -176,11 +178,23 @@ async function evaluateCase(evalCase: EvalCase, context: CaseContext): Promise<O
   };
 }
 
-function reported(summary: RunSummary): ReportedRun {
+/** A run as its row shows it, its cost at the case's price when the case gives one (over the flow's budget's). */
+function reported(summary: RunSummary, price: { readonly input: number; readonly output: number } | undefined): ReportedRun {
   // The input is the case's, shown once; the flow is the report's.
   // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  const { input, flowPath, ...rest } = summary;
-  return rest;
+  const { input, flowPath, costUsd, ...rest } = summary;
+  const cost = runCost(summary, price);
+  return cost === undefined ? rest : { ...rest, costUsd: cost };
+}
+
+/** A cost limit with nothing to price the run by: the case is an error, the suite goes on. */
+function noPrice(name: string, summary: RunSummary): RedflowError {
+  return new RedflowError(
+    errorInfo(ErrorCode.EVAL_CASE_NO_PRICE, `case "${name}": its limits.cost cannot be checked: neither the case nor the flow's budget prices the eval run's model (${summary.tokens} tokens)`, {
+      hint: 'give the case limits.price: { input: <USD per million tokens>, output: <USD per million tokens> }, or the flow\'s agent budget.prices for its model',
+      path: '/limits/cost',
+    }),
+  );
 }
 
 /** Calls `work(i)` for i in [0, count), at most `limit` at a time. */

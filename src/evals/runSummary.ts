@@ -34,6 +34,11 @@ export interface RunSummary {
   readonly iterations: number;
   /** Total tokens its model calls reported (0 for a model that reports none, like the scripted one). */
   readonly tokens: number;
+  /** Of those, the input (prompt) and output (completion) tokens: what a price applies to. */
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  /** US dollars its model calls cost by the flow's `budget.prices`, when the flow has a budget that prices its model. */
+  readonly costUsd?: number;
   /** From its start to its last event, in milliseconds. */
   readonly durationMs: number;
 }
@@ -52,12 +57,22 @@ export function summarizeRun(events: readonly AgentEvent[]): RunSummary {
   const first = events[0];
   const last = events.at(-1);
   let tokens = 0;
+  let promptTokens = 0;
+  let completionTokens = 0;
+  let costUsd: number | undefined;
   let iterations = 0;
   const tools: string[] = [];
   let ended: { status: string; reason?: string; answer?: string; output?: unknown } | undefined;
   for (const event of events) {
     iterations = Math.max(iterations, event.iteration);
-    if (event.type === 'model.answered') tokens += event.data.usage?.totalTokens ?? 0;
+    if (event.type === 'model.answered') {
+      const usage = event.data.usage;
+      tokens += usage?.totalTokens ?? 0;
+      promptTokens += usage?.promptTokens ?? 0;
+      completionTokens += usage?.completionTokens ?? 0;
+      // Priced by the flow's budget (its prices over the defaults) when the run had one.
+      if (usage?.costUsd !== undefined) costUsd = (costUsd ?? 0) + usage.costUsd;
+    }
     else if (event.type === 'tool.requested') tools.push(event.data.tool);
     else if (event.type === 'run.completed' || event.type === 'run.failed') {
       const { outcome } = event.data;
@@ -83,6 +98,9 @@ export function summarizeRun(events: readonly AgentEvent[]): RunSummary {
     tools,
     iterations,
     tokens,
+    promptTokens,
+    completionTokens,
+    ...(costUsd !== undefined && { costUsd }),
     durationMs: Number.isFinite(startedAt) && Number.isFinite(endedAt) ? Math.max(0, endedAt - startedAt) : 0,
   };
 }

@@ -82,11 +82,34 @@ function checkTools(expected: readonly string[], actual: readonly string[]): Che
 
 function checkLimits(limits: LimitsExpectation, run: RunSummary): CheckResult[] {
   const measured = { iterations: run.iterations, tokens: run.tokens, durationMs: run.durationMs };
-  return (Object.keys(measured) as (keyof typeof measured)[])
+  const checks = (Object.keys(measured) as (keyof typeof measured)[])
     .filter((name) => limits[name] !== undefined)
     .map((name) => {
       const limit = limits[name] as number;
       const pass = measured[name] <= limit;
       return { name: `limits.${name}`, pass, score: pass ? 1 : 0, detail: `${measured[name]} ${name} (limit ${limit})` };
     });
+  if (limits.cost === undefined) return checks;
+  const cost = runCost(run, limits.price);
+  const pass = cost !== undefined && cost <= limits.cost;
+  const spent = cost === undefined ? 'no price for its model' : `$${dollars(cost)}`;
+  return [...checks, { name: 'limits.cost', pass, score: pass ? 1 : 0, detail: `${spent} (limit $${limits.cost})` }];
+}
+
+/**
+ * What a run cost in US dollars: its tokens at `price` (US dollars per million input and output
+ * tokens) when one is given, else what the flow's budget priced it at; undefined when neither.
+ *
+ * @example
+ * ```ts
+ * runCost(summary, { input: 0.15, output: 0.6 }); // 0.000123
+ * ```
+ */
+export function runCost(run: Pick<RunSummary, 'promptTokens' | 'completionTokens' | 'costUsd'>, price?: { readonly input: number; readonly output: number }): number | undefined {
+  return price === undefined ? run.costUsd : (run.promptTokens * price.input + run.completionTokens * price.output) / 1e6;
+}
+
+/** Dollars with four significant digits, as a cost is shown. */
+export function dollars(cost: number): string {
+  return String(Number(cost.toPrecision(4)));
 }

@@ -180,6 +180,21 @@ describe('redflow eval', () => {
     expect(junit).toMatch(/<testcase name="case-01"[^>]*>\n\s*<error type="EVAL_CASE_INVALID" message="case &quot;case-01&quot;: its answer.regex does not compile/);
   }, 60_000);
 
+  it('should check a cost limit at the case\'s price, and make a cost limit with no price an error naming the case', async () => {
+    await mkdir(path.join(dir, 'costly'));
+    for (const i of [0, 1]) await cp(path.join(dir, 'suite', `${caseName(i)}.jsonl`), path.join(dir, 'costly', `${caseName(i)}.jsonl`));
+    await writeFile(path.join(dir, 'costly', 'case-00.eval.yaml'), 'limits:\n  cost: 1\n');
+    await writeFile(path.join(dir, 'costly', 'case-01.eval.yaml'), 'limits:\n  cost: 1\n  price: { input: 2.5, output: 10 }\n');
+    const result = await cli(['eval', 'costly', '--flow', 'agent/flow.json', '--json', 'costly.json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toMatch(/\] error 0\.000  case-00  tokens \d+ \(recorded \d+\)  EVAL_CASE_NO_PRICE: case "case-00": its limits\.cost cannot be checked/);
+    expect(result.stdout).toMatch(/case-01 +pass .* \d+ \$[\d.e-]+ \(recorded \d+ \$[\d.e-]+\)/);
+    expect(result.stdout).toMatch(/^tokens \d+ \$[\d.e-]+ \(recorded \d+ \$[\d.e-]+\)/m);
+    const report = await readReport('costly.json');
+    expect(report.counts).toEqual({ total: 2, passed: 1, failed: 0, errors: 1 });
+    expect(report.cases[1]).toMatchObject({ name: 'case-01', checks: [{ name: 'limits.cost', pass: true }] });
+  }, 60_000);
+
   it('should refuse a seam that does not exist with EVAL_SEAM_UNAVAILABLE, a missing suite and a bad baseline', async () => {
     const seam = await cli(['eval', 'suite', '--seam', 'middle']);
     expect(seam.code).toBe(64);

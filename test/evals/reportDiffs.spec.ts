@@ -53,6 +53,18 @@ describe("an eval report's diffs", () => {
     expect(html).not.toMatch(/<script|<link|src=/);
   });
 
+  it('should print, for each failed case, the fork command that starts again at its first difference', async () => {
+    const failed = { ...report, cases: report.cases.map((row) => ({ ...row, result: 'fail' as const })) };
+    const html = reportHtml(failed, dir, await readCaseDiffs(failed));
+    const changed = html.slice(html.indexOf('<section id="diff-changed">'), html.indexOf('<section id="diff-same">'));
+    // The recorded log is outside the current folder: its whole path, as `redflow eval` prints it.
+    expect(changed).toContain(`<p>fork it there: <code>redflow fork ${path.join(dir, 'suite', 'changed.jsonl')} --at 2 --flow ${path.relative(process.cwd(), FLOW)} --model &lt;json&gt; --log runs/changed-fork.jsonl</code></p>`);
+    // A case whose eval run did what its recorded run did has nowhere to fork.
+    expect(html.slice(html.indexOf('<section id="diff-same">'))).not.toContain('fork it there');
+    // A case that passed gets none.
+    expect(reportHtml({ ...report, cases: report.cases.map((row) => ({ ...row, result: 'pass' as const })) }, dir, await readCaseDiffs(report))).not.toContain('fork it there');
+  });
+
   it('should leave out the diff of a case whose eval log is gone', async () => {
     const gone = { ...report, cases: report.cases.map((row) => (row.name === 'same' && row.eval ? { ...row, eval: { ...row.eval, log: path.join(dir, 'nowhere.jsonl') } } : row)) };
     const diffs = await readCaseDiffs(gone);

@@ -22,7 +22,7 @@ function isSubsequence(expected: readonly string[], actual: readonly string[]): 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 function summary(answer: string | undefined, tools: readonly string[] = []): RunSummary {
-  return { traceId: 't', input: 'q', status: 'done', tools, iterations: 1, tokens: 0, durationMs: 0, ...(answer !== undefined && { answer }) };
+  return { traceId: 't', input: 'q', status: 'done', tools, iterations: 1, tokens: 0, promptTokens: 0, completionTokens: 0, durationMs: 0, ...(answer !== undefined && { answer }) };
 }
 
 describe('tool path credit (an ordered subsequence, partial credit)', () => {
