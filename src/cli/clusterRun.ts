@@ -6,22 +6,21 @@ import { loadValidFlow } from '../flows/loadValidFlow.js';
 import { openJetStreamEventStore } from '../nats/jetstream/jetstreamEventStore.js';
 import { startRemoteRun } from '../nats/cluster/remoteRun.js';
 import { followRunChunks } from '../nats/cluster/runChunks.js';
+import { followOnCluster, type ClusterFollow } from './clusterFollow.js';
 import { randomIds } from '../runtime/ids.js';
-import { openTraceToRead } from '../nats/cluster/openTraceToRead.js';
 import { clusterRunLogs, findRunPrefix } from '../nats/cluster/subagentRunPrefix.js';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import { Subject } from '../actors/subjects.js';
 import { createNatsTransport } from '../nats/natsTransport.js';
 import { requireJetStream } from '../nats/jetStreamNotEnabled.js';
 import { logStatus } from '../events/resumePoint.js';
-import { beginsWait, pendingWait, waitOfEvent, type RunWait } from '../events/pendingWait.js';
 import { isRunWaiting } from '../runtime/runWaitingError.js';
 import { reportWaiting } from './waitingReport.js';
 import { resumeRun } from '../runtime/runAgent.js';
 import { answerStillDue } from '../host/takeAnswer.js';
-import { ExitCode, exitCodeOf } from './exitCodes.js';
+import { type ExitCode, exitCodeOf } from './exitCodes.js';
 import { connectFromOptions, subjectPrefix } from './natsOptions.js';
-import { line, styles, type Output } from './output.js';
+import { line, type Output } from './output.js';
 import type { createProgressPrinter } from './progress.js';
 import { formatOutcome } from './timeline.js';
 import { stopWithin } from './stopWithin.js';
@@ -47,62 +46,29 @@ export async function runOnCluster(options: ClusterRunOptions): Promise<ExitCode
   const { flow } = await loadValidFlow(options.flowPath, undefined, allowedFolders(values));
   const prefix = subjectPrefix(values);
   const nc = await connectFromOptions(values, 'redflow-run');
-  const s = styles(output.color);
-  const stopping = new AbortController();
-  const stopFollowing = () => stopping.abort();
+  let follow: ClusterFollow | undefined;
   try {
     // Without JetStream no core worker can run, and "no core worker" would hide why.
     await requireJetStream(nc);
-    let parked: (wait: RunWait) => void = () => undefined;
-    const waiting = new Promise<RunWait>((resolve) => (parked = resolve));
     const flowId = flow.definition.id;
     // Chosen here, so the answers' pieces are followed (on the status line) from the run's first model call.
     const traceId = options.traceId ?? randomIds.traceId();
     if (!options.json) followRunChunks(nc, prefix, traceId, (chunk) => options.progress.onChunk(chunk));
     // Ctrl-C from now on stops following, even while the start is under way: the run goes on.
-    process.once('SIGINT', stopFollowing);
+    follow = followOnCluster({ nc, prefix, json: options.json, output, progress: options.progress });
     const remote = await startRemoteRun({
       nc,
       prefix,
       input: options.input,
       traceId,
-      signal: stopping.signal,
+      signal: follow.signal,
       ...(flowId !== undefined && { flowId }),
       ...(typeof values.conversation === 'string' && { conversationId: values.conversation }),
-      onEvent: (event) => {
-        if (!options.json) options.progress.onEvent(event);
-        // The run parks on the cluster: nothing more comes until someone answers it.
-        const wait = beginsWait(event) ? waitOfEvent(event, { input: {} }) : undefined;
-        if (wait) parked(wait);
-      },
+      onEvent: follow.onEvent,
     });
-    const detached = new Promise<'detached'>((resolve) => {
-      if (stopping.signal.aborted) resolve('detached');
-      else stopping.signal.addEventListener('abort', () => resolve('detached'), { once: true });
-    });
-    const ended = await Promise.race([remote.result, detached, waiting]);
-    options.progress.done();
-    if (ended === 'detached') {
-      line(output.err, s.yellow(`stopped following run ${remote.traceId}; it goes on on the cluster (redflow tail ${remote.traceId})`));
-      return ExitCode.Interrupted;
-    }
-    if ('kind' in ended) {
-      remote.detach();
-      // The wait's event names the call; its input is in the stored log.
-      const stored = pendingWait((await openTraceToRead(nc, prefix).then((store) => store.read(remote.traceId))).events) ?? ended;
-      return reportWaiting({ traceId: remote.traceId, wait: stored }, { cluster: true }, options.json, output);
-    }
-    if (options.json) {
-      line(output.out, JSON.stringify({ traceId: remote.traceId, outcome: ended.outcome, envelope: ended.envelope }, null, 2));
-    } else {
-      if (ended.outcome.reason === 'final_answer') line(output.out, ended.outcome.answer ?? '');
-      else line(output.err, formatOutcome(ended.outcome, output.color));
-      if (ended.outcome.status === 'done_partial' && ended.outcome.answer !== undefined) line(output.out, ended.outcome.answer);
-      line(output.err, s.dim(`run ${remote.traceId} on ${prefix} (redflow replay ${remote.traceId} --nats <url> shows it again)`));
-    }
-    return exitCodeOf(ended.outcome);
+    return await follow.toEnd(remote, { what: 'run', footer: `redflow replay ${remote.traceId} --nats <url> shows it again` });
   } finally {
-    process.off('SIGINT', stopFollowing);
+    follow?.close();
     await stopWithin([], nc);
   }
 }
