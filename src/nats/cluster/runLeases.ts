@@ -86,6 +86,8 @@ export interface RunLeases {
    * run's log is refused by the trace stream anyway.
    */
   stillOwns(traceId: string): Promise<boolean>;
+  /** The run's record read from the bucket now if it names this worker, else undefined; throws when the bucket cannot be read. */
+  mine(traceId: string): Promise<RunRecord | undefined>;
   /** Forgets a finished run. */
   finish(traceId: string): Promise<void>;
   /**
@@ -416,6 +418,10 @@ export async function openRunLeases(
       if (current.record.owner !== owner) return false;
       known.set(traceId, current);
       return true;
+    },
+    async mine(traceId) {
+      const current = await fresh(traceId);
+      return current?.record.owner === owner ? current.record : undefined;
     },
     async finish(traceId) {
       known.delete(traceId);
