@@ -287,7 +287,16 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
    * scan resumes it here from its log.
    */
   const keepIfStillMine = async (traceId: string): Promise<void> => {
-    const record = await leases.mine(traceId).catch(() => undefined);
+    let record: RunRecord | undefined;
+    // Asked again while the bucket does not answer (an election): a wrong guess orphans the run.
+    for (let attempt = 0; attempt < 20 && !closing; attempt++) {
+      try {
+        record = await leases.mine(traceId);
+        break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, leaseMs));
+      }
+    }
     if (record === undefined || closing) return;
     log(`run ${traceId}: its record still names this worker, resuming it from its log`);
     unresumed.set(traceId, record);
