@@ -68,7 +68,10 @@ const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
  * Two writers cannot both append to one run: each message is published with `Nats-Msg-Id` =
  * its first event's id `<traceId>:<seq>`, so the stream takes one write per seq and answers the
  * other writer's publish as a duplicate; the loser gets `LOG_CONCURRENT_WRITER` and must stop
- * touching the run. (Each writer's next message starts right after the last event it knows is
+ * touching the run. A duplicate is another writer's only when the run's log says so: the message
+ * the ack names, or the run's last message, byte-identical to ours is our own earlier attempt, and
+ * a log still ending just before our seq holds no one's (the server remembered an id it did not
+ * store for this run): the publish is tried again until `appendTimeoutMs`. (Each writer's next message starts right after the last event it knows is
  * stored, which is the end of a stored message: two writers that go on from the same point name
  * their messages alike.)
  * (nats-server 2.11 can also check the last sequence of a wildcard subject, which would fence
