@@ -276,9 +276,31 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
         }
         // Stopped, or another worker owns the run now: leave it to them.
         log(`run ${traceId} left: ${error instanceof RedflowError ? error.code : String(error)}`);
+        if (error instanceof RedflowError && error.code === ErrorCode.LOG_CONCURRENT_WRITER) await keepIfStillMine(traceId);
       },
     ),
   });
+
+  /**
+   * A run refused as a concurrent writer whose record still names this worker has no other writer
+   * (the store misjudged a retried write): no other worker would ever take it over, so the next
+   * scan resumes it here from its log.
+   */
+  const keepIfStillMine = async (traceId: string): Promise<void> => {
+    let record: RunRecord | undefined;
+    // Asked again while the bucket does not answer (an election): a wrong guess orphans the run.
+    for (let attempt = 0; attempt < 20 && !closing; attempt++) {
+      try {
+        record = await leases.mine(traceId);
+        break;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, leaseMs));
+      }
+    }
+    if (record === undefined || closing) return;
+    log(`run ${traceId}: its record still names this worker, resuming it from its log`);
+    unresumed.set(traceId, record);
+  };
 
   /** Resumes a run this worker owns now from its log, with the answer to its wait when it has one. */
   const resumeOwned = (traceId: string, events: readonly AgentEvent[], record: Pick<RunRecord, 'timeoutMs'>, answer?: WaitAnswer) => {

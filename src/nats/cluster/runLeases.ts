@@ -86,6 +86,11 @@ export interface RunLeases {
    * run's log is refused by the trace stream anyway.
    */
   stillOwns(traceId: string): Promise<boolean>;
+  /**
+   * The run's record if it names this worker, confirmed by writing it again at the revision read
+   * (a read alone may be a stale replica's); undefined if not. Throws when the bucket does not answer.
+   */
+  mine(traceId: string): Promise<RunRecord | undefined>;
   /** Forgets a finished run. */
   finish(traceId: string): Promise<void>;
   /**
@@ -416,6 +421,20 @@ export async function openRunLeases(
       if (current.record.owner !== owner) return false;
       known.set(traceId, current);
       return true;
+    },
+    async mine(traceId) {
+      const current = await fresh(traceId);
+      if (current?.record.owner !== owner) return undefined;
+      // A read may come from a replica cut off from its leader, behind a takeover: the record
+      // written again at the revision read is this worker's only if no one has written it since.
+      try {
+        const revision = await runs.update(traceId, encoder.encode(JSON.stringify(current.record)), current.revision);
+        known.set(traceId, { record: current.record, revision });
+        return current.record;
+      } catch (error) {
+        if (error instanceof JetStreamApiError && KEY_EXISTS.has(error.code)) return undefined;
+        throw error;
+      }
     },
     async finish(traceId) {
       known.delete(traceId);

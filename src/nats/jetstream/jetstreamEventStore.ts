@@ -68,7 +68,10 @@ const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
  * Two writers cannot both append to one run: each message is published with `Nats-Msg-Id` =
  * its first event's id `<traceId>:<seq>`, so the stream takes one write per seq and answers the
  * other writer's publish as a duplicate; the loser gets `LOG_CONCURRENT_WRITER` and must stop
- * touching the run. (Each writer's next message starts right after the last event it knows is
+ * touching the run. A duplicate is another writer's only when the run's log says so: the message
+ * the ack names, or the run's last message, byte-identical to ours is our own earlier attempt, and
+ * a log still ending just before our seq holds no one's (the server remembered an id it did not
+ * store for this run): the publish is tried again until `appendTimeoutMs`. (Each writer's next message starts right after the last event it knows is
  * stored, which is the end of a stored message: two writers that go on from the same point name
  * their messages alike.)
  * (nats-server 2.11 can also check the last sequence of a wildcard subject, which would fence
@@ -112,14 +115,37 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
       throw concurrent(first, `expected seq ${last + 1}, got ${first.seq}`);
     }
     const lastEvent = events[events.length - 1] as AgentEvent;
-    const ack = await publishPatiently(mux, Subject.log(prefix, first.traceId, lastEvent.type), data, first.id, appendTimeoutMs);
-    if (ack.duplicate) {
+    const subject = Subject.log(prefix, first.traceId, lastEvent.type);
+    const deadline = Date.now() + appendTimeoutMs;
+    for (;;) {
+      const ack = await publishPatiently(mux, subject, data, first.id, Math.max(1000, deadline - Date.now()));
+      if (!ack.duplicate) break;
       // Either an earlier attempt of ours whose ack was lost, or another writer's events.
-      const stored = await jsm.streams.getMessage(stream, { seq: ack.seq });
-      if (!stored || !sameBytes(stored.data, data)) throw concurrent(first, `seq ${first.seq} was written by another writer`);
+      const stored = await jsm.streams.getMessage(stream, { seq: ack.seq }).catch(() => null);
+      if (stored && sameBytes(stored.data, data)) break;
+      // The server may answer a duplicate for an id whose write it never committed (nats-server 2.9
+      // during a cut), or with a sequence that is not the message: the run's last message decides.
+      const end = await lastStored(first.traceId);
+      if (end && sameBytes(end.data, data)) break;
+      if (end?.seq !== first.seq - 1) throw concurrent(first, `seq ${first.seq} was written by another writer`);
+      // Nothing holds this seq yet: the id is remembered but not stored; try again until the deadline.
+      if (Date.now() >= deadline) throw storeUnavailable(`cannot append to ${subject}`, new Error(`seq ${first.seq} answered as a duplicate but not stored`));
+      await new Promise((resolve) => setTimeout(resolve, 500));
     }
     lastSeqs.set(first.traceId, lastEvent.seq);
     publishLive(nc, prefix, events, eventBytes);
+  };
+  /** The run's last stored message and the seq of its last event; undefined when it has none or it cannot be read. */
+  const lastStored = async (traceId: string): Promise<{ seq: number; data: Uint8Array } | undefined> => {
+    const message = await jsm.streams.getMessage(stream, { last_by_subj: Subject.runLog(prefix, traceId) }).catch(() => null);
+    if (!message) return undefined;
+    try {
+      const value = JSON.parse(decoderForAcks.decode(message.data)) as unknown;
+      const end = (Array.isArray(value) ? value.at(-1) : value) as Partial<AgentEvent> | undefined;
+      return typeof end?.seq === 'number' ? { seq: end.seq, data: message.data } : undefined;
+    } catch {
+      return undefined;
+    }
   };
   const writeOne = (event: AgentEvent): Promise<void> => {
     // One encoding: the log's message and the live message are the same bytes.
