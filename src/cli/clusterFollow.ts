@@ -1,4 +1,3 @@
-import type { NatsConnection } from '@nats-io/transport-node';
 import type { AgentEnvelope, RunOutcome } from '../contracts/schema-types.js';
 import type { AgentEvent } from '../events/eventTypes.js';
 import { beginsWait, pendingWait, waitOfEvent, type RunWait } from '../events/pendingWait.js';
@@ -41,7 +40,8 @@ export interface ClusterFollow {
  * ```
  */
 export function followOnCluster(options: {
-  readonly nc: NatsConnection;
+  /** The connection the run is followed on (the NATS wing names its type). */
+  readonly nc: Parameters<typeof openTraceToRead>[0];
   readonly prefix: string;
   readonly json: boolean;
   readonly output: Output;

@@ -1,21 +1,16 @@
 import { hostname } from 'node:os';
 import { parkedAs, startCoreService } from './coreService.js';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { AgentCoreReactConfig, ParentCall, ToolSpec } from '../../contracts/schema-types.js';
+import type { AgentCoreReactConfig, ToolSpec } from '../../contracts/schema-types.js';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { Subject, DEFAULT_SUBJECT_PREFIX, Storage, checkSubjectPrefix } from '../../actors/subjects.js';
-import { isValidConversationId } from '../../actors/memory.js';
 import { createNatsTransport } from '../natsTransport.js';
-import type { MicroService } from '../microService.js';
-import type { Headers, Subscription, Transport } from '../../actors/transport.js';
+import type { Subscription, Transport } from '../../actors/transport.js';
 import { openJetStreamEventStore } from '../jetstream/jetstreamEventStore.js';
 import { storeUnavailable } from '../jetstream/storeUnavailable.js';
-import type { BucketReplication } from '../jetstream/replication.js';
 import type { EventStore } from '../../events/eventStore.js';
 import { logStatus } from '../../events/resumePoint.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
-import { pendingWait, type WaitAnswer } from '../../events/pendingWait.js';
-import { RunHost } from '../../host/runHost.js';
+import type { WaitAnswer } from '../../events/pendingWait.js';
 import type { LaunchedRun } from '../../host/liveRuns.js';
 import { answerStillDue } from '../../host/takeAnswer.js';
 import { forkChangesOf, withForkReplies } from '../../host/forkChanges.js';
@@ -26,158 +21,24 @@ import { contextBudgetFor } from '../../runtime/contextBudgetFor.js';
 import { allowedTools } from '../../runtime/buildTools.js';
 import { askMcpToolSpecs } from './mcpToolLists.js';
 import { admitRun } from '../../host/admission.js';
-import { checkSubjectTokens } from './flowSubjects.js';
+import { checkSubjectTokens, runSubjects } from './flowSubjects.js';
 import { isValidTraceId, randomIds } from '../../runtime/ids.js';
 import { resumeRun, startRun } from '../../runtime/runAgent.js';
-import type { RunHandle, RunMemory } from '../../runtime/runSession.js';
-import type { ActorSubjects } from '../../runtime/transportActor.js';
+import type { RunHandle } from '../../runtime/runSession.js';
 import { openRunLeases, type RunLeases, type RunRecord } from './runLeases.js';
 import { serveRunAborts } from './runAborts.js';
 import { serveRunAnswers, type RunAnswerReply } from './runAnswers.js';
 import { runLogExists } from './runLogExists.js';
 import { openPatiently } from './openPatiently.js';
-import { TRACEPARENT_HEADER, formatTraceparent, parseTraceparent } from '../../telemetry/traceContext.js';
+import { createCoreRunHost } from './coreRunHost.js';
+import { checkStartRequest, traceIdTaken, withCallContext, type RunStartReply, type RunStartRequest } from './runStart.js';
+import type { CoreWorker, CoreWorkerOptions } from './coreWorkerTypes.js';
 
-/** What a client sends on `<prefix>.runs.start`. */
-export interface RunStartRequest {
-  readonly input: unknown;
-  /** Chosen by the client so it can listen to the run's trace before it starts. */
-  readonly traceId?: string;
-  readonly conversationId?: string;
-  /** The id of the flow the client means: refused when the workers run another one. */
-  readonly flowId?: string;
-  /** This run's timeout in ms (default: the worker's `timeoutMs`); kept by a worker that takes it over. */
-  readonly timeoutMs?: number;
-  /** The call of another run that starts this one as its subagent (recorded in `run.started`). */
-  readonly parent?: ParentCall;
-}
+export type { RunStartReply, RunStartRequest } from './runStart.js';
+export type { CoreWorker, CoreWorkerOptions } from './coreWorkerTypes.js';
 
 /** How many orphaned runs one scan takes over at the same time. */
 const TAKEOVERS_AT_ONCE = 16;
-
-/** The longest run timeout a client may ask for: 24 hours. */
-const MAX_RUN_TIMEOUT_MS = 24 * 60 * 60 * 1000;
-
-/** Refuses a start request that is not `{ input, traceId?, conversationId?, flowId?, timeoutMs?, parent? }`. */
-function checkStartRequest(request: unknown): asserts request is RunStartRequest {
-  const bad = (why: string) =>
-    new RedflowError(
-      errorInfo(ErrorCode.TRANSPORT_BAD_MESSAGE, `not a run start request: ${why}`, {
-        hint: 'send {"input": …, "traceId"?: string, "conversationId"?: string, "flowId"?: string, "timeoutMs"?: number, "parent"?: {"traceId", "iteration", "idempotencyKey", "tool"}}',
-      }),
-    );
-  if (typeof request !== 'object' || request === null || Array.isArray(request)) throw bad('not a JSON object');
-  const { traceId, conversationId, flowId, timeoutMs, parent } = request as Record<string, unknown>;
-  if (!('input' in request)) throw bad('no "input"');
-  if (traceId !== undefined && typeof traceId !== 'string') throw bad('"traceId" is not a string');
-  if (conversationId !== undefined && (typeof conversationId !== 'string' || !isValidConversationId(conversationId))) {
-    throw bad('"conversationId" is not a valid conversation id');
-  }
-  if (flowId !== undefined && typeof flowId !== 'string') throw bad('"flowId" is not a string');
-  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)) {
-    throw bad(`"timeoutMs" is not an integer from 1 to ${MAX_RUN_TIMEOUT_MS}`);
-  }
-  if (parent !== undefined && !isParentCall(parent)) throw bad('"parent" is not {"traceId", "iteration", "idempotencyKey", "tool", "traceparent"?}');
-}
-
-/**
- * A subagent's `parent` with the trace context of the call, which the start carries as its
- * `traceparent` header (see `clusterSubagents`): logged in `run.started`, it places every
- * stretch of the run in the caller's trace. A header that is not a valid one is ignored.
- */
-function withCallContext(parent: ParentCall, headers: Headers): ParentCall {
-  const call = parseTraceparent(headers[TRACEPARENT_HEADER]);
-  return call === undefined ? parent : { ...parent, traceparent: formatTraceparent(call) };
-}
-
-/** True for a `parent` as `run.started` records it (the agent-event schema's ParentCall). */
-function isParentCall(value: unknown): value is ParentCall {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { traceId, iteration, idempotencyKey, tool, traceparent, ...rest } = value as Record<string, unknown>;
-  const context = typeof traceparent === 'string' ? parseTraceparent(traceparent) : undefined;
-  return (
-    Object.keys(rest).length === 0 &&
-    // As the log holds it: a version-00 value, written as formatTraceparent writes it.
-    (traceparent === undefined || (context !== undefined && formatTraceparent(context) === traceparent)) &&
-    isValidTraceId(traceId) &&
-    typeof iteration === 'number' &&
-    Number.isInteger(iteration) &&
-    iteration >= 1 &&
-    typeof idempotencyKey === 'string' &&
-    idempotencyKey.length > 0 &&
-    idempotencyKey.length <= 200 &&
-    typeof tool === 'string' &&
-    /^[A-Za-z0-9_-]{1,64}$/.test(tool)
-  );
-}
-
-/** The refusal of a start whose trace id belongs to another run. */
-function traceIdTaken(traceId: string, why: string): RedflowError {
-  return new RedflowError(
-    errorInfo(ErrorCode.RUN_TRACE_ID_TAKEN, `trace id ${traceId} is taken by another run: ${why}`, {
-      hint: 'start the run with a new trace id (or none: one is made up); to follow or replay that run, use redflow tail or replay with its trace id',
-    }),
-  );
-}
-
-/** What a core worker answers: the run it started. */
-export interface RunStartReply {
-  readonly traceId: string;
-  readonly owner: string;
-}
-
-/** Options of {@link startCoreWorker}. */
-export interface CoreWorkerOptions {
-  readonly nc: NatsConnection;
-  readonly flowPath: string;
-  readonly prefix?: string;
-  /** This worker's name in leases (default `<host>-<pid>`). */
-  readonly owner?: string;
-  /** A run whose owner stops renewing is taken over after this long (default 3 s). */
-  readonly leaseMs?: number;
-  /** How often to look for runs without an owner (default a third of `leaseMs`). */
-  readonly scanMs?: number;
-  /** Run timeout for runs this worker starts or takes over. */
-  readonly timeoutMs?: number;
-  /**
-   * One model or tool attempt's limit: a call whose worker died is re-sent (same idempotency key)
-   * after this long (`redflow worker --attempt-timeout`). A call lost in a NATS reconnect is re-sent
-   * at once, and one nobody answers yet is retried with backoff. Default 30 s.
-   */
-  readonly attemptTimeoutMs?: number;
-  readonly log?: (line: string) => void;
-  /** Folders besides the flow file's own where the files it names may be (`--allow-files`). */
-  readonly allowFiles?: readonly string[];
-  /** Called with each event this worker appends (after it is stored). */
-  readonly onEvent?: (event: AgentEvent) => void;
-  /**
-   * Serve run starts and answers as the NATS micro service `redflow-core`, whose endpoints are
-   * `runs.start` and `runs.answer.*`, so that `nats micro ls` finds the core workers and
-   * `nats micro stats redflow-core` counts their starts. Default true. The subjects and queue
-   * groups are the same either way; a connection that may not subscribe to `$SRV.>` serves
-   * plainly, and `log` says so.
-   */
-  readonly microServices?: boolean;
-  /** Replicas and placement of the trace stream and the run buckets when this worker creates them. */
-  readonly replication?: BucketReplication;
-  /**
-   * How long the start waits for the cluster to open the trace stream and the run buckets, trying
-   * again and logging why (a server restarting, a stream electing its leader), before failing with
-   * `LOG_STORE_UNAVAILABLE`. Default 60 s.
-   */
-  readonly startWithinMs?: number;
-}
-
-/** A running core worker. */
-export interface CoreWorker {
-  readonly owner: string;
-  /** Its NATS micro service, when it runs one. */
-  readonly service?: Pick<MicroService, 'name' | 'id' | 'calls'>;
-  /** The runs this worker owns now. */
-  runs(): string[];
-  /** Stops taking work, and leaves its runs for other workers to take over. */
-  close(): Promise<void>;
-}
 
 /**
  * A core worker: runs the REACT statechart for the runs it is asked to start (requests on
@@ -221,22 +82,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
   if (leaseMs !== askedLeaseMs) {
     log(`the lease of prefix "${prefix}" is ${leaseMs} ms, set by its first core worker; ${askedLeaseMs} ms is not used (delete the bucket ${Storage.leasesBucket(prefix)} to change it)`);
   }
-  const subjects: ActorSubjects = {
-    model: Subject.model(prefix, flow.model.id),
-    ...(plan.verifier && { verifier: Subject.model(prefix, plan.verifier.nodeId) }),
-    tool: (name) => Subject.tool(prefix, name),
-    // The tool workers say there where a call's work lives; the run logs it as tool.attached.
-    live: (traceId) => Subject.runChunk(prefix, traceId),
-  };
-  const memoryOf = (conversationId: string | undefined): RunMemory | undefined =>
-    plan.memory && conversationId !== undefined
-      ? {
-          loadSubject: Subject.memoryLoad(prefix, plan.memory.nodeId),
-          appendSubject: Subject.memoryAppend(prefix, plan.memory.nodeId),
-          conversationId,
-          maxTurns: plan.memory.maxTurns,
-        }
-      : undefined;
+  const { subjects, memoryOf } = runSubjects(prefix, flow, plan);
   const environment = {
     transport,
     subjects,
@@ -331,56 +177,11 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
     );
   };
 
-  /** The good part of a run's log, or RUN_NOT_FOUND. */
-  const readEvents = async (traceId: string): Promise<readonly AgentEvent[]> => {
-    try {
-      const { events } = await store.read(traceId);
-      if (events.length > 0) return events;
-    } catch (error) {
-      if (!(error instanceof RedflowError && error.code === ErrorCode.LOG_NOT_FOUND)) throw error;
-    }
-    throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${traceId} in the trace stream`, { hint: 'check the trace id and the subject prefix' }));
-  };
-
-  /**
-   * Takes answers to parked runs (or the expiry of their waits) through the run host: it checks
-   * each against the log, claims the run's record (one claim wins), checks the log again now that
-   * no one else may change it, and resumes the run with it.
-   */
-  const host = new RunHost({
-    read: async (traceId) => {
-      if (!isValidTraceId(traceId)) throw new RedflowError(errorInfo(ErrorCode.RUN_NOT_FOUND, `no run ${String(traceId).slice(0, 130)}`));
-      return readEvents(traceId);
-    },
-    ownership: {
-      async take(traceId, taken, events) {
-        const started = logStatus(events).started;
-        const claim = await leases.claimForAnswer(traceId, taken, {
-          traceId,
-          startedAt: started.startedAt,
-          ...(started.conversationId !== undefined && { conversationId: started.conversationId }),
-        });
-        if (claim.kind === 'owned') {
-          throw new RedflowError(
-            errorInfo(ErrorCode.WAIT_ALREADY_ANSWERED, `run ${traceId} is held by core worker ${claim.owner}: an answer to its wait is being taken, or it is under way; a wait takes one answer`, {
-              hint: `GET /api/runs/${traceId} shows what the run waits for once it is parked again`,
-            }),
-          );
-        }
-        return { events: await readEvents(traceId), ...(claim.record.timeoutMs !== undefined && { timeoutMs: claim.record.timeoutMs }) };
-      },
-      async release(traceId, now) {
-        const wait = pendingWait(now);
-        if (wait) await leases.park(traceId, parkedAs(wait));
-        else await leases.finish(traceId);
-      },
-    },
-    resume: async ({ traceId, events, answer: taken, timeoutMs }) => {
-      await resumeOwned(traceId, events, timeoutMs === undefined ? {} : { timeoutMs }, taken);
-      log(`run ${traceId} resumed with ${taken.kind === 'approval' ? (taken.approved ? 'an approval' : 'a denial') : taken.kind === 'client' ? "its client's result" : 'its wait expired'}`);
-    },
-    closedError: () => new RedflowError(errorInfo(ErrorCode.TRANSPORT_CLOSED, 'this core worker is shutting down', { retryable: true })),
-    onExpireError: (traceId, error) => log(`run ${traceId}: cannot end its expired wait: ${(error as Error).message}`),
+  const host = createCoreRunHost({
+    store,
+    leases,
+    log,
+    resume: ({ traceId, events, answer, timeoutMs }) => resumeOwned(traceId, events, timeoutMs === undefined ? {} : { timeoutMs }, answer),
   });
   const takeAnswer = async (traceId: string, answer: WaitAnswer): Promise<RunAnswerReply> => {
     await host.answer(traceId, answer);
