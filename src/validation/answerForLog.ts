@@ -101,9 +101,12 @@ function withheld(rejection: ErrorInfo): LoggedAnswer {
   return { text: '', thoughtHidden: true, rejection };
 }
 
-/** Could this unparsed text hold a thought? (`\u` escapes could spell the key.) */
+/**
+ * Could this unparsed text hold a thought? The key in any case, or a `\u` escape that could spell
+ * it (JSON has only the lowercase one: `\U` is no escape, and such a text is kept).
+ */
 function mayMentionThought(text: string): boolean {
-  return /thought|reflection|\\u/i.test(text);
+  return /thought|reflection/i.test(text) || text.includes('\\u');
 }
 
 function isPlainObject(value: unknown): value is object {

@@ -152,7 +152,9 @@ describe('the activity of a run (property)', () => {
         expect(observed.live.filter((a) => a.type === 'turn_start')).toHaveLength(observed.turnCount);
         expect(activityOfLog(observed.events)).toEqual(observed.live.filter((a) => a.type !== 'content_chunk'));
         // Each answer the log holds (once, whole) is what its pieces add up to: its text for people.
-        const answered = observed.events.filter((event) => event.type === 'model.answered');
+        // Not an answer the log withholds (text '', its verdict instead): an unparsed one with a `\u`
+        // that might spell a thought, which the live filter, reading it as text, shows.
+        const answered = observed.events.filter((event) => event.type === 'model.answered').filter((event) => event.data.rejection === undefined);
         expect(answered.map((event) => pieces.get(event.iteration) ?? '')).toEqual(answered.map((event) => textForPeople(event.data.text)));
       }),
       { numRuns: 120 },

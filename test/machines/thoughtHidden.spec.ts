@@ -57,6 +57,11 @@ describe('the model’s thought, with debug off', () => {
     expect(answerForLog(text, validateModelAnswer(text, rules), rules, false)).toEqual({ text });
   });
 
+  it('should keep an unparsed answer whose backslash spells no escape (`\\U`) as received', () => {
+    const text = '\\U';
+    expect(answerForLog(text, validateModelAnswer(text, rules), rules, false)).toEqual({ text });
+  });
+
   it('should keep the thought in debug', () => {
     const text = JSON.stringify({ action: 'final', message: 'hi', thought: SECRET });
     expect(answerForLog(text, validateModelAnswer(text, rules), rules, true).text).toContain(SECRET);
