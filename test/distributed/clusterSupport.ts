@@ -5,7 +5,8 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { Storage } from '../../src/actors/subjects.js';
-import { NATS_URL } from '../nats/natsSupport.js';
+import { afterAll } from 'vitest';
+import { NATS_URL, connectTestServer } from '../nats/natsSupport.js';
 
 // Helpers for the distributed tests: real `redflow worker` processes (npm test builds dist/
 // first), and removing what a test's prefix left on the server.
@@ -55,4 +56,24 @@ export async function removePrefix(nc: NatsConnection, prefix: string): Promise<
   ]) {
     await (await kvm.open(bucket).catch(() => undefined))?.destroy().catch(() => undefined);
   }
+}
+
+/**
+ * What a test file opens and closes after its last test, the last opened first: `closers` takes any
+ * closing (unshift one to run it after the connections are drained), `connection` opens a NATS
+ * connection to the test server, drained then.
+ */
+export function closedAfterAll(): { closers: (() => Promise<unknown>)[]; connection(name: string): Promise<NatsConnection> } {
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+  });
+  return {
+    closers,
+    async connection(name) {
+      const nc = await connectTestServer(name);
+      closers.push(() => nc.drain());
+      return nc;
+    },
+  };
 }

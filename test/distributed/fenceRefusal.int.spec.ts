@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { startActorWorker } from '../../src/nats/cluster/actorWorker.js';
 import { startCoreWorker } from '../../src/nats/cluster/coreWorker.js';
@@ -9,9 +9,9 @@ import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { Subject } from '../../src/actors/subjects.js';
 import { ErrorCode } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
+import { uniquePrefix } from '../nats/natsSupport.js';
 import { agentConfig } from '../support/harness.js';
-import { ROOT, removePrefix } from './clusterSupport.js';
+import { ROOT, removePrefix, closedAfterAll } from './clusterSupport.js';
 
 // The JetStream store's fence refuses a writer whose write of a run's next seq is answered as a
 // duplicate of a message that is not its own (LOG_CONCURRENT_WRITER). Two ways it must not turn a
@@ -19,18 +19,8 @@ import { ROOT, removePrefix } from './clusterSupport.js';
 // core worker refused while the run's record still names it (no other worker would take it over).
 
 const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
-const closers: (() => Promise<unknown>)[] = [];
+const { closers, connection } = closedAfterAll();
 const decoder = new TextDecoder();
-
-afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-});
-
-async function connection(name: string): Promise<NatsConnection> {
-  const nc = await connectTestServer(name);
-  closers.push(() => nc.drain());
-  return nc;
-}
 
 describe('the JetStream store fence and a lone writer', () => {
   it('should store a run’s next event once the server forgets an id it answered as a duplicate without holding that run message', async () => {

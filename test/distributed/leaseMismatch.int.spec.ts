@@ -1,12 +1,11 @@
 import path from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openJetStreamEventStore } from '../../src/nats/jetstream/jetstreamEventStore.js';
 import { startActorWorker } from '../../src/nats/cluster/actorWorker.js';
 import { startCoreWorker, type CoreWorker } from '../../src/nats/cluster/coreWorker.js';
 import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
-import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
-import { ROOT, removePrefix } from './clusterSupport.js';
+import { uniquePrefix } from '../nats/natsSupport.js';
+import { ROOT, removePrefix, closedAfterAll } from './clusterSupport.js';
 
 // The lease of a prefix is the expiry of its heartbeat bucket, set by the first core worker. A
 // later worker asking for a longer lease must still beat at the bucket's pace: beating at its own,
@@ -14,17 +13,7 @@ import { ROOT, removePrefix } from './clusterSupport.js';
 
 const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
 const prefix = uniquePrefix();
-const closers: (() => Promise<unknown>)[] = [];
-
-afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-});
-
-async function connection(name: string): Promise<NatsConnection> {
-  const nc = await connectTestServer(name);
-  closers.push(() => nc.drain());
-  return nc;
-}
+const { closers, connection } = closedAfterAll();
 
 async function core(owner: string, leaseMs: number, log?: (line: string) => void): Promise<CoreWorker> {
   const worker = await startCoreWorker({ nc: await connection(owner), flowPath, prefix, owner, leaseMs, ...(log && { log }) });

@@ -1,28 +1,17 @@
 import path from 'node:path';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Storage } from '../../src/actors/subjects.js';
 import { startCoreWorker } from '../../src/nats/cluster/coreWorker.js';
 import { openRunLeases } from '../../src/nats/cluster/runLeases.js';
-import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
-import { ROOT, removePrefix } from './clusterSupport.js';
+import { uniquePrefix } from '../nats/natsSupport.js';
+import { ROOT, removePrefix, closedAfterAll } from './clusterSupport.js';
 
 // A core worker that dies between a run's record and its first event leaves a record and no log:
 // the worker that finds it drops the record instead of holding it forever.
 
 const flowPath = path.join(ROOT, 'test/fixtures/cluster/flow.json');
-const closers: (() => Promise<unknown>)[] = [];
-
-afterAll(async () => {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-});
-
-async function connection(name: string): Promise<NatsConnection> {
-  const nc = await connectTestServer(name);
-  closers.push(() => nc.drain());
-  return nc;
-}
+const { closers, connection } = closedAfterAll();
 
 describe("a run's start on the cluster", () => {
   it('should have its record dropped by the next core worker when its worker died before its first event', async () => {
