@@ -124,11 +124,18 @@ describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor
         const node = (globalThis as unknown as { RED: { nodes: { node(id: string): { verification: unknown; budget: unknown } } } }).RED.nodes.node(id);
         return { verification: node.verification, budget: node.budget };
       }, AGENT);
-    const open = async () => {
+    // The tray is ready once its OK button shows and the form holds the node's values (the
+    // editor fills it after the fields exist): edits made before that could be overwritten.
+    const open = async (budgetShown: string) => {
       await agent.dblclick();
-      await page.locator('#redflow-agent-verification').waitFor();
+      await page.locator('#node-dialog-ok').waitFor({ state: 'visible' });
+      await expect.poll(() => page.inputValue('#redflow-agent-max-cost')).toBe(budgetShown);
     };
-    await open();
+    const ok = async () => {
+      await page.click('#node-dialog-ok');
+      await page.locator('#node-dialog-ok').waitFor({ state: 'hidden' });
+    };
+    await open('');
     expect(await page.inputValue('#redflow-agent-verification')).toBe('off');
     expect(await page.locator('#redflow-agent-rubric').isVisible()).toBe(false);
     await page.selectOption('#redflow-agent-verification', 'model');
@@ -137,25 +144,26 @@ describe.skipIf(SKIP_BROWSER).each(nodeRedInstalls())("$label: Node-RED's editor
     await page.fill('#redflow-agent-max-failures', '3');
     await page.fill('#redflow-agent-max-tokens', '20000');
     await page.fill('#redflow-agent-max-cost', '0.25');
-    await page.click('#node-dialog-ok');
+    await ok();
     await expect.poll(saved).toEqual({ verification: { model: 'judge', rubric: 'Every order is named by its id.', maxFailures: 3 }, budget: { maxTokens: 20000, maxCost: 0.25 } });
 
     // Opened again, the dialog shows them; self drops the verifier and keeps the rest.
-    await open();
+    await open('0.25');
     expect(await page.inputValue('#redflow-agent-verification')).toBe('model');
     expect(await page.inputValue('#redflow-agent-verifier')).toBe('judge');
     expect(await page.inputValue('#redflow-agent-max-cost')).toBe('0.25');
     await page.selectOption('#redflow-agent-verification', 'self');
     expect(await page.locator('#redflow-agent-verifier').isVisible()).toBe(false);
-    await page.click('#node-dialog-ok');
+    await ok();
     await expect.poll(saved).toEqual({ verification: { rubric: 'Every order is named by its id.', maxFailures: 3 }, budget: { maxTokens: 20000, maxCost: 0.25 } });
 
     // Off and emptied: nothing left on the node (the example deploys as it was).
-    await open();
+    await open('0.25');
     await page.selectOption('#redflow-agent-verification', 'off');
     await page.fill('#redflow-agent-max-tokens', '');
     await page.fill('#redflow-agent-max-cost', '');
-    await page.click('#node-dialog-ok');
+    expect([await page.inputValue('#redflow-agent-max-tokens'), await page.inputValue('#redflow-agent-max-cost')]).toEqual(['', '']);
+    await ok();
     await expect.poll(saved).toEqual({ verification: '', budget: '' });
   }, 60_000);
 
