@@ -134,16 +134,20 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
    */
   const keepIfStillMine = async (traceId: string): Promise<void> => {
     let record: RunRecord | undefined;
+    let why = 'closing';
     // Asked again while the bucket does not answer (an election): a wrong guess orphans the run.
     for (let attempt = 0; attempt < 20 && !closing; attempt++) {
       try {
         record = await leases.mine(traceId);
+        why = 'it names another worker, or was written since it was read';
         break;
-      } catch {
+      } catch (error) {
+        why = `the run bucket did not answer 20 times: ${(error as Error).message}`;
         await new Promise((resolve) => setTimeout(resolve, leaseMs));
       }
     }
-    if (record === undefined || closing) return;
+    if (closing) return;
+    if (record === undefined) return log(`run ${traceId}: left to its record's owner (${why})`);
     log(`run ${traceId}: its record still names this worker, resuming it from its log`);
     unresumed.set(traceId, record);
   };

@@ -6,7 +6,7 @@ import { Storage } from '../../actors/subjects.js';
 import { watchReconnects } from '../reconnects.js';
 import { storeUnavailable } from '../jetstream/storeUnavailable.js';
 import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
-import { createKvEntry, deleteKvEntry } from './storeRequests.js';
+import { createKvEntry, deleteKvEntry, lastStoredOn } from './storeRequests.js';
 import { WatchedRecord, type KnownRecord, type ReadRecord, type RunLeases, type RunRecord } from './runRecords.js';
 
 export type { AnswerClaim, RunLeases, RunRecord } from './runRecords.js';
@@ -15,6 +15,9 @@ export type { AnswerClaim, RunLeases, RunRecord } from './runRecords.js';
 const WATCH_CREATE_TIMEOUT_MS = 30_000;
 
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+/** Reads of a run's record `mine` makes while its rewrite is refused (each refusal: the read was behind). */
+const MINE_READS = 5;
 
 /** How the server refuses a create of a key that holds a value. */
 const KEY_EXISTS: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
@@ -141,6 +144,17 @@ export async function openRunLeases(
     if (!entry || entry.operation !== 'PUT') return undefined;
     try {
       return { record: entry.json<RunRecord>(), revision: entry.revision };
+    } catch {
+      return undefined;
+    }
+  };
+
+  /** The run's record as the runs bucket's leader holds it (a direct get may come from a replica behind). */
+  const leaderRead = async (traceId: string): Promise<ReadRecord | undefined> => {
+    const entry = await lastStoredOn(nc, `KV_${Storage.runsBucket(options.prefix)}`, `${runKeys}${traceId}`);
+    if (entry === null || entry.data.byteLength === 0) return undefined;
+    try {
+      return { record: JSON.parse(decoder.decode(entry.data)) as RunRecord, revision: entry.seq };
     } catch {
       return undefined;
     }
@@ -276,18 +290,21 @@ export async function openRunLeases(
       return true;
     },
     async mine(traceId) {
-      const current = await fresh(traceId);
-      if (current?.record.owner !== owner) return undefined;
       // A read may come from a replica cut off from its leader, behind a takeover: the record
       // written again at the revision read is this worker's only if no one has written it since.
-      try {
-        const revision = await runs.update(traceId, encoder.encode(JSON.stringify(current.record)), current.revision);
-        known.set(traceId, { record: current.record, revision });
-        return current.record;
-      } catch (error) {
-        if (error instanceof JetStreamApiError && KEY_EXISTS.has(error.code)) return undefined;
-        throw error;
+      // A refused rewrite means the read was behind: read again, from the bucket's leader.
+      for (let attempt = 0; attempt < MINE_READS; attempt++) {
+        const current = attempt === 0 ? await fresh(traceId) : await leaderRead(traceId);
+        if (current?.record.owner !== owner) return undefined;
+        try {
+          const revision = await runs.update(traceId, encoder.encode(JSON.stringify(current.record)), current.revision);
+          known.set(traceId, { record: current.record, revision });
+          return current.record;
+        } catch (error) {
+          if (!(error instanceof JetStreamApiError && KEY_EXISTS.has(error.code))) throw error;
+        }
       }
+      return undefined;
     },
     async finish(traceId) {
       known.delete(traceId);

@@ -29,7 +29,7 @@ function muxOf(nc: NatsConnection): RequestMux {
 interface ApiReply {
   readonly error?: { readonly code?: number; readonly err_code?: number; readonly description?: string };
   readonly seq?: number;
-  readonly message?: { readonly data?: string };
+  readonly message?: { readonly data?: string; readonly seq?: number };
 }
 
 /** JetStream's codes for the answers read here. */
@@ -71,11 +71,26 @@ function refusal(reply: ApiReply, what: string): Error {
  * ```
  */
 export async function lastMessageOn(nc: NatsConnection, stream: string, subject: string): Promise<Uint8Array | null> {
+  return (await lastStoredOn(nc, stream, subject))?.data ?? null;
+}
+
+/**
+ * The last message on `subject` in `stream` as its leader holds it (the stream API's get, which only
+ * the leader answers, unlike a direct get that any replica may answer from behind): its stream
+ * sequence (a KV entry's revision) and data; null when there is none.
+ *
+ * @example
+ * ```ts
+ * const entry = await lastStoredOn(nc, 'KV_redflow-runs', '$KV.redflow-runs.t-1');
+ * ```
+ */
+export async function lastStoredOn(nc: NatsConnection, stream: string, subject: string): Promise<{ seq: number; data: Uint8Array } | null> {
   const reply = await request(nc, `$JS.API.STREAM.MSG.GET.${stream}`, encoder.encode(JSON.stringify({ last_by_subj: subject })));
   const code = reply.error?.err_code;
   if (code === JetStreamCode.NoMessageFound || code === JetStreamCode.StreamNotFound) return null;
   if (reply.error !== undefined) throw refusal(reply, `cannot read ${subject} in ${stream}`);
-  return reply.message?.data === undefined ? new Uint8Array(0) : Uint8Array.from(Buffer.from(reply.message.data, 'base64'));
+  const data = reply.message?.data === undefined ? new Uint8Array(0) : Uint8Array.from(Buffer.from(reply.message.data, 'base64'));
+  return { seq: reply.message?.seq ?? 0, data };
 }
 
 /**
