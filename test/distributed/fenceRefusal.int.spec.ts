@@ -1,4 +1,7 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +12,7 @@ import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { Subject } from '../../src/actors/subjects.js';
 import { ErrorCode } from '../../src/errors.js';
 import type { AgentEvent } from '../../src/events/eventTypes.js';
-import { uniquePrefix } from '../nats/natsSupport.js';
+import { startNatsServer, uniquePrefix } from '../nats/natsSupport.js';
 import { agentConfig } from '../support/harness.js';
 import { ROOT, removePrefix, closedAfterAll } from './clusterSupport.js';
 
@@ -39,6 +42,34 @@ describe('the JetStream store fence and a lone writer', () => {
 
     const { events } = await store.read(traceId);
     expect(events.map((event) => event.id)).toEqual([first.id, next.id]);
+  }, 30_000);
+
+  it('should not call a writer concurrent when its retried write is answered as a duplicate while the run’s log cannot be read', async () => {
+    // A server whose `writer` may not read messages back: every check of a duplicate fails, as
+    // the stream's reads do in an election. That is no sign of another writer: the append waits
+    // for a readable log until its timeout and then says the store is unavailable (retryable).
+    const dir = await mkdtemp(path.join(tmpdir(), 'redflow-fence-'));
+    const config = path.join(dir, 'nats.conf');
+    await writeFile(config, `jetstream { store_dir: "${dir}" }\nauthorization { users = [\n  { user: admin, password: a }\n  { user: writer, password: w, permissions: { publish: { deny: ["$JS.API.STREAM.MSG.GET.>"] } } }\n] }\n`);
+    const server = await startNatsServer(config);
+    closers.push(async () => {
+      await server.stop();
+      await rm(dir, { recursive: true, force: true });
+    });
+    const admin = await connect({ servers: server.url, user: 'admin', pass: 'a' });
+    const writer = await connect({ servers: server.url, user: 'writer', pass: 'w' });
+    closers.unshift(() => writer.close(), () => admin.close());
+    const traceId = `unreadable${Date.now()}`;
+    const events = [
+      { id: `${traceId}:1`, traceId, seq: 1, type: 'run.started', time: '2026-01-01T00:00:00.000Z', iteration: 0, data: { input: 'x', startedAt: '2026-01-01T00:00:00.000Z', agent: agentConfig(), tools: [] } },
+      { id: `${traceId}:2`, traceId, seq: 2, type: 'run.resumed', time: '2026-01-01T00:00:01.000Z', iteration: 0, data: { afterSeq: 1 } },
+    ] as AgentEvent[];
+    const stored = await openJetStreamEventStore(admin, { storage: 'memory' });
+    for (const event of events) await stored.append(event);
+    // The same writer's attempt at seq 2 again, as after a lost acknowledgement.
+    const retrying = await openJetStreamEventStore(writer, { storage: 'memory', appendTimeoutMs: 2000 });
+
+    await expect(retrying.append(events[1]!)).rejects.toMatchObject({ code: ErrorCode.LOG_STORE_UNAVAILABLE });
   }, 30_000);
 
   it('should end a run whose core worker was refused as a concurrent writer while the run’s record still named it', async () => {

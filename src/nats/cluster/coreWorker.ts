@@ -121,7 +121,7 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
           return;
         }
         // Stopped, or another worker owns the run now: leave it to them.
-        log(`run ${traceId} left: ${error instanceof RedflowError ? error.code : String(error)}`);
+        log(`run ${traceId} left: ${error instanceof RedflowError ? `${error.code} (${error.message})` : String(error)}`);
         if (error instanceof RedflowError && error.code === ErrorCode.LOG_CONCURRENT_WRITER) await keepIfStillMine(traceId);
       },
     ),

@@ -40,6 +40,8 @@ export interface JetStreamEventStore extends EventStore {
 }
 
 const encoder = new TextEncoder();
+/** A run's log that could not be read (see lastStored). */
+const UNREADABLE = Symbol('unreadable');
 const DEFAULT_DUPLICATE_WINDOW_MS = 60 * 60 * 1000;
 const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
 
@@ -71,7 +73,8 @@ const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
  * touching the run. A duplicate is another writer's only when the run's log says so: the message
  * the ack names, or the run's last message, byte-identical to ours is our own earlier attempt, and
  * a log still ending just before our seq holds no one's (the server remembered an id it did not
- * store for this run): the publish is tried again until `appendTimeoutMs`. (Each writer's next message starts right after the last event it knows is
+ * store for this run), and a log that cannot be read says nothing: the publish is tried again until
+ * `appendTimeoutMs`. (Each writer's next message starts right after the last event it knows is
  * stored, which is the end of a stored message: two writers that go on from the same point name
  * their messages alike.)
  * (nats-server 2.11 can also check the last sequence of a wildcard subject, which would fence
@@ -126,18 +129,30 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
       // The server may answer a duplicate for an id whose write it never committed (nats-server 2.9
       // during a cut), or with a sequence that is not the message: the run's last message decides.
       const end = await lastStored(first.traceId);
-      if (end && sameBytes(end.data, data)) break;
-      if (end?.seq !== first.seq - 1) throw concurrent(first, `seq ${first.seq} was written by another writer`);
-      // Nothing holds this seq yet: the id is remembered but not stored; try again until the deadline.
-      if (Date.now() >= deadline) throw storeUnavailable(`cannot append to ${subject}`, new Error(`seq ${first.seq} answered as a duplicate but not stored`));
+      if (end !== UNREADABLE) {
+        if (end && sameBytes(end.data, data)) break;
+        if (end?.seq !== first.seq - 1) throw concurrent(first, `seq ${first.seq} was written by another writer (the log ends at seq ${end?.seq ?? 0})`);
+      }
+      // Nothing holds this seq yet (the id is remembered but not stored), or the log cannot be read
+      // now (an election: not a sign of another writer): try again until the deadline.
+      if (Date.now() >= deadline) throw storeUnavailable(`cannot append to ${subject}`, new Error(`seq ${first.seq} answered as a duplicate, and ${end === UNREADABLE ? 'the log could not be read' : 'not stored'}`));
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
     lastSeqs.set(first.traceId, lastEvent.seq);
     publishLive(nc, prefix, events, eventBytes);
   };
-  /** The run's last stored message and the seq of its last event; undefined when it has none or it cannot be read. */
-  const lastStored = async (traceId: string): Promise<{ seq: number; data: Uint8Array } | undefined> => {
-    const message = await jsm.streams.getMessage(stream, { last_by_subj: Subject.runLog(prefix, traceId) }).catch(() => null);
+  /**
+   * The run's last stored message and the seq of its last event; undefined when it has none (or
+   * holds no event), UNREADABLE when the stream does not answer.
+   */
+  const lastStored = async (traceId: string): Promise<{ seq: number; data: Uint8Array } | undefined | typeof UNREADABLE> => {
+    let message;
+    try {
+      message = await jsm.streams.getMessage(stream, { last_by_subj: Subject.runLog(prefix, traceId) });
+    } catch {
+      // nats.js answers null for "no message": a throw is a stream that does not answer.
+      return UNREADABLE;
+    }
     if (!message) return undefined;
     try {
       const value = JSON.parse(decoderForAcks.decode(message.data)) as unknown;
