@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -8,7 +8,7 @@ import type { AgentEvent } from '../../src/events/eventTypes.js';
 import { startRemoteRun } from '../../src/nats/cluster/remoteRun.js';
 import { requestRunAbort } from '../../src/nats/cluster/runAborts.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
-import { ROOT, exited, removePrefix, startWorkerProcess } from './clusterSupport.js';
+import { ROOT, startWorkerProcess, stopCluster } from './clusterSupport.js';
 import { readEffects, waitForEffects } from './effectLog.js';
 
 // Aborting a run on a cluster stops the tool call under way in the tool worker: its
@@ -36,13 +36,7 @@ beforeAll(async () => {
   workers.push(await startWorkerProcess(flowPath, 'tool', { prefix, env }));
 });
 
-afterAll(async () => {
-  for (const worker of workers) worker.kill('SIGTERM');
-  await Promise.all(workers.map((worker) => exited(worker)));
-  await removePrefix(nc, prefix);
-  await nc.drain();
-  await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => stopCluster({ workers, nc, prefix, dir }));
 
 describe('aborting a run whose tool call is under way in a tool worker', () => {
   it("should fire the tool's signal in the tool worker, so its effect never happens", async () => {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -76,4 +77,21 @@ export function closedAfterAll(): { closers: (() => Promise<unknown>)[]; connect
       return nc;
     },
   };
+}
+
+/**
+ * Stops a test's worker processes (SIGTERM, waited for), removes its prefix's streams and buckets,
+ * drains its connection and removes its folder.
+ *
+ * @example
+ * ```ts
+ * afterAll(() => stopCluster({ workers, nc, prefix, dir }));
+ * ```
+ */
+export async function stopCluster({ workers, nc, prefix, dir }: { workers: readonly ChildProcess[]; nc: NatsConnection; prefix: string; dir: string }): Promise<void> {
+  for (const worker of workers) worker.kill('SIGTERM');
+  await Promise.all(workers.map((worker) => exited(worker)));
+  await removePrefix(nc, prefix);
+  await nc.drain();
+  await rm(dir, { recursive: true, force: true });
 }

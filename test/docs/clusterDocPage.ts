@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll } from 'vitest';
 import { CLI, REPO_ROOT } from '../support/cli.js';
 import { NATS_URL, connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
-import { exited, removePrefix } from '../distributed/clusterSupport.js';
+import { stopCluster } from '../distributed/clusterSupport.js';
 import { redflowArgs } from './docPages.js';
 
 // A page's cluster commands as written, for the doc tests that run them: in a folder with the
@@ -38,13 +38,7 @@ export function clusterDocFolder(name: string): ClusterDocFolder {
     await cp(path.join(REPO_ROOT, 'examples', 'order-status'), path.join(dir, 'examples', 'order-status'), { recursive: true });
     nc = await connectTestServer(name);
   });
-  afterAll(async () => {
-    for (const worker of workers) worker.kill('SIGTERM');
-    await Promise.all(workers.map((worker) => exited(worker)));
-    await removePrefix(nc, prefix);
-    await nc.drain();
-    await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopCluster({ workers, nc, prefix, dir }));
 
   return {
     get dir() {
