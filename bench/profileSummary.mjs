@@ -2,7 +2,8 @@
 // Where a process's CPU went, from V8 CPU profiles (`node --cpu-prof`; for the load bench's
 // workers, BENCH_LOAD_NODE_ARGS="--cpu-prof --cpu-prof-dir=<dir>"): the busy time (idle and module
 // loading left out), its share by module and by function (self time), of all the profiles given
-// together. Usage: node bench/profileSummary.mjs <file.cpuprofile>... [TOP=40 for more functions]
+// together, each sample counted as one sampling interval. Usage: node bench/profileSummary.mjs
+// <file.cpuprofile>... [TOP=40 for more functions]
 import { readFileSync } from 'node:fs';
 
 const files = process.argv.slice(2);
@@ -25,8 +26,14 @@ for (const file of files) {
     for (let at = id; at !== undefined; at = parent.get(at)) if (/node:internal\/modules|bootstrap/.test(nodes.get(at).callFrame.url)) return true;
     return false;
   };
+  // Each sample counts as the profile's usual sampling interval, not as the time since the sample
+  // before it: on a busy machine a process is often descheduled between two samples, and that gap
+  // (up to hundreds of ms) would all go to whatever function the next sample found, making a tiny
+  // function look like a few percent.
+  const deltas = profile.timeDeltas.filter((delta) => delta > 0).sort((a, b) => a - b);
+  const interval = deltas[deltas.length >> 1] ?? 0;
   const self = new Map();
-  profile.samples.forEach((id, i) => add(self, id, profile.timeDeltas[i] ?? 0));
+  for (const id of profile.samples) add(self, id, interval);
   for (const [id, micros] of self) {
     const frame = nodes.get(id).callFrame;
     if (frame.functionName === '(idle)' || loading(id)) continue;

@@ -1,5 +1,6 @@
-import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { createRequestMux, type RequestMux } from '../requestMux.js';
+import { natsHeadersOf } from '../natsWire.js';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
@@ -224,6 +225,9 @@ interface Ack {
 }
 
 const decoderForAcks = new TextDecoder();
+// The names of the headers of each append and of each live copy, in the order they are sent.
+const MSG_ID = ['Nats-Msg-Id'];
+const LIVE_HEADERS = [Header.TraceId, Header.Seq];
 
 /**
  * A JetStream publish (a core publish with `Nats-Msg-Id`, answered by a PubAck) over the request
@@ -231,8 +235,7 @@ const decoderForAcks = new TextDecoder();
  */
 async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Array, msgID: string, timeoutMs: number): Promise<Ack> {
   const deadline = Date.now() + timeoutMs;
-  const msgHeaders = natsHeaders();
-  msgHeaders.set('Nats-Msg-Id', msgID);
+  const msgHeaders = natsHeadersOf({ 'Nats-Msg-Id': msgID }, MSG_ID);
   for (let attempt = 0; ; attempt++) {
     const outcome = await mux.request(subject, data, msgHeaders, Math.max(1000, Math.min(5000, deadline - Date.now())));
     if (outcome.kind === 'reply') {
@@ -311,9 +314,7 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
 function publishLive(nc: NatsConnection, prefix: string, events: readonly AgentEvent[], eventBytes: readonly Uint8Array[]): void {
   if (nc.isClosed()) return;
   for (const [i, event] of events.entries()) {
-    const liveHeaders = natsHeaders();
-    liveHeaders.set(Header.TraceId, event.traceId);
-    liveHeaders.set(Header.Seq, String(event.seq));
+    const liveHeaders = natsHeadersOf({ [Header.TraceId]: event.traceId, [Header.Seq]: String(event.seq) }, LIVE_HEADERS);
     try {
       nc.publish(Subject.trace(prefix, event.traceId, event.type), eventBytes[i], { headers: liveHeaders });
     } catch {
