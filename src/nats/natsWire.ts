@@ -1,4 +1,4 @@
-import { ClosedConnectionError, DrainingConnectionError, MsgHdrsImpl, canonicalMIMEHeaderKey, type Msg, type MsgHdrs, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
+import { ClosedConnectionError, DrainingConnectionError, headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription as NatsSubscription } from '@nats-io/transport-node';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../errors.js';
 import type { Headers, Reply } from '../actors/transport.js';
 import type { PayloadCodec } from './codec.js';
@@ -113,36 +113,8 @@ export function toNatsHeaders(headers: Headers | undefined): MsgHdrs | undefined
   if (headers === undefined) return undefined;
   const names = Object.keys(headers);
   if (names.length === 0) return undefined;
-  return natsHeadersOf(headers, names);
-}
-
-// Header names already found valid: Redflow sends a handful of names, on every event and request.
-const validNames = new Set<string>();
-const MAX_VALID_NAMES = 256;
-
-/**
- * NATS headers holding `headers` (each name once), the same as `headers()` and one `set` each, and
- * throwing the same errors on a name or value NATS refuses, without its per-`set` work: `set` looks
- * each name up twice, rebuilds it character by character to validate it, and copies the key list,
- * on every message. A core worker sends three or four headers' worth of them an iteration (its
- * log appends, their live copies, its tool requests).
- *
- * @example
- * ```ts
- * nc.publish(subject, bytes, { headers: natsHeadersOf({ [Header.TraceId]: traceId, [Header.Seq]: '3' }) });
- * ```
- */
-export function natsHeadersOf(headers: Headers, names: readonly string[] = Object.keys(headers)): MsgHdrs {
-  const hdrs = new MsgHdrsImpl();
-  for (const name of names) {
-    if (!validNames.has(name)) {
-      // Throws, as `set` does, on a character NATS does not take in a name.
-      canonicalMIMEHeaderKey(name);
-      if (validNames.size < MAX_VALID_NAMES) validNames.add(name);
-    }
-    // As `set` stores it: the name as given (exact match), the value checked and trimmed.
-    hdrs.headers.set(name, [MsgHdrsImpl.validHeaderValue(headers[name] as string)]);
-  }
+  const hdrs = natsHeaders();
+  for (const name of names) hdrs.set(name, headers[name] as string);
   return hdrs;
 }
 

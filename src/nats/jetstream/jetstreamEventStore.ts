@@ -1,6 +1,5 @@
-import type { NatsConnection } from '@nats-io/transport-node';
+import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { createRequestMux, type RequestMux } from '../requestMux.js';
-import { natsHeadersOf } from '../natsWire.js';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
@@ -225,9 +224,6 @@ interface Ack {
 }
 
 const decoderForAcks = new TextDecoder();
-// The names of the headers of each append and of each live copy, in the order they are sent.
-const MSG_ID = ['Nats-Msg-Id'];
-const LIVE_HEADERS = [Header.TraceId, Header.Seq];
 
 /**
  * A JetStream publish (a core publish with `Nats-Msg-Id`, answered by a PubAck) over the request
@@ -235,7 +231,8 @@ const LIVE_HEADERS = [Header.TraceId, Header.Seq];
  */
 async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Array, msgID: string, timeoutMs: number): Promise<Ack> {
   const deadline = Date.now() + timeoutMs;
-  const msgHeaders = natsHeadersOf({ 'Nats-Msg-Id': msgID }, MSG_ID);
+  const msgHeaders = natsHeaders();
+  msgHeaders.set('Nats-Msg-Id', msgID);
   for (let attempt = 0; ; attempt++) {
     const outcome = await mux.request(subject, data, msgHeaders, Math.max(1000, Math.min(5000, deadline - Date.now())));
     if (outcome.kind === 'reply') {
@@ -314,7 +311,9 @@ async function readRun(js: JetStreamClient, stream: string, prefix: string, trac
 function publishLive(nc: NatsConnection, prefix: string, events: readonly AgentEvent[], eventBytes: readonly Uint8Array[]): void {
   if (nc.isClosed()) return;
   for (const [i, event] of events.entries()) {
-    const liveHeaders = natsHeadersOf({ [Header.TraceId]: event.traceId, [Header.Seq]: String(event.seq) }, LIVE_HEADERS);
+    const liveHeaders = natsHeaders();
+    liveHeaders.set(Header.TraceId, event.traceId);
+    liveHeaders.set(Header.Seq, String(event.seq));
     try {
       nc.publish(Subject.trace(prefix, event.traceId, event.type), eventBytes[i], { headers: liveHeaders });
     } catch {
