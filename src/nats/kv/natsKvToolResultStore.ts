@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KV_SERVER_HINT, isWrongLastSequence, kvBucketHint, kvFailure } from './kvErrors.js';
 import { Kvm, type KV, type KvEntry, type KvOptions } from '@nats-io/kv';
-import { PermissionViolationError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
+import { PermissionViolationError, TimeoutError, headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../../errors.js';
 import type { ToolResult } from '../../actors/tool.js';
 import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
@@ -185,6 +186,26 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     }
   };
 
+  /**
+   * Whether the key is still as `current` says, confirmed by writing the same state again at the
+   * revision read: a replica behind answers reads, never writes. The record read is rewritten as
+   * it is (its server timestamp moves on: another owner's lease is extended by the time since its
+   * last write); a key read as absent gets a delete marker, written only if the key has no entry
+   * at all (nats.js's `delete` checks no revision 0).
+   */
+  const stillAsRead = async (key: string, current: Current): Promise<boolean> => {
+    if (current.record !== undefined) return (await write(key, current.record, current.revision)) !== undefined;
+    const kvKey = toolResultKvKey(key);
+    try {
+      if (current.revision > 0) await kv.delete(kvKey, { previousSeq: current.revision });
+      else await jetstream(nc).publish(`$KV.${bucket}.${kvKey}`, undefined, { headers: absentMarker() });
+      return true;
+    } catch (error) {
+      if (isWrongLastSequence(error)) return false;
+      throw fail(`cannot write ${where(key)}`, error, kvBucketHint(bucket, error), true);
+    }
+  };
+
   // The revision each key this process holds was last written at (its claim or renewal): while
   // the key is still there, nobody else wrote it, so the next write needs no read first. A write at
   // a stale revision is refused by the server and falls back to reading the key.
@@ -254,11 +275,18 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
       let written = await writeIfHeld(key, owner, running);
       for (let attempt = 1; written === undefined && attempt <= WRITE_ATTEMPTS; attempt += 1) {
         const current = await read(key);
-        if (current.record?.state !== 'running' || current.record.owner !== owner) {
+        if (current.record?.state === 'running' && current.record.owner === owner) {
+          written = await write(key, running, current.revision);
+          continue;
+        }
+        // Not this owner's, says the read. A `done` is final, so true wherever it was read; anything
+        // else may come from a replica behind the one the lease was written on (a direct get is
+        // answered by any replica, one cut off from its peers too): giving the lease up on it would
+        // let it run out while the call executes, and another worker execute it again.
+        if (current.record?.state === 'done' || (await stillAsRead(key, current))) {
           held.delete(key);
           return false;
         }
-        written = await write(key, running, current.revision);
       }
       if (written === undefined) throw contended(key, 'renewing the lease on');
       held.set(key, { owner, revision: written });
@@ -323,6 +351,14 @@ function stored(key: string, record: DoneRecord, at: number): StoredToolResult {
 /** A fresh, plain copy of a result (what JSON keeps of it). */
 function plainResult(result: ToolResult): ToolResult {
   return JSON.parse(JSON.stringify(result)) as ToolResult;
+}
+
+/** The headers of a KV delete marker written only where the key has no entry (revision 0). */
+function absentMarker(): MsgHdrs {
+  const marker = headers();
+  marker.set('KV-Operation', 'DEL');
+  marker.set('Nats-Expected-Last-Subject-Sequence', '0');
+  return marker;
 }
 
 /** The record an entry holds, or a clear error when it is not one this store wrote. */
