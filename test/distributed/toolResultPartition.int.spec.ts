@@ -88,21 +88,26 @@ describe.skipIf(unavailable !== undefined)(`the tool results store under partiti
     const worker = await createNatsKvToolResultStore(attached, { bucket: BUCKET });
     const key = 'stale-done:1';
     await worker.claim(key, 'w#1', 60_000);
-    network!.isolate(leader);
+    // The leader loses its peers; the worker still reaches it (and only it).
+    network!.separate(leader, (leader + 1) % 3);
+    network!.separate(leader, (leader + 2) % 3);
     try {
       // The worker's result goes to its server, which leads the bucket but reaches no quorum.
       const stored = await worker.complete(key, 'w#1', { ok: true, output: 1 }).then(
         () => 'stored',
         () => 'not stored',
       );
+      // Read back where it was written: the cut-off leader answers its direct gets itself.
+      const reads = await outcomes(4, () => worker.get(key));
 
       expect(stored).toBe('not stored');
+      expect(reads.filter((read) => read !== 'failed')).toEqual([undefined]);
       expect((await committed(majority, key))?.state).toBe('running');
     } finally {
-      network!.heal(leader);
+      network!.mend();
     }
     await streamSettled(admin, `KV_${BUCKET}`, 60_000);
-    // Healed, the cut-off leader's write is gone: every replica answers the committed record.
+    // Mended, the cut-off leader's write is gone: every replica answers the committed record.
     const reads = await Promise.all(Array.from({ length: 6 }, () => new Kvm(admin).open(BUCKET).then((kv) => kv.get(toolResultKvKey(key)))));
     expect(reads.map((entry) => JSON.parse(entry!.string()).state)).toEqual(Array(6).fill('running'));
   }, 120_000);
