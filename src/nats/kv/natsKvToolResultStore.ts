@@ -107,6 +107,14 @@ export function toolResultKvKey(key: string): string {
  * completion writes at the revision of the claim; a write the server refuses reads the key and
  * decides again.
  *
+ * **Reads from any replica.** A direct get is answered by any replica of the bucket, also one
+ * behind its leader or cut off from its peers by a partition. A read alone never gives a lease up:
+ * a renewal that reads the key as another owner's (or as absent) writes what it read again at the
+ * revision read, and answers `false` only when that write lands (the other owner's lease then
+ * runs from that write); where the replica is cut off the write fails and the renewal is tried
+ * again. A `done` read needs no such check: replicas hold only what a quorum committed, and a
+ * stored result never changes. The path without contention costs what it did: no read at all.
+ *
  * **Leases use the server's clock.** A running key's lease ends at the server timestamp of its
  * last write (the claim or a `renew`) plus `leaseMs`, compared with this process's clock: worker
  * clocks must be close to the server's (NTP); a worker whose clock is `s` ms ahead sees leases end
