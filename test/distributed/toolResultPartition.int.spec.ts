@@ -113,6 +113,7 @@ describe.skipIf(unavailable !== undefined)(`the tool results store under partiti
   }, 120_000);
 
   it('should keep the lease of a call it executes when a replica cut off from its peers answers the renewal', async () => {
+    await streamSettled(admin, `KV_${BUCKET}`, 60_000);
     const leader = await leaderIndex();
     const peer = (leader + 1) % 3;
     const behind = (leader + 2) % 3;
@@ -130,8 +131,11 @@ describe.skipIf(unavailable !== undefined)(`the tool results store under partiti
     try {
       await sleep(1100);
       // The worker takes the call over on the leader and its peer: the cut-off replica never hears of it.
+      // A try can fail on a read answered by no one (the cut-off replica's share of the direct
+      // gets) or on a write answered late, which then lands: the record says whose the call is.
       const claims = await outcomes(10, () => worker.claim(key, 'w#1', 60_000));
-      expect(claims.at(-1)).toMatchObject({ kind: 'claimed' });
+      expect(claims.at(-1)).toMatchObject({ kind: expect.stringMatching(/^(claimed|busy)$/) });
+      expect((await committed(atLeader, key))?.owner).toBe('w#1');
       // Its server becomes unreachable: it reconnects to the replica that is behind.
       network!.shutOut(peer);
       for (let waited = 0; nc.info?.server_name !== cluster!.servers[behind]!.name; waited += 100) {
@@ -148,7 +152,10 @@ describe.skipIf(unavailable !== undefined)(`the tool results store under partiti
       network!.mend();
     }
     await streamSettled(admin, `KV_${BUCKET}`, 60_000);
-    expect(await outcomes(10, () => worker.renew(key, 'w#1', 60_000))).toContain(true);
-    expect(await other.claim(key, 'other#1', 60_000)).toMatchObject({ kind: 'busy', owner: 'w#1' });
+    // Still the worker's call: its lease, or its result when the write sent while cut off reached
+    // the leader once the link was back (TCP sends it again).
+    const after = await other.claim(key, 'other#1', 60_000);
+    expect(after).toMatchObject({ owner: 'w#1' });
+    expect(['busy', 'stored']).toContain(after.kind);
   }, 240_000);
 });
