@@ -25,6 +25,7 @@ export const ALONE_FILES = [
   'test/distributed/clusterFaults.e2e.spec.ts',
   'test/distributed/clusterPartitions.e2e.spec.ts',
   'test/nats/partitionFailover.e2e.spec.ts',
+  'test/distributed/toolResultPartition.int.spec.ts',
   'test/distributed/startDuringElection.e2e.spec.ts',
   'test/distributed/heartbeatOutage.int.spec.ts',
   'test/distributed/takeoverRetry.int.spec.ts',

@@ -24,6 +24,16 @@ export interface ServerNetwork {
   isolate(i: number): void;
   /** Undoes {@link isolate}. */
   heal(i: number): void;
+  /**
+   * Drops every packet between hosts `i` and `j` only (a blackhole route to the other in each
+   * namespace): both still reach the clients and the third host, as when one link between two
+   * machines breaks.
+   */
+  separate(i: number, j: number): void;
+  /** Drops every packet between host `i` and the clients (the bridge); the hosts still reach each other. */
+  shutOut(i: number): void;
+  /** Undoes every {@link separate} and {@link shutOut}. */
+  mend(): void;
   /** Removes the namespaces, the veth pairs and the bridge (idempotent; also run at exit). */
   remove(): void;
 }
@@ -124,8 +134,21 @@ export function createServerNetwork(count: number): ServerNetwork {
     remove();
     throw error;
   }
+  const blackholes: { namespace: string; address: string }[] = [];
+  const blackhole = (namespace: string, address: string) => {
+    ip('-n', namespace, 'route', 'add', 'blackhole', `${address}/32`);
+    blackholes.push({ namespace, address });
+  };
   return {
     hosts,
+    separate(i, j) {
+      blackhole(hosts[i]!.namespace, hosts[j]!.address);
+      blackhole(hosts[j]!.namespace, hosts[i]!.address);
+    },
+    shutOut: (i) => blackhole(hosts[i]!.namespace, `10.211.${subnet}.1`),
+    mend() {
+      for (const { namespace, address } of blackholes.splice(0)) ip('-n', namespace, 'route', 'del', 'blackhole', `${address}/32`);
+    },
     isolate: (i) => void ip('-n', hosts[i]!.namespace, 'link', 'set', inside(i), 'down'),
     heal: (i) => void ip('-n', hosts[i]!.namespace, 'link', 'set', inside(i), 'up'),
     remove,

@@ -240,6 +240,19 @@ describe('the NATS KV tool result store', () => {
     expect(await natsStore.renew(taken, 'a#1', 100)).toBe(false);
   });
 
+  it('should tell an owner renewing a key released or never claimed that it holds no lease, and leave the key free to claim', async () => {
+    const released = newKey();
+    await natsStore.claim(released, 'a#1', 5000);
+    await natsStore.release(released, 'a#1');
+    const never = newKey();
+
+    // Asked of the other handle, which has no write of its own to go by: it reads, then confirms.
+    expect(await otherNatsStore.renew(released, 'a#1', 5000)).toBe(false);
+    expect(await otherNatsStore.renew(never, 'a#1', 5000)).toBe(false);
+    expect(await natsStore.claim(released, 'b#1', 5000)).toMatchObject({ kind: 'claimed' });
+    expect(await natsStore.claim(never, 'b#1', 5000)).toMatchObject({ kind: 'claimed' });
+  });
+
   it('should say which key holds something it did not write', async () => {
     const key = newKey();
     const kv = await new Kvm(nc).open(BUCKET);

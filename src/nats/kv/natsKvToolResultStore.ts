@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KV_SERVER_HINT, isWrongLastSequence, kvBucketHint, kvFailure } from './kvErrors.js';
 import { Kvm, type KV, type KvEntry, type KvOptions } from '@nats-io/kv';
-import { PermissionViolationError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
-import { ErrorCode, RedflowError, errorInfo, type ErrorInfo } from '../../errors.js';
+import { PermissionViolationError, TimeoutError, headers, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream } from '@nats-io/jetstream';
+import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import type { ToolResult } from '../../actors/tool.js';
 import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
+import { plainToolResult, parseToolResultRecord, type DoneToolResultRecord, type RunningToolResultRecord, type ToolResultRecord } from './toolResultRecords.js';
 import {
   checkLeaseMs,
   checkToolResultKey,
@@ -36,27 +38,9 @@ export interface NatsKvToolResultStoreOptions {
   readonly replication?: BucketReplication;
 }
 
-/**
- * What one KV value holds (JSON). A running key's lease ends `leaseMs` after the entry's server
- * timestamp; a done key's completion time is that timestamp.
- */
-type KvRecord = RunningRecord | DoneRecord;
-interface RunningRecord {
-  readonly v: 1;
-  readonly state: 'running';
-  readonly owner: string;
-  readonly leaseMs: number;
-}
-interface DoneRecord {
-  readonly v: 1;
-  readonly state: 'done';
-  readonly owner: string;
-  readonly result: ToolResult;
-}
-
 /** A key's current entry: its record (undefined when unknown or deleted) and revision (0: never written). */
 interface Current {
-  readonly record: KvRecord | undefined;
+  readonly record: ToolResultRecord | undefined;
   readonly revision: number;
   /** Server time of the entry, ms since the epoch. */
   readonly at: number;
@@ -105,6 +89,14 @@ export function toolResultKvKey(key: string): string {
  * costs two round trips when nothing competes: a claim tries `kv.create` before reading, and the
  * completion writes at the revision of the claim; a write the server refuses reads the key and
  * decides again.
+ *
+ * **Reads from any replica.** A direct get is answered by any replica of the bucket, also one
+ * behind its leader or cut off from its peers by a partition. A read alone never gives a lease up:
+ * a renewal that reads the key as another owner's (or as absent) writes what it read again at the
+ * revision read, and answers `false` only when that write lands (the other owner's lease then
+ * runs from that write); where the replica is cut off the write fails and the renewal is tried
+ * again. A `done` read needs no such check: replicas hold only what a quorum committed, and a
+ * stored result never changes. The path without contention costs what it did: no read at all.
  *
  * **Leases use the server's clock.** A running key's lease ends at the server timestamp of its
  * last write (the claim or a `renew`) plus `leaseMs`, compared with this process's clock: worker
@@ -171,11 +163,11 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     if (entry === null) return { record: undefined, revision: 0, at: 0 };
     const at = entry.created.getTime();
     if (entry.operation !== 'PUT') return { record: undefined, revision: entry.revision, at };
-    return { record: parseRecord(entry, where(key)), revision: entry.revision, at };
+    return { record: parseToolResultRecord(entry, where(key)), revision: entry.revision, at };
   };
 
   /** Writes `record` if the key is still at `revision`; `undefined` when another writer got in first. */
-  const write = async (key: string, record: KvRecord, revision: number): Promise<number | undefined> => {
+  const write = async (key: string, record: ToolResultRecord, revision: number): Promise<number | undefined> => {
     const kvKey = toolResultKvKey(key);
     try {
       return revision > 0 ? await kv.update(kvKey, JSON.stringify(record), revision) : await kv.create(kvKey, JSON.stringify(record));
@@ -185,11 +177,31 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     }
   };
 
+  /**
+   * Whether the key is still as `current` says, confirmed by writing the same state again at the
+   * revision read: a replica behind answers reads, never writes. The record read is rewritten as
+   * it is (its server timestamp moves on: another owner's lease is extended by the time since its
+   * last write); a key read as absent gets a delete marker, written only if the key has no entry
+   * at all (nats.js's `delete` checks no revision 0).
+   */
+  const stillAsRead = async (key: string, current: Current): Promise<boolean> => {
+    if (current.record !== undefined) return (await write(key, current.record, current.revision)) !== undefined;
+    const kvKey = toolResultKvKey(key);
+    try {
+      if (current.revision > 0) await kv.delete(kvKey, { previousSeq: current.revision });
+      else await jetstream(nc).publish(`$KV.${bucket}.${kvKey}`, undefined, { headers: absentMarker() });
+      return true;
+    } catch (error) {
+      if (isWrongLastSequence(error)) return false;
+      throw fail(`cannot write ${where(key)}`, error, kvBucketHint(bucket, error), true);
+    }
+  };
+
   // The revision each key this process holds was last written at (its claim or renewal): while
   // the key is still there, nobody else wrote it, so the next write needs no read first. A write at
   // a stale revision is refused by the server and falls back to reading the key.
   const held = new Map<string, { readonly owner: string; readonly revision: number }>();
-  const writeIfHeld = async (key: string, owner: string, record: KvRecord): Promise<number | undefined> => {
+  const writeIfHeld = async (key: string, owner: string, record: ToolResultRecord): Promise<number | undefined> => {
     const mine = held.get(key);
     return mine?.owner === owner ? write(key, record, mine.revision) : undefined;
   };
@@ -203,8 +215,8 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     });
 
   /** The `done` record of `result`, or of a TOOL_RESPONSE_TOO_LARGE failure when it does not fit. */
-  const doneRecord = (key: string, owner: string, result: ToolResult): DoneRecord => {
-    const record: DoneRecord = { v: 1, state: 'done', owner, result: plainResult(result) };
+  const doneRecord = (key: string, owner: string, result: ToolResult): DoneToolResultRecord => {
+    const record: DoneToolResultRecord = { v: 1, state: 'done', owner, result: plainToolResult(result) };
     const bytes = Buffer.byteLength(JSON.stringify(record), 'utf8');
     if (bytes <= maxValueBytes) return record;
     return {
@@ -226,7 +238,7 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     async claim(key, owner, leaseMs): Promise<Claim> {
       checkToolResultKey(key);
       checkLeaseMs(leaseMs);
-      const running: RunningRecord = { v: 1, state: 'running', owner, leaseMs };
+      const running: RunningToolResultRecord = { v: 1, state: 'running', owner, leaseMs };
       // Most keys are new: create first, and read only when the key turns out to exist.
       let started = Date.now();
       let written = await write(key, running, 0);
@@ -249,16 +261,23 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
     async renew(key, owner, leaseMs) {
       checkToolResultKey(key);
       checkLeaseMs(leaseMs);
-      const running: RunningRecord = { v: 1, state: 'running', owner, leaseMs };
+      const running: RunningToolResultRecord = { v: 1, state: 'running', owner, leaseMs };
       // Still at the revision this owner wrote last: nobody else wrote it, so it is still ours.
       let written = await writeIfHeld(key, owner, running);
       for (let attempt = 1; written === undefined && attempt <= WRITE_ATTEMPTS; attempt += 1) {
         const current = await read(key);
-        if (current.record?.state !== 'running' || current.record.owner !== owner) {
+        if (current.record?.state === 'running' && current.record.owner === owner) {
+          written = await write(key, running, current.revision);
+          continue;
+        }
+        // Not this owner's, says the read. A `done` is final, so true wherever it was read; anything
+        // else may come from a replica behind the one the lease was written on (a direct get is
+        // answered by any replica, one cut off from its peers too): giving the lease up on it would
+        // let it run out while the call executes, and another worker execute it again.
+        if (current.record?.state === 'done' || (await stillAsRead(key, current))) {
           held.delete(key);
           return false;
         }
-        written = await write(key, running, current.revision);
       }
       if (written === undefined) throw contended(key, 'renewing the lease on');
       held.set(key, { owner, revision: written });
@@ -316,46 +335,16 @@ export async function createNatsKvToolResultStore(nc: NatsConnection, options: N
   };
 }
 
-function stored(key: string, record: DoneRecord, at: number): StoredToolResult {
-  return { key, result: plainResult(record.result), owner: record.owner, completedAt: at };
+function stored(key: string, record: DoneToolResultRecord, at: number): StoredToolResult {
+  return { key, result: plainToolResult(record.result), owner: record.owner, completedAt: at };
 }
 
-/** A fresh, plain copy of a result (what JSON keeps of it). */
-function plainResult(result: ToolResult): ToolResult {
-  return JSON.parse(JSON.stringify(result)) as ToolResult;
-}
-
-/** The record an entry holds, or a clear error when it is not one this store wrote. */
-function parseRecord(entry: KvEntry, where: string): KvRecord {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(entry.string());
-  } catch {
-    parsed = undefined;
-  }
-  if (isRecord(parsed)) return parsed;
-  throw new RedflowError({
-    code: ErrorCode.TOOL_RESULT_STORE_FAILED,
-    message: `${where} does not hold a tool result record (revision ${entry.revision})`,
-    hint: 'something else wrote the key; delete it (nats kv del) and the call runs again on its next request',
-  });
-}
-
-function isRecord(value: unknown): value is KvRecord {
-  if (typeof value !== 'object' || value === null) return false;
-  const record = value as Record<string, unknown>;
-  if (record.v !== 1 || typeof record.owner !== 'string') return false;
-  if (record.state === 'running') return typeof record.leaseMs === 'number' && Number.isInteger(record.leaseMs) && record.leaseMs > 0;
-  return record.state === 'done' && isToolResult(record.result);
-}
-
-function isToolResult(value: unknown): value is ToolResult {
-  if (typeof value !== 'object' || value === null) return false;
-  const result = value as { ok?: unknown; error?: unknown };
-  if (result.ok === true) return true;
-  if (result.ok !== false || typeof result.error !== 'object' || result.error === null) return false;
-  const error = result.error as Partial<ErrorInfo>;
-  return typeof error.code === 'string' && typeof error.message === 'string';
+/** The headers of a KV delete marker written only where the key has no entry (revision 0). */
+function absentMarker(): MsgHdrs {
+  const marker = headers();
+  marker.set('KV-Operation', 'DEL');
+  marker.set('Nats-Expected-Last-Subject-Sequence', '0');
+  return marker;
 }
 
 /**
