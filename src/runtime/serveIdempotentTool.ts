@@ -82,7 +82,10 @@ const defaultLog = (line: string): void => void process.stderr.write(`${redactSe
  * with the same `idempotencyKey`. The store cannot close that window: a tool with external effects
  * must make them idempotent by `context.idempotencyKey` (an idempotency key on the API it calls, a
  * unique constraint, "insert if absent"). Likewise a worker that is alive but stalled past its
- * lease (a paused process) can be taken over while it still runs. Log lines name the tool and the
+ * lease (a paused process) can be taken over while it still runs. And two workers taking one key
+ * over in the same instant can both win on nats-server before 2.11 in a cluster (it does not hold a
+ * second revision-checked write while one is in flight); one worker never makes two claims of a key
+ * at once. Log lines name the tool and the
  * key, never inputs or results.
  *
  * @example
@@ -121,6 +124,25 @@ export function serveIdempotentTool(
   /** The keys this worker is executing, from its claim until the result is stored (or given up). */
   const executing = new Map<string, Promise<ToolResult>>();
   const say = (key: string, what: string) => log(`redflow tool ${tool.name}: ${key}: ${what}`);
+  // One claim of a key at a time on this worker. Two requests for one key waiting on another
+  // worker's lease would otherwise both try to take it over when it runs out, each writing at the
+  // revision it read, and nats-server 2.9 in a cluster was seen to accept both such writes (a
+  // revision check is not enforced between two proposals in flight): the call ran twice.
+  const claims = new Map<string, Promise<unknown>>();
+  const claimAlone = async <T>(key: string, claim: () => Promise<T>): Promise<T> => {
+    const before = claims.get(key);
+    const turn = (before ?? Promise.resolve()).then(claim, claim);
+    const settled = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    claims.set(key, settled);
+    try {
+      return await turn;
+    } finally {
+      if (claims.get(key) === settled) claims.delete(key);
+    }
+  };
 
   const handle = async (request: ToolRequest, context: HandlerContext): Promise<ToolResult> => {
     // Keyed per tool: another tool's result for the same idempotency key is never answered here.
@@ -141,11 +163,17 @@ export function serveIdempotentTool(
         if (answer.kind === 'value') return answer.value;
         continue; // That execution was interrupted and released its claim: claim the key again.
       }
-      const claim = await store.claim(key, attempt, leaseMs);
+      const claim = await claimAlone(key, async () => {
+        // Another request for the key may have claimed it while this one waited its turn.
+        if (executing.has(key)) return undefined;
+        const claimed = await store.claim(key, attempt, leaseMs);
+        if (claimed.kind === 'claimed') executing.set(key, execute(request, key, attempt, context));
+        return claimed;
+      });
+      if (claim === undefined) continue;
       if (claim.kind === 'stored') return claim.result;
       if (claim.kind === 'claimed') {
-        const execution = execute(request, key, attempt, context);
-        executing.set(key, execution);
+        const execution = executing.get(key) as Promise<ToolResult>;
         try {
           return await execution;
         } finally {

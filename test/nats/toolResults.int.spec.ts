@@ -355,6 +355,33 @@ describe('serveIdempotentTool over NATS', () => {
     expect(await natsStore.get(toolResultKey('count', key))).toMatchObject({ owner: expect.stringMatching(/^worker-0#/), result: success({ n: 1 }) });
   });
 
+  it("should make one claim of a key at a time when several repeats on one worker wait out a dead owner's lease", async () => {
+    // They all wake when the lease runs out: each taking the key over at the revision it read is
+    // safe only if the server enforces the check between two writes in flight, and nats-server 2.9
+    // in a cluster was seen to accept both (the call ran twice). One claim at a time does not ask it to.
+    let inFlight = 0;
+    let most = 0;
+    const counted: ToolResultStore = {
+      ...natsStore,
+      async claim(key, owner, leaseMs) {
+        most = Math.max(most, ++inFlight);
+        try {
+          return await natsStore.claim(key, owner, leaseMs);
+        } finally {
+          inFlight--;
+        }
+      },
+    };
+    const tool = countingTool();
+    const call = await serve(tool, { store: counted });
+    const key = newKey();
+    await natsStore.claim(toolResultKey('count', key), 'dead-worker#1', 400);
+    const replies = await Promise.all(Array.from({ length: 6 }, () => call(key)));
+    expect(most).toBe(1);
+    expect(tool.executions).toEqual([key]);
+    for (const reply of replies) expect(reply).toEqual({ ok: true, data: success({ n: 1 }) });
+  });
+
   it('should store a failed execution and replay it without executing again', async () => {
     const tool = countingTool(() => new RedflowError({ code: ErrorCode.TOOL_HTTP_STATUS, message: 'upstream said 503' }));
     const call = await serve(tool);
