@@ -94,8 +94,12 @@ export async function checkRuns(store: EventStore, traceIds: readonly string[], 
   const broken: string[] = [];
   let resumed = 0;
   for (const traceId of traceIds) {
-    for (;;) {
+    // A read that fails (the stream busy after the fault) says nothing of the run: past the
+    // deadline a run is unfinished when its log is read without an ending, or cannot be read 5 times
+    // in a row (once, a run that had ended whole was counted unfinished on one failed read).
+    for (let failedReads = 0; ; ) {
       const read = await store.read(traceId).catch(() => undefined);
+      failedReads = read === undefined ? failedReads + 1 : 0;
       const events = read?.events ?? [];
       const endings = events.filter((event) => event.type === AgentEventType.RunCompleted || event.type === AgentEventType.RunFailed);
       if (read && endings.length > 0) {
@@ -104,7 +108,7 @@ export async function checkRuns(store: EventStore, traceIds: readonly string[], 
         if (events.some((event) => event.type === AgentEventType.RunResumed)) resumed++;
         break;
       }
-      if (Date.now() > deadline) {
+      if (Date.now() > deadline && (read !== undefined || failedReads >= 5)) {
         unfinished.push(traceId);
         break;
       }
