@@ -22,6 +22,15 @@ const MINE_READS = 5;
 /** How the server refuses a create of a key that holds a value. */
 const KEY_EXISTS: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
 
+/** A run record as stored (a KV entry's value and revision); undefined when it is no record. */
+function parseRecord(entry: { seq: number; data: Uint8Array }): ReadRecord | undefined {
+  try {
+    return { record: JSON.parse(decoder.decode(entry.data)) as RunRecord, revision: entry.seq };
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the heartbeat rule says of a run's owner (see "Outages" on {@link RunLeases}). */
 type OwnerVerdict = 'live' | 'missing' | 'dead';
 
@@ -152,12 +161,7 @@ export async function openRunLeases(
   /** The run's record as the runs bucket's leader holds it (a direct get may come from a replica behind). */
   const leaderRead = async (traceId: string): Promise<ReadRecord | undefined> => {
     const entry = await lastStoredOn(nc, `KV_${Storage.runsBucket(options.prefix)}`, `${runKeys}${traceId}`);
-    if (entry === null || entry.data.byteLength === 0) return undefined;
-    try {
-      return { record: JSON.parse(decoder.decode(entry.data)) as RunRecord, revision: entry.seq };
-    } catch {
-      return undefined;
-    }
+    return entry === null || entry.data.byteLength === 0 ? undefined : parseRecord(entry);
   };
 
   /**
@@ -168,7 +172,7 @@ export async function openRunLeases(
   const removeUnstarted = async (record: RunRecord): Promise<void> => {
     for (const giveUpAt = Date.now() + 30_000; !closed && Date.now() < giveUpAt; ) {
       try {
-        const landed = await fresh(record.traceId);
+        const landed = await leaderRead(record.traceId);
         if (landed === undefined || landed.record.owner !== owner || landed.record.startedAt !== record.startedAt) return;
         await runs.delete(record.traceId, { previousSeq: landed.revision });
         known.delete(record.traceId);
@@ -222,26 +226,43 @@ export async function openRunLeases(
     async register(partial) {
       const record: RunRecord = { ...partial, owner };
       const bytes = encoder.encode(JSON.stringify(record));
+      const isThis = (held: ReadRecord | undefined) => held !== undefined && held.record.owner === owner && held.record.startedAt === record.startedAt;
       try {
-        // A key deleted before (a record dropped when its run never logged) is written again by nats.js's create.
-        const revision = (await createKvEntry(nc, runKeys, record.traceId, bytes)) ?? (await runs.create(record.traceId, bytes));
-        known.set(record.traceId, { record, revision });
-        return true;
-      } catch (error) {
-        // Only a record already there means the run is known; anything else (a timeout while the
-        // bucket elects a leader) is an outage the client may try again after.
-        // A write whose answer was lost may have landed: then the run is ours, and refusing the
-        // start would leave a record that makes the client's next attempt RUN_TRACE_ID_TAKEN. So
-        // may a write sent again after a reconnect (the request mux does), the copy answered
-        // "exists" because of the first: the record is this very one (owner and startedAt).
-        const landed = await fresh(record.traceId).catch(() => undefined);
-        if (error instanceof JetStreamApiError && KEY_EXISTS.has(error.code)) {
-          if (landed === undefined || landed.record.owner !== owner || landed.record.startedAt !== record.startedAt) return false;
-          known.set(record.traceId, landed);
-          return true;
+        for (let attempt = 0; attempt < MINE_READS; attempt++) {
+          const revision = await createKvEntry(nc, runKeys, record.traceId, bytes);
+          if (revision !== undefined) {
+            known.set(record.traceId, { record, revision });
+            return true;
+          }
+          // The key was written before. Read where the write was refused, at the bucket's leader: a
+          // direct get may come from a replica still catching up that has not seen the record, and
+          // the run would be refused as taken. The record may be this very one: a write sent again
+          // after a reconnect (the request mux does) is refused because of the first.
+          const held = await lastStoredOn(nc, `KV_${Storage.runsBucket(options.prefix)}`, `${runKeys}${record.traceId}`);
+          if (held !== null && held.data.byteLength > 0) {
+            const read = parseRecord(held);
+            if (!isThis(read)) return false;
+            known.set(record.traceId, read!);
+            return true;
+          }
+          // Deleted (a record dropped when its run never logged): written again at the marker's revision.
+          if (held === null) continue;
+          try {
+            known.set(record.traceId, { record, revision: await runs.update(record.traceId, bytes, held.seq) });
+            return true;
+          } catch (error) {
+            if (!(error instanceof JetStreamApiError && KEY_EXISTS.has(error.code))) throw error;
+          }
         }
-        if (landed !== undefined && landed.record.owner === owner && landed.record.startedAt === record.startedAt) {
-          known.set(record.traceId, landed);
+        throw new Error(`the record of ${record.traceId} kept changing under its create`);
+      } catch (error) {
+        // Anything but a record of another run is an outage the client may try again after (a
+        // timeout while the bucket elects a leader). A write whose answer was lost may have landed:
+        // then the run is ours, and refusing the start would leave a record that makes the client's
+        // next attempt RUN_TRACE_ID_TAKEN.
+        const landed = await leaderRead(record.traceId).catch(() => undefined);
+        if (isThis(landed)) {
+          known.set(record.traceId, landed!);
           return true;
         }
         // Not seen, but it may land or have landed: a record no run follows, naming a live worker,
