@@ -137,8 +137,13 @@ async function replayAll() {
   return finished.size;
 }
 
-/** The floor: RUNS loops at once, each iteration two requests and four awaited appends. */
+/**
+ * The floor: RUNS loops at once, each iteration two requests and four awaited appends. Its rate, and
+ * the CPU per iteration it took in this process and in the nats-server: all the floor's work.
+ */
 async function floor() {
+  const pids = { 'the floor': process.pid, 'nats-server': await natsServerPid() };
+  const cpu = async () => Object.fromEntries(await Promise.all(Object.entries(pids).map(async ([who, pid]) => [who, pid === undefined ? undefined : await cpuSeconds(pid)])));
   const js = jetstream(nc);
   const stream = `${prefix.toUpperCase()}_FLOOR`;
   await jsm.streams.add({ name: stream, subjects: [`${prefix}.floor.>`], duplicate_window: 3_600_000_000_000 });
@@ -165,12 +170,16 @@ async function floor() {
     }
     await append();
   };
+  const cpuBefore = await cpu();
   const started = performance.now();
   await Promise.all(Array.from({ length: RUNS }, (_, r) => loop(r)));
   const seconds = (performance.now() - started) / 1000;
+  const cpuAfter = await cpu();
   await responder.drain();
   await jsm.streams.delete(stream).catch(() => undefined);
-  return (RUNS * ITERATIONS_PER_RUN) / seconds;
+  const iterations = RUNS * ITERATIONS_PER_RUN;
+  const cpuPerIteration = Object.fromEntries(Object.keys(pids).map((who) => [who, cpuAfter[who] === undefined ? undefined : ((cpuAfter[who] - cpuBefore[who]) * 1e6) / iterations]));
+  return { rate: iterations / seconds, cpuPerIteration };
 }
 
 async function redflow(runCount = RUNS, name = 'load') {
@@ -244,12 +253,13 @@ try {
   const load = os.loadavg()[0];
   // The workers warm up first (their code compiled, their connections busy), as in a running cluster.
   await redflow(Math.min(200, RUNS), 'warmup');
-  const floors = [await floor()];
+  const floorRounds = [await floor()];
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
     rounds.push(await redflow(RUNS, `load${round}`));
-    floors.push(await floor());
+    floorRounds.push(await floor());
   }
+  const floors = floorRounds.map((f) => f.rate);
   const replayed = await replayAll();
   const idleRunBytes = IDLE_RUNS > 0 ? await idleRunMemory() : undefined;
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -266,6 +276,15 @@ try {
       `${ROUNDS} rounds (load average ${load.toFixed(1)} on ${os.cpus().length} cores at the start, ${os.loadavg()[0].toFixed(1)} at the end)`,
   );
   console.log(`  hand-written floor, same requests, 4 awaited appends per iteration : median ${median(floors).toFixed(0)} iterations/s (${range(floors)})`);
+  const floorCpu = floorRounds.map((f) => Object.values(f.cpuPerIteration)).filter((values) => values.every((v) => v !== undefined)).map(sum);
+  if (floorCpu.length === floorRounds.length) {
+    const middle = floorRounds[floorCpu.indexOf(median(floorCpu))];
+    // All the floor's work, to set beside the CPU of each of redflow's processes below.
+    console.log(
+      `  the floor's CPU per iteration: median ${median(floorCpu).toFixed(0)} µs (${range(floorCpu)}); the median round's: ` +
+        `${Object.entries(middle.cpuPerIteration).map(([who, us]) => `${who} ${us.toFixed(0)}`).join(', ')} µs`,
+    );
+  }
   console.log(
     `  redflow                                      : median ${median(rates).toFixed(0)} iterations/s (${range(rates)}); ` +
       `${median(ratios).toFixed(2)}× the floor beside it (${range(ratios, 2)}); ${replayed} logs replayed whole`,

@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Kvm } from '@nats-io/kv';
-import { lastStoredOn } from '../../src/nats/cluster/storeRequests.js';
+import { lastStoredOn } from '../../src/nats/jetstream/storeRequests.js';
 import { connectTestServer, uniquePrefix } from '../nats/natsSupport.js';
 
 // A run's record confirmed by a core worker refused as a concurrent writer is read again through

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRunLeases, type RunLeases } from '../../src/nats/cluster/runLeases.js';
-import { lastStoredOn } from '../../src/nats/cluster/storeRequests.js';
+import { lastStoredOn } from '../../src/nats/jetstream/storeRequests.js';
 import { Storage } from '../../src/actors/subjects.js';
 import { ErrorCode } from '../../src/errors.js';
 import { startNatsServer, uniquePrefix, type PrivateNatsServer } from '../nats/natsSupport.js';

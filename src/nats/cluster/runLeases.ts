@@ -6,7 +6,7 @@ import { Storage } from '../../actors/subjects.js';
 import { watchReconnects } from '../reconnects.js';
 import { storeUnavailable } from '../jetstream/storeUnavailable.js';
 import { bucketReplication, replicationRefused, type BucketReplication } from '../jetstream/replication.js';
-import { createKvEntry, deleteKvEntry, lastStoredOn } from './storeRequests.js';
+import { createKvEntry, deleteKvEntry, lastStoredOn } from '../jetstream/storeRequests.js';
 import { WatchedRecord, type KnownRecord, type ReadRecord, type RunLeases, type RunRecord } from './runRecords.js';
 
 export type { AnswerClaim, RunLeases, RunRecord } from './runRecords.js';

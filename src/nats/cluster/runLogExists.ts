@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Storage, Subject } from '../../actors/subjects.js';
 import { AgentEventType, type AgentEvent } from '../../events/eventTypes.js';
 import { parseTraceEvents } from './traceEvent.js';
-import { lastMessageOn } from './storeRequests.js';
+import { lastStoredOn } from '../jetstream/storeRequests.js';
 
 /**
  * True when the trace stream holds run `traceId`'s log, finished or not: its first event, which
@@ -23,8 +23,8 @@ export async function runLogExists(nc: NatsConnection, prefix: string, traceId: 
  * of its own), or null when the trace stream has none (or there is no stream yet). A new run's
  * look finds none: that answer is read as data, with no Error made for it (see storeRequests.ts).
  */
-function storedRunStart(nc: NatsConnection, prefix: string, traceId: string): Promise<Uint8Array | null> {
-  return lastMessageOn(nc, Storage.traceStream(prefix), Subject.log(prefix, traceId, AgentEventType.RunStarted));
+async function storedRunStart(nc: NatsConnection, prefix: string, traceId: string): Promise<Uint8Array | null> {
+  return (await lastStoredOn(nc, Storage.traceStream(prefix), Subject.log(prefix, traceId, AgentEventType.RunStarted)))?.data ?? null;
 }
 
 /**

@@ -11,6 +11,7 @@ import { followJetStreamRun } from './followRun.js';
 import { decodeRunMessage, runProblem } from './runMessage.js';
 import { storeUnavailable } from './storeUnavailable.js';
 import { ensureLogStream } from './logStream.js';
+import { lastStoredOn, nextStoredOn } from './storeRequests.js';
 
 /** Options of {@link openJetStreamEventStore}. */
 export interface JetStreamEventStoreOptions {
@@ -101,7 +102,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
     throw error instanceof Error && error.name === 'JetStreamNotEnabled' ? error : storeUnavailable('cannot reach JetStream', error);
   });
   const js = jetstream(nc);
-  await ensureLogStream(jsm, js, stream, prefix, { ...options, duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS });
+  const replicas = await ensureLogStream(jsm, js, stream, prefix, { ...options, duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS });
   const mux = createRequestMux(nc);
   const lastSeqs = new Map<string, number>();
   // Room left for the subject and headers under the server's largest message.
@@ -201,7 +202,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
     },
 
     async read(traceId) {
-      const result = await readRun(js, stream, prefix, traceId);
+      const result = await readRun(nc, js, { stream, prefix, replicated: replicas > 1 }, traceId);
       // A writer that resumes a run goes on from what it read. Only ever forward: a read that
       // overlapped this store's own appends ends holding fewer events than are stored, and taking
       // its end back would refuse the writer's next append as another writer's.
@@ -254,45 +255,67 @@ async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Arr
   }
 }
 
-async function readRun(js: JetStreamClient, stream: string, prefix: string, traceId: string): Promise<ReadResult> {
-  // An ordered consumer over the run's subjects; each message says how many are still pending,
-  // so the read ends without asking the server to count (a per-subject count scans the stream).
-  // A message holds one event or several (see appendMany).
-  const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runLog(prefix, traceId) });
+/**
+ * Run `traceId`'s log: through an ordered consumer over the run's subjects, whose messages each say
+ * how many are still pending, so the read ends without asking the server to count (a per-subject
+ * count scans the stream). A message holds one event or several (see appendMany).
+ *
+ * nats-server places the consumer on any replica of the stream, at random, and a replica catching
+ * up after a restart, or a moment behind its leader, holds fewer messages: its read ends early and
+ * looks whole. So on a replicated stream, and after a fetch that came back empty before the end,
+ * the stream's leader is asked what follows the last message read (one request when nothing does).
+ */
+async function readRun(nc: NatsConnection, js: JetStreamClient, at: { stream: string; prefix: string; replicated: boolean }, traceId: string): Promise<ReadResult> {
+  const { stream, prefix } = at;
   const events: AgentEvent[] = [];
   const problems: LogProblem[] = [];
   const runPath = createRunPathCheck();
   let position = 0;
-  let more = true;
+  let lastSeq = 0;
+  const take = (data: Uint8Array, seq: number): void => {
+    position++;
+    lastSeq = seq;
+    if (problems.length > 0) return;
+    const verdict = decodeRunMessage(data, traceId, events.length + 1, position);
+    if ('problem' in verdict) {
+      problems.push(verdict.problem);
+      return;
+    }
+    // A message is written whole: one of its events the run could not take discards it all.
+    let impossible: string | undefined;
+    for (const event of verdict.events) if (impossible === undefined) impossible = runPath.next(event);
+    if (impossible !== undefined) problems.push(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
+    else events.push(...verdict.events);
+  };
+  let ended = false;
   try {
-    while (more) {
-      const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
-      let got = 0;
-      for await (const message of batch) {
-        got++;
-        position++;
-        if (problems.length === 0) {
-          const verdict = decodeRunMessage(message.data, traceId, events.length + 1, position);
-          if ('problem' in verdict) problems.push(verdict.problem);
-          else {
-            // A message is written whole: one of its events the run could not take discards it all.
-            let impossible: string | undefined;
-            for (const event of verdict.events) if (impossible === undefined) impossible = runPath.next(event);
-            if (impossible !== undefined) problems.push(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
-            else events.push(...verdict.events);
+    const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runLog(prefix, traceId) });
+    try {
+      while (!ended) {
+        const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
+        let got = 0;
+        for await (const message of batch) {
+          got++;
+          take(message.data, message.info.streamSequence);
+          if (message.info.pending === 0) {
+            ended = true;
+            break;
           }
         }
-        if (message.info.pending === 0) {
-          more = false;
-          break;
-        }
+        if (got === 0) break;
       }
-      if (got === 0) more = false;
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
+    if (at.replicated || !ended) {
+      // A log not read at all starts from its run.started (a literal subject, found without a scan).
+      let from = position > 0 ? lastSeq + 1 : (await lastStoredOn(nc, stream, Subject.log(prefix, traceId, AgentEventType.RunStarted)))?.seq;
+      for (let next; from !== undefined && (next = await nextStoredOn(nc, stream, Subject.runLog(prefix, traceId), from)) !== null; from = next.seq + 1) {
+        take(next.data, next.seq);
+      }
     }
   } catch (error) {
     throw storeUnavailable(`cannot read run ${traceId}`, error);
-  } finally {
-    await consumer.delete().catch(() => undefined);
   }
   if (position === 0) {
     throw new RedflowError(

@@ -1,6 +1,6 @@
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { createRequestMux, type RequestMux } from '../requestMux.js';
-import { storeUnavailable } from '../jetstream/storeUnavailable.js';
+import { storeUnavailable } from './storeUnavailable.js';
 
 // The JetStream requests a core worker makes once per run (its run record's create and delete,
 // the look for a log under its trace id), sent over one request mux per connection and read as
@@ -63,18 +63,6 @@ function refusal(reply: ApiReply, what: string): Error {
 }
 
 /**
- * The data of the last message on `subject` in `stream`, or null when there is none (or no stream).
- *
- * @example
- * ```ts
- * const first = await lastMessageOn(nc, 'REDFLOW_TRACES', 'redflow.log.t-1.run.started');
- * ```
- */
-export async function lastMessageOn(nc: NatsConnection, stream: string, subject: string): Promise<Uint8Array | null> {
-  return (await lastStoredOn(nc, stream, subject))?.data ?? null;
-}
-
-/**
  * The last message on `subject` in `stream` as its leader holds it (the stream API's get, which only
  * the leader answers, unlike a direct get that any replica may answer from behind): its stream
  * sequence (a KV entry's revision) and data; null when there is none.
@@ -84,11 +72,34 @@ export async function lastMessageOn(nc: NatsConnection, stream: string, subject:
  * const entry = await lastStoredOn(nc, 'KV_redflow-runs', '$KV.redflow-runs.t-1');
  * ```
  */
-export async function lastStoredOn(nc: NatsConnection, stream: string, subject: string): Promise<{ seq: number; data: Uint8Array } | null> {
-  const reply = await request(nc, `$JS.API.STREAM.MSG.GET.${stream}`, encoder.encode(JSON.stringify({ last_by_subj: subject })));
+export function lastStoredOn(nc: NatsConnection, stream: string, subject: string): Promise<StoredMessage | null> {
+  return storedMessage(nc, stream, { last_by_subj: subject }, `cannot read ${subject} in ${stream}`);
+}
+
+/**
+ * The first message at or after stream sequence `fromSeq` on `subject` (wildcards allowed) in
+ * `stream`, as its leader holds it; null when there is none.
+ *
+ * @example
+ * ```ts
+ * const next = await nextStoredOn(nc, 'REDFLOW_TRACE', 'redflow.log.t-1.>', 42);
+ * ```
+ */
+export function nextStoredOn(nc: NatsConnection, stream: string, subject: string, fromSeq: number): Promise<StoredMessage | null> {
+  return storedMessage(nc, stream, { next_by_subj: subject, seq: fromSeq }, `cannot read ${subject} in ${stream}`);
+}
+
+/** A stored message as the stream API's get gives it: its stream sequence and data. */
+export interface StoredMessage {
+  readonly seq: number;
+  readonly data: Uint8Array;
+}
+
+async function storedMessage(nc: NatsConnection, stream: string, query: object, what: string): Promise<StoredMessage | null> {
+  const reply = await request(nc, `$JS.API.STREAM.MSG.GET.${stream}`, encoder.encode(JSON.stringify(query)));
   const code = reply.error?.err_code;
   if (code === JetStreamCode.NoMessageFound || code === JetStreamCode.StreamNotFound) return null;
-  if (reply.error !== undefined) throw refusal(reply, `cannot read ${subject} in ${stream}`);
+  if (reply.error !== undefined) throw refusal(reply, what);
   const data = reply.message?.data === undefined ? new Uint8Array(0) : Uint8Array.from(Buffer.from(reply.message.data, 'base64'));
   return { seq: reply.message?.seq ?? 0, data };
 }
