@@ -14,6 +14,8 @@ import { parseTraceEvents } from '../../src/nats/cluster/traceEvent.js';
 import { agentConfig, answer, countingTool } from '../support/harness.js';
 import { connectTestServer, eventually, uniquePrefix } from './natsSupport.js';
 
+/** JetStream's code for a stream get that finds no message: how a read of a run learns it has read the last one. */
+const NO_MESSAGE_FOUND = 10037;
 const prefix = uniquePrefix();
 let nc: NatsConnection;
 let other: NatsConnection;
@@ -169,18 +171,26 @@ describe('the JetStream event store', () => {
   it('should let its writer go on when a read of the same run by the same store ends after the writer appended more', async () => {
     // A run's log is read (a runs list, an events route, a look for unfinished runs) while the run
     // writes through the same store: such a read can end holding fewer events than are stored. Here
-    // the read is held at its last request (the deletion of its consumer) while the run appends.
+    // the read's last answer (no message after the last one read) is held while the run appends.
     const slow = await connectTestServer('jetstream-store-slow-read');
     let releaseRead!: () => void;
     const readHeld = new Promise<void>((resolve) => (releaseRead = resolve));
     let readEnding = false;
-    const request = slow.request.bind(slow);
-    slow.request = async (subject, ...rest) => {
-      if (subject.startsWith('$JS.API.CONSUMER.DELETE.')) {
-        readEnding = true;
-        await readHeld;
-      }
-      return request(subject, ...rest);
+    const subscribe = slow.subscribe.bind(slow);
+    slow.subscribe = (subject, options) => {
+      const callback = options?.callback;
+      if (callback === undefined) return subscribe(subject, options);
+      return subscribe(subject, {
+        ...options,
+        callback: (error, message) => {
+          if (error === null && message.string().includes(`"err_code":${NO_MESSAGE_FOUND}`)) {
+            readEnding = true;
+            void readHeld.then(() => callback(error, message));
+            return;
+          }
+          void callback(error, message);
+        },
+      });
     };
     try {
       const writer = await openJetStreamEventStore(slow, { prefix });

@@ -1,6 +1,6 @@
 import { headers as natsHeaders, type NatsConnection } from '@nats-io/transport-node';
 import { createRequestMux, type RequestMux } from '../requestMux.js';
-import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { ErrorCode, RedflowError, errorInfo } from '../../errors.js';
 import { DEFAULT_SUBJECT_PREFIX, Storage, Subject } from '../../actors/subjects.js';
 import { Header } from '../../actors/transport.js';
@@ -102,7 +102,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
     throw error instanceof Error && error.name === 'JetStreamNotEnabled' ? error : storeUnavailable('cannot reach JetStream', error);
   });
   const js = jetstream(nc);
-  const replicas = await ensureLogStream(jsm, js, stream, prefix, { ...options, duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS });
+  await ensureLogStream(jsm, js, stream, prefix, { ...options, duplicateWindowMs: options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS });
   const mux = createRequestMux(nc);
   const lastSeqs = new Map<string, number>();
   // Room left for the subject and headers under the server's largest message.
@@ -202,7 +202,7 @@ export async function openJetStreamEventStore(nc: NatsConnection, options: JetSt
     },
 
     async read(traceId) {
-      const result = await readRun(nc, js, { stream, prefix, replicated: replicas > 1 }, traceId);
+      const result = await readRun(nc, stream, prefix, traceId);
       // A writer that resumes a run goes on from what it read. Only ever forward: a read that
       // overlapped this store's own appends ends holding fewer events than are stored, and taking
       // its end back would refuse the writer's next append as another writer's.
@@ -256,25 +256,24 @@ async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Arr
 }
 
 /**
- * Run `traceId`'s log: through an ordered consumer over the run's subjects, whose messages each say
- * how many are still pending, so the read ends without asking the server to count (a per-subject
- * count scans the stream). A message holds one event or several (see appendMany).
+ * Run `traceId`'s log, message after message, from the stream's leader: its `run.started` (a literal
+ * subject, found without a scan), then each next message on the run's subjects, until there is none.
+ * A message holds one event or several (see appendMany).
  *
- * nats-server places the consumer on any replica of the stream, at random, and a replica catching
- * up after a restart, or a moment behind its leader, holds fewer messages: its read ends early and
- * looks whole. So on a replicated stream, and after a fetch that came back empty before the end,
- * the stream's leader is asked what follows the last message read (one request when nothing does).
+ * Not through a consumer: nats-server places one on any replica of the stream, at random, and a
+ * replica catching up after a restart, or a moment behind its leader, ended the read early as if
+ * the log were whole; and on a cluster each consumer made is a proposal to the meta leader, which
+ * a loaded cluster recovering from a fault answered with timeouts for a minute (takeovers and
+ * starting workers waiting on it). The leader answers these gets itself. An unknown run is told
+ * at once, not after a fetch's wait.
  */
-async function readRun(nc: NatsConnection, js: JetStreamClient, at: { stream: string; prefix: string; replicated: boolean }, traceId: string): Promise<ReadResult> {
-  const { stream, prefix } = at;
+async function readRun(nc: NatsConnection, stream: string, prefix: string, traceId: string): Promise<ReadResult> {
   const events: AgentEvent[] = [];
   const problems: LogProblem[] = [];
   const runPath = createRunPathCheck();
   let position = 0;
-  let lastSeq = 0;
-  const take = (data: Uint8Array, seq: number): void => {
+  const take = (data: Uint8Array): void => {
     position++;
-    lastSeq = seq;
     if (problems.length > 0) return;
     const verdict = decodeRunMessage(data, traceId, events.length + 1, position);
     if ('problem' in verdict) {
@@ -287,33 +286,10 @@ async function readRun(nc: NatsConnection, js: JetStreamClient, at: { stream: st
     if (impossible !== undefined) problems.push(runProblem(ErrorCode.LOG_PATH_INVALID, position, `not a step the run could take: ${impossible}`));
     else events.push(...verdict.events);
   };
-  let ended = false;
   try {
-    const consumer = await js.consumers.get(stream, { filter_subjects: Subject.runLog(prefix, traceId) });
-    try {
-      while (!ended) {
-        const batch = await consumer.fetch({ max_messages: 256, expires: 2000 });
-        let got = 0;
-        for await (const message of batch) {
-          got++;
-          take(message.data, message.info.streamSequence);
-          if (message.info.pending === 0) {
-            ended = true;
-            break;
-          }
-        }
-        if (got === 0) break;
-      }
-    } finally {
-      await consumer.delete().catch(() => undefined);
-    }
-    if (at.replicated || !ended) {
-      // A log not read at all starts from its run.started (a literal subject, found without a scan).
-      let from = position > 0 ? lastSeq + 1 : (await lastStoredOn(nc, stream, Subject.log(prefix, traceId, AgentEventType.RunStarted)))?.seq;
-      for (let next; from !== undefined && (next = await nextStoredOn(nc, stream, Subject.runLog(prefix, traceId), from)) !== null; from = next.seq + 1) {
-        take(next.data, next.seq);
-      }
-    }
+    const subjects = Subject.runLog(prefix, traceId);
+    const first = await lastStoredOn(nc, stream, Subject.log(prefix, traceId, AgentEventType.RunStarted));
+    for (let next = first; next !== null; next = await nextStoredOn(nc, stream, subjects, next.seq + 1)) take(next.data);
   } catch (error) {
     throw storeUnavailable(`cannot read run ${traceId}`, error);
   }

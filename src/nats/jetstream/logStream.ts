@@ -40,14 +40,14 @@ const COPY_BATCH = 256;
  * before. A move cut short is taken up again by the next open (copies carry an id, so a copy made
  * twice within the stream's duplicate window is stored once). Writers of the earlier version must
  * be stopped first: what they store after the move started is not copied. A user that may not
- * update the stream is refused with `LOG_STREAM_OLD_LAYOUT`. Gives the stream's replica count.
+ * update the stream is refused with `LOG_STREAM_OLD_LAYOUT`.
  *
  * @example
  * ```ts
- * const replicas = await ensureLogStream(jsm, js, 'REDFLOW_TRACE', 'redflow', { duplicateWindowMs: 3_600_000 });
+ * await ensureLogStream(jsm, js, 'REDFLOW_TRACE', 'redflow', { duplicateWindowMs: 3_600_000 });
  * ```
  */
-export async function ensureLogStream(jsm: JetStreamManager, js: JetStreamClient, stream: string, prefix: string, options: LogStreamOptions): Promise<number> {
+export async function ensureLogStream(jsm: JetStreamManager, js: JetStreamClient, stream: string, prefix: string, options: LogStreamOptions): Promise<void> {
   const logs = Subject.allLogs(prefix);
   const traces = Subject.allTraces(prefix);
   let info: StreamInfo;
@@ -55,12 +55,11 @@ export async function ensureLogStream(jsm: JetStreamManager, js: JetStreamClient
     info = await jsm.streams.info(stream);
   } catch (error) {
     if (!(error instanceof JetStreamApiError) || error.code !== JetStreamApiCodes.StreamNotFound) throw storeUnavailable('cannot read the trace stream', error);
-    await createLogStream(jsm, stream, logs, options);
-    return streamReplication(options).num_replicas;
+    return createLogStream(jsm, stream, logs, options);
   }
   const subjects = info.config.subjects ?? [];
-  if (subjects.includes(traces)) await moveToLogSubjects(jsm, js, stream, prefix, info);
-  if (subjects.includes(traces) || subjects.includes(logs)) return info.config.num_replicas;
+  if (subjects.includes(traces)) return moveToLogSubjects(jsm, js, stream, prefix, info);
+  if (subjects.includes(logs)) return;
   throw new RedflowError(
     errorInfo(ErrorCode.LOG_NOT_FOUND, `stream ${stream} exists but does not capture ${logs}`, {
       hint: `delete or fix the stream, or use another prefix`,
