@@ -241,6 +241,34 @@ describe('the JetStream event store', () => {
     expect((await store.read('again')).events).toHaveLength(1);
   });
 
+  it('should publish again an append the server answers 503 (a leader stepping down), and store it once', async () => {
+    // A leader that loses an election while a write waits answers "raft: not leader" with status
+    // 503: nothing was stored, so the append tries again with the same id until its timeout. Here
+    // the stream is gone for the first attempt, which a responder answers as such a leader does,
+    // putting the stream back before it answers.
+    const own = uniquePrefix();
+    const writer = await openJetStreamEventStore(nc, { prefix: own, storage: 'memory' });
+    const jsm = await jetstreamManager(nc);
+    const { config } = await jsm.streams.info(writer.stream);
+    await jsm.streams.delete(writer.stream);
+    let answered = 0;
+    const leader = nc.subscribe(`${own}.log.>`, {
+      callback: (_error, message) => {
+        answered++;
+        leader.unsubscribe();
+        void jsm.streams.add(config).then(() => message.respond(JSON.stringify({ error: { code: 503, description: 'raft: not leader' } })));
+      },
+    });
+    try {
+      await writer.append(started('stepped-down'));
+
+      expect(answered).toBe(1);
+      expect((await writer.read('stepped-down')).events.map((event) => event.id)).toEqual(['stepped-down:1']);
+    } finally {
+      await jsm.streams.delete(writer.stream).catch(() => undefined);
+    }
+  });
+
   it('should resume a run from its JetStream log, repeating no completed tool call', async () => {
     const answers = [answer.tool('echo', { text: 'a' }), answer.tool('echo', { text: 'b' }), answer.final('both')];
     const whole = await runWith(answers, 'whole');

@@ -41,6 +41,14 @@ export type { CoreWorker, CoreWorkerOptions } from './coreWorkerTypes.js';
 const TAKEOVERS_AT_ONCE = 16;
 
 /**
+ * The codes a run stops with because of its store, not of the run: an append refused or not taken
+ * within its timeout (`LOG_STORE_UNAVAILABLE`), or the store judging this worker another writer
+ * (`LOG_CONCURRENT_WRITER`, which a retried write can be mistaken for). The run is resumed here
+ * while its record names this worker.
+ */
+const KEPT_AFTER: ReadonlySet<string> = new Set([ErrorCode.LOG_STORE_UNAVAILABLE, ErrorCode.LOG_CONCURRENT_WRITER]);
+
+/**
  * A core worker: runs the REACT statechart for the runs it is asked to start (requests on
  * `<prefix>.runs.start`, shared by every core worker in one queue group), with the model and tool
  * actors reached over NATS and the log in JetStream. It holds a lease on each run it owns and
@@ -120,17 +128,19 @@ export async function startCoreWorker(options: CoreWorkerOptions): Promise<CoreW
           log(`run ${traceId} waits for ${error.wait.kind === 'approval' ? 'an approval' : 'its client'} of ${error.wait.tool} until ${error.wait.deadline}`);
           return;
         }
-        // Stopped, or another worker owns the run now: leave it to them.
+        // Stopped, or another worker owns the run now: leave it to them. A run stopped because the
+        // store refused or did not take its write in time, or took this worker for another writer,
+        // is still this worker's if its record says so: no other worker would ever take it over.
         log(`run ${traceId} left: ${error instanceof RedflowError ? `${error.code} (${error.message})` : String(error)}`);
-        if (error instanceof RedflowError && error.code === ErrorCode.LOG_CONCURRENT_WRITER) await keepIfStillMine(traceId);
+        if (error instanceof RedflowError && KEPT_AFTER.has(error.code)) await keepIfStillMine(traceId);
       },
     ),
   });
 
   /**
-   * A run refused as a concurrent writer whose record still names this worker has no other writer
-   * (the store misjudged a retried write): no other worker would ever take it over, so the next
-   * scan resumes it here from its log.
+   * A run stopped by its store (see KEPT_AFTER) whose record still names this worker: no other
+   * worker would ever take it over, so the next scan resumes it here from its log (and again at
+   * each scan while the store cannot take it).
    */
   const keepIfStillMine = async (traceId: string): Promise<void> => {
     let record: RunRecord | undefined;

@@ -80,7 +80,8 @@ const DEFAULT_APPEND_TIMEOUT_MS = 30_000;
  * their messages alike.)
  * (nats-server 2.11 can also check the last sequence of a wildcard subject, which would fence
  * writers past the duplicate window; 2.9, the version these tests run on, cannot.) A publish that
- * fails because the connection dropped is sent again with the same id until `appendTimeoutMs`,
+ * fails because the connection dropped, or that the server answers 503 (a leader stepping down:
+ * "raft: not leader"), is sent again with the same id until `appendTimeoutMs`,
  * so a restarting server loses nothing and stores nothing twice.
  *
  * `follow` reads a run through nats.js's ordered consumer over its subjects (see `followRun.ts`):
@@ -225,6 +226,8 @@ interface Ack {
 }
 
 const decoderForAcks = new TextDecoder();
+/** The status of a JetStream publish the server could not take now (see publishPatiently). */
+const SERVICE_UNAVAILABLE = 503;
 
 /**
  * A JetStream publish (a core publish with `Nats-Msg-Id`, answered by a PubAck) over the request
@@ -243,7 +246,13 @@ async function publishPatiently(mux: RequestMux, subject: string, data: Uint8Arr
       } catch (error) {
         throw storeUnavailable(`cannot append to ${subject}: the server's acknowledgement is not JSON`, error);
       }
-      // A refusal by the stream is final.
+      // 503: the server could not propose the write now, most often "raft: not leader" from a
+      // leader stepping down in an election. Not stored: another try with the same id, as after a
+      // timeout. Any other refusal by the stream is final.
+      if (ack.error?.code === SERVICE_UNAVAILABLE && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
+        continue;
+      }
       if (ack.error) throw storeUnavailable(`cannot append to ${subject}`, new Error(ack.error.description ?? `error ${ack.error.code ?? ''}`));
       if (typeof ack.seq !== 'number') throw storeUnavailable(`cannot append to ${subject}: no sequence in the acknowledgement`, undefined);
       return { seq: ack.seq, duplicate: ack.duplicate === true };
