@@ -16,8 +16,8 @@ const WATCH_CREATE_TIMEOUT_MS = 30_000;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-/** Reads of a run's record `mine` makes while its rewrite is refused (each refusal: the read was behind). */
-const MINE_READS = 5;
+/** Reads of a run's record that `mine` and `register` make while their write is refused (each refusal: the read was behind, or the record changed). */
+const LEADER_READS = 5;
 
 /** How the server refuses a create of a key that holds a value. */
 const KEY_EXISTS: ReadonlySet<number> = new Set([JetStreamApiCodes.StreamWrongLastSequence, JetStreamApiCodes.StreamWrongLastSequenceUnknown]);
@@ -228,7 +228,7 @@ export async function openRunLeases(
       const bytes = encoder.encode(JSON.stringify(record));
       const isThis = (held: ReadRecord | undefined) => held !== undefined && held.record.owner === owner && held.record.startedAt === record.startedAt;
       try {
-        for (let attempt = 0; attempt < MINE_READS; attempt++) {
+        for (let attempt = 0; attempt < LEADER_READS; attempt++) {
           const revision = await createKvEntry(nc, runKeys, record.traceId, bytes);
           if (revision !== undefined) {
             known.set(record.traceId, { record, revision });
@@ -314,7 +314,7 @@ export async function openRunLeases(
       // A read may come from a replica cut off from its leader, behind a takeover: the record
       // written again at the revision read is this worker's only if no one has written it since.
       // A refused rewrite means the read was behind: read again, from the bucket's leader.
-      for (let attempt = 0; attempt < MINE_READS; attempt++) {
+      for (let attempt = 0; attempt < LEADER_READS; attempt++) {
         const current = attempt === 0 ? await fresh(traceId) : await leaderRead(traceId);
         if (current?.record.owner !== owner) return undefined;
         try {
