@@ -51,7 +51,9 @@ describe('a takeover whose log read fails after its claim', () => {
   it('should be tried again by the heir once the log can be read, and the run should end whole', async () => {
     const n3 = cluster.servers[2]!.url;
     const setup = await connect('setup', n3);
-    await openJetStreamEventStore(setup, { prefix, placementTags: ['az:a'] });
+    // Opened now, read at the end: opening asks the cluster's meta leader, which may still be
+    // electing after the pause when the run has ended (a CI run timed out there).
+    const store = await openJetStreamEventStore(setup, { prefix, placementTags: ['az:a'] });
     await (await openRunLeases(setup, { prefix, owner: 'setup', leaseMs: LEASE_MS, replication: { placementTags: ['az:b'] } })).close();
     process.env.SLOW_BUMP_MS = '1500';
     actors = await startActorWorker({ nc: await connect('actors', n3), flowPath, prefix, roles: ['model', 'tool'] });
@@ -71,7 +73,7 @@ describe('a takeover whose log read fails after its claim', () => {
 
     const { outcome } = await run.result;
     expect(outcome).toEqual({ status: 'done', reason: 'final_answer', answer: 'bumped three times' });
-    const { events, problems } = await (await openJetStreamEventStore(setup, { prefix })).read('stuck-1');
+    const { events, problems } = await store.read('stuck-1');
     expect(problems).toEqual([]);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events.filter((e) => e.type === 'run.completed' || e.type === 'run.failed')).toHaveLength(1);
